@@ -1,0 +1,48 @@
+"""Shared fixtures: real photos from scikit-image's bundled data, small and fast."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import numpy as np
+import pytest
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")
+logging.getLogger("PIL").setLevel(logging.WARNING)
+
+
+def _rgb(name: str) -> np.ndarray:
+    from skimage import data
+
+    img = getattr(data, name)()
+    if img.ndim == 2:
+        img = np.stack([img] * 3, axis=-1)
+    return np.ascontiguousarray(img[..., :3].astype(np.uint8))
+
+
+@pytest.fixture(scope="session")
+def astronaut() -> np.ndarray:
+    """512×512 RGB portrait (skimage.data.astronaut)."""
+    return _rgb("astronaut")
+
+
+@pytest.fixture(scope="session")
+def coffee() -> np.ndarray:
+    """400×600 RGB photo of a coffee cup."""
+    return _rgb("coffee")
+
+
+@pytest.fixture(scope="session")
+def chelsea() -> np.ndarray:
+    """300×451 RGB photo of a cat."""
+    return _rgb("chelsea")
+
+
+@pytest.fixture(autouse=True)
+def _isolated_data_dir(tmp_path_factory: pytest.TempPathFactory,
+                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sessions and caches of a test never land in the user's home."""
+    monkeypatch.setenv("LOUPE_DATA_DIR", str(tmp_path_factory.mktemp("loupe-data")))
