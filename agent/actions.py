@@ -88,10 +88,10 @@ class Action(BaseModel):
         if self.kind.value not in spec.kinds:
             raise ValueError(f"operation {self.operation} cannot serve a {self.kind.value} "
                              f"action (it serves {', '.join(spec.kinds)})")
-        image_params = {p.name for p in spec.params if p.type == "image"}
-        self.params = spec.validate({k: v for k, v in self.params.items()
-                                     if k not in image_params} | {
-            k: None for k in image_params if k not in self.params})
+        # Image parameters (a reference to paste) are supplied by the caller at run time,
+        # never by a planner: they may be absent from the plan.
+        images = {p.name: self.params.get(p.name) for p in spec.params if p.type == "image"}
+        self.params = spec.validate({**self.params, **images})
         return self
 
     def to_request(self, *, seed: int = 0, **overrides: Any) -> EditRequest:
