@@ -8,7 +8,7 @@ retry) can act on. Nothing here executes model output.
 from __future__ import annotations
 
 import json
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -17,7 +17,7 @@ from pipelines.editors.base import EditRequest
 from pipelines.editors.operations import OPERATIONS, OperationError, get_operation
 
 
-class ActionKind(str, Enum):
+class ActionKind(StrEnum):
     adjust = "adjust"
     remove = "remove"
     replace = "replace"
@@ -25,7 +25,7 @@ class ActionKind(str, Enum):
     undo = "undo"
 
 
-class RegionType(str, Enum):
+class RegionType(StrEnum):
     mask = "mask"      # the brush mask the user sent with the turn
     box = "box"        # a box in full-resolution pixels
     phrase = "phrase"  # localise ``phrase`` in the image

@@ -3,19 +3,8 @@
 Every value comes from an environment variable (``LOUPE_*``) with a documented default,
 so a Space, a workstation and CI differ only by their environment.
 
-===========  ======================================  =====================================
-role         environment variable                    default model id
-===========  ======================================  =====================================
-editor       ``LOUPE_MODEL_EDITOR``                  ``timbrooks/instruct-pix2pix``
-inpainter    ``LOUPE_MODEL_INPAINTER``               ``diffusers/stable-diffusion-xl-1.0-inpainting-0.1``
-detector     ``LOUPE_MODEL_DETECTOR``                ``IDEA-Research/grounding-dino-tiny``
-segmenter    ``LOUPE_MODEL_SEGMENTER``               ``facebook/sam-vit-base``
-vlm          ``LOUPE_MODEL_VLM``                     ``Qwen/Qwen2.5-VL-3B-Instruct``
-clip         ``LOUPE_MODEL_CLIP``                    ``openai/clip-vit-base-patch32``
-dino         ``LOUPE_MODEL_DINO``                    ``facebook/dinov2-small``
-lpips        ``LOUPE_MODEL_LPIPS``                   ``alex``
-aesthetic    ``LOUPE_MODEL_AESTHETIC``               (none)
-===========  ======================================  =====================================
+Each role's model id comes from ``LOUPE_MODEL_<ROLE>`` (``LOUPE_MODEL_EDITOR``, …); the
+defaults are ``DEFAULT_MODEL_IDS`` below (the aesthetic scorer has none).
 
 ``LOUPE_QUANT_<ROLE>`` is ``nf4`` (bitsandbytes, CUDA only), ``int8`` (torchao
 weight-only) or ``none``. ``LOUPE_LLM_BASE_URL`` / ``LOUPE_LLM_MODEL`` /
