@@ -1,0 +1,615 @@
+"""Image I/O: load any photo a person brings into the working array, save it back faithfully.
+
+``load_image`` turns a path, bytes, a binary file object, a PIL image or a numpy array
+into a ``LoadedImage``: ``uint8`` RGB or RGBA pixels, upright (EXIF orientation applied),
+plus what is needed to write the result back the way it came (format, ICC profile,
+EXIF). The pixel limit (``LOUPE_MAX_PIXELS``, 100 MP by default) is checked from the
+file's header before any pixel is decoded. Every way a file can be unusable (empty,
+truncated, not an image, an unsupported format, too large) raises one ``ImageLoadError``
+whose message a person understands.
+
+Animated files (GIF, WebP, APNG) and multi-page TIFFs load their first frame; a warning
+is logged saying so. 16-bit sources are scaled to 8 bits (``round(v * 255 / 65535)``);
+``source_bits`` remembers the original depth.
+
+``save_image`` writes JPEG (quality 95, no chroma subsampling), PNG, WebP (lossless when
+the source was lossless), TIFF or BMP, carrying the ICC profile and EXIF of ``like``; the
+EXIF orientation is written as 1 because the pixels are already upright.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import re
+import struct
+import threading
+import warnings
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import cv2
+import numpy as np
+from PIL import Image, ImageCms, UnidentifiedImageError
+
+from pipelines.config import get_settings
+
+log = logging.getLogger(__name__)
+
+#: formats ``load_image`` accepts (as PIL names them)
+READ_FORMATS = frozenset({"JPEG", "MPO", "PNG", "WEBP", "TIFF", "BMP", "GIF"})
+#: formats ``save_image`` writes
+SAVE_FORMATS = frozenset({"JPEG", "PNG", "WEBP", "TIFF", "BMP"})
+#: formats whose encoding loses nothing (a WebP written for them is lossless)
+LOSSLESS_FORMATS = frozenset({"PNG", "TIFF", "BMP", "GIF"})
+SUFFIX_FORMATS = {".jpg": "JPEG", ".jpeg": "JPEG", ".jpe": "JPEG", ".png": "PNG",
+                  ".webp": "WEBP", ".tif": "TIFF", ".tiff": "TIFF", ".bmp": "BMP"}
+_FORMAT_ALIASES = {"JPG": "JPEG", "MPO": "JPEG", "TIF": "TIFF", "GIF": "PNG"}
+_ORIENTATION_TAG = 0x0112
+_DECODE_ERRORS = (OSError, SyntaxError, ValueError, EOFError, struct.error, IndexError,
+                  TypeError, ZeroDivisionError, MemoryError)
+_PIL_LIMIT_LOCK = threading.Lock()
+#: TIFF tags that describe the file's own layout (never carried into another file's EXIF)
+_TIFF_STRUCTURE_TAGS = frozenset({256, 257, 258, 259, 262, 273, 277, 278, 279, 282, 283, 284,
+                                  296, 317, 320, 322, 323, 324, 325, 338, 339, 340, 341,
+                                  34665, 34853, 34675, 700, 33723, 34377, 37724})
+
+ImageSource = str | os.PathLike | bytes | bytearray | memoryview | BinaryIO | Image.Image \
+    | np.ndarray
+
+
+class ImageLoadError(ValueError):
+    """A file or array could not be loaded as an image (the message says why, for a person)."""
+
+
+@dataclass
+class LoadedImage:
+    """A decoded image and what is needed to save it back the way it came.
+
+    Attributes:
+        pixels: ``uint8`` HWC RGB or RGBA array, upright.
+        format: source format as PIL names it (``"JPEG"``, ``"PNG"``…), ``None`` for arrays.
+        mode: the source's mode (``"RGB"``, ``"CMYK"``, ``"I;16"``, ``"P"``…).
+        icc_profile: the source's ICC profile (``None`` when absent or no longer valid for
+            the RGB pixels, e.g. a CMYK or grey profile).
+        exif: the source's EXIF block with the orientation reset to 1, or ``None``.
+        source_bits: bits per channel of the source (8 or 16).
+        filename: the file's name when loaded from a path or named file object.
+        lossless: whether the source encoding was lossless (PNG, TIFF, lossless WebP…).
+        frames: number of frames or pages in the source (only the first is loaded).
+    """
+
+    pixels: np.ndarray
+    format: str | None = None
+    mode: str = "RGB"
+    icc_profile: bytes | None = None
+    exif: bytes | None = None
+    source_bits: int = 8
+    filename: str | None = None
+    lossless: bool = True
+    frames: int = 1
+
+    @property
+    def width(self) -> int:
+        return int(self.pixels.shape[1])
+
+    @property
+    def height(self) -> int:
+        return int(self.pixels.shape[0])
+
+    @property
+    def has_alpha(self) -> bool:
+        return self.pixels.shape[2] == 4
+
+
+# ---------------------------------------------------------------------------- loading
+
+
+def load_image(src: ImageSource | LoadedImage, *, max_pixels: int | None = None) -> LoadedImage:
+    """Load ``src`` as an upright ``uint8`` RGB/RGBA working image.
+
+    Args:
+        src: a path, encoded bytes, a binary file object, a PIL image, a numpy array
+            (``uint8``/``uint16``/``bool``/float in ``[0, 1]``; grey, grey+alpha, RGB or
+            RGBA) or an already loaded image (returned as is).
+        max_pixels: refuse images with more pixels; ``None`` uses the configured limit
+            (``LOUPE_MAX_PIXELS``, 100 MP by default).
+
+    Returns:
+        The ``LoadedImage``.
+
+    Raises:
+        ImageLoadError: the source is missing, empty, damaged, not an image, in an
+            unsupported format, or larger than the pixel limit.
+    """
+    if isinstance(src, LoadedImage):
+        return src
+    limit = get_settings().max_pixels if max_pixels is None else int(max_pixels)
+    if isinstance(src, np.ndarray):
+        _check_size(src.shape[1] if src.ndim > 1 else 0, src.shape[0], limit, "the array")
+        pixels, mode, bits = array_to_working(src)
+        return LoadedImage(pixels=pixels, mode=mode, source_bits=bits)
+    if isinstance(src, Image.Image):
+        _check_size(*src.size, limit, "the image")
+        return _from_pil(src, b"", None)
+    data, name = _read_source(src)
+    return _from_bytes(data, name, limit)
+
+
+def _read_source(src: Any) -> tuple[bytes, str | None]:
+    if isinstance(src, (bytes, bytearray, memoryview)):
+        return bytes(src), None
+    if isinstance(src, (str, os.PathLike)):
+        path = Path(src)
+        if not path.exists():
+            raise ImageLoadError(f"{path.name or path}: no such file")
+        if not path.is_file():
+            raise ImageLoadError(f"{path.name or path} is not a file")
+        try:
+            return path.read_bytes(), path.name
+        except OSError as exc:
+            raise ImageLoadError(f"{path.name}: cannot be read ({exc.strerror or exc})") from exc
+    if hasattr(src, "read"):
+        name = getattr(src, "name", None)
+        data = src.read()
+        if not isinstance(data, (bytes, bytearray)):
+            raise ImageLoadError("the file object must be opened in binary mode")
+        return bytes(data), Path(name).name if isinstance(name, str) else None
+    raise ImageLoadError(f"cannot load an image from a {type(src).__name__}")
+
+
+def _from_bytes(data: bytes, name: str | None, limit: int) -> LoadedImage:
+    label = name or "the image"
+    if not data:
+        raise ImageLoadError(f"{label} is empty (0 bytes)")
+    img = _open(data, label, limit)
+    if img.format not in READ_FORMATS:
+        raise ImageLoadError(f"{label} is a {img.format} file; Loupe reads JPEG, PNG, WebP, "
+                             "TIFF, BMP and GIF")
+    _check_size(*img.size, limit, label)
+    frames = int(getattr(img, "n_frames", 1) or 1)
+    if frames > 1:
+        log.warning("%s has %d frames; only the first is loaded and edited", label, frames)
+    rawmode = _rawmode(img)
+    try:
+        img.load()
+    except _DECODE_ERRORS as exc:
+        raise ImageLoadError(f"{label} is damaged or incomplete and cannot be decoded "
+                             f"({_short(exc)})") from exc
+    loaded = _from_pil(img, data, name, rawmode)
+    loaded.frames = frames
+    return loaded
+
+
+def _open(data: bytes, label: str, limit: int) -> Image.Image:
+    """Open the header only (no pixel is decoded), with PIL's own bomb check as backup."""
+    try:
+        with _pil_bomb_limit(limit), warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            return Image.open(io.BytesIO(data))
+    except Image.DecompressionBombError as exc:
+        found = re.search(r"\((\d+) pixels\)", str(exc))
+        size = f" ({int(found.group(1)) / 1e6:.1f} MP)" if found else ""
+        raise ImageLoadError(f"{label} is too large{size}: more than the "
+                             f"{limit / 1e6:g}-MP limit (LOUPE_MAX_PIXELS)") from exc
+    except UnidentifiedImageError as exc:
+        raise ImageLoadError(f"{label} is not an image file Loupe can read (JPEG, PNG, WebP, "
+                             "TIFF, BMP or GIF)") from exc
+    except _DECODE_ERRORS as exc:
+        raise ImageLoadError(f"{label} is damaged and cannot be read ({_short(exc)})") from exc
+
+
+@contextmanager
+def _pil_bomb_limit(limit: int):
+    """Let PIL open images up to ``limit`` when it is configured above PIL's own guard
+    (PIL refuses more than twice ``Image.MAX_IMAGE_PIXELS``; below that it only warns)."""
+    pil_error_at = None if Image.MAX_IMAGE_PIXELS is None else 2 * Image.MAX_IMAGE_PIXELS
+    if pil_error_at is None or limit <= pil_error_at:
+        yield
+        return
+    with _PIL_LIMIT_LOCK:
+        saved, Image.MAX_IMAGE_PIXELS = Image.MAX_IMAGE_PIXELS, limit // 2 + 1
+        try:
+            yield
+        finally:
+            Image.MAX_IMAGE_PIXELS = saved
+
+
+def _check_size(width: int, height: int, limit: int, label: str) -> None:
+    if width <= 0 or height <= 0:
+        raise ImageLoadError(f"{label} has no pixels ({width}x{height})")
+    if width * height > limit:
+        raise ImageLoadError(f"{label} is {width}x{height} ({width * height / 1e6:.1f} MP), "
+                             f"more than the {limit / 1e6:g}-MP limit (LOUPE_MAX_PIXELS)")
+
+
+def _short(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:120]
+
+
+def _rawmode(img: Image.Image) -> str:
+    """How the file stores its pixels (``"RGB;16B"``…); known only before ``load()``."""
+    return str(img.tile[0][3]) if getattr(img, "tile", None) else ""
+
+
+def _from_pil(img: Image.Image, data: bytes, name: str | None,
+              rawmode: str = "") -> LoadedImage:
+    pixels, bits, keep_icc = _pil_to_working(img, data, rawmode)
+    exif_obj = img.getexif()
+    orientation = int(exif_obj.get(_ORIENTATION_TAG, 1) or 1)
+    pixels = apply_orientation(pixels, orientation)
+    exif = img.info.get("exif")
+    if not exif and len(exif_obj):
+        exif = _portable_exif(exif_obj)
+    if isinstance(exif, bytes) and exif:
+        exif = reset_orientation(exif)
+    icc = img.info.get("icc_profile") if keep_icc else None
+    return LoadedImage(pixels=pixels, format=img.format, mode=img.mode,
+                       icc_profile=icc or None, exif=exif or None, source_bits=bits,
+                       filename=name, lossless=_is_lossless(img, data))
+
+
+def _portable_exif(exif: Image.Exif) -> bytes | None:
+    """EXIF rebuilt from a TIFF's own tags, without the tags that describe its strips."""
+    portable = Image.Exif()
+    for tag, value in exif.items():
+        if tag not in _TIFF_STRUCTURE_TAGS:
+            portable[tag] = value
+    for pointer in (0x8769, 0x8825):  # Exif and GPS sub-IFDs
+        sub = exif.get_ifd(pointer)
+        if sub:
+            portable.get_ifd(pointer).update(sub)
+    return portable.tobytes() if len(portable) else None
+
+
+def _is_lossless(img: Image.Image, data: bytes) -> bool:
+    if img.format == "WEBP":
+        return b"VP8L" in data[:4096] and b"VP8 " not in data[:4096]
+    if img.format == "TIFF":
+        return img.info.get("compression") not in ("jpeg", "tiff_jpeg")
+    return img.format in LOSSLESS_FORMATS
+
+
+def _pil_to_working(img: Image.Image, data: bytes,
+                    rawmode: str) -> tuple[np.ndarray, int, bool]:
+    """Pixels (uint8 RGB/RGBA), source bits, and whether the ICC profile still applies."""
+    mode = img.mode
+    if mode in ("RGB", "RGBA") and ";16" in rawmode and data:
+        deep = _decode_16bit(data)
+        if deep is not None:
+            return deep, 16, True
+    if mode.startswith("I;16") or mode == "I":
+        arr = np.asarray(img)
+        return _gray_to_rgb(scale_to_uint8(arr)), 16, False
+    if mode == "F":
+        return _gray_to_rgb(scale_to_uint8(np.asarray(img))), 32, False
+    if mode == "CMYK":
+        return _cmyk_to_rgb(img), 8, False
+    has_alpha = "A" in img.getbands() or "transparency" in img.info or mode in ("PA", "RGBa")
+    if mode == "P" and img.palette is not None and img.palette.mode == "RGBA":
+        has_alpha = True
+    target = "RGBA" if has_alpha else "RGB"
+    gray = mode in ("1", "L", "LA", "La")
+    converted = img if mode == target else img.convert(target)
+    return np.ascontiguousarray(np.asarray(converted, dtype=np.uint8)), 8, not gray
+
+
+def _decode_16bit(data: bytes) -> np.ndarray | None:
+    """Decode a 16-bit RGB(A) file at full depth (PIL keeps only the high byte)."""
+    arr = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_UNCHANGED)
+    if arr is None or arr.dtype != np.uint16 or arr.ndim != 3:
+        return None
+    code = cv2.COLOR_BGRA2RGBA if arr.shape[2] == 4 else cv2.COLOR_BGR2RGB
+    return scale_to_uint8(cv2.cvtColor(arr, code))
+
+
+def _cmyk_to_rgb(img: Image.Image) -> np.ndarray:
+    icc = img.info.get("icc_profile")
+    if icc:
+        try:
+            src = ImageCms.ImageCmsProfile(io.BytesIO(icc))
+            rgb = ImageCms.profileToProfile(img, src, ImageCms.createProfile("sRGB"),
+                                            outputMode="RGB")
+            if rgb is not None:
+                return np.ascontiguousarray(np.asarray(rgb, dtype=np.uint8))
+        except (ImageCms.PyCMSError, OSError, ValueError) as exc:
+            log.warning("CMYK profile could not be applied (%s); converting naively", exc)
+    return np.ascontiguousarray(np.asarray(img.convert("RGB"), dtype=np.uint8))
+
+
+def _gray_to_rgb(gray: np.ndarray) -> np.ndarray:
+    return np.ascontiguousarray(np.repeat(gray[..., None], 3, axis=2))
+
+
+def scale_to_uint8(arr: np.ndarray) -> np.ndarray:
+    """Scale any numeric array to ``uint8``: 16-bit by ``round(v·255/65535)``, floats from
+    ``[0, 1]`` (or ``[0, 255]`` when larger values occur), booleans to 0/255.
+
+    Args:
+        arr: the array (any shape).
+
+    Returns:
+        A ``uint8`` array of the same shape.
+    """
+    if arr.dtype == np.uint8:
+        return arr
+    if arr.dtype == bool:
+        return arr.astype(np.uint8) * 255
+    if np.issubdtype(arr.dtype, np.floating):
+        arr = np.nan_to_num(arr.astype(np.float32), nan=0.0, posinf=1.0, neginf=0.0)
+        scale = 255.0 if arr.size and float(arr.max()) <= 1.0 else 1.0
+        return np.clip(np.rint(arr * scale), 0, 255).astype(np.uint8)
+    if arr.dtype == np.uint16 or (arr.size and int(arr.max()) > 255):
+        wide = np.clip(arr.astype(np.uint32), 0, 65535)
+        return ((wide * 255 + 32767) // 65535).astype(np.uint8)
+    return np.clip(arr, 0, 255).astype(np.uint8)
+
+
+def array_to_working(arr: np.ndarray) -> tuple[np.ndarray, str, int]:
+    """Turn a numpy image array into the working ``uint8`` RGB/RGBA array.
+
+    Args:
+        arr: ``(H, W)``, ``(H, W, 1)``, ``(H, W, 2)``, ``(H, W, 3)`` or ``(H, W, 4)``.
+
+    Returns:
+        ``(pixels, source mode, source bits)``.
+
+    Raises:
+        ImageLoadError: the shape is not an image's.
+    """
+    if arr.ndim == 2:
+        arr = arr[..., None]
+    if arr.ndim != 3 or arr.shape[2] not in (1, 2, 3, 4) or 0 in arr.shape:
+        raise ImageLoadError(f"an array of shape {arr.shape} is not an image "
+                             "(expected HxW, HxWx3 or HxWx4)")
+    bits = 16 if arr.dtype == np.uint16 else (32 if arr.dtype.itemsize >= 4 else 8)
+    pixels = scale_to_uint8(arr)
+    mode = {1: "L", 2: "LA", 3: "RGB", 4: "RGBA"}[arr.shape[2]]
+    if arr.shape[2] == 1:
+        pixels = np.repeat(pixels, 3, axis=2)
+    elif arr.shape[2] == 2:
+        pixels = np.concatenate([np.repeat(pixels[..., :1], 3, axis=2), pixels[..., 1:]], 2)
+    return np.ascontiguousarray(pixels), mode, bits
+
+
+def apply_orientation(pixels: np.ndarray, orientation: int) -> np.ndarray:
+    """Turn ``pixels`` upright for an EXIF orientation value (1–8; others leave it as is).
+
+    Args:
+        pixels: HWC array as stored in the file.
+        orientation: the EXIF orientation tag.
+
+    Returns:
+        The upright, C-contiguous array.
+    """
+    ops = {
+        2: lambda a: a[:, ::-1],
+        3: lambda a: a[::-1, ::-1],
+        4: lambda a: a[::-1],
+        5: lambda a: a.transpose(1, 0, 2),
+        6: lambda a: np.rot90(a, -1),
+        7: lambda a: a.transpose(1, 0, 2)[::-1, ::-1],
+        8: lambda a: np.rot90(a, 1),
+    }
+    op = ops.get(orientation)
+    return pixels if op is None else np.ascontiguousarray(op(pixels))
+
+
+def reset_orientation(exif: bytes) -> bytes:
+    """Return the EXIF block with its IFD0 orientation set to 1 (everything else untouched).
+
+    Args:
+        exif: raw EXIF bytes, with or without the ``Exif\\0\\0`` prefix.
+
+    Returns:
+        The patched bytes (unchanged when there is no orientation tag or the block is
+        not valid TIFF).
+    """
+    start = 6 if exif.startswith(b"Exif\x00\x00") else 0
+    tiff = exif[start:]
+    if len(tiff) < 8 or tiff[:2] not in (b"II", b"MM"):
+        return exif
+    end = "<" if tiff[:2] == b"II" else ">"
+    try:
+        (ifd,) = struct.unpack(end + "I", tiff[4:8])
+        (count,) = struct.unpack(end + "H", tiff[ifd:ifd + 2])
+        for i in range(count):
+            at = ifd + 2 + 12 * i
+            tag, kind = struct.unpack(end + "HH", tiff[at:at + 4])
+            if tag == _ORIENTATION_TAG and kind == 3:
+                patched = bytearray(exif)
+                patched[start + at + 8:start + at + 10] = struct.pack(end + "H", 1)
+                return bytes(patched)
+    except struct.error:
+        return exif
+    return exif
+
+
+# ----------------------------------------------------------------------------- saving
+
+
+def save_image(pixels: np.ndarray | LoadedImage, dest: str | os.PathLike | None, *,
+               like: LoadedImage | None = None, format: str | None = None,
+               quality: int = 95) -> Path | bytes:
+    """Encode ``pixels`` as ``format`` and write them to ``dest`` (or return the bytes).
+
+    Args:
+        pixels: ``uint8`` HWC RGB/RGBA (or grey HxW) array, or a ``LoadedImage`` (its
+            pixels, and its metadata when ``like`` is not given).
+        dest: output path (written atomically), or ``None`` to get the encoded bytes.
+        like: the loaded source; its ICC profile and EXIF (orientation 1) are written,
+            its format is used when neither ``format`` nor ``dest``'s suffix says one, and
+            a WebP is lossless when it was lossless.
+        format: ``"JPEG"``, ``"PNG"``, ``"WEBP"``, ``"TIFF"`` or ``"BMP"``.
+        quality: JPEG/WebP quality 1–100.
+
+    Returns:
+        The written path, or the bytes when ``dest`` is None.
+
+    Raises:
+        ValueError: bad pixels or a format Loupe cannot write.
+    """
+    if isinstance(pixels, LoadedImage):
+        like = like or pixels
+        pixels = pixels.pixels
+    fmt = _save_format(dest, like, format)
+    image = _to_pil(pixels)
+    kwargs: dict[str, Any] = {}
+    icc = like.icc_profile if like else None
+    exif = like.exif if like else None
+    if fmt == "JPEG":
+        if image.mode == "RGBA":
+            log.warning("JPEG has no transparency: the image is flattened onto white")
+            flat = Image.new("RGB", image.size, (255, 255, 255))
+            flat.paste(image, mask=image.getchannel("A"))
+            image = flat
+        kwargs.update(quality=int(quality), subsampling=0)
+        if exif and len(exif) > 65000:
+            log.warning("EXIF block of %d bytes is too long for JPEG; it is left out", len(exif))
+            exif = None
+    elif fmt == "WEBP":
+        lossless = bool(like.lossless) if like else False
+        kwargs.update(lossless=lossless, quality=100 if lossless else int(quality))
+    elif fmt == "TIFF":
+        kwargs.update(compression="tiff_lzw")
+    if icc and fmt != "BMP":
+        kwargs["icc_profile"] = icc
+    if exif and fmt != "BMP":
+        kwargs["exif"] = exif
+    data = _encode(image, fmt, kwargs)
+    if dest is None:
+        return data
+    return _write_atomically(Path(dest), data)
+
+
+def _encode(image: Image.Image, fmt: str, kwargs: dict[str, Any]) -> bytes:
+    buffer = io.BytesIO()
+    try:
+        image.save(buffer, format=fmt, **kwargs)
+    except (RuntimeError, OSError) as exc:
+        if fmt != "TIFF" or "compression" not in kwargs:
+            raise
+        # libtiff (LZW) cannot write EXIF sub-IFDs; PIL's own writer can, uncompressed.
+        log.info("TIFF written uncompressed to keep its EXIF (%s)", exc)
+        kwargs = {k: v for k, v in kwargs.items() if k != "compression"}
+        buffer = io.BytesIO()
+        image.save(buffer, format=fmt, **kwargs)
+    return buffer.getvalue()
+
+
+def _save_format(dest: str | os.PathLike | None, like: LoadedImage | None,
+                 format: str | None) -> str:
+    if format:
+        fmt = format.upper()
+    elif dest is not None and Path(dest).suffix.lower() in SUFFIX_FORMATS:
+        fmt = SUFFIX_FORMATS[Path(dest).suffix.lower()]
+    elif dest is not None and Path(dest).suffix:
+        raise ValueError(f"cannot tell the format from {Path(dest).name!r}; Loupe writes "
+                         ".jpg, .png, .webp, .tif and .bmp")
+    elif like is not None and like.format:
+        fmt = like.format
+    else:
+        fmt = "PNG"
+    fmt = _FORMAT_ALIASES.get(fmt, fmt)
+    if fmt not in SAVE_FORMATS:
+        raise ValueError(f"Loupe cannot write {fmt}; it writes JPEG, PNG, WEBP, TIFF and BMP")
+    return fmt
+
+
+def _to_pil(pixels: np.ndarray) -> Image.Image:
+    if not isinstance(pixels, np.ndarray):
+        raise ValueError(f"pixels must be a numpy array, got {type(pixels).__name__}")
+    if pixels.dtype != np.uint8 or pixels.ndim == 3 and pixels.shape[2] not in (3, 4):
+        pixels, _, _ = array_to_working(pixels)
+    if pixels.ndim == 2:
+        return Image.fromarray(np.ascontiguousarray(pixels), mode="L").convert("RGB")
+    if pixels.ndim != 3:
+        raise ValueError(f"pixels of shape {pixels.shape} are not an image")
+    return Image.fromarray(np.ascontiguousarray(pixels))
+
+
+def _write_atomically(path: Path, data: bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    part = path.with_name(path.name + ".part")
+    try:
+        part.write_bytes(data)
+        os.replace(part, path)
+    finally:
+        if part.exists():
+            part.unlink()
+    return path
+
+
+# ------------------------------------------------------------------------------- info
+
+
+def image_info(src: ImageSource | LoadedImage, *, max_pixels: int | None = None) -> dict:
+    """Describe an image from its header, without decoding its pixels.
+
+    Args:
+        src: anything ``load_image`` accepts.
+        max_pixels: the limit to report against (``None``: the configured one).
+
+    Returns:
+        ``{"filename", "format", "width", "height", "megapixels", "mode", "bits",
+        "frames", "has_alpha", "has_icc", "has_exif", "orientation", "within_limit"}``;
+        ``width``/``height`` are as stored (before EXIF orientation).
+
+    Raises:
+        ImageLoadError: the source is not a readable image.
+    """
+    limit = get_settings().max_pixels if max_pixels is None else int(max_pixels)
+    if isinstance(src, (np.ndarray, LoadedImage)):
+        loaded = load_image(src, max_pixels=max(limit, _array_pixels(src)))
+        return _info_dict(loaded.filename, loaded.format, loaded.width, loaded.height,
+                          loaded.mode, loaded.source_bits, loaded.frames, loaded.has_alpha,
+                          loaded.icc_profile, loaded.exif, 1, limit)
+    if isinstance(src, Image.Image):
+        img, name = src, None
+    else:
+        data, name = _read_source(src)
+        if not data:
+            raise ImageLoadError(f"{name or 'the image'} is empty (0 bytes)")
+        img = _open(data, name or "the image", max(limit, 1 << 40))
+    exif = _header_exif(img)
+    bands = img.getbands()
+    rawmode = _rawmode(img)
+    bits = 16 if img.mode.startswith("I;16") or ";16" in rawmode or img.mode == "I" else 8
+    alpha = "A" in bands or "transparency" in img.info
+    return _info_dict(name, img.format, img.width, img.height, img.mode, bits,
+                      int(getattr(img, "n_frames", 1) or 1), alpha,
+                      img.info.get("icc_profile"), img.info.get("exif") or len(exif) > 0,
+                      int(exif.get(_ORIENTATION_TAG, 1) or 1), limit)
+
+
+def _header_exif(img: Image.Image) -> Image.Exif:
+    """EXIF known from the header; never decodes pixels (PIL's PNG ``getexif`` would)."""
+    if img.format in ("JPEG", "MPO", "WEBP", "TIFF"):
+        return img.getexif()
+    exif = Image.Exif()
+    raw = img.info.get("exif")
+    if isinstance(raw, bytes) and raw:
+        try:
+            exif.load(raw)
+        except _DECODE_ERRORS:
+            log.debug("unreadable EXIF block in the header")
+    return exif
+
+
+def _array_pixels(src: np.ndarray | LoadedImage) -> int:
+    arr = src.pixels if isinstance(src, LoadedImage) else src
+    return int(arr.shape[0] * arr.shape[1]) if arr.ndim >= 2 else 0
+
+
+def _info_dict(name: str | None, fmt: str | None, width: int, height: int, mode: str,
+               bits: int, frames: int, alpha: bool, icc: Any, exif: Any, orientation: int,
+               limit: int) -> dict:
+    return {"filename": name, "format": fmt, "width": int(width), "height": int(height),
+            "megapixels": round(width * height / 1e6, 2), "mode": mode, "bits": int(bits),
+            "frames": int(frames), "has_alpha": bool(alpha), "has_icc": bool(icc),
+            "has_exif": bool(exif), "orientation": int(orientation),
+            "within_limit": width * height <= limit}
