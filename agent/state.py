@@ -1,0 +1,509 @@
+"""The state graph: every image state of a session, stored as what changed.
+
+A node is one image state: its parent, the action that made it, a short description and
+the layers (bbox + patch + mask of the changed pixels) that turn the parent into it. No
+node holds a full copy of the image: rebuilding a node replays the layers from the root,
+starting from the nearest ancestor found in a small LRU cache of materialised images
+bounded in bytes. Undo, redo and checkout only move the head; editing from a node that
+already has children makes a branch; nothing is ever deleted.
+
+Persistence helpers live here too: layers are written as PNG files (atomically: a
+temporary file, then ``os.replace``) and loaded lazily, so a long session's memory grows
+with neither the number of turns nor the image size times the turns.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections import OrderedDict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from pipelines.layers import mask_bbox
+
+Box = tuple[int, int, int, int]
+
+#: Default byte budget of the materialised-image cache (two 20-MP RGB images fit).
+DEFAULT_CACHE_BYTES = 128 * 1024 * 1024
+GRAPH_VERSION = 1
+LAYER_DIR = "layers"
+
+
+class StateError(ValueError):
+    """A request about the graph that cannot be met (unknown node, nothing to undo…)."""
+
+
+# --------------------------------------------------------------------------- files
+
+
+def atomic_write(path: Path, data: bytes | str) -> None:
+    """Write ``data`` to ``path`` through a temporary file in the same folder and
+    ``os.replace``, so a reader (or a restart after a crash) never sees half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(raw)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def encode_png(pixels: np.ndarray, *, level: int = 3) -> bytes:
+    """Lossless PNG bytes of an RGB/RGBA ``uint8`` array or a ``bool`` mask."""
+    if pixels.dtype == bool:
+        arr = pixels.astype(np.uint8) * 255
+    elif pixels.ndim == 3 and pixels.shape[2] == 3:
+        arr = cv2.cvtColor(pixels, cv2.COLOR_RGB2BGR)
+    elif pixels.ndim == 3 and pixels.shape[2] == 4:
+        arr = cv2.cvtColor(pixels, cv2.COLOR_RGBA2BGRA)
+    else:
+        arr = pixels
+    ok, buf = cv2.imencode(".png", arr, [cv2.IMWRITE_PNG_COMPRESSION, level])
+    if not ok:
+        raise OSError("could not encode a PNG")
+    return buf.tobytes()
+
+
+def decode_png(path: Path, *, mask: bool = False) -> np.ndarray:
+    """Read a PNG written by ``encode_png`` back (RGB/RGBA ``uint8`` or a ``bool`` mask)."""
+    raw = np.fromfile(str(path), dtype=np.uint8)
+    arr = cv2.imdecode(raw, cv2.IMREAD_UNCHANGED)
+    if arr is None:
+        raise StateError(f"cannot read the layer file {Path(path).name}: corrupt or missing")
+    if mask:
+        return (arr if arr.ndim == 2 else arr[..., 0]) > 127
+    if arr.ndim == 2:
+        return np.repeat(arr[..., None], 3, axis=2)
+    code = cv2.COLOR_BGRA2RGBA if arr.shape[2] == 4 else cv2.COLOR_BGR2RGB
+    return cv2.cvtColor(arr, code)
+
+
+# --------------------------------------------------------------------------- layers
+
+
+@dataclass
+class StoredLayer:
+    """The pixels one edit changed: ``patch`` holds the new values where ``mask`` is True.
+
+    The arrays may live only on disk (``patch_file``/``mask_file`` relative to
+    ``folder``); they are then read when needed and not kept.
+    """
+
+    bbox: Box
+    _patch: np.ndarray | None = None
+    _mask: np.ndarray | None = None
+    patch_file: str = ""
+    mask_file: str = ""
+    folder: Path | None = None
+
+    @property
+    def patch(self) -> np.ndarray:
+        if self._patch is not None:
+            return self._patch
+        return decode_png(self._where(self.patch_file))
+
+    @property
+    def mask(self) -> np.ndarray:
+        if self._mask is not None:
+            return self._mask
+        return decode_png(self._where(self.mask_file), mask=True)
+
+    @property
+    def area(self) -> int:
+        x0, y0, x1, y1 = self.bbox
+        return (x1 - x0) * (y1 - y0)
+
+    @property
+    def in_memory(self) -> bool:
+        return self._patch is not None
+
+    def _where(self, name: str) -> Path:
+        if not name or self.folder is None:
+            raise StateError("a layer has neither pixels in memory nor a file")
+        return self.folder / name
+
+    def apply(self, image: np.ndarray) -> None:
+        """Write the changed pixels into ``image`` (in place)."""
+        x0, y0, x1, y1 = self.bbox
+        region = image[y0:y1, x0:x1]
+        np.copyto(region, self.patch, where=self.mask[..., None])
+
+    def persist(self, folder: Path, stem: str) -> None:
+        """Write the PNG files (atomically) and drop the in-memory copies."""
+        if self._patch is None:
+            if self.folder is not None and Path(self.folder) != Path(folder):
+                self._patch, self._mask = self.patch, self.mask
+            else:
+                return
+        self.patch_file = f"{LAYER_DIR}/{stem}-patch.png"
+        self.mask_file = f"{LAYER_DIR}/{stem}-mask.png"
+        atomic_write(folder / self.patch_file, encode_png(self._patch))
+        atomic_write(folder / self.mask_file, encode_png(self._mask))
+        self.folder = Path(folder)
+        self._patch = self._mask = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"bbox": list(self.bbox), "patch": self.patch_file, "mask": self.mask_file}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], folder: Path) -> StoredLayer:
+        bbox = tuple(int(v) for v in data["bbox"])
+        if len(bbox) != 4:
+            raise StateError(f"bad layer box {data['bbox']!r}")
+        for name in (data["patch"], data["mask"]):
+            _check_relative(name)
+        return cls(bbox=bbox, patch_file=data["patch"], mask_file=data["mask"],
+                   folder=Path(folder))
+
+
+def _check_relative(name: str) -> None:
+    parts = Path(name).parts
+    if not name or Path(name).is_absolute() or ".." in parts or parts[0] != LAYER_DIR:
+        raise StateError(f"layer file {name!r} is outside the session's layers folder")
+
+
+def diff_layer(before: np.ndarray, after: np.ndarray,
+               offset: tuple[int, int] = (0, 0)) -> StoredLayer | None:
+    """The layer that turns ``before`` into ``after`` (same shape), or None if equal.
+
+    Args:
+        before: the pixels before the edit (a full image or a region of one).
+        after: the pixels after, same shape and dtype.
+        offset: ``(x, y)`` of the region's top-left corner in the full image.
+
+    Returns:
+        A ``StoredLayer`` with the tight box of the changed pixels, the new values there
+        (unchanged pixels zeroed, which compresses well) and the changed-pixel mask.
+    """
+    if before.shape != after.shape:
+        raise ValueError(f"before {before.shape} and after {after.shape} differ in shape")
+    changed = np.any(before != after, axis=2) if before.ndim == 3 else before != after
+    box = mask_bbox(changed)
+    if box is None:
+        return None
+    x0, y0, x1, y1 = box
+    mask = np.ascontiguousarray(changed[y0:y1, x0:x1])
+    patch = np.where(mask[..., None], after[y0:y1, x0:x1], 0).astype(np.uint8)
+    dx, dy = offset
+    return StoredLayer(bbox=(x0 + dx, y0 + dy, x1 + dx, y1 + dy), _patch=patch, _mask=mask)
+
+
+# --------------------------------------------------------------------------- cache
+
+
+class ImageCache:
+    """LRU cache of materialised images, bounded in bytes.
+
+    The entry inserted last is never evicted, even when it alone exceeds the budget, so
+    the head image is not rebuilt on every call.
+    """
+
+    def __init__(self, max_bytes: int = DEFAULT_CACHE_BYTES) -> None:
+        self.max_bytes = int(max_bytes)
+        self._items: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.bytes = 0
+
+    def get(self, key: str) -> np.ndarray | None:
+        item = self._items.get(key)
+        if item is not None:
+            self._items.move_to_end(key)
+        return item
+
+    def put(self, key: str, image: np.ndarray) -> None:
+        if key in self._items:
+            self.bytes -= self._items.pop(key).nbytes
+        image.setflags(write=False)
+        self._items[key] = image
+        self.bytes += image.nbytes
+        while self.bytes > self.max_bytes and len(self._items) > 1:
+            _, old = self._items.popitem(last=False)
+            self.bytes -= old.nbytes
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._items
+
+    def clear(self) -> None:
+        self._items.clear()
+        self.bytes = 0
+
+
+# --------------------------------------------------------------------------- graph
+
+
+def _now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")
+
+
+@dataclass
+class Node:
+    """One image state.
+
+    Attributes:
+        id: short id (``n0`` is the root).
+        parent: the parent's id, None for the root.
+        action: the action that made this state (JSON-able dict), None for the root.
+        description: one line for people and for the planner's memory.
+        created: ISO-8601 UTC timestamp.
+        layers: what changed from the parent, in order.
+        meta: small JSON-able extras (score, editor, source of the edit…).
+    """
+
+    id: str
+    parent: str | None
+    action: dict[str, Any] | None
+    description: str
+    created: str = field(default_factory=_now)
+    layers: list[StoredLayer] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "parent": self.parent, "action": self.action,
+                "description": self.description, "created": self.created,
+                "layers": [layer.to_json() for layer in self.layers], "meta": self.meta}
+
+    @property
+    def changed_pixels_box(self) -> Box | None:
+        """Union box of this node's layers (None for the root / an empty node)."""
+        if not self.layers:
+            return None
+        boxes = np.array([layer.bbox for layer in self.layers])
+        return (int(boxes[:, 0].min()), int(boxes[:, 1].min()), int(boxes[:, 2].max()),
+                int(boxes[:, 3].max()))
+
+
+class StateGraph:
+    """Image states of one session and the head (the state the user sees).
+
+    Args:
+        root_image: the original pixels (``uint8`` HWC); kept read-only.
+        cache_bytes: byte budget of the materialised-image cache.
+        root_description: the root node's description.
+    """
+
+    def __init__(self, root_image: np.ndarray, *, cache_bytes: int = DEFAULT_CACHE_BYTES,
+                 root_description: str = "original image") -> None:
+        if root_image.dtype != np.uint8 or root_image.ndim != 3:
+            raise ValueError(f"root image must be uint8 HWC, got {root_image.dtype} "
+                             f"{root_image.shape}")
+        self._root_pixels = np.ascontiguousarray(root_image)
+        self._root_pixels.setflags(write=False)
+        self.root = "n0"
+        self.nodes: dict[str, Node] = {"n0": Node("n0", None, None, root_description)}
+        self.head = self.root
+        self._children: dict[str, list[str]] = {"n0": []}
+        self._redo: dict[str, str] = {}
+        self._counter = 1
+        self.cache = ImageCache(cache_bytes)
+
+    # ---- shape -------------------------------------------------------------------
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._root_pixels.shape
+
+    @property
+    def size(self) -> tuple[int, int]:
+        """``(width, height)`` of every state."""
+        return self._root_pixels.shape[1], self._root_pixels.shape[0]
+
+    def node(self, node_id: str) -> Node:
+        """The node with this id, or a ``StateError`` naming the known ones."""
+        try:
+            return self.nodes[node_id]
+        except KeyError:
+            known = ", ".join(list(self.nodes)[-8:])
+            raise StateError(f"no state {node_id!r} in this session (latest: {known})") \
+                from None
+
+    def children(self, node_id: str) -> list[str]:
+        """Ids of the direct children, oldest first."""
+        self.node(node_id)
+        return list(self._children.get(node_id, []))
+
+    def path(self, node_id: str | None = None) -> list[str]:
+        """Ids from the root to ``node_id`` (the head by default), both included."""
+        current: str | None = self.head if node_id is None else self.node(node_id).id
+        out = []
+        while current is not None:
+            out.append(current)
+            current = self.nodes[current].parent
+        return out[::-1]
+
+    def leaves(self) -> list[str]:
+        return [nid for nid, kids in self._children.items() if not kids]
+
+    # ---- edits -------------------------------------------------------------------
+    def add(self, parent: str | None, action: dict[str, Any] | None, description: str,
+            edits: Iterable[StoredLayer], *, meta: dict[str, Any] | None = None) -> Node:
+        """Add a state made from ``parent`` (the head by default) and move the head to it.
+
+        Args:
+            parent: the state edited; a node with children gets a new branch.
+            action: the action that made it (JSON-able dict) or None.
+            description: one line for people and the planner.
+            edits: layers of the changed pixels, applied in order.
+            meta: small JSON-able extras stored with the node.
+
+        Returns:
+            The new node (now the head).
+        """
+        parent = self.head if parent is None else self.node(parent).id
+        layers = list(edits)
+        height, width = self.shape[:2]
+        for layer in layers:
+            x0, y0, x1, y1 = layer.bbox
+            if not (0 <= x0 < x1 <= width and 0 <= y0 < y1 <= height):
+                raise StateError(f"layer box {layer.bbox} is outside the {width}x{height} image")
+        node_id = self._new_id()
+        node = Node(node_id, parent, action, description.strip() or "edit", layers=layers,
+                    meta=dict(meta or {}))
+        self.nodes[node_id] = node
+        self._children.setdefault(parent, []).append(node_id)
+        self._children[node_id] = []
+        self._redo[parent] = node_id
+        self.head = node_id
+        return node
+
+    def _new_id(self) -> str:
+        while f"n{self._counter}" in self.nodes:
+            self._counter += 1
+        node_id = f"n{self._counter}"
+        self._counter += 1
+        return node_id
+
+    # ---- navigation -------------------------------------------------------------
+    def undo(self, steps: int = 1) -> str:
+        """Move the head ``steps`` states towards the root; returns the new head."""
+        if steps < 1:
+            raise StateError("undo needs at least one step")
+        if self.head == self.root:
+            raise StateError("nothing to undo: this is the original image")
+        for _ in range(steps):
+            parent = self.nodes[self.head].parent
+            if parent is None:
+                break
+            self._redo[parent] = self.head
+            self.head = parent
+        return self.head
+
+    def redo(self) -> str:
+        """Move the head to the child it came from (else the latest child)."""
+        kids = self._children.get(self.head, [])
+        if not kids:
+            raise StateError("nothing to redo: this state has no later edits")
+        target = self._redo.get(self.head)
+        self.head = target if target in kids else kids[-1]
+        return self.head
+
+    def checkout(self, node_id: str) -> str:
+        """Move the head to any state."""
+        self.head = self.node(node_id).id
+        return self.head
+
+    # ---- pixels -----------------------------------------------------------------
+    def image(self, node_id: str | None = None) -> np.ndarray:
+        """The pixels of a state (the head by default), read-only; copy before editing.
+
+        Replays layers from the nearest cached ancestor (or the root).
+        """
+        chain = self.path(node_id)
+        target = chain[-1]
+        if target == self.root:
+            return self._root_pixels
+        cached = self.cache.get(target)
+        if cached is not None:
+            return cached
+        start, base = 0, self._root_pixels
+        for i in range(len(chain) - 2, 0, -1):
+            hit = self.cache.get(chain[i])
+            if hit is not None:
+                start, base = i, hit
+                break
+        image = base.copy()
+        for nid in chain[start + 1:]:
+            for layer in self.nodes[nid].layers:
+                layer.apply(image)
+        self.cache.put(target, image)
+        return image
+
+    # ---- JSON -------------------------------------------------------------------
+    def to_json(self) -> dict[str, Any]:
+        """The graph as a JSON-able dict (layers by file name; persist them first)."""
+        return {"version": GRAPH_VERSION, "root": self.root, "head": self.head,
+                "width": self.size[0], "height": self.size[1], "channels": self.shape[2],
+                "counter": self._counter, "redo": dict(self._redo),
+                "nodes": [n.to_json() for n in self.nodes.values()]}
+
+    def summary(self) -> dict[str, Any]:
+        """A small topology for UIs: nodes (id, parent, description, created), head."""
+        return {"root": self.root, "head": self.head, "nodes": [
+            {"id": n.id, "parent": n.parent, "description": n.description,
+             "created": n.created, "children": self._children.get(n.id, []),
+             "on_path": n.id in set(self.path())} for n in self.nodes.values()]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], root_image: np.ndarray, folder: Path, *,
+                  cache_bytes: int = DEFAULT_CACHE_BYTES) -> StateGraph:
+        """Rebuild a graph saved by ``to_json`` (layers are read lazily from ``folder``)."""
+        version = data.get("version")
+        if version != GRAPH_VERSION:
+            raise StateError(f"unknown session graph version {version!r} "
+                             f"(this Loupe reads version {GRAPH_VERSION})")
+        width, height = int(data["width"]), int(data["height"])
+        if root_image.shape[:2] != (height, width):
+            raise StateError(f"the stored original is {root_image.shape[1]}x"
+                             f"{root_image.shape[0]}, the graph expects {width}x{height}")
+        graph = cls(root_image, cache_bytes=cache_bytes)
+        graph.nodes.clear()
+        graph._children = {}
+        for item in data["nodes"]:
+            node = Node(str(item["id"]), item.get("parent"), item.get("action"),
+                        str(item.get("description", "")), str(item.get("created", "")),
+                        [StoredLayer.from_json(x, folder) for x in item.get("layers", [])],
+                        dict(item.get("meta") or {}))
+            if node.parent is not None and node.parent not in graph.nodes:
+                raise StateError(f"state {node.id} names an unknown parent {node.parent}")
+            graph.nodes[node.id] = node
+            graph._children[node.id] = []
+            if node.parent is not None:
+                graph._children[node.parent].append(node.id)
+        graph.root = str(data.get("root", "n0"))
+        graph.head = graph.node(str(data.get("head", graph.root))).id
+        graph._counter = int(data.get("counter", len(graph.nodes)))
+        graph._redo = {k: v for k, v in dict(data.get("redo") or {}).items()
+                       if k in graph.nodes and v in graph.nodes}
+        return graph
+
+    def persist_layers(self, folder: Path) -> None:
+        """Write every in-memory layer to ``folder/layers`` and drop the pixel copies."""
+        for node in self.nodes.values():
+            for i, layer in enumerate(node.layers):
+                if layer.in_memory or (layer.folder is not None
+                                       and Path(layer.folder) != Path(folder)):
+                    layer.persist(Path(folder), f"{node.id}-{i}")
+
+    def stored_bytes(self) -> int:
+        """Bytes of the layer pixels held in memory (0 once persisted)."""
+        return sum(layer.patch.nbytes + layer.mask.nbytes for node in self.nodes.values()
+                   for layer in node.layers if layer.in_memory)
+
+
+def graph_from_file(path: Path) -> dict[str, Any]:
+    """Read a graph JSON file with a clear error for a corrupt one."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as err:
+        raise StateError(f"cannot read the session file {Path(path).name}: {err}") from None
