@@ -1,0 +1,232 @@
+"""Command line for the agent: ``python -m agent edit|undo|redo|checkout|log|…``.
+
+Examples::
+
+    python -m agent edit photo.jpg "make the sky bluer and brighten the car" --session s1
+    python -m agent undo --session s1
+    python -m agent checkout n2 --session s1
+    python -m agent log --session s1
+    python -m agent export s1.zip --session s1
+    python -m agent import s1.zip --session s1-copy
+    python -m agent autopilot photo.jpg --mood "warm evening" --session s2
+
+Exit status: 0 done, 1 the request was refused or not carried out (the message says
+why), 2 bad input (missing file, damaged session…).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+log = logging.getLogger("agent.cli")
+
+
+def _say(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m agent", description="Loupe's editing agent.")
+    p.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    e = sub.add_parser("edit", help="run one instruction on an image (or a session)")
+    e.add_argument("image", help="the image file (ignored when --session already exists)")
+    e.add_argument("instruction", help="what to change, in plain words")
+    e.add_argument("--mask", help="brush mask image of the same size (white = edit area)")
+    e.add_argument("--session", help="session folder (created, or continued if it exists)")
+    e.add_argument("--out", help="where to save the result (default: in the session folder)")
+    e.add_argument("--search", choices=["none", "tree"], default="none",
+                   help="'tree' runs the tree search instead of the plain turn loop")
+    e.add_argument("--json", action="store_true", help="print the turn result as JSON")
+
+    for name, text in (("undo", "go back one state"), ("redo", "go forward again"),
+                       ("log", "list the states")):
+        s = sub.add_parser(name, help=text)
+        s.add_argument("--session", required=True, help="session folder")
+        if name == "undo":
+            s.add_argument("--steps", type=int, default=1, help="how many states to go back")
+    c = sub.add_parser("checkout", help="move to any state (the next edit branches)")
+    c.add_argument("node", help="state id, as shown by 'log'")
+    c.add_argument("--session", required=True, help="session folder")
+    x = sub.add_parser("export", help="write the session to one .zip")
+    x.add_argument("zip", help="archive to write")
+    x.add_argument("--session", required=True, help="session folder")
+    i = sub.add_parser("import", help="unpack a session .zip into a folder")
+    i.add_argument("zip", help="archive to read")
+    i.add_argument("--session", help="folder to create (default: a new session folder)")
+    i.add_argument("--max-mb", type=float, help="refuse archives larger than this")
+
+    a = sub.add_parser("autopilot", help="improve a photo by tree search over edits")
+    a.add_argument("image")
+    a.add_argument("--mood", help="optional intent, e.g. 'warm evening light'")
+    a.add_argument("--iterations", type=int, default=3)
+    a.add_argument("--simulations", type=int, default=20)
+    a.add_argument("--depth", type=int, default=3)
+    a.add_argument("--top-k", type=int, default=3)
+    a.add_argument("--seed", type=int, default=0)
+    a.add_argument("--session", help="session folder to land the steps in")
+    a.add_argument("--out", help="where to save the result")
+    return p
+
+
+# --------------------------------------------------------------------------- commands
+
+
+def _open(folder: str) -> Any:
+    from agent.session import EditSession
+
+    return EditSession.open(folder)
+
+
+def _session_for(image: str, folder: str | None) -> Any:
+    from agent.session import SESSION_FILE, EditSession
+
+    if folder and (Path(folder) / SESSION_FILE).is_file():
+        _say(f"continuing session {folder}")
+        return EditSession.open(folder)
+    return EditSession.create(image, folder)
+
+
+def _load_mask(path: str) -> np.ndarray:
+    from pipelines.images import load_image
+
+    pixels = load_image(path).pixels
+    if pixels.shape[2] == 4 and pixels[..., 3].min() < 255:
+        return pixels[..., 3] > 127
+    return pixels[..., :3].max(axis=2) > 127
+
+
+def _output_path(session: Any, out: str | None) -> Path:
+    if out:
+        return Path(out)
+    suffix = Path(session.root_file).suffix or ".png"
+    return session.folder / f"output{suffix}"
+
+
+def cmd_edit(args: argparse.Namespace) -> int:
+    session = _session_for(args.image, args.session)
+    mask = _load_mask(args.mask) if args.mask else None
+    result = session.turn(args.instruction, mask, search=args.search)
+    if args.json:
+        _say(json.dumps(result.to_dict(), indent=1, default=str))
+    else:
+        _print_turn(result)
+    if result.ok:
+        path = session.save_image(_output_path(session, args.out))
+        _say(f"saved: {path}")
+    _say(f"session: {session.folder}")
+    return 0 if result.ok else 1
+
+
+def _print_turn(result: Any) -> None:
+    plan = result.plan or {}
+    descriptions = plan.get("descriptions", [])
+    _say("plan:" if descriptions else "plan: (no edit)")
+    for n, text in enumerate(descriptions, 1):
+        _say(f"  {n}. {text}")
+    for step in result.steps:
+        _say(f"step {step.index + 1} [{step.status}] {step.description}"
+             + (f" — region: {step.region}" if step.region else ""))
+        for a in step.attempts:
+            params = ", ".join(f"{k}={v}" for k, v in a.params.items())
+            detail = a.error or f"score {a.score:.1f}/10"
+            _say(f"    attempt {a.index}: {a.editor}({params}) → {detail} ({a.seconds:.2f}s)")
+            for fix in a.fix:
+                _say(f"      fix: {fix}")
+    _say(result.message)
+    _say(f"head: {result.head}  ({result.timings.get('total', 0):.2f}s)")
+
+
+def cmd_nav(args: argparse.Namespace) -> int:
+    session = _open(args.session)
+    if args.command == "undo":
+        head = session.undo(args.steps)
+    elif args.command == "redo":
+        head = session.redo()
+    else:
+        head = session.checkout(args.node)
+    _say(f"head: {head} — {session.graph.nodes[head].description}")
+    return 0
+
+
+def cmd_log(args: argparse.Namespace) -> int:
+    session = _open(args.session)
+    for line in session.log_lines():
+        _say(line)
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    path = _open(args.session).export(args.zip)
+    _say(f"exported: {path}")
+    return 0
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    from agent.session import EditSession
+
+    limit = int(args.max_mb * 1024 * 1024) if args.max_mb else None
+    session = EditSession.import_archive(args.zip, args.session, max_bytes=limit)
+    _say(f"imported into {session.folder} ({len(session.graph.nodes)} states, "
+         f"head {session.head})")
+    return 0
+
+
+def cmd_autopilot(args: argparse.Namespace) -> int:
+    try:
+        from agent.mcts import autopilot
+    except ImportError as err:
+        _say(f"autopilot is not available in this build ({err})")
+        return 1
+    from pipelines.images import load_image
+
+    session = _session_for(args.image, args.session) if args.session else None
+    image = np.array(session.current_image()) if session else load_image(args.image).pixels
+    result = autopilot(image, mood=args.mood, iterations=args.iterations,
+                       simulations=args.simulations, depth=args.depth, top_k=args.top_k,
+                       seed=args.seed, session=session,
+                       progress=lambda f, t="": log.info("%.0f%% %s", 100 * f, t))
+    for n, step in enumerate(result.steps, 1):
+        _say(f"  {n}. {step}")
+    _say(f"score: {result.score_before:.2f} → {result.score_after:.2f}")
+    if session is not None:
+        path = session.save_image(_output_path(session, args.out))
+    else:
+        from pipelines.images import save_image
+
+        out = args.out or str(Path(args.image).with_name(Path(args.image).stem + "-auto.png"))
+        path = save_image(result.image, out, like=load_image(args.image))
+    _say(f"saved: {path}")
+    return 0
+
+
+COMMANDS = {"edit": cmd_edit, "undo": cmd_nav, "redo": cmd_nav, "checkout": cmd_nav,
+            "log": cmd_log, "export": cmd_export, "import": cmd_import,
+            "autopilot": cmd_autopilot}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit status (see the module doc)."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+                        format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    from agent.session import SessionError
+    from pipelines.images import ImageLoadError
+
+    try:
+        return COMMANDS[args.command](args)
+    except (SessionError, ImageLoadError, FileNotFoundError) as err:
+        sys.stderr.write(f"error: {err}\n")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
