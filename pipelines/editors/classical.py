@@ -1,0 +1,626 @@
+"""The embedded default editor: OpenCV/PIL/numpy only, no weights.
+
+``ClassicalEditor`` implements every non-generative operation of the catalogue. Each
+operation is a pure function ``(rgb, mask, params) -> rgb`` on ``float32`` RGB in
+``[0, 1]``; the editor splits off alpha (kept as it was), converts, dispatches and
+converts back. Statistics (levels, white balance, recolour lightness) come from the
+masked pixels only; the base restores every pixel outside the mask.
+"""
+
+from __future__ import annotations
+
+import colorsys
+import logging
+import math
+import textwrap
+from collections.abc import Callable
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from pipelines.editors.base import EditError, Editor, EditRequest, register_editor
+from pipelines.editors.operations import OPERATIONS, parse_color
+
+log = logging.getLogger(__name__)
+
+Op = Callable[[np.ndarray, np.ndarray, dict[str, Any]], np.ndarray]
+
+# ----------------------------------------------------------------------------- colour
+
+
+def srgb_to_linear(x: np.ndarray) -> np.ndarray:
+    """sRGB-encoded values in [0, 1] → linear light."""
+    return np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4).astype(np.float32)
+
+
+def linear_to_srgb(x: np.ndarray) -> np.ndarray:
+    """Linear light in [0, 1] → sRGB-encoded values."""
+    x = np.clip(x, 0.0, 1.0)
+    return np.where(x <= 0.0031308, x * 12.92,
+                    1.055 * np.power(x, 1 / 2.4) - 0.055).astype(np.float32)
+
+
+def to_lab(rgb: np.ndarray) -> np.ndarray:
+    """Float sRGB in [0, 1] → CIE Lab (L in [0, 100])."""
+    return cv2.cvtColor(np.ascontiguousarray(rgb, dtype=np.float32), cv2.COLOR_RGB2Lab)
+
+
+def from_lab(lab: np.ndarray) -> np.ndarray:
+    """CIE Lab → float sRGB clipped to [0, 1]."""
+    rgb = cv2.cvtColor(np.ascontiguousarray(lab, dtype=np.float32), cv2.COLOR_Lab2RGB)
+    return np.clip(rgb, 0.0, 1.0)
+
+
+def luma(rgb: np.ndarray) -> np.ndarray:
+    """Rec. 709 luma of sRGB values (H, W)."""
+    return rgb @ np.array([0.2126, 0.7152, 0.0722], dtype=np.float32)
+
+
+def _region(rgb: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """The masked pixels as (N, 3), or every pixel when the mask is empty."""
+    return rgb[mask] if mask.any() else rgb.reshape(-1, 3)
+
+
+def _sigma_blur(x: np.ndarray, sigma: float) -> np.ndarray:
+    if sigma <= 0:
+        return x
+    return cv2.GaussianBlur(x, (0, 0), sigmaX=sigma, sigmaY=sigma,
+                            borderType=cv2.BORDER_REFLECT)
+
+# ------------------------------------------------------------------ tonal adjustments
+
+
+def _exposure(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    return linear_to_srgb(srgb_to_linear(rgb) * 2.0 ** p["stops"])
+
+
+def _brightness(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    a = p["amount"]
+    return rgb + a * (1.0 - rgb) if a >= 0 else rgb * (1.0 + a)
+
+
+def _contrast(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    return (rgb - 0.5) * (1.0 + p["amount"]) + 0.5
+
+
+def _gamma(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    return np.power(np.clip(rgb, 0, 1), 1.0 / p["gamma"])
+
+
+def _tone_weight(lightness: np.ndarray, shadows: bool) -> np.ndarray:
+    """How much a pixel belongs to the shadows (or highlights), from a softened lightness."""
+    sigma = max(1.0, min(lightness.shape) / 60.0)
+    level = 0.5 * lightness + 0.5 * _sigma_blur(lightness, sigma)
+    w = 1.0 - level / 0.5 if shadows else (level - 0.5) / 0.5
+    return np.clip(w, 0.0, 1.0) ** 1.5
+
+
+def _shadows_highlights(rgb: np.ndarray, amount: float, shadows: bool) -> np.ndarray:
+    lab = to_lab(rgb)
+    light = lab[..., 0] / 100.0
+    w = _tone_weight(light, shadows) * 0.6 * abs(amount)
+    light = light + w * (1.0 - light) if amount >= 0 else light - w * light
+    lab[..., 0] = light * 100.0
+    return from_lab(lab)
+
+
+def _shadows(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    return _shadows_highlights(rgb, p["amount"], shadows=True)
+
+
+def _highlights(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    return _shadows_highlights(rgb, p["amount"], shadows=False)
+
+
+def _auto_levels(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    values = _region(rgb, mask)
+    lo, hi = np.percentile(values, [p["clip"], 100.0 - p["clip"]])
+    if hi - lo < 1e-3:
+        return rgb
+    return (rgb - lo) / (hi - lo)
+
+
+def _clahe(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    lab = to_lab(rgb)
+    light = np.clip(lab[..., 0] * 655.35, 0, 65535).astype(np.uint16)
+    tiles = max(1, min(p["tile"], *light.shape))
+    clahe = cv2.createCLAHE(clipLimit=p["clip_limit"], tileGridSize=(tiles, tiles))
+    lab[..., 0] = clahe.apply(light).astype(np.float32) / 655.35
+    return from_lab(lab)
+
+
+def _vignette(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    h, w = rgb.shape[:2]
+    yy, xx = np.mgrid[0:h, 0:w].astype(np.float32)
+    r = np.hypot((xx + 0.5) / w - 0.5, (yy + 0.5) / h - 0.5) / math.hypot(0.5, 0.5)
+    t = np.clip((r - 0.25) / 0.75, 0.0, 1.0)
+    falloff = (t * t * (3 - 2 * t))[..., None] * 0.8 * abs(p["amount"])
+    return rgb * (1.0 - falloff) if p["amount"] >= 0 else rgb + falloff * (1.0 - rgb)
+
+# ------------------------------------------------------------------ colour adjustments
+
+
+def _scale_chroma(rgb: np.ndarray, factor: np.ndarray | float) -> np.ndarray:
+    lab = to_lab(rgb)
+    lab[..., 1:] *= np.asarray(factor, dtype=np.float32)[..., None] if np.ndim(factor) \
+        else factor
+    return from_lab(lab)
+
+
+def _saturation(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    return _scale_chroma(rgb, 1.0 + p["amount"])
+
+
+def _vibrance(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    lab = to_lab(rgb)
+    chroma = np.hypot(lab[..., 1], lab[..., 2])
+    spare = 1.0 - np.clip(chroma / 80.0, 0.0, 1.0)   # vivid colours change least
+    return _scale_chroma(rgb, 1.0 + p["amount"] * spare)
+
+
+def _gains(rgb: np.ndarray, gains: np.ndarray) -> np.ndarray:
+    return linear_to_srgb(srgb_to_linear(rgb) * gains.astype(np.float32))
+
+
+def _temperature(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    a = p["amount"]
+    return _gains(rgb, np.array([1.0 + 0.35 * a, 1.0, 1.0 - 0.35 * a]))
+
+
+def _tint(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    a = p["amount"]
+    return _gains(rgb, np.array([1.0 + 0.1 * a, 1.0 - 0.3 * a, 1.0 + 0.1 * a]))
+
+
+def _auto_white_balance(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    means = srgb_to_linear(_region(rgb, mask)).mean(axis=0)
+    if means.min() < 1e-4:
+        return rgb
+    gains = means.mean() / means
+    return _gains(rgb, 1.0 + p["amount"] * (gains - 1.0))
+
+
+def _hue(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    hsv = cv2.cvtColor(np.ascontiguousarray(rgb, dtype=np.float32), cv2.COLOR_RGB2HSV)
+    hsv[..., 0] = np.mod(hsv[..., 0] + p["degrees"], 360.0)
+    return cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB)
+
+
+def _grayscale(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    grey = luma(rgb)[..., None]
+    return rgb + p["amount"] * (grey - rgb)
+
+
+_SEPIA = np.array([[0.393, 0.769, 0.189], [0.349, 0.686, 0.168], [0.272, 0.534, 0.131]],
+                  dtype=np.float32)
+
+
+def _sepia(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    toned = np.clip(rgb @ _SEPIA.T, 0.0, 1.0)
+    return rgb + p["amount"] * (toned - rgb)
+
+# ------------------------------------------------------------------ detail and geometry
+
+
+def _sharpen(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    return rgb + p["amount"] * (rgb - _sigma_blur(rgb, p["radius"]))
+
+
+def _blur(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    return _sigma_blur(rgb, p["radius"])
+
+
+_IMMERKAER = np.array([[1, -2, 1], [-2, 4, -2], [1, -2, 1]], dtype=np.float32)
+
+
+def estimate_noise(rgb: np.ndarray) -> float:
+    """Noise standard deviation in grey levels (0–255), Immerkær's fast estimator.
+
+    Args:
+        rgb: uint8 RGB image (or float in [0, 1]).
+
+    Returns:
+        The estimated σ of additive Gaussian noise on the luma, in 0–255 units.
+    """
+    scale = 1.0 if rgb.dtype == np.uint8 else 255.0
+    grey = luma(rgb[..., :3].astype(np.float32) * scale)
+    h, w = grey.shape
+    if min(h, w) < 3:
+        return 0.0
+    response = cv2.filter2D(grey, -1, _IMMERKAER)[1:-1, 1:-1]
+    return float(math.sqrt(math.pi / 2) * np.abs(response).sum() / (6.0 * (w - 2) * (h - 2)))
+
+
+def _denoise(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    if p["strength"] <= 0 or min(rgb.shape[:2]) < 3:
+        return rgb
+    u8 = _to_u8(rgb)
+    sigma = estimate_noise(u8)
+    h = p["strength"] * (4.0 + 1.6 * sigma)
+    out = cv2.fastNlMeansDenoisingColored(u8, None, h=h, hColor=h,
+                                          templateWindowSize=7, searchWindowSize=21)
+    return out.astype(np.float32) / 255.0
+
+
+def fill_scale(w: int, h: int, degrees: float) -> float:
+    """Zoom that lets a ``w × h`` frame rotated by ``degrees`` still cover the frame."""
+    a = math.radians(abs(degrees))
+    c, s = math.cos(a), math.sin(a)
+    return max((w * c + h * s) / w, (w * s + h * c) / h)
+
+
+def _straighten(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    h, w = rgb.shape[:2]
+    if p["angle"] == 0 or min(h, w) < 2:
+        return rgb
+    matrix = cv2.getRotationMatrix2D(((w - 1) / 2.0, (h - 1) / 2.0), p["angle"],
+                                     fill_scale(w, h, p["angle"]))
+    return cv2.warpAffine(rgb, matrix, (w, h), flags=cv2.INTER_CUBIC,
+                          borderMode=cv2.BORDER_REFLECT)
+
+# ------------------------------------------------------------------------- recolour
+
+#: Chromatic targets may move their lightness by at most this factor (keeps shading).
+RECOLOR_MAX_LIGHTNESS_GAIN = 1.2
+
+
+@lru_cache(maxsize=64)
+def _recolor_path(color: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Colours of one HSV hue from black through the target to white, and their lightness.
+
+    Along the path the hue is constant; lightness rises monotonically, so a pixel's
+    lightness picks its colour by interpolation (exact hue, exact lightness).
+    """
+    r, g, b = (c / 255.0 for c in color)
+    hue, sat, _ = colorsys.rgb_to_hsv(r, g, b)
+    pure = np.array(colorsys.hsv_to_rgb(hue, 1.0, 1.0), dtype=np.float32)
+    t = np.linspace(0.0, 2.0, 2049, dtype=np.float32)[:, None]
+    value = np.minimum(t, 1.0)
+    s = sat * np.clip(2.0 - t, 0.0, 1.0)
+    colours = value * (1.0 - s + s * pure[None, :])
+    lightness = to_lab(colours[None])[0, :, 0]
+    return colours, np.maximum.accumulate(lightness)
+
+
+def _achromatic_lightness(light: np.ndarray, mask: np.ndarray, mean: float,
+                          target: float) -> np.ndarray:
+    """Lightness centred on ``target`` with the source's shading, squeezed only if needed."""
+    values = light[mask] if mask.any() else light.ravel()
+    lo, hi = np.percentile(values - mean, [2.0, 98.0])
+    room = [1.0]
+    if hi > 1e-3:
+        room.append((100.0 - target) / hi)
+    if lo < -1e-3:
+        room.append(target / -lo)
+    k = float(np.clip(min(room), 0.5, 1.0))
+    centre = float(np.clip(target, -k * lo, 100.0 - k * hi))
+    return np.clip(centre + k * (light - mean), 0.0, 100.0)
+
+
+def _recolor(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    color = parse_color(p["color"])
+    target = to_lab(np.array([[color]], dtype=np.float32) / 255.0)[0, 0]
+    lab = to_lab(rgb)
+    light = lab[..., 0]
+    mean = float(light[mask].mean()) if mask.any() else float(light.mean())
+    _, sat, _ = colorsys.rgb_to_hsv(*(c / 255.0 for c in color))
+    if sat < 0.08:   # achromatic target: move the lightness, keep its structure
+        new_light = _achromatic_lightness(light, mask, mean, float(target[0]))
+        out = from_lab(np.dstack([new_light, np.zeros_like(light), np.zeros_like(light)]))
+    else:
+        gain = math.sqrt(max(target[0], 1.0) / max(mean, 1.0))
+        gain = float(np.clip(gain, 1 / RECOLOR_MAX_LIGHTNESS_GAIN, RECOLOR_MAX_LIGHTNESS_GAIN))
+        new_light = np.clip(light * gain, 0.0, 100.0)
+        colours, path_light = _recolor_path(color)
+        pos = np.interp(new_light.ravel(), path_light, np.arange(path_light.size))
+        out = np.stack([np.interp(pos, np.arange(path_light.size), colours[:, c])
+                        for c in range(3)], axis=-1).reshape(rgb.shape).astype(np.float32)
+    return rgb + p["strength"] * (out - rgb)
+
+# ------------------------------------------------------------------------- inpainting
+
+
+def _to_u8(rgb: np.ndarray) -> np.ndarray:
+    return np.clip(np.rint(rgb * 255.0), 0, 255).astype(np.uint8)
+
+
+def _masked_down(img: np.ndarray, known: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Half-size image averaged over known pixels only, and its known mask."""
+    h, w = img.shape[:2]
+    size = (max(1, (w + 1) // 2), max(1, (h + 1) // 2))
+    weight = known.astype(np.float32)
+    num = cv2.resize(img * weight[..., None], size, interpolation=cv2.INTER_AREA)
+    den = cv2.resize(weight, size, interpolation=cv2.INTER_AREA)
+    small = num / np.maximum(den, 1e-6)[..., None]
+    return small.astype(np.float32), den > 0.2
+
+
+_CROSS = np.array([[0, 0.25, 0], [0.25, 0, 0.25], [0, 0.25, 0]], dtype=np.float32)
+
+
+def harmonic_fill(img: np.ndarray, hole: np.ndarray, iterations: int = 60) -> np.ndarray:
+    """Fill ``hole`` with the smooth (membrane) interpolation of its border, coarse to fine.
+
+    Args:
+        img: float32 (H, W, 3) image; values in the hole are ignored.
+        hole: bool (H, W), True where pixels are unknown.
+        iterations: relaxation sweeps per pyramid level.
+
+    Returns:
+        The image with the hole filled; known pixels unchanged.
+    """
+    known = ~hole
+    if not known.any():
+        return img
+    if hole.any() and min(img.shape[:2]) > 8 and (~known).sum() > 16:
+        small, small_known = _masked_down(img, known)
+        coarse = harmonic_fill(small, ~small_known, iterations)
+        up = cv2.resize(coarse, (img.shape[1], img.shape[0]), interpolation=cv2.INTER_LINEAR)
+    else:
+        up = np.broadcast_to(img[known].mean(axis=0), img.shape)
+    out = np.where(hole[..., None], up, img).astype(np.float32)
+    for _ in range(iterations):
+        relaxed = cv2.filter2D(out, -1, _CROSS, borderType=cv2.BORDER_REPLICATE)
+        out = np.where(hole[..., None], relaxed, out)
+    return out
+
+
+def _texture_fill(img: np.ndarray, hole: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """Add texture to a smooth fill: copy high frequencies of the best-matching known blocks.
+
+    Blocks of the hole are matched on their low-pass colour against the known
+    surroundings (only candidates fully outside the hole); the candidate's detail
+    layer is added with a feathered window so blocks blend.
+    """
+    h, w = img.shape[:2]
+    block = int(np.clip(min(h, w) // 12, 8, 32))
+    sigma = block / 4.0
+    low = _sigma_blur(base, sigma)
+    detail = np.where(hole[..., None], 0.0, img - low).astype(np.float32)
+    grey = luma(low)
+    valid = cv2.boxFilter(hole.astype(np.float32), -1, (block, block), normalize=False,
+                          anchor=(0, 0), borderType=cv2.BORDER_CONSTANT)[:h - block + 1,
+                                                                         :w - block + 1] < 0.5
+    if h <= block or w <= block or not valid.any():
+        return base
+    window = np.outer(np.hanning(block + 2)[1:-1], np.hanning(block + 2)[1:-1]).astype(
+        np.float32)
+    acc = np.zeros_like(img)
+    weight = np.zeros((h, w), np.float32)
+    reach = cv2.distanceTransform(hole.astype(np.uint8), cv2.DIST_L2, 3)
+    step = block // 2
+    ys, xs = np.nonzero(hole)
+    for y in range(max(0, ys.min() - step), min(h - block, ys.max()) + 1, step):
+        for x in range(max(0, xs.min() - step), min(w - block, xs.max()) + 1, step):
+            if not hole[y:y + block, x:x + block].any():
+                continue
+            sy, sx = _best_source(grey, valid, y, x, block,
+                                  int(reach[y + block // 2, x + block // 2]) + 3 * block)
+            acc[y:y + block, x:x + block] += detail[sy:sy + block, sx:sx + block] * \
+                window[..., None]
+            weight[y:y + block, x:x + block] += window
+    added = acc / np.maximum(weight, 1e-6)[..., None]
+    return np.where(hole[..., None], base + added, img)
+
+
+def _best_source(grey: np.ndarray, valid: np.ndarray, y: int, x: int, block: int,
+                 radius: int) -> tuple[int, int]:
+    """Top-left of the known block nearest in low-pass grey to the block at (y, x)."""
+    vh, vw = valid.shape
+    while True:
+        y0, y1 = max(0, y - radius), min(vh, y + radius + 1)
+        x0, x1 = max(0, x - radius), min(vw, x + radius + 1)
+        if valid[y0:y1, x0:x1].any() or (y0 == 0 and x0 == 0 and y1 == vh and x1 == vw):
+            break
+        radius *= 2
+    search = grey[y0:y1 + block - 1, x0:x1 + block - 1]
+    cost = cv2.matchTemplate(search, grey[y:y + block, x:x + block], cv2.TM_SQDIFF)
+    cost = np.where(valid[y0:y1, x0:x1], cost, np.inf)
+    sy, sx = np.unravel_index(int(np.argmin(cost)), cost.shape)
+    return int(sy + y0), int(sx + x0)
+
+
+def inpaint(rgb_u8: np.ndarray, hole: np.ndarray, method: str = "auto",
+            radius: int = 5) -> np.ndarray:
+    """Fill ``hole`` from its surroundings.
+
+    Args:
+        rgb_u8: uint8 (H, W, 3) image.
+        hole: bool (H, W), True on the pixels to replace.
+        method: ``telea`` / ``ns`` (OpenCV), ``auto`` (multi-scale membrane fill, smooth
+            and seam-free), ``patch`` (membrane fill plus texture copied from matching
+            known blocks).
+        radius: neighbourhood radius of the OpenCV methods.
+
+    Returns:
+        uint8 image with the hole filled.
+    """
+    if not hole.any() or hole.all():
+        return rgb_u8
+    if method in ("telea", "ns"):
+        flag = cv2.INPAINT_TELEA if method == "telea" else cv2.INPAINT_NS
+        return cv2.inpaint(rgb_u8, hole.astype(np.uint8) * 255, radius, flag)
+    # work on the hole's box plus a margin; the rest is untouched
+    rows, cols = np.nonzero(hole)
+    size = max(np.ptp(rows) + 1, np.ptp(cols) + 1)
+    margin = int(max(16, 0.5 * size)) if method == "patch" else 4
+    y0, y1 = max(0, rows.min() - margin), min(hole.shape[0], rows.max() + 1 + margin)
+    x0, x1 = max(0, cols.min() - margin), min(hole.shape[1], cols.max() + 1 + margin)
+    crop = rgb_u8[y0:y1, x0:x1].astype(np.float32) / 255.0
+    sub = hole[y0:y1, x0:x1]
+    filled = harmonic_fill(crop, sub)
+    if method == "patch":
+        filled = _texture_fill(crop, sub, filled)
+    out = rgb_u8.copy()
+    out[y0:y1, x0:x1] = _to_u8(filled)
+    return out
+
+
+def _inpaint(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    hole = cv2.dilate(mask.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+    out = inpaint(_to_u8(rgb), hole, p["method"], p["radius"])
+    return out.astype(np.float32) / 255.0
+
+# --------------------------------------------------------------------- paste and text
+
+
+def _fit_reference(ref: np.ndarray, box_w: int, box_h: int) -> tuple[np.ndarray, np.ndarray]:
+    """Resize ``ref`` to fit the box keeping its aspect; return (rgb float, alpha float)."""
+    ref = np.asarray(ref)
+    if ref.dtype != np.uint8 or ref.ndim not in (2, 3):
+        raise EditError(f"paste.image must be a uint8 RGB/RGBA array, got {ref.dtype} "
+                        f"{ref.shape}")
+    if ref.ndim == 2:
+        ref = np.dstack([ref] * 3)
+    if ref.shape[2] not in (3, 4) or min(ref.shape[:2]) == 0:
+        raise EditError(f"paste.image must be RGB or RGBA, got shape {ref.shape}")
+    scale = min(box_w / ref.shape[1], box_h / ref.shape[0])
+    size = (max(1, round(ref.shape[1] * scale)), max(1, round(ref.shape[0] * scale)))
+    interp = cv2.INTER_AREA if scale < 1 else cv2.INTER_CUBIC
+    fitted = cv2.resize(ref, size, interpolation=interp)
+    if fitted.ndim == 2:
+        fitted = fitted[..., None]
+    alpha = fitted[..., 3].astype(np.float32) / 255.0 if fitted.shape[2] == 4 else \
+        np.ones(fitted.shape[:2], np.float32)
+    return fitted[..., :3].astype(np.float32) / 255.0, alpha
+
+
+def _paste(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    if not mask.any():
+        return rgb
+    rows, cols = np.nonzero(mask)
+    y0, x0, bh, bw = rows.min(), cols.min(), np.ptp(rows) + 1, np.ptp(cols) + 1
+    src, alpha = _fit_reference(p["image"], int(bw), int(bh))
+    ph, pw = alpha.shape
+    oy, ox = int(y0 + (bh - ph) // 2), int(x0 + (bw - pw) // 2)
+    canvas = rgb.copy()
+    canvas[oy:oy + ph, ox:ox + pw] = src
+    full_alpha = np.zeros(mask.shape, np.float32)
+    full_alpha[oy:oy + ph, ox:ox + pw] = alpha
+    full_alpha *= mask
+    if p["mode"] != "normal":
+        canvas = _seamless(rgb, canvas, full_alpha > 0.5, p["mode"])
+    a = full_alpha[..., None]
+    return canvas * a + rgb * (1.0 - a)
+
+
+def _seamless(dst: np.ndarray, src: np.ndarray, region: np.ndarray, mode: str) -> np.ndarray:
+    """Poisson-clone ``src`` over ``dst`` inside ``region`` (same-size float images)."""
+    if region.sum() < 4 or min(dst.shape[:2]) < 3:
+        return src
+    pad = 8
+    dst_p = cv2.copyMakeBorder(_to_u8(dst), pad, pad, pad, pad, cv2.BORDER_REFLECT)
+    src_p = cv2.copyMakeBorder(_to_u8(src), pad, pad, pad, pad, cv2.BORDER_REFLECT)
+    reg = cv2.copyMakeBorder(region.astype(np.uint8) * 255, pad, pad, pad, pad,
+                             cv2.BORDER_CONSTANT, value=0)
+    rows, cols = np.nonzero(reg)
+    y0, y1, x0, x1 = rows.min(), rows.max() + 1, cols.min(), cols.max() + 1
+    centre = (int(x0 + (x1 - x0) // 2), int(y0 + (y1 - y0) // 2))
+    flag = cv2.MIXED_CLONE if mode == "mixed" else cv2.NORMAL_CLONE
+    try:
+        out = cv2.seamlessClone(src_p, dst_p, reg, centre, flag)
+    except cv2.error as exc:   # degenerate region: fall back to a plain paste
+        log.warning("seamless clone failed (%s); pasting without blending", exc)
+        return src
+    return out[pad:-pad, pad:-pad].astype(np.float32) / 255.0
+
+
+@lru_cache(maxsize=1)
+def font_path() -> str | None:
+    """A TrueType font file: matplotlib's bundled DejaVu Sans, or None (PIL default)."""
+    try:
+        import matplotlib
+
+        path = Path(matplotlib.get_data_path()) / "fonts" / "ttf" / "DejaVuSans.ttf"
+        return str(path) if path.is_file() else None
+    except ImportError:
+        return None
+
+
+def _font(size: int) -> Any:
+    from PIL import ImageFont
+
+    path = font_path()
+    return ImageFont.truetype(path, size) if path else ImageFont.load_default(size)
+
+
+def _layout(text: str, box_w: int, box_h: int) -> tuple[str, int]:
+    """Line breaks and font size that make ``text`` as large as fits the box."""
+    from PIL import Image, ImageDraw
+
+    draw = ImageDraw.Draw(Image.new("L", (1, 1)))
+    words = text.split() or [text]
+    best = ("\n".join(words) if len(words) > 1 else text, 1)
+    for lines in range(1, min(len(words), 6) + 1):
+        width = max(1, math.ceil(len(text) / lines))
+        wrapped = "\n".join(textwrap.wrap(text, width=width)) if lines > 1 else text
+        lo, hi = 1, max(2, box_h * 2)
+        while lo < hi:   # largest size that fits
+            mid = (lo + hi + 1) // 2
+            x0, y0, x1, y1 = draw.multiline_textbbox((0, 0), wrapped, font=_font(mid))
+            if x1 - x0 <= box_w and y1 - y0 <= box_h:
+                lo = mid
+            else:
+                hi = mid - 1
+        if lo > best[1]:
+            best = (wrapped, lo)
+    return best
+
+
+def _text(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    from PIL import Image, ImageDraw
+
+    text = p["text"].strip()
+    if not text or not mask.any():
+        return rgb
+    rows, cols = np.nonzero(mask)
+    y0, x0 = int(rows.min()), int(cols.min())
+    bh, bw = int(np.ptp(rows) + 1), int(np.ptp(cols) + 1)
+    wrapped, size = _layout(text, max(1, int(bw * p["scale"])), max(1, int(bh * p["scale"])))
+    font = _font(size)
+    layer = Image.new("L", (rgb.shape[1], rgb.shape[0]), 0)
+    draw = ImageDraw.Draw(layer)
+    tx0, ty0, tx1, ty1 = draw.multiline_textbbox((0, 0), wrapped, font=font, align="center")
+    origin = (x0 + (bw - (tx1 - tx0)) / 2 - tx0, y0 + (bh - (ty1 - ty0)) / 2 - ty0)
+    draw.multiline_text(origin, wrapped, fill=255, font=font, align="center")
+    alpha = (np.asarray(layer, dtype=np.float32) / 255.0)[..., None]
+    colour = np.array(parse_color(p["color"]), dtype=np.float32) / 255.0
+    return rgb * (1.0 - alpha) + colour * alpha
+
+# ---------------------------------------------------------------------------- editor
+
+OPS: dict[str, Op] = {
+    "exposure": _exposure, "brightness": _brightness, "contrast": _contrast,
+    "saturation": _saturation, "vibrance": _vibrance, "temperature": _temperature,
+    "tint": _tint, "gamma": _gamma, "shadows": _shadows, "highlights": _highlights,
+    "hue": _hue, "sharpen": _sharpen, "denoise": _denoise, "blur": _blur,
+    "grayscale": _grayscale, "sepia": _sepia, "vignette": _vignette,
+    "auto_levels": _auto_levels, "auto_white_balance": _auto_white_balance,
+    "clahe": _clahe, "straighten": _straighten, "recolor": _recolor, "inpaint": _inpaint,
+    "paste": _paste, "text": _text,
+}
+
+
+@register_editor
+class ClassicalEditor(Editor):
+    """OpenCV/PIL/numpy editor for every non-generative operation (no weights)."""
+
+    name = "classical"
+    operations = frozenset(name for name, spec in OPERATIONS.items() if not spec.generative)
+    requires_weights = False
+    working_size = None
+
+    def _edit(self, patch: np.ndarray, mask: np.ndarray, request: EditRequest,
+              params: dict[str, Any]) -> np.ndarray:
+        op = OPS.get(request.operation)
+        if op is None:
+            raise EditError(f"the classical editor has no implementation of "
+                            f"{request.operation!r}")
+        rgb = patch[..., :3].astype(np.float32) / 255.0
+        out = _to_u8(op(rgb, mask, params))
+        if patch.shape[2] == 4:
+            out = np.dstack([out, patch[..., 3]])
+        return out
