@@ -1,0 +1,636 @@
+"""Loupe's web app: the Edit, Autopilot and Benchmark tabs, plus an API and MCP tools.
+
+UI only: every callback is a short call into ``agent.web`` (sessions, edits, autopilot,
+benchmarks), so the same actions are plain Python calls, ``gradio_client`` endpoints and
+MCP tools. Nothing heavy happens at import time; models load on first use.
+
+Run ``python app.py`` (``make demo``) for http://127.0.0.1:7860; ``LOUPE_HOST`` /
+``LOUPE_PORT`` / ``LOUPE_APP_CONCURRENCY`` / ``LOUPE_MAX_UPLOAD_MB`` tune the server.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+import spaces
+
+from agent import web
+from pipelines.config import get_settings
+
+log = logging.getLogger("loupe.app")
+ASSETS = Path(__file__).resolve().parent / "assets"
+EXAMPLES = [
+    [str(ASSETS / "scene-4k.jpg"), "make the red ball blue"],
+    [str(ASSETS / "astronaut.jpg"), "make it warmer"],
+    [str(ASSETS / "coffee.jpg"), "increase the contrast"],
+    [str(ASSETS / "chelsea.jpg"), "convert it to black and white"],
+]
+AUTOPILOT_EXAMPLES = [[str(ASSETS / "coffee.jpg"), "warm and cosy"],
+                      [str(ASSETS / "chelsea.jpg"), ""]]
+GRAPH_JS = """
+element.addEventListener('click', (e) => {
+  const g = e.target.closest('[data-node]');
+  if (g) { trigger('click', {node: g.getAttribute('data-node')}); }
+});
+"""
+CSS = """
+.loupe-graph-box { overflow: auto; max-height: 420px; }
+.loupe-graph .node:hover circle { stroke-width: 3; }
+#status-line { font-size: 0.85em; opacity: 0.85; }
+"""
+UI = {"api_visibility": "undocumented"}
+GPU_SECONDS = int(os.environ.get("LOUPE_GPU_SECONDS", "120"))
+
+
+def _gpu(fn):
+    """Mark a GPU entry point (a ZeroGPU slice on Spaces; elsewhere frees CUDA cache after)."""
+    try:
+        from pipelines.gpu import gpu_task
+    except ImportError:
+        return spaces.GPU(duration=GPU_SECONDS)(fn)
+    return gpu_task(GPU_SECONDS)(fn)
+
+
+def _user_error(exc: Exception) -> gr.Error:
+    return gr.Error(str(exc), print_exception=False)
+
+
+# ----------------------------------------------------------------------------- UI callbacks
+
+
+def _edit_outputs(view: web.SessionView) -> tuple:
+    canvas = None if view.image is None else {
+        "background": view.image, "layers": [], "composite": view.image}
+    slider = None if view.image is None else (view.before, view.image)
+    return (view.session_id, canvas, slider, view.chat, view.graph_svg, view.status,
+            view.message)
+
+
+def ui_load(session_id: str | None) -> tuple:
+    """Restore this browser's session (after a refresh or a server restart)."""
+    return _edit_outputs(web.get_view(web.ensure_session(session_id)))
+
+
+def ui_open(session_id: str | None, path: str | None) -> tuple:
+    """Open the uploaded photo in this browser's session."""
+    session_id = web.ensure_session(session_id)
+    if not path:
+        return _edit_outputs(web.get_view(session_id))
+    try:
+        return _edit_outputs(web.open_image(session_id, path, Path(path).name))
+    except web.SessionError as exc:
+        raise _user_error(exc) from exc
+
+
+@_gpu
+def ui_edit(session_id: str | None, message: dict | None, canvas: dict | None, tree: bool,
+            progress: gr.Progress = gr.Progress()) -> tuple:
+    """Run the typed instruction (with the brushed mask, if any) as one turn.
+
+    A photo attached to the message is opened first (as if uploaded).
+    """
+    message = message if isinstance(message, dict) else {"text": str(message or "")}
+    text, files = message.get("text", ""), message.get("files") or []
+    session_id = web.ensure_session(session_id)
+    try:
+        if files:
+            first = files[0] if isinstance(files[0], str) else files[0].get("path")
+            view = web.open_image(session_id, first, Path(first).name)
+            if not text.strip():
+                return (*_edit_outputs(view), "", {"text": "", "files": []})
+            canvas = None
+        shape = web.get_view(session_id).size
+        mask = web.mask_from_editor(canvas, (shape[1], shape[0])) if shape else None
+        view, result = web.edit_turn(session_id, text, mask, search="tree" if tree else "none",
+                                     progress=lambda f, t: progress(f, desc=t or "editing"))
+    except web.SessionError as exc:
+        raise _user_error(exc) from exc
+    return (*_edit_outputs(view), result.get("topology_svg", ""), {"text": "", "files": []})
+
+
+def _move(fn, *args) -> tuple:
+    try:
+        return _edit_outputs(fn(*args))
+    except web.SessionError as exc:
+        raise _user_error(exc) from exc
+
+
+def ui_undo(session_id: str | None) -> tuple:
+    """Undo: move to the parent state."""
+    return _move(web.undo, session_id)
+
+
+def ui_redo(session_id: str | None) -> tuple:
+    """Redo the last undone edit."""
+    return _move(web.redo, session_id)
+
+
+def ui_checkout(session_id: str | None, evt: gr.EventData) -> tuple:
+    """Check out the node clicked in the graph."""
+    node = getattr(evt, "node", None) or (evt._data or {}).get("node")
+    return _move(web.checkout, session_id, str(node))
+
+
+def ui_download(session_id: str | None) -> str:
+    """Full-resolution file of the current state, original format, ICC/EXIF kept."""
+    try:
+        return str(web.download(session_id))
+    except web.SessionError as exc:
+        raise _user_error(exc) from exc
+
+
+def ui_export(session_id: str | None) -> str:
+    """The whole session as a zip archive."""
+    try:
+        return str(web.export_archive(session_id))
+    except web.SessionError as exc:
+        raise _user_error(exc) from exc
+
+
+def ui_import(session_id: str | None, path: str | None) -> tuple:
+    """Replace the session with an exported archive."""
+    if not path:
+        return _edit_outputs(web.get_view(web.ensure_session(session_id)))
+    return _move(web.import_archive, web.ensure_session(session_id), path)
+
+
+@_gpu
+def ui_autopilot(session_id: str | None, path: str | None, mood: str, iterations: float,
+                 simulations: float, depth: float, top_k: float, seed: float,
+                 progress: gr.Progress = gr.Progress()) -> tuple:
+    """Run Autopilot (MCTS over candidate edits) with a progress bar counting simulations."""
+    def report(done: int, total: int) -> None:
+        progress((done, total), desc="simulations", unit="simulations")
+
+    try:
+        result = web.run_autopilot(
+            web.ensure_session(session_id), path, mood=mood, iterations=int(iterations),
+            simulations=int(simulations), depth=int(depth), top_k=int(top_k), seed=int(seed),
+            progress=report)
+    except web.SessionError as exc:
+        raise _user_error(exc) from exc
+    return (result.slider, result.rows, result.tree_svg, result.summary)
+
+
+def ui_autopilot_cancel(session_id: str | None) -> str:
+    """Ask a running Autopilot to stop after the current simulation."""
+    web.cancel_autopilot(session_id)
+    return "Cancelling…"
+
+
+def ui_send_to_edit(session_id: str | None) -> tuple:
+    """Land the Autopilot steps in the Edit session as undoable nodes."""
+    return _move(web.send_autopilot_to_edit, session_id)
+
+
+def ui_score(before: str | None, after: str | None, mask: str | None, bbox: str,
+             instruction: str) -> dict:
+    """Score one before/after pair (optionally inside a mask or box)."""
+    try:
+        return web.score_files(before, after, mask=mask, bbox=bbox, instruction=instruction)
+    except web.SessionError as exc:
+        raise _user_error(exc) from exc
+
+
+@_gpu
+def ui_benchmark(dataset: str, archive: str | None, agent_name: str,
+                 progress: gr.Progress = gr.Progress()) -> tuple:
+    """Run a benchmark (bundled mini HDD set or an uploaded archive)."""
+    def report(done: int, total: int) -> None:
+        progress((done, total), desc="benchmark", unit="sessions")
+
+    try:
+        res = web.run_benchmark(archive if dataset == "uploaded archive" else None,
+                                agent=agent_name, progress=report)
+    except web.SessionError as exc:
+        raise _user_error(exc) from exc
+    return res.table, res.per_turn, res.plot, [str(res.csv_path), str(res.json_path)], \
+        res.summary
+
+
+# ----------------------------------------------------------------------------- API / MCP
+
+
+def new_session(image: str) -> tuple[str, dict]:
+    """Start an editing session with a photo.
+
+    Args:
+        image: the photo (JPEG, PNG, WebP or TIFF, up to the pixel limit).
+
+    Returns:
+        The session id to pass to the other tools, and the photo's size.
+    """
+    session_id = web.ensure_session(None)
+    view = ui_api_call(web.open_image, session_id, image, Path(image).name)
+    return session_id, view.info()
+
+
+@_gpu
+def edit(session_id: str, instruction: str, mask: str | None = None,
+         tree_search: bool = False) -> tuple[Any, dict]:
+    """Apply a plain-language edit to the session's current photo (one undoable turn).
+
+    Args:
+        session_id: the id returned by new_session.
+        instruction: what to change, e.g. "make the sky bluer" or "remove the red ball".
+        mask: optional mask image (white = area to edit, any size; scaled to the photo).
+        tree_search: treat a multi-part instruction with tree search.
+
+    Returns:
+        A preview of the result, and the turn's plan, steps, scores and new head.
+    """
+    def run() -> tuple[Any, dict]:
+        size = web.get_view(session_id).size
+        native_mask = web.load_mask_file(mask, (size[1], size[0])) if mask and size else None
+        view, result = web.edit_turn(session_id, instruction, native_mask,
+                                     search="tree" if tree_search else "none")
+        return view.image, result
+
+    return ui_api_call(run)
+
+
+def undo(session_id: str) -> tuple[Any, dict]:
+    """Undo the last edit of a session (the state stays in the graph).
+
+    Args:
+        session_id: the id returned by new_session.
+
+    Returns:
+        A preview of the now-current state, and the session summary.
+    """
+    view = ui_api_call(web.undo, session_id)
+    return view.image, view.info()
+
+
+def redo(session_id: str) -> tuple[Any, dict]:
+    """Redo the last undone edit of a session.
+
+    Args:
+        session_id: the id returned by new_session.
+
+    Returns:
+        A preview of the now-current state, and the session summary.
+    """
+    view = ui_api_call(web.redo, session_id)
+    return view.image, view.info()
+
+
+def checkout(session_id: str, node_id: str) -> tuple[Any, dict]:
+    """Go to any earlier state of a session; the next edit from there starts a branch.
+
+    Args:
+        session_id: the id returned by new_session.
+        node_id: a state id from the graph tool or an edit's "head".
+
+    Returns:
+        A preview of that state, and the session summary.
+    """
+    view = ui_api_call(web.checkout, session_id, node_id)
+    return view.image, view.info()
+
+
+def graph(session_id: str) -> dict:
+    """The session's state graph: every node (id, parent, description) and the head.
+
+    Args:
+        session_id: the id returned by new_session.
+
+    Returns:
+        The graph as JSON.
+    """
+    return ui_api_call(web.graph_json, session_id)
+
+
+def download(session_id: str) -> str:
+    """The current state at full resolution, in the original format with ICC/EXIF.
+
+    Args:
+        session_id: the id returned by new_session.
+
+    Returns:
+        The image file.
+    """
+    return str(ui_api_call(web.download, session_id))
+
+
+def export_session(session_id: str) -> str:
+    """Export a session (graph, layers, original) as a zip archive.
+
+    Args:
+        session_id: the id returned by new_session.
+
+    Returns:
+        The archive file.
+    """
+    return str(ui_api_call(web.export_archive, session_id))
+
+
+def import_session(archive: str) -> tuple[str, dict]:
+    """Open an exported session archive as a new session.
+
+    Args:
+        archive: a zip made by export_session.
+
+    Returns:
+        The new session id and its summary.
+    """
+    session_id = web.ensure_session(None)
+    view = ui_api_call(web.import_archive, session_id, archive)
+    return session_id, view.info()
+
+
+@_gpu
+def autopilot(image: str, mood: str = "", iterations: int = 2, simulations: int = 8,
+              depth: int = 2, top_k: int = 3, seed: int = 0) -> tuple[Any, dict]:
+    """Improve a photo automatically (Monte-Carlo tree search over candidate edits).
+
+    Args:
+        image: the photo.
+        mood: optional intent, e.g. "warm and cosy" or "crisp daylight".
+        iterations: search iterations (each executes the best next step).
+        simulations: simulations per iteration.
+        depth: look-ahead depth of each simulation.
+        top_k: candidate edits expanded per node.
+        seed: random seed (same inputs and seed give the same result).
+
+    Returns:
+        A preview of the improved photo, and the executed steps with score changes.
+    """
+    session_id = web.ensure_session(None)
+    res = ui_api_call(web.run_autopilot, session_id, image, mood=mood,
+                      iterations=int(iterations), simulations=int(simulations),
+                      depth=int(depth), top_k=int(top_k), seed=int(seed))
+    return res.slider[1], {"session_id": session_id, **res.summary}
+
+
+def score(before: str, after: str, mask: str | None = None, bbox: str = "",
+          instruction: str = "") -> dict:
+    """Score an edit: fidelity outside the edited area, change inside it, perceptual metrics.
+
+    Args:
+        before: the original image.
+        after: the edited image (same size).
+        mask: optional mask image of the edited area (white = edited).
+        bbox: optional edited box "x0,y0,x1,y1" in pixels.
+        instruction: optional instruction the edit followed.
+
+    Returns:
+        The metrics as JSON.
+    """
+    return ui_api_call(web.score_files, before, after, mask=mask, bbox=bbox,
+                       instruction=instruction)
+
+
+def benchmark(archive: str | None = None, agent_name: str = "embedded") -> tuple[dict, str]:
+    """Run a benchmark: the bundled mini HDD set, or an uploaded dataset archive.
+
+    Args:
+        archive: optional zip of a dataset; empty runs the bundled mini set.
+        agent_name: which agent configuration to evaluate.
+
+    Returns:
+        The summary and per-session results as JSON, and a CSV file of the results.
+    """
+    res = ui_api_call(web.run_benchmark, archive, agent=agent_name)
+    return {"summary": res.summary, "rows": res.rows}, str(res.csv_path)
+
+
+def ui_api_call(fn, *args, **kwargs):
+    """Call into ``agent.web``, turning its user-facing errors into ``gr.Error``."""
+    try:
+        return fn(*args, **kwargs)
+    except web.SessionError as exc:
+        raise _user_error(exc) from exc
+
+
+# ----------------------------------------------------------------------------- layout
+
+
+def _edit_tab() -> dict:
+    c: dict[str, Any] = {}
+    with gr.Row():
+        with gr.Column(scale=3):
+            c["upload"] = gr.File(label="Open a photo (JPEG/PNG/WebP/TIFF, up to 100 MP)",
+                                  file_types=["image"], type="filepath", elem_id="upload",
+                                  height=100)
+            c["canvas"] = gr.ImageEditor(
+                label="Brush the area to edit (optional) — shown downscaled, applied at full "
+                      "resolution", type="numpy", image_mode="RGBA", sources=[], transforms=[],
+                layers=False, format="png", elem_id="canvas", height=480,
+                brush=gr.Brush(colors=["#ff2d55"], color_mode="fixed"),
+                buttons=["fullscreen"])
+            c["slider"] = gr.ImageSlider(label="Before / after (latest state)", type="numpy",
+                                         elem_id="slider", max_height=480)
+        with gr.Column(scale=2):
+            c["chat"] = gr.Chatbot(label="Conversation", height=380, elem_id="chat",
+                                   buttons=["copy"])
+            c["box"] = gr.MultimodalTextbox(
+                placeholder="Tell Loupe what to change… (Enter to send)", file_count="single",
+                file_types=["image"], elem_id="instruction", submit_btn=True, sources=[],
+                show_label=False)
+            c["tree"] = gr.Checkbox(label="Multi-instruction mode (tree search)", value=False,
+                                    elem_id="tree-mode")
+            c["message"] = gr.Markdown(elem_id="edit-message")
+            with gr.Row():
+                c["undo"] = gr.Button("↶ Undo", elem_id="undo-btn", size="sm")
+                c["redo"] = gr.Button("↷ Redo", elem_id="redo-btn", size="sm")
+            gr.Markdown("**State graph** — click a state to go back to it; editing from an "
+                        "older state starts a branch. HEAD is the current state.")
+            c["graph"] = gr.HTML(value="", js_on_load=GRAPH_JS, elem_id="graph",
+                                 elem_classes=["loupe-graph-box"])
+            c["topology"] = gr.HTML(value="", elem_id="topology", js_on_load=None,
+                                    elem_classes=["loupe-graph-box"])
+            with gr.Row():
+                c["download"] = gr.Button("Download full resolution", elem_id="download-btn",
+                                          size="sm", variant="primary")
+                c["export"] = gr.Button("Export session", elem_id="export-btn", size="sm")
+            c["file_out"] = gr.File(label="Files", elem_id="file-out", interactive=False,
+                                    height=60)
+            with gr.Accordion("Import a session archive", open=False):
+                c["import"] = gr.File(label="Session archive (.zip)", file_types=[".zip"],
+                                      type="filepath", elem_id="import", height=80)
+    gr.Examples(examples=[[p, {"text": t, "files": []}] for p, t in EXAMPLES],
+                inputs=[c["upload"], c["box"]], label="Examples (work on the embedded default)")
+    return c
+
+
+def _autopilot_tab() -> dict:
+    c: dict[str, Any] = {}
+    with gr.Row():
+        with gr.Column(scale=2):
+            c["upload"] = gr.File(label="Photo (empty: the Edit tab's current state)",
+                                  file_types=["image"], type="filepath", elem_id="ap-upload",
+                                  height=110)
+            c["mood"] = gr.Textbox(label="Mood / intent (optional)", elem_id="ap-mood",
+                                   placeholder="e.g. warm and cosy, crisp daylight")
+            with gr.Accordion("Budget", open=True):
+                c["iterations"] = gr.Slider(1, 10, value=2, step=1, label="Iterations")
+                c["simulations"] = gr.Slider(1, 64, value=8, step=1, label="Simulations",
+                                             elem_id="ap-simulations")
+                c["depth"] = gr.Slider(1, 5, value=2, step=1, label="Depth")
+                c["top_k"] = gr.Slider(1, 8, value=3, step=1, label="Top-K candidates")
+                c["seed"] = gr.Number(value=0, precision=0, label="Seed")
+            with gr.Row():
+                c["run"] = gr.Button("Run Autopilot", variant="primary", elem_id="ap-run")
+                c["cancel"] = gr.Button("Cancel", variant="stop", elem_id="ap-cancel")
+            c["send"] = gr.Button("Send to Edit (as undoable steps)", elem_id="ap-send")
+            c["summary"] = gr.JSON(label="Summary", elem_id="ap-summary")
+        with gr.Column(scale=3):
+            c["slider"] = gr.ImageSlider(label="Before / after", type="numpy",
+                                         elem_id="ap-slider", max_height=480)
+            c["steps"] = gr.Dataframe(headers=["#", "step", "score before", "score after",
+                                               "change"], label="Executed steps",
+                                      elem_id="ap-steps", interactive=False)
+            c["tree"] = gr.HTML(value="", elem_id="ap-tree", js_on_load=None,
+                                elem_classes=["loupe-graph-box"])
+    gr.Examples(examples=AUTOPILOT_EXAMPLES, inputs=[c["upload"], c["mood"]])
+    return c
+
+
+def _benchmark_tab() -> dict:
+    c: dict[str, Any] = {}
+    with gr.Accordion("Score one pair", open=True):
+        with gr.Row():
+            c["before"] = gr.File(label="Before", file_types=["image"], type="filepath",
+                                  elem_id="sc-before", height=90)
+            c["after"] = gr.File(label="After", file_types=["image"], type="filepath",
+                                 elem_id="sc-after", height=90)
+            c["mask"] = gr.File(label="Mask (optional)", file_types=["image"], type="filepath",
+                                elem_id="sc-mask", height=90)
+        with gr.Row():
+            c["bbox"] = gr.Textbox(label="Box x0,y0,x1,y1 (optional)", elem_id="sc-bbox")
+            c["instruction"] = gr.Textbox(label="Instruction (optional)", elem_id="sc-instr")
+        c["score_btn"] = gr.Button("Score", elem_id="sc-run")
+        c["scores"] = gr.JSON(label="Scores", elem_id="sc-out")
+    with gr.Accordion("Run a benchmark", open=True):
+        with gr.Row():
+            c["dataset"] = gr.Radio(["bundled mini HDD set", "uploaded archive"],
+                                    value="bundled mini HDD set", label="Dataset",
+                                    elem_id="bm-dataset")
+            c["archive"] = gr.File(label="Dataset archive (.zip)", file_types=[".zip"],
+                                   type="filepath", elem_id="bm-archive", height=90)
+            c["agent"] = gr.Dropdown(web.benchmark_agents(), value=web.benchmark_agents()[0],
+                                     label="Agent configuration", elem_id="bm-agent")
+        c["run"] = gr.Button("Run benchmark", variant="primary", elem_id="bm-run")
+        c["summary"] = gr.JSON(label="Summary", elem_id="bm-summary")
+        c["table"] = gr.Dataframe(label="Results", elem_id="bm-table", interactive=False)
+        c["per_turn"] = gr.Dataframe(label="Per turn", elem_id="bm-per-turn", interactive=False)
+        c["plot"] = gr.Plot(label="Per-turn scores", elem_id="bm-plot")
+        c["files"] = gr.File(label="CSV / JSON", file_count="multiple", elem_id="bm-files",
+                             interactive=False)
+    return c
+
+
+def _api_section() -> None:
+    """Endpoints for gradio_client and MCP tools (hidden components, no visible UI)."""
+    def txt() -> gr.Textbox:
+        return gr.Textbox(visible=False)
+
+    def num() -> gr.Number:
+        return gr.Number(visible=False)
+
+    def fin() -> gr.File:
+        return gr.File(visible=False, type="filepath")
+
+    img = gr.Image(visible=False, type="numpy", format="png")
+    out_json, out_text, out_file = gr.JSON(visible=False), txt(), gr.File(visible=False)
+    endpoints = [
+        (new_session, [fin()], [out_text, out_json]),
+        (edit, [txt(), txt(), fin(), gr.Checkbox(visible=False)], [img, out_json]),
+        (undo, [txt()], [img, out_json]),
+        (redo, [txt()], [img, out_json]),
+        (checkout, [txt(), txt()], [img, out_json]),
+        (graph, [txt()], [out_json]),
+        (download, [txt()], [out_file]),
+        (export_session, [txt()], [out_file]),
+        (import_session, [fin()], [out_text, out_json]),
+        (autopilot, [fin(), txt(), num(), num(), num(), num(), num()], [img, out_json]),
+        (score, [fin(), fin(), fin(), txt(), txt()], [out_json]),
+        (benchmark, [fin(), txt()], [out_json, out_file]),
+    ]
+    for fn, inputs, outputs in endpoints:
+        gr.Button(visible=False).click(fn, inputs, outputs, api_name=fn.__name__)
+
+
+def build_app() -> gr.Blocks:
+    """Build the Blocks app (no model is loaded and nothing is launched here).
+
+    Returns:
+        The ``gr.Blocks`` with the three tabs and the API/MCP endpoints.
+    """
+    with gr.Blocks(title="Loupe") as demo:
+        sid = gr.BrowserState(None, storage_key="loupe-session",
+                              secret=web.browser_secret())
+        gr.Markdown("# 🔍 Loupe\nAgentic, multi-turn photo editing at native resolution.")
+        status = gr.Markdown(web.status_line(None), elem_id="status-line")
+        with gr.Tabs():
+            with gr.Tab("Edit", id="edit"):
+                e = _edit_tab()
+            with gr.Tab("Autopilot", id="autopilot"):
+                a = _autopilot_tab()
+            with gr.Tab("Benchmark", id="benchmark"):
+                b = _benchmark_tab()
+        _api_section()
+        _wire(demo, sid, status, e, a, b)
+    return demo
+
+
+def _wire(demo: gr.Blocks, sid: gr.BrowserState, status: gr.Markdown, e: dict, a: dict,
+          b: dict) -> None:
+    view_out = [sid, e["canvas"], e["slider"], e["chat"], e["graph"], status, e["message"]]
+    demo.load(ui_load, [sid], view_out, api_name="ui_load", **UI)
+    e["upload"].change(ui_open, [sid, e["upload"]], view_out, api_name="ui_open", **UI)
+    e["box"].submit(ui_edit, [sid, e["box"], e["canvas"], e["tree"]],
+                    [*view_out, e["topology"], e["box"]], api_name="ui_edit", **UI)
+    e["undo"].click(ui_undo, [sid], view_out, api_name="ui_undo", **UI)
+    e["redo"].click(ui_redo, [sid], view_out, api_name="ui_redo", **UI)
+    e["graph"].click(ui_checkout, [sid], view_out, api_name="ui_checkout", **UI)
+    e["download"].click(ui_download, [sid], e["file_out"], api_name="ui_download", **UI)
+    e["export"].click(ui_export, [sid], e["file_out"], api_name="ui_export", **UI)
+    e["import"].upload(ui_import, [sid, e["import"]], view_out, api_name="ui_import", **UI)
+
+    run = a["run"].click(ui_autopilot, [sid, a["upload"], a["mood"], a["iterations"],
+                                        a["simulations"], a["depth"], a["top_k"], a["seed"]],
+                         [a["slider"], a["steps"], a["tree"], a["summary"]],
+                         api_name="ui_autopilot", **UI)
+    a["cancel"].click(ui_autopilot_cancel, [sid], None, cancels=[run],
+                      api_name="ui_autopilot_cancel", **UI)
+    a["send"].click(ui_send_to_edit, [sid], view_out, api_name="ui_send_to_edit", **UI)
+
+    b["score_btn"].click(ui_score, [b["before"], b["after"], b["mask"], b["bbox"],
+                                    b["instruction"]], b["scores"], api_name="ui_score", **UI)
+    b["run"].click(ui_benchmark, [b["dataset"], b["archive"], b["agent"]],
+                   [b["table"], b["per_turn"], b["plot"], b["files"], b["summary"]],
+                   api_name="ui_benchmark", **UI)
+
+
+def launch_options() -> dict:
+    """``launch()`` keyword arguments from the environment (also used by tests/benches)."""
+    settings = get_settings()
+    settings.sessions_dir.mkdir(parents=True, exist_ok=True)
+    return {
+        "server_name": os.environ.get("LOUPE_HOST", "127.0.0.1"),
+        "server_port": int(os.environ.get("LOUPE_PORT", "7860")),
+        "allowed_paths": [str(settings.sessions_dir), str(ASSETS)],
+        "max_file_size": f"{int(os.environ.get('LOUPE_MAX_UPLOAD_MB', '500'))}mb",
+        "mcp_server": True,
+        "css": CSS,
+        "show_error": True,
+    }
+
+
+def make_demo() -> gr.Blocks:
+    """The app with its queue configured (concurrency from ``LOUPE_APP_CONCURRENCY``)."""
+    demo = build_app()
+    demo.queue(default_concurrency_limit=int(os.environ.get("LOUPE_APP_CONCURRENCY", "2")),
+               max_size=int(os.environ.get("LOUPE_QUEUE_SIZE", "64")))
+    return demo
+
+
+if __name__ == "__main__":
+    logging.basicConfig(level=os.environ.get("LOUPE_LOG_LEVEL", "INFO"))
+    make_demo().launch(**launch_options())

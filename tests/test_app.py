@@ -1,0 +1,178 @@
+"""The app's library layer (agent.web, agent.graph_view) and the Blocks it builds.
+
+Sessions, isolation, expiry, restore-after-restart, the brush mask at native resolution,
+the graph drawing, and a full edit → undo → checkout → download → export/import cycle
+through the same functions the UI, the API and the MCP tools call.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+from agent import graph_view, web
+
+
+@pytest.fixture()
+def manager():
+    mgr = web.SessionManager(ttl_hours=1.0)  # under the isolated LOUPE_DATA_DIR
+    web.set_manager(mgr)
+    yield mgr
+    web.set_manager(None)
+
+
+@pytest.fixture()
+def photo(tmp_path: Path, coffee: np.ndarray) -> Path:
+    path = tmp_path / "coffee.jpg"
+    Image.fromarray(coffee).save(path, quality=95)
+    return path
+
+
+# ----------------------------------------------------------------------------- graph view
+
+
+def test_graph_svg_marks_head_and_branch():
+    from agent.state import StateGraph
+
+    base = np.zeros((40, 60, 3), np.uint8)
+    graph = StateGraph(base)
+    a = graph.add(graph.head, {"operation": "exposure"}, "brighter", [])
+    graph.add(a.id, {"operation": "contrast"}, "more contrast", [])
+    graph.checkout(a.id)
+    b = graph.add(a.id, {"operation": "recolor"}, "cup to blue", [])  # a branch
+    svg = graph_view.render_svg(graph)
+    ids = re.findall(r'data-node="([^"]+)"', svg)
+    assert sorted(ids) == sorted(graph.nodes)
+    head = re.search(r'<g class="node head" data-node="([^"]+)"', svg)
+    assert head and head.group(1) == b.id
+    assert svg.count('class="edge') == len(graph.nodes) - 1
+    # the branch point has two children drawn side by side (different x)
+    xs = {nid: float(x) for nid, x in re.findall(
+        r'data-node="([^"]+)"[^>]*>(?:<title>.*?</title>)?(?:<circle[^>]*r="18"[^>]*/>)?'
+        r'<circle cx="([0-9.]+)"', svg)}
+    kids = graph.children(a.id)
+    assert len(kids) == 2 and xs[kids[0]] != xs[kids[1]]
+
+
+def test_graph_svg_accepts_nested_trees_and_escapes_labels():
+    tree = {"id": "root", "label": "start", "visits": 8, "children": [
+        {"id": "c1", "label": "<script>alert(1)</script>", "value": 0.5, "children": []},
+        {"id": "c2", "label": "warmer", "children": [{"id": "c3", "label": "crop"}]}]}
+    svg = graph_view.render_svg(tree, head="c3", title="MCTS tree")
+    assert "<script>" not in svg and "&lt;script&gt;" in svg
+    assert set(re.findall(r'data-node="([^"]+)"', svg)) == {"root", "c1", "c2", "c3"}
+    assert 'class="node head" data-node="c3"' in svg
+    assert "visits 8" in svg
+    assert "No states yet" in graph_view.render_svg(None)
+
+
+# ----------------------------------------------------------------------------- sessions
+
+
+def test_session_ids_are_validated_and_isolated(manager: web.SessionManager):
+    for bad in ("../../etc", "a/b", "", None, "x" * 10, "abc$%^&*()_+abcdefgh"):
+        with pytest.raises(web.SessionError):
+            manager.get(bad)
+    a, b = web.ensure_session(None), web.ensure_session(None)
+    assert a != b and web.SESSION_ID_RE.match(a)
+    fa, fb = manager.get(a).folder, manager.get(b).folder
+    assert fa.parent == fb.parent == manager.root and fa != fb
+    assert web.ensure_session("../../etc") not in ("../../etc",)
+
+
+def test_sessions_expire_after_ttl(manager: web.SessionManager):
+    old, fresh = web.ensure_session(None), web.ensure_session(None)
+    stamp = manager.get(old).folder / ".access"
+    past = time.time() - 2 * 3600
+    os.utime(stamp, (past, past))
+    removed = manager.sweep()
+    assert removed == [old]
+    assert not (manager.root / old).exists() and (manager.root / fresh).exists()
+    with pytest.raises(web.SessionError):
+        manager.get(old, create=False)
+
+
+def test_mask_from_downscaled_canvas_is_native():
+    canvas = np.zeros((100, 150, 4), np.uint8)
+    canvas[20:60, 30:90, 3] = 255  # the brush stroke on the 1/4-scale canvas
+    mask = web.mask_from_editor({"background": None, "layers": [canvas], "composite": None},
+                                (400, 600))
+    assert mask.shape == (400, 600) and mask.dtype == bool
+    ys, xs = np.nonzero(mask)
+    assert abs(ys.min() - 80) <= 2 and abs(ys.max() - 239) <= 2
+    assert abs(xs.min() - 120) <= 2 and abs(xs.max() - 359) <= 2
+    assert web.mask_from_editor({"layers": [np.zeros((10, 10, 4), np.uint8)]}, (40, 40)) is None
+    assert web.mask_from_editor(None, (40, 40)) is None
+
+
+def test_preview_keeps_small_images_and_shrinks_large():
+    small = np.zeros((300, 200, 3), np.uint8)
+    assert web.preview(small) is small
+    big = np.zeros((3000, 4000, 3), np.uint8)
+    assert web.preview(big).shape == (1200, 1600, 3)
+
+
+def test_bad_upload_gives_a_clear_message(manager, tmp_path: Path):
+    sid = web.ensure_session(None)
+    bad = tmp_path / "notes.png"
+    bad.write_text("this is not an image")
+    with pytest.raises(web.SessionError) as err:
+        web.open_image(sid, bad, "notes.png")
+    assert "image" in str(err.value).lower()
+    assert not web.get_view(sid).size  # nothing half-created
+    with pytest.raises(web.SessionError):
+        web.edit_turn(sid, "make it warmer")
+
+
+def test_open_restores_after_restart(manager, photo: Path):
+    sid = web.ensure_session(None)
+    view = web.open_image(sid, photo, "coffee.jpg")
+    assert view.size == (600, 400) and view.head == "n0"
+    ui = json.loads((manager.root / sid / "ui.json").read_text())
+    assert ui["filename"] == "coffee.jpg"
+    web.set_manager(web.SessionManager(manager.root))  # a server restart
+    again = web.get_view(sid)
+    assert again.size == (600, 400) and again.head == "n0"
+    np.testing.assert_array_equal(again.image, view.image)
+    assert 'data-node="n0"' in again.graph_svg
+
+
+def test_status_line_names_every_role(manager):
+    line = web.status_line(None)
+    for role in ("editor", "planner", "critic"):
+        assert role in line
+    assert "cannot" in line  # what the embedded default cannot do
+
+
+def test_parse_bbox():
+    assert web.parse_bbox("1, 2, 30, 40") == (1, 2, 30, 40)
+    assert web.parse_bbox("") is None
+    for bad in ("1,2,3", "a,b,c,d", "10,10,5,20"):
+        with pytest.raises(web.SessionError):
+            web.parse_bbox(bad)
+
+
+# ----------------------------------------------------------------------------- the Blocks
+
+
+def test_app_builds_with_every_endpoint(manager):
+    import app
+
+    demo = app.build_app()
+    named = set(demo.get_api_info()["named_endpoints"])
+    assert {"/new_session", "/edit", "/undo", "/redo", "/checkout", "/graph", "/download",
+            "/export_session", "/import_session", "/autopilot", "/score",
+            "/benchmark"} <= named
+    api_names = {fn.api_name for fn in demo.fns.values()}
+    for ui in ("ui_open", "ui_edit", "ui_undo", "ui_redo", "ui_checkout", "ui_download",
+               "ui_export", "ui_import", "ui_autopilot", "ui_autopilot_cancel",
+               "ui_send_to_edit", "ui_score", "ui_benchmark"):
+        assert ui in api_names
+    assert all(fn.api_name for fn in demo.fns.values() if fn.fn is not None)
