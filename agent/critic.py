@@ -1,0 +1,721 @@
+"""Critics: did an edit do what was asked, leave the rest alone, and leave no artefacts?
+
+``critique(before, after, action, mask) -> Critique``: ``before``/``after`` are the layer
+patches (same size, uint8), ``mask`` the target mask at that size.
+
+``MeasuredCritic`` (embedded, no model) measures, per operation, whether the target
+changed as asked (hue distance to the named colour with the lightness structure kept;
+direction and size of tonal/colour changes against the requested amount; a removed region
+that now matches its surroundings with no trace of the object's colour; text present;
+detail up or down for sharpen/denoise/blur), that nothing outside the feather band moved,
+that the feather band has no seam, and that no highlights or shadows were newly clipped.
+It returns a 0–10 score, plain-words keep/fix lists and concrete ``retry_params``.
+
+``PanelCritic`` asks several VLM critics (instruction, preservation, artefacts) and an
+aggregator through the LLM protocol, with the measured critique as evidence; it falls
+back to the measured critique when the model fails.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import cv2
+import numpy as np
+
+from pipelines.config import Settings, get_settings
+from pipelines.editors.operations import OPERATIONS, OperationError, get_operation, parse_color
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Critique:
+    """A verdict on one attempt.
+
+    Attributes:
+        score: 0 (failed) … 10 (perfect).
+        keep: what worked, in plain words.
+        fix: what to fix, in plain words.
+        retry_params: parameter values to try next (names of the action's operation).
+        measures: the numbers behind the verdict (for logs and the UI).
+    """
+
+    score: float
+    keep: list[str] = field(default_factory=list)
+    fix: list[str] = field(default_factory=list)
+    retry_params: dict[str, Any] = field(default_factory=dict)
+    measures: dict[str, float] = field(default_factory=dict)
+
+
+#: The JSON a VLM critic (and the aggregator) must answer.
+CRITIQUE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "score": {"type": "number", "minimum": 0, "maximum": 10},
+        "keep": {"type": "array", "items": {"type": "string", "maxLength": 200},
+                 "maxItems": 8},
+        "fix": {"type": "array", "items": {"type": "string", "maxLength": 200},
+                "maxItems": 8},
+        "retry_params": {"type": "object"},
+    },
+    "required": ["score", "keep", "fix"],
+}
+
+
+# --- measurement helpers ----------------------------------------------------------------
+
+def _lab(image: np.ndarray) -> np.ndarray:
+    rgb = np.ascontiguousarray(image[..., :3], dtype=np.float32) / 255.0
+    return cv2.cvtColor(rgb, cv2.COLOR_RGB2Lab)
+
+
+def _feather_width(mask: np.ndarray) -> int:
+    """The compose step's default feather for this mask (2 % of the short side, 2–24 px)."""
+    ys, xs = np.nonzero(mask)
+    if ys.size == 0:
+        return 2
+    short = min(ys.max() - ys.min() + 1, xs.max() - xs.min() + 1)
+    return int(min(24, max(2, round(0.02 * short))))
+
+
+def _dilate(mask: np.ndarray, radius: int) -> np.ndarray:
+    if radius <= 0:
+        return mask.copy()
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * radius + 1, 2 * radius + 1))
+    return cv2.dilate(mask.astype(np.uint8), kernel).astype(bool)
+
+
+def _erode(mask: np.ndarray, radius: int) -> np.ndarray:
+    if radius <= 0:
+        return mask.copy()
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * radius + 1, 2 * radius + 1))
+    return cv2.erode(mask.astype(np.uint8), kernel, borderType=cv2.BORDER_REPLICATE
+                     ).astype(bool)
+
+
+def _chroma(lab: np.ndarray) -> np.ndarray:
+    return np.hypot(lab[..., 1], lab[..., 2])
+
+
+def _hue_deg(a: float, b: float) -> float:
+    return math.degrees(math.atan2(b, a)) % 360.0
+
+
+def _hue_distance(h1: float, h2: float) -> float:
+    d = abs(h1 - h2) % 360.0
+    return min(d, 360.0 - d)
+
+
+def _detail(grey: np.ndarray, where: np.ndarray) -> float:
+    """High-frequency energy: mean |Laplacian| over ``where``."""
+    lap = np.abs(cv2.Laplacian(grey, cv2.CV_32F, ksize=3))
+    return float(lap[where].mean()) if where.any() else 0.0
+
+
+def _grad(light: np.ndarray) -> np.ndarray:
+    gx = cv2.Sobel(light, cv2.CV_32F, 1, 0, ksize=3) / 8.0
+    gy = cv2.Sobel(light, cv2.CV_32F, 0, 1, ksize=3) / 8.0
+    return np.hypot(gx, gy)
+
+
+@dataclass
+class _Verdict:
+    """One check's contribution: achieved 0..1, words, suggestions."""
+
+    achieved: float
+    keep: list[str] = field(default_factory=list)
+    fix: list[str] = field(default_factory=list)
+    retry: dict[str, Any] = field(default_factory=dict)
+    measures: dict[str, float] = field(default_factory=dict)
+
+
+def _bounded(op: str, name: str, value: float) -> float:
+    spec = next(p for p in get_operation(op).params if p.name == name)
+    lo = spec.minimum if spec.minimum is not None else value
+    hi = spec.maximum if spec.maximum is not None else value
+    return round(float(min(hi, max(lo, value))), 3)
+
+
+def _ratio_verdict(op: str, name: str, value: float, measured: float, expected: float,
+                   what: str, unit: str) -> _Verdict:
+    """Compare a signed measured change with the signed expected one."""
+    m = {f"{what}_change": round(measured, 3), f"{what}_expected": round(expected, 3)}
+    if abs(expected) < 1e-6:
+        return _Verdict(1.0, [f"{what} left as asked"], measures=m)
+    ratio = measured / expected
+    m["achieved_ratio"] = round(ratio, 3)
+    direction = "up" if expected > 0 else "down"
+    if ratio <= 0.05:
+        wrong = ratio < -0.05
+        words = (f"the {what} went the wrong way" if wrong
+                 else f"the {what} barely changed ({measured:+.1f}{unit})")
+        retry = {name: _bounded(op, name, value * (2.0 if not wrong else 1.0))}
+        return _Verdict(0.1 if wrong else 0.15, fix=[f"{words}; it should go {direction}"],
+                        retry=retry, measures=m)
+    if ratio < 0.6:
+        scale = min(3.0, 1.0 / max(ratio, 0.2))
+        return _Verdict(0.35 + 0.6 * ratio,
+                        keep=[f"the {what} moved {direction}"],
+                        fix=[f"the {what} changed only {ratio:.0%} of what was asked; "
+                             "make it stronger"],
+                        retry={name: _bounded(op, name, value * scale)}, measures=m)
+    if ratio > 3.0:
+        return _Verdict(0.7, keep=[f"the {what} moved {direction}"],
+                        fix=[f"the {what} changed much more than asked; tone it down"],
+                        retry={name: _bounded(op, name, value * 0.5)}, measures=m)
+    return _Verdict(1.0, keep=[f"the {what} moved {direction} about as asked"], measures=m)
+
+
+# --- per-operation checks ---------------------------------------------------------------
+
+def _check_tone(op: str, p: dict[str, Any], lb: np.ndarray, la: np.ndarray,
+                inside: np.ndarray) -> _Verdict:
+    light_b, light_a = lb[..., 0][inside], la[..., 0][inside]
+    mean_b = float(light_b.mean())
+    delta = float((light_a - light_b).mean())
+    if op == "brightness":
+        a = p["amount"]
+        expected = a * (100.0 - mean_b) * 0.6 if a >= 0 else a * mean_b * 0.6
+        return _ratio_verdict(op, "amount", a, delta, expected, "brightness", " L")
+    if op == "exposure":
+        s = p["stops"]
+        expected = min(10.0 * s, 0.6 * (100 - mean_b)) if s >= 0 else max(10.0 * s,
+                                                                          -0.6 * mean_b)
+        return _ratio_verdict(op, "stops", s, delta, expected, "exposure", " L")
+    if op == "gamma":
+        g = p["gamma"]
+        expected = 25.0 * math.log(g) * min(1.0, (100 - mean_b) / 50 if g > 1 else mean_b / 50)
+        return _ratio_verdict(op, "gamma", g, delta, expected, "mid-tone lightness", " L")
+    # shadows / highlights: only the pixels of that tone range count
+    a = p["amount"]
+    tone = light_b < 40 if op == "shadows" else light_b > 60
+    if tone.sum() < max(20, 0.02 * tone.size):
+        return _Verdict(0.8, keep=[f"there are few {op} in the target to change"])
+    delta = float((light_a - light_b)[tone].mean())
+    room = float((100 - light_b[tone]).mean()) if a >= 0 else float(light_b[tone].mean())
+    expected = (1 if a >= 0 else -1) * abs(a) * room * 0.12
+    return _ratio_verdict(op, "amount", a, delta, expected, op, " L")
+
+
+def _check_spread(op: str, p: dict[str, Any], lb: np.ndarray, la: np.ndarray,
+                  inside: np.ndarray) -> _Verdict:
+    a = p["amount"]
+    if op == "contrast":
+        sb, sa = float(lb[..., 0][inside].std()), float(la[..., 0][inside].std())
+        what = "contrast"
+    else:
+        sb, sa = float(_chroma(lb)[inside].mean()), float(_chroma(la)[inside].mean())
+        what = "saturation" if op == "saturation" else "vibrance"
+    if sb < 1.0:
+        if a > 0:
+            return _Verdict(0.7, keep=[f"the target has almost no {what} to increase"])
+        return _Verdict(1.0, keep=[f"the target has almost no {what} left"])
+    measured = math.log(max(sa, 1e-3) / sb)
+    factor = 0.3 if op == "vibrance" else 0.6
+    expected = math.log(max(1.0 + a, 0.05)) * factor
+    return _ratio_verdict(op, "amount", a, measured, expected, what, "")
+
+
+def _check_cast(op: str, p: dict[str, Any], lb: np.ndarray, la: np.ndarray,
+                inside: np.ndarray) -> _Verdict:
+    a = p["amount"]
+    channel = 2 if op == "temperature" else 1   # b: yellow-blue, a: magenta-green
+    delta = float((la[..., channel] - lb[..., channel])[inside].mean())
+    expected = a * (12.0 if op == "temperature" else 6.0)
+    return _ratio_verdict(op, "amount", a, delta, expected,
+                          "warmth" if op == "temperature" else "tint", "")
+
+
+def _check_hue(p: dict[str, Any], lb: np.ndarray, la: np.ndarray,
+               inside: np.ndarray) -> _Verdict:
+    deg = p["degrees"]
+    coloured = inside & (_chroma(lb) > 10)
+    if coloured.sum() < 20:
+        return _Verdict(0.7, keep=["the target has too little colour to rotate"])
+    hb = np.degrees(np.arctan2(lb[..., 2], lb[..., 1]))[coloured]
+    ha = np.degrees(np.arctan2(la[..., 2], la[..., 1]))[coloured]
+    shift = (ha - hb + 180.0) % 360.0 - 180.0
+    measured = float(np.median(np.abs(shift)))
+    return _ratio_verdict("hue", "degrees", deg, measured * (1 if deg >= 0 else -1),
+                          deg * 0.5, "hue", "°")
+
+
+def _check_recolor(p: dict[str, Any], lb: np.ndarray, la: np.ndarray,
+                   inside: np.ndarray) -> _Verdict:
+    strength = p.get("strength", 1.0)
+    rgb = np.array([[parse_color(p["color"])]], dtype=np.uint8)
+    target = _lab(rgb)[0, 0]
+    t_chroma = math.hypot(target[1], target[2])
+    a_mean, b_mean = float(la[..., 1][inside].mean()), float(la[..., 2][inside].mean())
+    chroma_after = float(_chroma(la)[inside].mean())
+    m: dict[str, float] = {"chroma_after": round(chroma_after, 2)}
+    verdict = _Verdict(1.0, measures=m)
+    light_b, light_a = lb[..., 0][inside], la[..., 0][inside]
+    if light_b.std() > 3 and light_a.std() > 0.5:
+        corr = float(np.corrcoef(light_b, light_a)[0, 1])
+        m["lightness_correlation"] = round(corr, 3)
+        if corr < 0.5:
+            verdict.achieved *= 0.6
+            verdict.fix.append("the shading and texture of the target were lost")
+        else:
+            verdict.keep.append("the target's shading and texture are kept")
+    if t_chroma < 12:  # white, black, grey, silver: check the colour went away
+        ok = chroma_after <= max(8.0, 0.5 * float(_chroma(lb)[inside].mean()))
+        if ok:
+            verdict.keep.append(f"the target is now {p['color']}")
+        else:
+            verdict.achieved *= 0.4
+            verdict.fix.append(f"the target still looks coloured, not {p['color']}")
+            verdict.retry["strength"] = _bounded("recolor", "strength", strength + 0.3)
+        return verdict
+    distance = _hue_distance(_hue_deg(a_mean, b_mean), _hue_deg(target[1], target[2]))
+    m["hue_distance_deg"] = round(distance, 1)
+    weak = chroma_after < 0.3 * t_chroma * strength
+    if distance <= 25 and not weak:
+        verdict.keep.append(f"the target now reads as {p['color']}")
+    elif distance <= 60 and not weak:
+        verdict.achieved *= 0.6
+        verdict.fix.append(f"the colour is {distance:.0f}° away from {p['color']}; push it "
+                           "closer")
+        verdict.retry["strength"] = _bounded("recolor", "strength", strength + 0.3)
+    else:
+        verdict.achieved *= 0.15
+        verdict.fix.append(f"the target does not look {p['color']} "
+                           f"({'too little colour' if weak else f'hue off by {distance:.0f}°'})")
+        verdict.retry["strength"] = 1.0
+    return verdict
+
+
+_METHODS = ("auto", "patch", "telea", "ns")
+
+
+def _check_inpaint(p: dict[str, Any], lb: np.ndarray, la: np.ndarray,
+                   inside: np.ndarray) -> _Verdict:
+    area = int(inside.sum())
+    reach = int(max(4, min(40, 0.3 * math.sqrt(area))))
+    ring = _dilate(inside, reach) & ~_dilate(inside, 2)
+    if ring.sum() < 10:
+        return _Verdict(0.5, fix=["the target fills the whole patch; nothing to match it to"])
+    ring_lab, in_lab = la[ring], la[inside]
+    obj_mean = lb[inside].mean(axis=0)
+    ring_mean, in_mean = ring_lab.mean(axis=0), in_lab.mean(axis=0)
+    ring_std = float(ring_lab[:, 0].std()) + 2.0
+    de_mean = float(np.linalg.norm(in_mean - ring_mean))
+    texture = (float(in_lab[:, 0].std()) + 2.0) / ring_std
+    d_obj = np.linalg.norm(in_lab - obj_mean, axis=1)
+    d_ring = np.linalg.norm(in_lab - ring_mean, axis=1)
+    obj_vs_ring = float(np.linalg.norm(obj_mean - ring_mean))
+    leftover = float(((d_obj < 12) & (d_ring > 20)).mean()) if obj_vs_ring > 20 else 0.0
+    m = {"fill_vs_surround_dE": round(de_mean, 2), "texture_ratio": round(texture, 3),
+         "leftover_fraction": round(leftover, 3)}
+    verdict = _Verdict(1.0, measures=m)
+    retry = {"method": _METHODS[(_METHODS.index(p.get("method", "auto")) + 1) % 4],
+             "radius": int(_bounded("inpaint", "radius", p.get("radius", 5) * 2))}
+    if leftover > 0.1:
+        verdict.achieved *= 0.3
+        verdict.fix.append(f"traces of the removed object remain ({leftover:.0%} of the area)")
+        verdict.retry = retry
+    if de_mean > max(10.0, 1.5 * ring_std):
+        verdict.achieved *= 0.5
+        verdict.fix.append("the filled area does not match its surroundings in colour")
+        verdict.retry = retry
+    if texture < 0.35 or texture > 3.0:
+        verdict.achieved *= 0.8
+        verdict.fix.append("the filled area looks " + ("smeared" if texture < 0.35 else
+                                                       "busier than its surroundings"))
+        verdict.retry = verdict.retry or retry
+    if not verdict.fix:
+        verdict.keep.append("the removed area blends with its surroundings")
+    return verdict
+
+
+def _check_text(p: dict[str, Any], lb: np.ndarray, la: np.ndarray, inside: np.ndarray,
+                after: np.ndarray, before: np.ndarray) -> _Verdict:
+    def edges(img: np.ndarray) -> float:
+        grey = cv2.cvtColor(np.ascontiguousarray(img[..., :3]), cv2.COLOR_RGB2GRAY)
+        return float((cv2.Canny(grey, 60, 160) > 0)[inside].mean())
+
+    gain = edges(after) - edges(before)
+    colour = _lab(np.array([[parse_color(p.get("color") or "white")]], dtype=np.uint8))[0, 0]
+    near = float((np.linalg.norm(la[inside] - colour, axis=1) < 25).mean())
+    bg_light = float(lb[..., 0][inside].mean())
+    m = {"edge_gain": round(gain, 4), "text_colour_fraction": round(near, 4)}
+    if gain > 0.01 and 0.005 < near < 0.7:
+        return _Verdict(1.0, keep=["text is visible in the region"], measures=m)
+    retry: dict[str, Any] = {"scale": _bounded("text", "scale", p.get("scale", 1.0) * 1.2)}
+    if abs(float(colour[0]) - bg_light) < 30:
+        retry["color"] = "black" if bg_light > 50 else "white"
+    return _Verdict(0.2, fix=["no legible text appeared in the region"], retry=retry,
+                    measures=m)
+
+
+def _check_detail(op: str, p: dict[str, Any], before: np.ndarray, after: np.ndarray,
+                  inside: np.ndarray) -> _Verdict:
+    gb = cv2.cvtColor(np.ascontiguousarray(before[..., :3]), cv2.COLOR_RGB2GRAY)
+    ga = cv2.cvtColor(np.ascontiguousarray(after[..., :3]), cv2.COLOR_RGB2GRAY)
+    db, da = _detail(gb.astype(np.float32), inside), _detail(ga.astype(np.float32), inside)
+    if db < 0.5:
+        return _Verdict(0.8, keep=["the target has almost no detail to change"])
+    ratio = da / db
+    m = {"detail_ratio": round(ratio, 3)}
+    if op == "sharpen":
+        ok, name, more = ratio > 1.05, "amount", p["amount"] * 1.8
+        words = ("the target is crisper", "the target is not visibly sharper")
+    elif op == "denoise":
+        ok, name, more = ratio < 0.95, "strength", p["strength"] + 0.3
+        words = ("fine noise is reduced", "the noise is not visibly reduced")
+    else:
+        ok, name, more = ratio < 0.8, "radius", p["radius"] * 2
+        words = ("the target is softer", "the target is not visibly blurred")
+    if ok:
+        return _Verdict(1.0, keep=[words[0]], measures=m)
+    return _Verdict(0.2, fix=[words[1]], retry={name: _bounded(op, name, more)}, measures=m)
+
+
+def _check_global(op: str, p: dict[str, Any], lb: np.ndarray, la: np.ndarray,
+                  inside: np.ndarray) -> _Verdict:
+    if op == "grayscale":
+        cb, ca = float(_chroma(lb)[inside].mean()), float(_chroma(la)[inside].mean())
+        ok = ca <= (1 - 0.8 * p["amount"]) * cb + 1.5
+        return _Verdict(1.0 if ok else 0.2, keep=["colour removed"] if ok else [],
+                        fix=[] if ok else ["colour is still visible"],
+                        retry={} if ok else {"amount": 1.0},
+                        measures={"chroma_before": cb, "chroma_after": ca})
+    if op == "sepia":
+        a_m, b_m = float(la[..., 1][inside].mean()), float(la[..., 2][inside].mean())
+        hue = _hue_deg(a_m, b_m)
+        ok = math.hypot(a_m, b_m) > 3 and 30 <= hue <= 110
+        return _Verdict(1.0 if ok else 0.3, keep=["warm brown tone"] if ok else [],
+                        fix=[] if ok else ["the sepia tone is not visible"],
+                        retry={} if ok else {"amount": 1.0}, measures={"hue": hue})
+    if op == "auto_white_balance":
+        cast_b = math.hypot(float(lb[..., 1][inside].mean()), float(lb[..., 2][inside].mean()))
+        cast_a = math.hypot(float(la[..., 1][inside].mean()), float(la[..., 2][inside].mean()))
+        ok = cast_a <= cast_b + 0.5 or cast_a < 3
+        return _Verdict(1.0 if ok else 0.3, keep=["colour cast reduced"] if ok else [],
+                        fix=[] if ok else ["the colour cast got stronger"],
+                        measures={"cast_before": cast_b, "cast_after": cast_a})
+    if op == "auto_levels":
+        rb = np.percentile(lb[..., 0][inside], [1, 99])
+        ra = np.percentile(la[..., 0][inside], [1, 99])
+        ok = (ra[1] - ra[0]) >= (rb[1] - rb[0]) - 0.5
+        return _Verdict(1.0 if ok else 0.3, keep=["tonal range stretched"] if ok else [],
+                        fix=[] if ok else ["the tonal range shrank"],
+                        measures={"range_before": float(rb[1] - rb[0]),
+                                  "range_after": float(ra[1] - ra[0])})
+    if op == "clahe":
+        def local(light: np.ndarray) -> float:
+            mean = cv2.blur(light, (15, 15))
+            sq = cv2.blur(light * light, (15, 15))
+            return float(np.sqrt(np.maximum(sq - mean * mean, 0))[inside].mean())
+        sb, sa = local(lb[..., 0]), local(la[..., 0])
+        ok = sa > sb * 1.02
+        return _Verdict(1.0 if ok else 0.3, keep=["local contrast increased"] if ok else [],
+                        fix=[] if ok else ["local contrast did not increase"],
+                        retry={} if ok else {"clip_limit": _bounded("clahe", "clip_limit",
+                                                                    p["clip_limit"] * 2)},
+                        measures={"local_std_before": sb, "local_std_after": sa})
+    if op == "vignette":
+        h, w = inside.shape
+        yy, xx = np.mgrid[0:h, 0:w]
+        r = np.hypot((xx + 0.5) / w - 0.5, (yy + 0.5) / h - 0.5)[inside]
+        delta = (la[..., 0] - lb[..., 0])[inside]
+        lo, hi = np.quantile(r, [0.25, 0.75])
+        if hi - lo < 1e-3:
+            return _Verdict(0.8, keep=["the target is too small to show a vignette"])
+        measured = float(delta[r <= lo].mean() - delta[r >= hi].mean())
+        return _ratio_verdict("vignette", "amount", p["amount"], measured,
+                              p["amount"] * 8.0, "corner darkening", " L")
+    # straighten and anything else: it must have changed (checked by the caller)
+    return _Verdict(0.9, keep=[f"{op} applied"])
+
+
+# --- the measured critic ----------------------------------------------------------------
+
+class MeasuredCritic:
+    """The embedded critic: measurements only, no model (see the module doc)."""
+
+    name = "measured"
+
+    def critique(self, before: np.ndarray, after: np.ndarray, action: Any,
+                 mask: np.ndarray | None = None) -> Critique:
+        """Score one attempt.
+
+        Args:
+            before: the patch before the edit (uint8 HxWx3/4).
+            after: the composed patch after the edit, same size.
+            action: the ``agent.actions.Action`` that was attempted.
+            mask: the target mask (bool HxW); None means the whole patch.
+
+        Returns:
+            A ``Critique`` with score 0–10, keep/fix lists and retry parameters.
+        """
+        problem = _check_inputs(before, after, mask)
+        if problem:
+            return Critique(0.0, fix=[problem])
+        inside = np.ones(before.shape[:2], bool) if mask is None else mask.astype(bool)
+        if not inside.any():
+            return Critique(0.0, fix=["the target mask is empty; locate the target again"])
+        op = getattr(action, "operation", "") or ""
+        params = dict(getattr(action, "params", {}) or {})
+        lb, la = _lab(before), _lab(after)
+        diff = np.abs(after[..., :3].astype(np.int16) - before[..., :3].astype(np.int16))
+        changed_inside = float(diff[inside].mean())
+        measures: dict[str, float] = {"mean_change_inside": round(changed_inside, 3)}
+        keep: list[str] = []
+        fix: list[str] = []
+        retry: dict[str, Any] = {}
+        # 1. the target changed as asked
+        if changed_inside < 0.3:
+            verdict = _Verdict(0.0, fix=["nothing visibly changed in the target"],
+                               retry=_stronger(op, params))
+        else:
+            verdict = _check_operation(op, params, before, after, lb, la, inside)
+        score = 10.0 * verdict.achieved
+        keep += verdict.keep
+        fix += verdict.fix
+        retry.update(verdict.retry)
+        measures.update({k: round(float(v), 4) for k, v in verdict.measures.items()})
+        # 2. the outside is untouched
+        band = _dilate(inside, _feather_width(inside) + 2)
+        outside = ~band
+        if outside.any():
+            moved = float(diff[outside].max(axis=-1).astype(bool).mean())
+            measures["outside_changed_fraction"] = round(moved, 5)
+            if moved > 0:
+                score -= min(6.0, 2.0 + 40.0 * moved)
+                fix.append(f"{moved:.1%} of the pixels outside the target changed; keep the "
+                           "rest of the image untouched")
+            else:
+                keep.append("everything outside the target is untouched")
+        # 3. seams along the feather band, 4. new clipping
+        score -= self._seams(lb, la, inside, band, measures, keep, fix)
+        score -= self._clipping(before, after, inside, op, params, measures, fix, retry)
+        score = float(min(10.0, max(0.0, score)))
+        if op in ("generate", "paste"):
+            keep.append("the content itself was not judged (no vision model configured)")
+            score = min(score, 7.0)
+        return Critique(round(score, 2), _unique(keep), _unique(fix),
+                        _valid_retry(op, retry), measures)
+
+    @staticmethod
+    def _seams(lb: np.ndarray, la: np.ndarray, inside: np.ndarray, band: np.ndarray,
+               measures: dict[str, float], keep: list[str], fix: list[str]) -> float:
+        if inside.all():
+            return 0.0
+        boundary = band & ~_erode(inside, 2)
+        if boundary.sum() < 10:
+            return 0.0
+        gb, ga = _grad(lb[..., 0])[boundary], _grad(la[..., 0])[boundary]
+        p_b, p_a = float(np.percentile(gb, 95)), float(np.percentile(ga, 95))
+        measures["edge_gradient_p95_before"] = round(p_b, 3)
+        measures["edge_gradient_p95_after"] = round(p_a, 3)
+        if p_a > 1.6 * p_b + 6.0:
+            fix.append("a visible seam runs along the edge of the edited area; feather "
+                       "the edge more")
+            return 2.0
+        keep.append("no seam along the edge of the edited area")
+        return 0.0
+
+    @staticmethod
+    def _clipping(before: np.ndarray, after: np.ndarray, inside: np.ndarray, op: str,
+                  params: dict[str, Any], measures: dict[str, float], fix: list[str],
+                  retry: dict[str, Any]) -> float:
+        rgb_b, rgb_a = before[..., :3][inside], after[..., :3][inside]
+        # blown to white / crushed to black (a saturated pure colour is not clipping)
+        high = float((rgb_a.min(-1) >= 254).mean() - (rgb_b.min(-1) >= 254).mean())
+        low = float((rgb_a.max(-1) <= 1).mean() - (rgb_b.max(-1) <= 1).mean())
+        measures["new_clipped_highlights"] = round(high, 4)
+        measures["new_clipped_shadows"] = round(low, 4)
+        penalty = 0.0
+        if high > 0.02 or low > 0.02:
+            where = "highlights" if high >= low else "shadows"
+            fix.append(f"{max(high, low):.0%} of the target's {where} are newly clipped")
+            penalty = min(3.0, 30.0 * max(high, low))
+            softer = _softer(op, params)
+            for k, v in softer.items():
+                retry.setdefault(k, v)
+        return penalty
+
+
+def _check_inputs(before: Any, after: Any, mask: Any) -> str:
+    for name, img in (("before", before), ("after", after)):
+        if not isinstance(img, np.ndarray) or img.dtype != np.uint8 or img.ndim != 3 or \
+                img.shape[2] not in (3, 4):
+            return f"the {name} patch is not an RGB/RGBA uint8 image"
+    if before.shape[:2] != after.shape[:2]:
+        return (f"the edit changed the patch size ({before.shape[1]}x{before.shape[0]} → "
+                f"{after.shape[1]}x{after.shape[0]})")
+    if mask is not None and (not isinstance(mask, np.ndarray) or mask.shape != before.shape[:2]):
+        return "the target mask does not match the patch size"
+    return ""
+
+
+def _check_operation(op: str, params: dict[str, Any], before: np.ndarray, after: np.ndarray,
+                     lb: np.ndarray, la: np.ndarray, inside: np.ndarray) -> _Verdict:
+    if op in ("brightness", "exposure", "gamma", "shadows", "highlights"):
+        return _check_tone(op, params, lb, la, inside)
+    if op in ("contrast", "saturation", "vibrance"):
+        return _check_spread(op, params, lb, la, inside)
+    if op in ("temperature", "tint"):
+        return _check_cast(op, params, lb, la, inside)
+    if op == "hue":
+        return _check_hue(params, lb, la, inside)
+    if op == "recolor":
+        return _check_recolor(params, lb, la, inside)
+    if op == "inpaint":
+        return _check_inpaint(params, lb, la, inside)
+    if op == "text":
+        return _check_text(params, lb, la, inside, after, before)
+    if op in ("sharpen", "denoise", "blur"):
+        return _check_detail(op, params, before, after, inside)
+    if op in ("generate", "paste"):
+        return _Verdict(0.9, keep=["the target changed"])
+    return _check_global(op, params, lb, la, inside)
+
+
+def _stronger(op: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Parameters that push an operation harder (for 'nothing changed')."""
+    if op not in OPERATIONS:
+        return {}
+    out: dict[str, Any] = {}
+    for spec in get_operation(op).params:
+        value = params.get(spec.name)
+        if spec.type == "float" and isinstance(value, (int, float)) and spec.name != "gamma":
+            out[spec.name] = _bounded(op, spec.name, value * 2 if value else 0.3)
+    if op == "recolor":
+        out = {"strength": 1.0}
+    if op == "inpaint":
+        out = {"method": "patch"}
+    return out
+
+
+def _softer(op: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Parameters that pull an operation back (for clipping)."""
+    for name in ("amount", "stops"):
+        value = params.get(name)
+        if isinstance(value, (int, float)) and value:
+            return {name: _bounded(op, name, value * 0.6)}
+    return {}
+
+
+def _valid_retry(op: str, retry: dict[str, Any]) -> dict[str, Any]:
+    """Only parameters the operation takes, inside their bounds."""
+    if op not in OPERATIONS or not retry:
+        return {}
+    spec = get_operation(op)
+    clean = {}
+    for k, v in retry.items():
+        p = next((s for s in spec.params if s.name == k and s.type != "image"), None)
+        if p is None:
+            continue
+        try:
+            clean[k] = p.check(v, op)
+        except OperationError:
+            continue
+    return clean
+
+
+def _unique(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(i for i in items if i))
+
+
+# --- the VLM panel ----------------------------------------------------------------------
+
+def _mask_image(mask: np.ndarray | None, shape: tuple[int, ...]) -> np.ndarray:
+    m = np.ones(shape[:2], bool) if mask is None else mask.astype(bool)
+    return np.repeat((m.astype(np.uint8) * 255)[..., None], 3, axis=-1)
+
+
+class PanelCritic:
+    """Several VLM critics with different focus plus an aggregator (see the module doc).
+
+    Args:
+        llm: an ``agent.llm`` backend that can see images.
+        focuses: which reviewers to ask (keys of ``agent.prompts.CRITIC_FOCUS``).
+        fallback: the measured critic, used as evidence and when the model fails.
+    """
+
+    name = "panel"
+
+    def __init__(self, llm: Any, *, focuses: tuple[str, ...] = ("instruction", "preservation",
+                                                               "artefacts"),
+                 fallback: MeasuredCritic | None = None) -> None:
+        self.llm, self.focuses = llm, focuses
+        self.fallback = fallback or MeasuredCritic()
+
+    def critique(self, before: np.ndarray, after: np.ndarray, action: Any,
+                 mask: np.ndarray | None = None) -> Critique:
+        """Ask each reviewer, then the aggregator; fall back to measurements on failure.
+
+        Args:
+            before: the patch before the edit.
+            after: the composed patch after the edit.
+            action: the attempted ``Action``.
+            mask: the target mask (bool HxW).
+
+        Returns:
+            The aggregated ``Critique`` (its ``measures`` are the measured critic's).
+        """
+        from agent.llm import LLMError
+        from agent.prompts import AGGREGATOR, aggregator_user, critic_system, critic_user
+
+        measured = self.fallback.critique(before, after, action, mask)
+        problem = _check_inputs(before, after, mask)
+        if problem:
+            return measured
+        evidence = (f"\nMeasurements (from pixels): score {measured.score:.1f}/10; worked: "
+                    f"{'; '.join(measured.keep) or '-'}; problems: "
+                    f"{'; '.join(measured.fix) or '-'}")
+        images = [before[..., :3], after[..., :3], _mask_image(mask, before.shape)]
+        reviews: dict[str, dict[str, Any]] = {}
+        for focus in self.focuses:
+            try:
+                reviews[focus] = self.llm.complete_json(
+                    critic_system(focus), [{"role": "user", "content": critic_user(action)
+                                            + evidence}], images, CRITIQUE_SCHEMA)
+            except LLMError as err:
+                log.warning("critic %s failed: %s", focus, err)
+        if not reviews:
+            measured.fix.append("(the vision critics gave no valid answer; measured only)")
+            return measured
+        try:
+            final = self.llm.complete_json(
+                AGGREGATOR, [{"role": "user", "content": aggregator_user(action, reviews)
+                              + evidence}], None, CRITIQUE_SCHEMA)
+        except LLMError as err:
+            log.warning("critic aggregator failed: %s", err)
+            final = _mean_review(reviews)
+        op = getattr(action, "operation", "") or ""
+        retry = _valid_retry(op, dict(final.get("retry_params") or {})) or measured.retry_params
+        return Critique(round(float(final["score"]), 2),
+                        _unique([str(k) for k in final.get("keep", [])]),
+                        _unique([str(f) for f in final.get("fix", [])]),
+                        retry, dict(measured.measures, panel_reviews=float(len(reviews))))
+
+
+def _mean_review(reviews: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """A plain merge when the aggregator fails: the lowest score, all keep/fix lines."""
+    return {"score": min(float(r["score"]) for r in reviews.values()),
+            "keep": [k for r in reviews.values() for k in r.get("keep", [])],
+            "fix": [f for r in reviews.values() for f in r.get("fix", [])],
+            "retry_params": next((r["retry_params"] for r in reviews.values()
+                                  if r.get("retry_params")), {})}
+
+
+def get_critic(settings: Settings | None = None) -> MeasuredCritic | PanelCritic:
+    """``PanelCritic`` when a VLM or endpoint is configured, else ``MeasuredCritic``.
+
+    Args:
+        settings: defaults to ``get_settings()``.
+    """
+    from agent.llm import get_llm, llm_configured
+
+    settings = settings or get_settings()
+    if llm_configured(settings):
+        return PanelCritic(get_llm(settings))
+    return MeasuredCritic()

@@ -1,0 +1,546 @@
+"""The LLM/VLM protocol: ask for JSON, validate it, re-ask with the error, fail clearly.
+
+Every backend answers ``complete_json(system, messages, images, schema) -> dict``. The
+answer is data: it is parsed, checked against the JSON schema (and an optional extra
+check, e.g. ``agent.actions.parse_actions``) and, when it fails, the model is asked again
+with the problem spelled out. After ``attempts`` failures an ``LLMError`` says what went
+wrong. Nothing a model writes is ever executed.
+
+Backends:
+
+* ``RuleBased`` — embedded, no model: answers planning requests with the rule planner, so
+  the protocol exists everywhere.
+* ``OpenAICompatible`` — any ``/v1/chat/completions`` endpoint (vLLM, Ollama, llama.cpp
+  server, hosted APIs); images travel as PNG data URLs; timeouts and exponential backoff
+  on 429/5xx/connection errors.
+* ``TransformersVLM`` — Qwen2.5-VL / Qwen3-VL through ``AutoModelForImageTextToText``.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import logging
+import random
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+from jsonschema import Draft202012Validator
+
+from pipelines.config import Settings, get_settings
+
+log = logging.getLogger(__name__)
+
+#: An extra check run on a schema-valid answer; raise ``ValueError`` to have it re-asked.
+Check = Callable[[dict[str, Any]], Any]
+
+
+class LLMError(RuntimeError):
+    """A backend gave no usable answer (unreachable, or invalid after every retry)."""
+
+
+class AnswerError(ValueError):
+    """One answer that is not the JSON asked for; the message is fed back to the model."""
+
+
+@runtime_checkable
+class LLM(Protocol):
+    """What planners and critics call; see the module doc."""
+
+    name: str
+
+    def complete_json(self, system: str, messages: list[dict[str, Any]],
+                      images: list[np.ndarray] | None, schema: dict[str, Any], *,
+                      check: Check | None = None) -> dict[str, Any]:
+        ...
+
+
+# --- parsing and validation (shared by every backend) ---------------------------------
+
+def extract_json(text: str) -> dict[str, Any]:
+    """The first JSON object in a model's answer (code fences and chatter around it allowed).
+
+    Raises:
+        AnswerError: when there is no JSON object in ``text``.
+    """
+    if not isinstance(text, str) or not text.strip():
+        raise AnswerError("the answer was empty; reply with one JSON object")
+    text = text.strip()
+    if len(text) > 200_000:
+        raise AnswerError(f"the answer is too long ({len(text)} characters)")
+    decoder = json.JSONDecoder()
+    start = text.find("{")
+    last_err = "no '{' found"
+    while start != -1:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError as err:
+            last_err = f"{err.msg} at character {err.pos}"
+            start = text.find("{", start + 1)
+            continue
+        if isinstance(value, dict):
+            return value
+        start = text.find("{", start + 1)
+    raise AnswerError(f"the answer is not a JSON object ({last_err})")
+
+
+def normalise_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with nested ``$defs`` moved to the root, so ``#/$defs/…`` refs resolve.
+
+    (Pydantic puts a model's ``$defs`` inside the model's own schema; embedding that under
+    ``items`` leaves its ``#/$defs/X`` references pointing at nothing.)
+    """
+    defs: dict[str, Any] = {}
+
+    def strip(node: Any) -> Any:
+        if isinstance(node, dict):
+            if isinstance(node.get("$defs"), dict):
+                for name, sub in node["$defs"].items():
+                    defs.setdefault(name, strip(sub))
+            return {k: strip(v) for k, v in node.items() if k != "$defs"}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    out = strip(schema)
+    if defs:
+        out["$defs"] = defs
+    return out
+
+
+def validate_answer(data: Any, schema: dict[str, Any] | None) -> dict[str, Any]:
+    """Check ``data`` against ``schema``; the error lists up to five problems with paths.
+
+    Raises:
+        AnswerError: with every problem found, readable by a person and by the model.
+    """
+    if not isinstance(data, dict):
+        raise AnswerError(f"expected a JSON object, got {type(data).__name__}")
+    if not schema:
+        return data
+    errors = sorted(Draft202012Validator(normalise_schema(schema)).iter_errors(data),
+                    key=lambda e: (len(e.absolute_path), str(e.absolute_path)))
+    if errors:
+        shown = []
+        for err in errors[:5]:
+            where = "/".join(str(p) for p in err.absolute_path) or "(top level)"
+            shown.append(f"at {where}: {err.message[:200]}")
+        more = f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""
+        raise AnswerError("the JSON does not follow the schema: " + "; ".join(shown) + more)
+    return data
+
+
+def schema_instruction(schema: dict[str, Any] | None) -> str:
+    """The sentence appended to every system prompt: answer JSON following ``schema``."""
+    if not schema:
+        return "Answer with one JSON object and nothing else."
+    compact = json.dumps(normalise_schema(schema), separators=(",", ":"))
+    return ("Answer with one JSON object and nothing else (no prose, no code fences). "
+            f"It must follow this JSON schema: {compact}")
+
+
+def retry_message(error: str) -> dict[str, Any]:
+    """The user turn that feeds a validation error back to the model."""
+    return {"role": "user", "content": (
+        f"Your previous answer was rejected: {error}. Reply again with one corrected JSON "
+        "object only.")}
+
+
+class RetryingLLM:
+    """Base for model backends: ``_generate`` one raw answer; this class validates and
+    re-asks. Subclasses set ``name`` and implement ``_generate``."""
+
+    name = "base"
+
+    def __init__(self, attempts: int = 3) -> None:
+        if attempts < 1:
+            raise ValueError("attempts must be at least 1")
+        self.attempts = attempts
+
+    def _generate(self, system: str, messages: list[dict[str, Any]],
+                  images: list[np.ndarray] | None) -> str:
+        raise NotImplementedError
+
+    def complete_json(self, system: str, messages: list[dict[str, Any]],
+                      images: list[np.ndarray] | None, schema: dict[str, Any], *,
+                      check: Check | None = None) -> dict[str, Any]:
+        """Ask until the answer is valid JSON that follows ``schema`` and passes ``check``.
+
+        Args:
+            system: the system prompt (the schema sentence is appended here).
+            messages: chat turns ``{"role": "user"|"assistant", "content": str}``.
+            images: RGB/RGBA uint8 images the model sees with the last user turn.
+            schema: the JSON schema of the answer.
+            check: optional extra validation; a ``ValueError`` from it is re-asked too.
+
+        Returns:
+            The validated JSON object.
+
+        Raises:
+            LLMError: unreachable backend, or no valid answer after ``attempts`` tries.
+        """
+        full_system = f"{system.rstrip()}\n\n{schema_instruction(schema)}"
+        convo = [dict(m) for m in messages]
+        problem = ""
+        for attempt in range(1, self.attempts + 1):
+            raw = self._generate(full_system, convo, images)
+            try:
+                data = validate_answer(extract_json(raw), schema)
+                if check is not None:
+                    check(data)
+                return data
+            except ValueError as err:  # AnswerError, ActionValidationError, OperationError…
+                problem = str(err)[:1500]
+                log.info("%s answer %d/%d rejected: %s", self.name, attempt, self.attempts,
+                         problem)
+                convo += [{"role": "assistant", "content": (raw or "")[:4000]},
+                          retry_message(problem)]
+        raise LLMError(f"{self.name} gave no valid answer after {self.attempts} attempts; "
+                       f"last problem: {problem}")
+
+
+# --- images -----------------------------------------------------------------------------
+
+def _as_rgb(image: np.ndarray, max_side: int) -> np.ndarray:
+    import cv2
+
+    if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim not in (2, 3):
+        raise ValueError("images must be uint8 HxW or HxWxC arrays")
+    if image.ndim == 2:
+        image = np.stack([image] * 3, axis=-1)
+    image = image[..., :3]
+    h, w = image.shape[:2]
+    scale = max_side / max(h, w)
+    if scale < 1:
+        image = cv2.resize(image, (max(1, round(w * scale)), max(1, round(h * scale))),
+                           interpolation=cv2.INTER_AREA)
+    return np.ascontiguousarray(image)
+
+
+def image_data_url(image: np.ndarray, max_side: int = 1024) -> str:
+    """A PNG ``data:`` URL of ``image`` (downscaled so its long side is ≤ ``max_side``)."""
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.fromarray(_as_rgb(image, max_side)).save(buf, format="PNG")
+    return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(c.get("text", "") for c in content if isinstance(c, dict))
+    return str(content)
+
+
+# --- backends ---------------------------------------------------------------------------
+
+class RuleBased:
+    """The embedded backend: no model. It answers planning requests (``PLAN_SCHEMA``) with
+    the rule planner; any other request fails with a clear ``LLMError``."""
+
+    name = "rule-based"
+
+    def complete_json(self, system: str, messages: list[dict[str, Any]],
+                      images: list[np.ndarray] | None, schema: dict[str, Any], *,
+                      check: Check | None = None) -> dict[str, Any]:
+        """Plan the last user message with ``RulePlanner``; see ``LLM.complete_json``."""
+        from agent.planner import RulePlanner
+
+        if "actions" not in (schema or {}).get("properties", {}):
+            raise LLMError("the rule-based backend only plans edits; configure a VLM "
+                           "(LOUPE_MODEL_VLM) or an endpoint (LOUPE_LLM_BASE_URL) for this")
+        users = [m for m in messages if m.get("role") == "user"]
+        text = _text_of(users[-1]["content"]) if users else ""
+        plan = RulePlanner().plan(text)
+        data = {"actions": [a.model_dump(mode="json") for a in plan.actions],
+                "is_edit": plan.is_edit, "message": plan.message}
+        try:
+            data = validate_answer(data, schema)
+            if check is not None:
+                check(data)
+        except ValueError as err:
+            raise LLMError(f"rule-based plan failed validation: {err}") from None
+        return data
+
+
+class OpenAICompatible(RetryingLLM):
+    """A ``/v1/chat/completions`` endpoint (vLLM, Ollama, llama.cpp, hosted APIs).
+
+    Args:
+        base_url: e.g. ``http://127.0.0.1:8000/v1`` (``/chat/completions`` is appended).
+        model: the model name the server expects.
+        api_key: sent as a bearer token when not empty.
+        timeout: seconds per HTTP request.
+        http_retries: tries per request on 429/5xx/timeouts/connection errors.
+        backoff: first wait in seconds; doubles each time, capped at ``backoff_max``.
+        attempts: answers asked for before giving up on invalid JSON.
+        json_mode: send ``response_format={"type": "json_object"}`` (dropped if refused).
+    """
+
+    name = "openai-compatible"
+
+    def __init__(self, base_url: str, model: str, api_key: str = "", *, timeout: float = 60.0,
+                 http_retries: int = 4, backoff: float = 1.0, backoff_max: float = 30.0,
+                 attempts: int = 3, json_mode: bool = True, max_tokens: int = 1024,
+                 image_side: int = 1024) -> None:
+        super().__init__(attempts)
+        if not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"LLM base URL must start with http:// or https://: {base_url!r}")
+        self.url = base_url.rstrip("/") + "/chat/completions"
+        self.model, self.api_key = model, api_key
+        self.timeout, self.http_retries = timeout, max(1, http_retries)
+        self.backoff, self.backoff_max = backoff, backoff_max
+        self.json_mode, self.max_tokens, self.image_side = json_mode, max_tokens, image_side
+
+    def _payload(self, system: str, messages: list[dict[str, Any]],
+                 images: list[np.ndarray] | None) -> dict[str, Any]:
+        chat: list[dict[str, Any]] = [{"role": "system", "content": system}]
+        chat += [{"role": m["role"], "content": m["content"]} for m in messages]
+        if images:
+            last = max(i for i, m in enumerate(chat) if m["role"] == "user")
+            parts = [{"type": "text", "text": _text_of(chat[last]["content"])}]
+            parts += [{"type": "image_url",
+                       "image_url": {"url": image_data_url(im, self.image_side)}}
+                      for im in images]
+            chat[last] = {"role": "user", "content": parts}
+        body: dict[str, Any] = {"model": self.model, "messages": chat, "temperature": 0,
+                                "max_tokens": self.max_tokens}
+        if self.json_mode:
+            body["response_format"] = {"type": "json_object"}
+        return body
+
+    def _post(self, body: dict[str, Any]) -> dict[str, Any]:
+        data = json.dumps(body).encode("utf-8")
+        headers = {"Content-Type": "application/json"}
+        if self.api_key:
+            headers["Authorization"] = f"Bearer {self.api_key}"
+        problem = ""
+        for attempt in range(self.http_retries):
+            wait = min(self.backoff_max, self.backoff * 2 ** attempt)
+            wait *= 0.8 + 0.4 * random.random()
+            request = urllib.request.Request(self.url, data=data, headers=headers, method="POST")
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    return json.loads(response.read().decode("utf-8"))
+            except urllib.error.HTTPError as err:
+                detail = err.read(500).decode("utf-8", "replace")
+                if err.code == 400 and self.json_mode and "response_format" in detail:
+                    log.info("endpoint refused response_format; retrying without it")
+                    self.json_mode = False
+                    body.pop("response_format", None)
+                    data = json.dumps(body).encode("utf-8")
+                    continue
+                if err.code != 429 and err.code < 500:
+                    raise LLMError(f"{self.url} answered HTTP {err.code}: {detail[:300]}") from None
+                problem = f"HTTP {err.code}"
+                retry_after = err.headers.get("Retry-After") if err.headers else None
+                if retry_after and retry_after.replace(".", "", 1).isdigit():
+                    wait = min(self.backoff_max, float(retry_after))
+            except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as err:
+                problem = f"{type(err).__name__}: {getattr(err, 'reason', err)}"
+            except json.JSONDecodeError:
+                problem = "the response body is not JSON"
+            if attempt + 1 < self.http_retries:
+                log.info("LLM request failed (%s); retry %d in %.2fs", problem, attempt + 1, wait)
+                time.sleep(wait)
+        raise LLMError(f"{self.url} gave no answer after {self.http_retries} tries: {problem}")
+
+    def _generate(self, system: str, messages: list[dict[str, Any]],
+                  images: list[np.ndarray] | None) -> str:
+        response = self._post(self._payload(system, messages, images))
+        try:
+            return response["choices"][0]["message"]["content"] or ""
+        except (KeyError, IndexError, TypeError):
+            return ""  # treated as an invalid answer and re-asked
+
+
+class TransformersVLM(RetryingLLM):
+    """A local Qwen2.5-VL / Qwen3-VL through ``AutoModelForImageTextToText``.
+
+    Loaded lazily on first use with ``from_pretrained(model_id)`` (a hub id or a folder).
+    Where the full processor cannot load (its video part needs torchvision), an image-only
+    processor built from ``AutoImageProcessor`` + ``AutoTokenizer`` is used instead.
+
+    Args:
+        model_id: hub id or local folder.
+        device: ``"cpu"``, ``"cuda"``, or ``"auto"`` (CUDA when available).
+        max_new_tokens: generation budget per answer.
+        attempts: answers asked for before giving up on invalid JSON.
+        processor: ``"auto"`` or ``"image-only"`` (force the fallback path).
+        image_side: long side images are reduced to before the processor.
+        generate_kwargs: extra ``model.generate`` arguments (e.g. ``logits_processor``).
+    """
+
+    name = "transformers-vlm"
+
+    def __init__(self, model_id: str, *, device: str = "auto", max_new_tokens: int = 512,
+                 attempts: int = 3, processor: str = "auto", image_side: int = 768,
+                 generate_kwargs: dict[str, Any] | None = None) -> None:
+        super().__init__(attempts)
+        if processor not in ("auto", "image-only"):
+            raise ValueError("processor must be 'auto' or 'image-only'")
+        self.model_id, self.device, self.max_new_tokens = model_id, device, max_new_tokens
+        self.processor_mode, self.image_side = processor, image_side
+        self.generate_kwargs = dict(generate_kwargs or {})
+        self._model: Any = None
+        self._processor: Any = None
+
+    def load(self) -> None:
+        """Load the model and processor (once)."""
+        if self._model is not None:
+            return
+        import torch
+        from transformers import AutoModelForImageTextToText
+
+        device = self.device
+        if device == "auto":
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+        dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
+        try:
+            self._processor = self._load_processor()
+            model = AutoModelForImageTextToText.from_pretrained(self.model_id, dtype=dtype)
+        except (OSError, ValueError) as err:
+            raise LLMError(f"cannot load the VLM {self.model_id!r}: {err}") from None
+        self._model = model.to(device).eval()
+        log.info("loaded VLM %s on %s", self.model_id, device)
+
+    def _load_processor(self) -> Any:
+        from transformers import AutoProcessor
+
+        if self.processor_mode == "auto":
+            try:
+                return AutoProcessor.from_pretrained(self.model_id)
+            except ImportError as err:  # e.g. the video processor needs torchvision
+                log.info("full processor unavailable (%s); using the image-only path", err)
+        return ImageOnlyProcessor.from_pretrained(self.model_id)
+
+    def _generate(self, system: str, messages: list[dict[str, Any]],
+                  images: list[np.ndarray] | None) -> str:
+        import torch
+        from PIL import Image
+
+        self.load()
+        pictures = [Image.fromarray(_as_rgb(im, self.image_side)) for im in images or []]
+        chat = [{"role": "system", "content": [{"type": "text", "text": system}]}]
+        for i, m in enumerate(messages):
+            parts: list[dict[str, Any]] = []
+            if i == len(messages) - 1 and pictures:
+                parts += [{"type": "image"} for _ in pictures]
+            parts.append({"type": "text", "text": _text_of(m["content"])})
+            chat.append({"role": m["role"], "content": parts})
+        text = self._processor.apply_chat_template(chat, add_generation_prompt=True,
+                                                   tokenize=False)
+        inputs = self._processor(text=[text], images=pictures or None, return_tensors="pt")
+        inputs = {k: v.to(self._model.device) for k, v in inputs.items() if hasattr(v, "to")}
+        with torch.inference_mode():
+            out = self._model.generate(**inputs, max_new_tokens=self.max_new_tokens,
+                                       do_sample=False, **self.generate_kwargs)
+        new = out[:, inputs["input_ids"].shape[1]:]
+        return self._processor.batch_decode(new, skip_special_tokens=True)[0]
+
+
+class ImageOnlyProcessor:
+    """Qwen-VL prompt + image preparation without the video processor (no torchvision).
+
+    Does what the full processor does for images: expands each ``<|image_pad|>`` into one
+    token per merged vision patch, and returns ``pixel_values`` / ``image_grid_thw``.
+    """
+
+    IMAGE_TOKEN = "<|image_pad|>"
+
+    def __init__(self, tokenizer: Any, image_processor: Any) -> None:
+        self.tokenizer, self.image_processor = tokenizer, image_processor
+
+    @classmethod
+    def from_pretrained(cls, path: str) -> ImageOnlyProcessor:
+        """Load the tokenizer and image processor of ``path``."""
+        from transformers import AutoImageProcessor, AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        template = Path(path) / "chat_template.jinja"
+        if not getattr(tokenizer, "chat_template", None) and template.is_file():
+            tokenizer.chat_template = template.read_text(encoding="utf-8")
+        return cls(tokenizer, AutoImageProcessor.from_pretrained(path))
+
+    def apply_chat_template(self, chat: list[dict[str, Any]], **kwargs: Any) -> str:
+        """Render the chat with the tokenizer's template."""
+        return self.tokenizer.apply_chat_template(chat, **kwargs)
+
+    def __call__(self, text: list[str], images: list[Any] | None = None,
+                 return_tensors: str = "pt") -> dict[str, Any]:
+        """Token ids (image placeholders expanded) and pixel tensors."""
+        out: dict[str, Any] = {}
+        if images:
+            vision = self.image_processor(images=images, return_tensors=return_tensors)
+            out.update(vision)
+            merge = getattr(self.image_processor, "merge_size", 2) ** 2
+            counts = [int(g.prod()) // merge for g in vision["image_grid_thw"]]
+            expanded = []
+            for prompt in text:
+                pieces = prompt.split(self.IMAGE_TOKEN)
+                if len(pieces) - 1 != len(counts):
+                    raise LLMError(f"prompt has {len(pieces) - 1} image slots for "
+                                   f"{len(counts)} images")
+                joined = pieces[0]
+                for n, rest in zip(counts, pieces[1:]):
+                    joined += self.IMAGE_TOKEN * n + rest
+                expanded.append(joined)
+            text = expanded
+        out.update(self.tokenizer(text, return_tensors=return_tensors))
+        return out
+
+    def batch_decode(self, ids: Any, **kwargs: Any) -> list[str]:
+        """Decode generated ids."""
+        return self.tokenizer.batch_decode(ids, **kwargs)
+
+
+# --- choice -----------------------------------------------------------------------------
+
+def local_vlm_available(settings: Settings) -> bool:
+    """Whether the ``vlm`` role's weights are on this machine (a folder, or the HF cache)."""
+    model_id = (settings.models or {}).get("vlm", "")
+    if not model_id:
+        return False
+    folder = Path(model_id).expanduser()
+    if folder.is_dir():
+        return (folder / "config.json").is_file()
+    try:
+        from huggingface_hub import try_to_load_from_cache
+
+        found = try_to_load_from_cache(model_id, "config.json")
+    except Exception:  # noqa: BLE001 - a malformed id is simply "not available"
+        return False
+    return isinstance(found, str)
+
+
+def get_llm(settings: Settings | None = None) -> LLM:
+    """The configured backend: an endpoint if ``LOUPE_LLM_BASE_URL`` is set, else a local
+    VLM whose weights are present, else ``RuleBased``.
+
+    Args:
+        settings: defaults to ``get_settings()``.
+
+    Returns:
+        An object following the ``LLM`` protocol.
+    """
+    settings = settings or get_settings()
+    if settings.llm_base_url:
+        return OpenAICompatible(settings.llm_base_url, settings.llm_model or "default",
+                                settings.llm_api_key)
+    if local_vlm_available(settings):
+        return TransformersVLM(settings.models["vlm"], device=settings.device)
+    return RuleBased()
+
+
+def llm_configured(settings: Settings | None = None) -> bool:
+    """True when ``get_llm`` would return a model backend rather than ``RuleBased``."""
+    settings = settings or get_settings()
+    return bool(settings.llm_base_url) or local_vlm_available(settings)
