@@ -163,8 +163,8 @@ def ui_autopilot(session_id: str | None, path: str | None, mood: str, iterations
                  simulations: float, depth: float, top_k: float, seed: float,
                  progress: gr.Progress = gr.Progress()) -> tuple:
     """Run Autopilot (MCTS over candidate edits) with a progress bar counting simulations."""
-    def report(done: int, total: int) -> None:
-        progress((done, total), desc="simulations", unit="simulations")
+    def report(fraction: float, text: str) -> None:
+        progress(fraction, desc=text or "simulations")
 
     try:
         result = web.run_autopilot(
@@ -200,8 +200,8 @@ def ui_score(before: str | None, after: str | None, mask: str | None, bbox: str,
 def ui_benchmark(dataset: str, archive: str | None, agent_name: str,
                  progress: gr.Progress = gr.Progress()) -> tuple:
     """Run a benchmark (bundled mini HDD set or an uploaded archive)."""
-    def report(done: int, total: int) -> None:
-        progress((done, total), desc="benchmark", unit="sessions")
+    def report(fraction: float, text: str) -> None:
+        progress(fraction, desc=text or "benchmark")
 
     try:
         res = web.run_benchmark(archive if dataset == "uploaded archive" else None,

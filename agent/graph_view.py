@@ -59,23 +59,37 @@ def _label_of(node: Any) -> str:
 
 def _detail_of(node: Any) -> str:
     parts = []
-    for key in ("score", "value", "visits", "reward", "q"):
+    for key in ("score", "value", "mean_reward", "visits", "evaluations"):
         value = _get(node, key)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             parts.append(f"{key} {value:.3g}" if isinstance(value, float) else f"{key} {value}")
     return " · ".join(parts)
 
 
-def _flatten_nested(node: Any, parent: str | None, out: list[dict], counter: list[int]) -> None:
+def _flatten_nested(node: Any, parent: str | None, out: list[dict], counter: list[int],
+                    prefix: str = "") -> None:
     node_id = _get(node, "id")
-    if node_id is None:
-        node_id = f"n{counter[0]}"
+    node_id = f"{prefix}{node_id if node_id is not None else 'n' + str(counter[0])}"
     counter[0] += 1
-    out.append({"id": str(node_id), "parent": parent, "label": _label_of(node),
+    if len(out) >= MAX_NODES:
+        return
+    out.append({"id": node_id, "parent": parent, "label": _label_of(node),
                 "detail": _detail_of(node)})
     for child in _get(node, "children", None) or []:
-        if isinstance(child, (Mapping, object)) and not isinstance(child, (str, int)):
-            _flatten_nested(child, str(node_id), out, counter)
+        if not isinstance(child, (str, int, float)):
+            _flatten_nested(child, node_id, out, counter, prefix)
+
+
+def _search_records(data: Mapping) -> list[dict]:
+    """An MCTS run: ``{"iterations": [{"iteration", "root": nested tree}, ...]}``."""
+    out: list[dict] = [{"id": "search", "parent": None, "label": "start", "detail": ""}]
+    for k, it in enumerate(data.get("iterations") or [], 1):
+        it_id = f"it{k}"
+        out.append({"id": it_id, "parent": "search", "label": f"iteration {k}",
+                    "detail": _detail_of(it)})
+        if it.get("root") is not None:
+            _flatten_nested(it["root"], it_id, out, [0], prefix=f"{k}:")
+    return out
 
 
 def _node_records(data: Any) -> list[dict]:
@@ -83,6 +97,8 @@ def _node_records(data: Any) -> list[dict]:
         data = json.loads(data) if data.strip() else {}
     if data is None:
         return []
+    if isinstance(data, Mapping) and isinstance(data.get("iterations"), list):
+        return _search_records(data)
     nodes = _get(data, "nodes", None)
     if nodes is None and isinstance(data, Iterable) and not isinstance(data, Mapping):
         nodes = list(data)
@@ -179,11 +195,12 @@ def render_svg(data: Any, head: str | None = None, *, title: str = "State graph"
     on_path = _path_to(nodes, head)
     cols = max(c for c, _ in pos.values()) + 1
     depth = max(d for _, d in pos.values()) + 1
-    width, height = int(cols * X_STEP + 20), int(depth * Y_STEP + 30)
+    x_step = X_STEP if cols <= 10 else max(36, X_STEP * 10 // int(cols))
+    width, height = int(cols * x_step + 20), int(depth * Y_STEP + 40)
 
     def xy(node_id: str) -> tuple[float, float]:
         col, d = pos[node_id]
-        return 10 + X_STEP / 2 + col * X_STEP, 24 + d * Y_STEP
+        return 10 + x_step / 2 + col * x_step, 24 + d * Y_STEP
 
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="loupe-graph" width="{width}" '
              f'height="{height}" viewBox="0 0 {width} {height}" role="img">'
@@ -200,12 +217,14 @@ def render_svg(data: Any, head: str | None = None, *, title: str = "State graph"
     for node in nodes.values():
         if node.id not in pos:
             continue
-        parts.append(_node_svg(node, xy(node.id), node.id == head, node.id in on_path))
+        parts.append(_node_svg(node, xy(node.id), node.id == head, node.id in on_path,
+                               max(6, int(LABEL_CHARS * x_step / X_STEP))))
     parts.append("</svg>")
     return "".join(parts)
 
 
-def _node_svg(node: TreeNode, at: tuple[float, float], is_head: bool, on_path: bool) -> str:
+def _node_svg(node: TreeNode, at: tuple[float, float], is_head: bool, on_path: bool,
+              chars: int = LABEL_CHARS) -> str:
     x, y = at
     nid = html.escape(node.id, quote=True)
     full = node.label or node.id
@@ -214,9 +233,10 @@ def _node_svg(node: TreeNode, at: tuple[float, float], is_head: bool, on_path: b
     fill = "#f59e0b" if is_head else ("#6366f1" if on_path else "#e5e7eb")
     ring = (f'<circle cx="{x:.0f}" cy="{y:.0f}" r="{NODE_R + 5}" fill="none" '
             f'stroke="#f59e0b" stroke-width="2"/>' if is_head else "")
-    label = html.escape(_short(full))
-    extra = f'<text x="{x:.0f}" y="{y + NODE_R + 24:.0f}" text-anchor="middle" font-size="9" ' \
-            f'fill="#6b7280">{html.escape(_short(node.detail, 24))}</text>' if node.detail else ""
+    label = html.escape(_short(full, chars))
+    detail = html.escape(_short(node.detail, chars + 6))
+    extra = (f'<text x="{x:.0f}" y="{y + NODE_R + 24:.0f}" text-anchor="middle" font-size="9" '
+             f'fill="#6b7280">{detail}</text>' if node.detail else "")
     head_tag = (f'<text x="{x + NODE_R + 7:.0f}" y="{y - NODE_R:.0f}" font-size="10" '
                 f'font-weight="bold" fill="#b45309">HEAD</text>' if is_head else "")
     return (f'<g class="{cls}" data-node="{nid}" style="cursor:pointer">'

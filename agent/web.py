@@ -752,14 +752,14 @@ class AutopilotView:
 
 
 def _progress_adapter(progress: ProgressFn | None) -> Callable[..., None]:
-    """Accept ``(done, total)`` or ``(fraction, text)`` and report ``(fraction, text)``."""
-    def call(*args: Any, **kwargs: Any) -> None:
+    """Accept ``(done, total[, text])`` or ``(fraction, text)``; report ``(fraction, text)``."""
+    def call(*args: Any) -> None:
         if progress is None or not args:
             return
-        first, second = args[0], args[1] if len(args) > 1 else kwargs.get("total", "")
+        first, second = args[0], args[1] if len(args) > 1 else ""
         if isinstance(second, (int, float)) and not isinstance(second, bool) and second:
-            progress(min(1.0, float(first) / float(second)),
-                     f"simulation {int(first)}/{int(second)}")
+            text = str(args[2]) if len(args) > 2 else f"simulation {int(first)}/{int(second)}"
+            progress(min(1.0, float(first) / float(second)), text)
         elif isinstance(first, (int, float)):
             progress(min(1.0, float(first)), str(second or ""))
 
@@ -775,13 +775,16 @@ def cancel_autopilot(session_id: str | None) -> None:
 def _step_rows(steps: Any) -> list[list[Any]]:
     rows = []
     for i, step in enumerate(steps or [], 1):
-        desc = _attr(step, "description") or _attr(step, "label") or str(_attr(step, "action", ""))
-        before = _attr(step, "score_before")
-        after = _attr(step, "score_after", _attr(step, "score"))
+        desc = _attr(step, "description") or str(_attr(step, "action", ""))
+        before, after = _attr(step, "score_before"), _attr(step, "score_after")
         change = round(after - before, 4) if isinstance(before, (int, float)) and isinstance(
             after, (int, float)) else None
-        rows.append([i, desc, before, after, change])
+        rows.append([i, desc, _round(before), _round(after), change])
     return rows
+
+
+def _round(value: Any) -> Any:
+    return round(float(value), 4) if isinstance(value, (int, float)) else value
 
 
 def run_autopilot(session_id: str | None, image_src: Any = None, *, mood: str = "",
@@ -789,79 +792,95 @@ def run_autopilot(session_id: str | None, image_src: Any = None, *, mood: str = 
                   seed: int = 0, progress: ProgressFn | None = None) -> AutopilotView:
     """Improve a photo by MCTS over candidate edits (``agent.mcts.autopilot``).
 
+    The run commits its kept steps to a scratch EditSession inside the web session, so
+    "send to Edit" can later land each step, at full resolution, as an undoable node.
+
     Args:
         session_id: the web session (its Edit photo is used when ``image_src`` is empty).
         image_src: an uploaded photo (path/bytes/array) or None.
         mood: optional intent ("warm and cosy").
         iterations, simulations, depth, top_k, seed: the search budget.
-        progress: called with ``(fraction, "simulation i/n")``.
+        progress: called with ``(fraction, text)`` after each simulation.
 
     Returns:
         The before/after previews, executed steps with score changes, the tree drawing and
-        a JSON summary. The result is kept so "send to Edit" can land it as nodes.
+        a JSON summary.
     """
     from agent.graph_view import render_svg
-    from pipelines.images import load_image
+    from agent.mcts import autopilot
+    from agent.session import EditSession
 
     session = get_manager().get(session_id)
+    scratch_dir = session.folder / f"autopilot-{secrets.token_hex(4)}"
     with session.lock:
+        head = None
+        if image_src is None:
+            edit = session.edit
+            head = _head_id(edit.graph)
+            image_src = np.array(edit.current_image())
         try:
-            image = np.array(load_image(image_src).pixels if image_src is not None
-                             else session.edit.current_image())
+            scratch = EditSession.create(image_src, scratch_dir)
         except ValueError as exc:
+            shutil.rmtree(scratch_dir, ignore_errors=True)
             raise SessionError(str(exc)) from exc
-        source_head = None if image_src is not None else _head_id(session.edit.graph)
     session.cancel.clear()
-    from agent.mcts import autopilot
-
-    result = autopilot(image, mood=(mood or "").strip() or None, iterations=iterations,
-                       simulations=simulations, depth=depth, top_k=top_k, seed=seed,
-                       progress=_progress_adapter(progress), cancel=session.cancel)
-    tree = _attr(result, "tree", _attr(result, "tree_json"))
-    summary = {"score_before": _attr(result, "score_before"),
-               "score_after": _attr(result, "score_after"),
+    before = np.array(scratch.current_image())
+    try:
+        result = autopilot(before, mood=(mood or "").strip() or None, iterations=iterations,
+                           simulations=simulations, depth=depth, top_k=top_k, seed=seed,
+                           session=scratch, progress=_progress_adapter(progress),
+                           cancel=session.cancel.is_set)
+    except ValueError as exc:
+        shutil.rmtree(scratch_dir, ignore_errors=True)
+        raise SessionError(str(exc)) from exc
+    summary = {"score_before": _round(result.score_before),
+               "score_after": _round(result.score_after),
                "steps": [row[1] for row in _step_rows(result.steps)],
-               "cancelled": session.cancel.is_set()}
-    session.autopilot = {"result": result, "source": image_src, "head": source_head,
-                         "original": image}
-    return AutopilotView((preview(image), preview(np.asarray(result.image))),
-                         _step_rows(result.steps), render_svg(tree, title="MCTS tree"), summary)
+               "cancelled": bool(getattr(result, "cancelled", False))}
+    with session.lock:
+        old = session.ui.get("autopilot") or {}
+        if old.get("scratch"):
+            shutil.rmtree(session.folder / old["scratch"], ignore_errors=True)
+        session.ui["autopilot"] = {
+            "scratch": scratch_dir.name, "head": head,
+            "filename": Path(str(image_src)).name if isinstance(image_src, (str, Path))
+            else None,
+            "steps": [{"node": s.node_id, "action": s.action, "description": s.description}
+                      for s in result.steps]}
+        session.save_ui()
+    tree = render_svg(result.tree, title="MCTS tree")
+    return AutopilotView((preview(before), preview(np.asarray(result.image))),
+                         _step_rows(result.steps), tree, summary)
 
 
 def send_autopilot_to_edit(session_id: str | None) -> SessionView:
-    """Land the last Autopilot run in the Edit session, one undoable node per step.
+    """Land the last Autopilot run in the Edit session, one undoable node per kept step.
 
     A run on an uploaded photo first opens that photo in the Edit tab; a run on the Edit
     photo branches from the state it started from.
     """
+    from agent.session import EditSession
+
     session = get_manager().get(session_id)
-    if not session.autopilot:
+    info = session.ui.get("autopilot")
+    if not info:
         raise SessionError("Run Autopilot first.")
-    run_info = session.autopilot
-    if run_info["source"] is not None:
-        name = Path(str(run_info["source"])).name if isinstance(
-            run_info["source"], (str, Path)) else "autopilot.png"
-        open_image(session_id, run_info["source"], name)
-        parent = None
-    else:
-        parent = run_info["head"]
-    result = run_info["result"]
+    if not info["steps"]:
+        raise SessionError("Autopilot kept no step (nothing improved the score).")
+    scratch = EditSession.open(session.folder / info["scratch"])
+    parent = info.get("head")
+    if parent is None:
+        open_image(session_id, scratch.folder / scratch.root_file,
+                   info.get("filename") or "autopilot.png")
 
     def run(s: WebSession) -> SessionView:
-        edit = s.edit
-        steps = list(result.steps or [])
-        images = [_attr(st, "image") for st in steps]
-        node_parent = parent
-        if steps and all(im is not None for im in images):
-            for step, im in zip(steps, images):
-                desc = f"autopilot: {_attr(step, 'description') or _attr(step, 'label')}"
-                node = edit.commit(np.asarray(im), _attr(step, "action"), desc, node_parent)
-                node_parent = node.id
-        else:
-            names = ", ".join(str(r[1]) for r in _step_rows(steps)) or "no change"
-            edit.commit(np.asarray(result.image), None, f"autopilot: {names}", node_parent)
-        s.autopilot = None
-        note = f"Autopilot's result landed as {max(1, len(steps))} undoable state(s)."
+        edit, node_parent = s.edit, parent
+        for step in info["steps"]:
+            image = scratch.image_at(step["node"])
+            node = edit.commit(np.asarray(image), step["action"],
+                               f"Autopilot: {step['description']}", node_parent)
+            node_parent = node.id
+        note = f"Autopilot's {len(info['steps'])} step(s) landed as undoable states."
         s.chat.append({"role": "assistant", "content": note})
         s.save_ui()
         return session_view(s, message=note)

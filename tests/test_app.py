@@ -176,3 +176,74 @@ def test_app_builds_with_every_endpoint(manager):
                "ui_send_to_edit", "ui_score", "ui_benchmark"):
         assert ui in api_names
     assert all(fn.api_name for fn in demo.fns.values() if fn.fn is not None)
+
+
+# ----------------------------------------------------------------------------- edit cycle
+
+
+def _jpeg_with_metadata(path: Path, pixels: np.ndarray) -> Path:
+    from PIL import ImageCms
+
+    exif = Image.Exif()
+    exif[0x010F] = "LoupeTestCam"  # Make
+    icc = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+    Image.fromarray(pixels).save(path, quality=95, exif=exif.tobytes(), icc_profile=icc)
+    return path
+
+
+def test_edit_undo_branch_checkout_download_export(manager, tmp_path: Path,
+                                                    astronaut: np.ndarray):
+    src = _jpeg_with_metadata(tmp_path / "astronaut.jpg", astronaut)
+    sid = web.ensure_session(None)
+    opened = web.open_image(sid, src, "astronaut.jpg")
+    original = opened.image.astype(float)
+
+    view, result = web.edit_turn(sid, "make it brighter")
+    assert result["ok"] and view.head == result["head"] != "n0"
+    assert view.image.astype(float).mean() > original.mean() + 3
+    np.testing.assert_array_equal(view.before, opened.image)  # slider: parent vs head
+    titles = [m.get("metadata", {}).get("title", "") for m in view.chat]
+    assert view.chat[0] == {"role": "user", "content": "make it brighter"}
+    assert "Plan" in titles and any(t.startswith("Step 1") and "/10" in t for t in titles)
+    brighter = view.head
+
+    undone = web.undo(sid)
+    assert undone.head == "n0"
+    np.testing.assert_array_equal(undone.image, opened.image)
+    _, warmer = web.edit_turn(sid, "make it warmer")  # from n0: a branch
+    graph = web.graph_json(sid)
+    children = [n["id"] for n in graph["nodes"] if n["parent"] == "n0"]
+    assert sorted(children) == sorted([brighter, warmer["head"]])
+    svg = web.get_view(sid).graph_svg
+    assert svg.count("data-node=") == 3 and f'class="node head" data-node="{warmer["head"]}"' in svg
+
+    back = web.checkout(sid, brighter)
+    assert back.head == brighter and back.image.astype(float).mean() > original.mean() + 3
+    with pytest.raises(web.SessionError):
+        web.checkout(sid, "n999")
+
+    out = web.download(sid)
+    with Image.open(out) as im:
+        assert im.size == (512, 512) and im.format == "JPEG"
+        assert im.info.get("icc_profile") and im.getexif().get(0x010F) == "LoupeTestCam"
+
+    archive = web.export_archive(sid)
+    other = web.ensure_session(None)
+    imported = web.import_archive(other, archive)
+    assert imported.head == brighter
+    assert {n["id"] for n in web.graph_json(other)["nodes"]} == {n["id"] for n in graph["nodes"]}
+    np.testing.assert_array_equal(imported.image, back.image)
+
+
+def test_refused_and_failing_turns_leave_the_session_usable(manager, photo: Path):
+    sid = web.ensure_session(None)
+    web.open_image(sid, photo, "coffee.jpg")
+    with pytest.raises(web.SessionError):
+        web.edit_turn(sid, "   ")
+    with pytest.raises(web.SessionError):
+        web.edit_turn(sid, "x" * 5000)
+    wrong = np.ones((10, 10), bool)  # a mask of the wrong size is refused with a message
+    with pytest.raises(web.SessionError):
+        web.edit_turn(sid, "make it warmer", wrong)
+    view, result = web.edit_turn(sid, "make it warmer")
+    assert result["ok"] and view.head != "n0"
