@@ -16,8 +16,10 @@ other. Memory is measured two ways during one decompose → edit → compose cyc
 
 Usage: ``python bench/ild.py [--repeat 15]``. The last printed line is one JSON object
 keyed ``"5460x3640"`` and ``"7680x4320"`` with ``decompose_ms``, ``compose_ms``
-(medians), ``naive_ms`` (median), ``ratio`` (naive/compose), ``peak_mb``, ``rss_peak_mb``,
-``image_mb`` and ``peak_ratio`` (peak_mb / image_mb).
+(medians), ``naive_ms`` (median; full-frame alpha + float blend), ``ratio``
+(naive/compose), ``naive_blend_only_ms`` / ``ratio_blend_only`` (the float blend alone,
+alpha precomputed), ``peak_mb``, ``rss_peak_mb``, ``image_mb`` and ``peak_ratio``
+(peak_mb / image_mb).
 """
 
 from __future__ import annotations
@@ -66,9 +68,11 @@ def edit(patch: np.ndarray) -> np.ndarray:
 
 
 def naive_blend(image: np.ndarray, mask: np.ndarray, layer, patch: np.ndarray,
-                feather: int) -> np.ndarray:
-    """The same edit with a full-frame feathered alpha and full-frame float arithmetic."""
-    alpha = feather_alpha(mask, feather).astype(np.float32)[..., None] / 255.0
+                feather: int, alpha: np.ndarray | None = None) -> np.ndarray:
+    """The same edit with a full-frame feathered alpha and full-frame float arithmetic
+    (``alpha`` given: only the float blend is done)."""
+    if alpha is None:
+        alpha = feather_alpha(mask, feather).astype(np.float32)[..., None] / 255.0
     edited = image.copy()
     edited[layer.slices] = patch
     out = edited.astype(np.float32) * alpha + image.astype(np.float32) * (1.0 - alpha)
@@ -117,6 +121,10 @@ def measure(width: int, height: int, repeat: int) -> dict:
     compose_ms = _median_ms(lambda: compose(image, layer, patch), repeat)
     naive_ms = _median_ms(lambda: naive_blend(image, mask, layer, patch, feather),
                           max(3, repeat // 5))
+    alpha = feather_alpha(mask, feather).astype(np.float32)[..., None] / 255.0
+    naive_blend_ms = _median_ms(lambda a=alpha: naive_blend(image, mask, layer, patch, feather, a),
+                                max(3, repeat // 5))
+    del alpha
     naive_out = naive_blend(image, mask, layer, patch, feather)
     ours = compose(image, layer, patch)
     max_diff = int(np.abs(naive_out.astype(np.int16) - ours).max())
@@ -138,6 +146,8 @@ def measure(width: int, height: int, repeat: int) -> dict:
         "compose_ms": compose_ms,
         "naive_ms": naive_ms,
         "ratio": round(naive_ms / compose_ms, 1),
+        "naive_blend_only_ms": naive_blend_ms,
+        "ratio_blend_only": round(naive_blend_ms / compose_ms, 1),
         "peak_mb": round(peak_mb, 1),
         "rss_peak_mb": None if rss_added is None else round(image_mb + rss_added, 1),
         "image_mb": round(image_mb, 1),

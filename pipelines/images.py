@@ -171,7 +171,7 @@ def _from_bytes(data: bytes, name: str | None, limit: int) -> LoadedImage:
                              "TIFF, BMP and GIF")
     _check_size(*img.size, limit, label)
     frames = int(getattr(img, "n_frames", 1) or 1)
-    if frames > 1:
+    if frames > 1 and img.format != "MPO":  # an MPO's extra frames are previews/depth
         log.warning("%s has %d frames; only the first is loaded and edited", label, frames)
     rawmode = _rawmode(img)
     try:
@@ -271,7 +271,7 @@ def _is_lossless(img: Image.Image, data: bytes) -> bool:
         return b"VP8L" in data[:4096] and b"VP8 " not in data[:4096]
     if img.format == "TIFF":
         return img.info.get("compression") not in ("jpeg", "tiff_jpeg")
-    return img.format in LOSSLESS_FORMATS
+    return img.format is None or img.format in LOSSLESS_FORMATS  # None: built in memory
 
 
 def _pil_to_working(img: Image.Image, data: bytes,
