@@ -172,6 +172,7 @@ def feather_alpha(mask: np.ndarray, feather: int) -> np.ndarray:
     Returns:
         ``uint8`` (H, W) alpha.
     """
+    feather = int(feather)
     mask_u8 = np.ascontiguousarray(mask, dtype=bool).view(np.uint8)
     if feather <= 0 or not mask_u8.any():
         return mask_u8 * np.uint8(255)
@@ -179,7 +180,7 @@ def feather_alpha(mask: np.ndarray, feather: int) -> np.ndarray:
     distance = cv2.distanceTransform(outside, cv2.DIST_L2, 5)
     scale = 250.0 / (feather * _CHAMFER_SAFETY)
     index = cv2.convertScaleAbs(distance, alpha=scale)  # round(d · scale), saturated
-    return cv2.LUT(index, _falloff_table(int(feather)))
+    return cv2.LUT(index, _falloff_table(feather))
 
 
 @lru_cache(maxsize=64)
@@ -220,8 +221,11 @@ def compose(image: np.ndarray, layer: Layer, patch: np.ndarray, *,
         The composed image. Every pixel farther than ``feather`` from the mask equals the
         input bit for bit.
     """
-    if patch.dtype != np.uint8 or patch.ndim != 3:
-        raise ValueError(f"patch must be uint8 HWC, got {patch.dtype} {patch.shape}")
+    if patch.dtype != np.uint8 or patch.ndim != 3 or patch.shape[2] not in (3, 4):
+        raise ValueError(f"patch must be uint8 RGB/RGBA, got {patch.dtype} {patch.shape}")
+    if image.ndim != 3 or image.shape[0] < layer.bbox[3] or image.shape[1] < layer.bbox[2]:
+        raise ValueError(f"the layer's box {layer.bbox} does not fit the image "
+                         f"{image.shape[1]}x{image.shape[0]}")
     feather = default_feather(layer) if feather is None else int(feather)
     if feather < 0:
         raise ValueError(f"feather must be >= 0, got {feather}")

@@ -196,3 +196,15 @@ def test_native_resolution_layer_stays_small():
     far = distance_to(mask) > default_feather(layer)
     assert np.array_equal(out[far], image[far])
     assert np.array_equal(out[mask], 255 - image[mask])
+
+
+def test_compose_rejects_mismatched_inputs(chelsea):
+    mask = np.zeros(chelsea.shape[:2], bool)
+    mask[10:20, 10:20] = True
+    layer = decompose(chelsea, mask)
+    with pytest.raises(ValueError, match="patch must be uint8 RGB/RGBA"):
+        compose(chelsea, layer, layer.patch[..., :2])
+    with pytest.raises(ValueError, match="does not fit the image"):
+        compose(chelsea[:5, :5], layer, layer.patch)
+    with pytest.raises(ValueError, match="feather must be >= 0"):
+        compose(chelsea, layer, layer.patch, feather=-1)
