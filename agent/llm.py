@@ -23,6 +23,7 @@ import io
 import json
 import logging
 import random
+import re
 import time
 import urllib.error
 import urllib.request
@@ -259,7 +260,9 @@ class RuleBased:
                            "(LOUPE_MODEL_VLM) or an endpoint (LOUPE_LLM_BASE_URL) for this")
         users = [m for m in messages if m.get("role") == "user"]
         text = _text_of(users[-1]["content"]) if users else ""
-        plan = RulePlanner().plan(text)
+        has_mask = "user brushed a mask this turn" in text
+        quoted = re.search(r"<<<(.*)>>>", text, re.DOTALL)  # agent.prompts.planner_user
+        plan = RulePlanner().plan(quoted.group(1) if quoted else text, has_mask=has_mask)
         data = {"actions": [a.model_dump(mode="json") for a in plan.actions],
                 "is_edit": plan.is_edit, "message": plan.message}
         try:

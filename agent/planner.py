@@ -82,9 +82,11 @@ _COMPARATIVE = {"redder": "red", "bluer": "blue", "greener": "green", "yellower"
                 "pinker": "pink", "oranger": "orange", "browner": "brown"}
 
 _SLIGHT = (r"very slightly|a tiny bit|a little bit|a little|a bit|a touch|a tad|slightly|"
-           r"somewhat|subtly|gently|mildly|marginally|a hint|barely|just a bit")
+           r"somewhat|subtly|gently|mildly|marginally|a hint|barely|just a bit|subtle|gentle|"
+           r"mild|slight|small")
 _STRONG = (r"a lot|a great deal|lots|much|very|way|really|strongly|significantly|"
-           r"considerably|dramatically|heavily|greatly|substantially|far")
+           r"considerably|dramatically|heavily|greatly|substantially|far|strong|heavy|"
+           r"intense|big")
 _EXTREME = r"extremely|massively|hugely|super|enormously|drastically"
 _DEGREES = [(_EXTREME, 3.0), (_SLIGHT, 0.5), (_STRONG, 2.0)]
 
@@ -96,10 +98,12 @@ _VERBS = (r"make|turn|change|set|give|apply|add|increase|decrease|reduce|lower|r
           r"please|could you|i want|i'd like")
 _FILLER = (r"\b(?:please|can you|could you|would you|i want|i'd like|i would like|let's|"
            r"let us|go ahead and|kindly|try to|a bit of|some|more|less|up|down|the amount of|"
+           r"is|are|looks?|seems?|feels?|appears?|too dark|too bright|"
            r"the level of|overall|too|so that it is|so it is|so it's|to be|be)\b")
 _WHOLE = {"", "image", "photo", "picture", "pic", "everything", "whole image", "whole photo",
           "whole picture", "entire image", "entire photo", "whole thing", "scene", "frame",
-          "all", "whole scene", "it all", "shot", "whole frame", "full image"}
+          "all", "whole scene", "it all", "shot", "whole frame", "full image", "colours",
+          "colors", "colour", "color", "tones", "lighting", "light", "look", "overall look"}
 _PRONOUNS = {"it", "them", "that", "that one", "those", "these", "the same one",
              "same one", "the same thing", "him", "her", "they"}
 _MASK_WORDS = {"here", "this", "this area", "this part", "this region", "this spot",
@@ -495,7 +499,9 @@ def _read_recolor(clause: str, ctx: _Context) -> _Step | None:
         return _Step("adjust", "recolor", {"color": _color_value(color), "strength": strength},
                      target=target, clause=clause)
     match = re.match(rf"^(?:make|paint|colou?r|recolou?r|turn|change|dye|set|tint|do)\s+"
-                     rf"(?P<t>.+?)\s+(?:to\s+|into\s+|in\s+)?(?:be\s+)?(?:a\s+)?"
+                     rf"(?P<t>.+?)\s+(?:to\s+|into\s+|in\s+)?(?:be\s+)?(?:a\s+|an\s+)?"
+                     rf"(?:(?:deeper|darker|lighter|brighter|richer|more vivid|vivid|bright|"
+                     rf"deep|pale|pastel|soft|nice|warm|cool|strong)\s+)?"
                      rf"(?P<c>{_COLOR_RE})(?:\s+colou?r(?:ed)?|\s+instead|\s+too|\s+also)?$",
                      clause)
     if match:
@@ -573,8 +579,17 @@ def _read_clause(clause: str, ctx: _Context, quotes: list[str]) -> list[_Step]:
 _QUOTE = re.compile(r"[\"“”'‘’]([^\"“”‘’]{1,200}?)[\"“”'‘’](?=\s|$|[,.;!?])")
 
 
+_WORD_NUMBERS = [(r"\bhalf an? (stop|degree)", r"0.5 \1s"),
+                 (r"\ba third of an? stop", "0.33 stops"),
+                 (r"\b(?:a|one|an) (stop|degree)\b", r"1 \1"),
+                 (r"\btwo (stops|degrees)", r"2 \1"), (r"\bthree (stops|degrees)", r"3 \1"),
+                 (r"\b(?:a|one) and a half (stops|degrees)", r"1.5 \1")]
+
+
 def _split(text: str) -> list[str]:
     """Clauses, in order: sentences, ';', 'then', commas and 'and'."""
+    for pattern, repl in _WORD_NUMBERS:
+        text = re.sub(pattern, repl, text)
     text = re.sub(r"\b(?:black|white)\s+(?:and|&)\s+(?:white|black)\b", "grayscale", text)
     text = re.sub(r"\bshadows and highlights\b", "shadows and recover highlights", text)
     parts = re.split(r"(?<!\d)[.;!?](?!\d)\s*|\s*\bthen\b\s*|\s*\b(?:after that|afterwards|"
@@ -765,10 +780,13 @@ def _order(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
             ordered.insert(users[0], item)
     for n, item in enumerate(ordered, start=1):
         item["id"] = f"a{n}"
-        noun = _head_noun(item.get("target", "")) if item["kind"] != "undo" else ""
+        nouns = set()
+        if item["kind"] != "undo":
+            nouns = {_head_noun(item.get("target", "")),
+                     _head_noun((item.get("region") or {}).get("phrase") or "")} - {""}
         item["depends_on"] = [prev["id"] for prev in ordered[:n - 1]
-                              if noun and prev["kind"] != "undo"
-                              and _head_noun(prev.get("target", "")) == noun][-1:]
+                              if prev["kind"] != "undo"
+                              and _head_noun(prev.get("target", "")) in nouns][-1:]
     return ordered
 
 
