@@ -1,0 +1,132 @@
+"""Every public API endpoint through gradio_client, against the app served on localhost."""
+
+from __future__ import annotations
+
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from PIL import Image
+
+gradio_client = pytest.importorskip("gradio_client")
+from gradio_client import Client, handle_file  # noqa: E402
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
+    import app
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("LOUPE_DATA_DIR", str(tmp_path_factory.mktemp("api-data")))
+    demo = app.make_demo()
+    options = {**app.launch_options(), "server_port": _free_port(),
+               "prevent_thread_lock": True, "quiet": True}
+    demo.launch(**options)
+    try:
+        yield Client(demo.local_url, verbose=False)
+    finally:
+        demo.close()
+        mp.undo()
+
+
+@pytest.fixture()
+def photo(tmp_path: Path, astronaut: np.ndarray) -> Path:
+    path = tmp_path / "astronaut.png"
+    Image.fromarray(astronaut).save(path)
+    return path
+
+
+def _pixels(path: str) -> np.ndarray:
+    with Image.open(path) as im:
+        return np.asarray(im.convert("RGB"))
+
+
+def test_edit_undo_redo_checkout_graph_download(client: Client, photo: Path):
+    sid, info = client.predict(handle_file(str(photo)), api_name="/new_session")
+    assert info["width"] == 512 and info["height"] == 512 and info["head"] == "n0"
+
+    image, result = client.predict(sid, "make it brighter", None, False, api_name="/edit")
+    assert result["ok"] and result["head"] != "n0"
+    edited = _pixels(image)
+    assert edited.mean() > _pixels(str(photo)).mean() + 3
+
+    image, info = client.predict(sid, api_name="/undo")
+    assert info["head"] == "n0"
+    np.testing.assert_array_equal(_pixels(image), _pixels(str(photo)))
+    _, info = client.predict(sid, api_name="/redo")
+    assert info["head"] == result["head"]
+    _, info = client.predict(sid, "n0", api_name="/checkout")
+    assert info["head"] == "n0"
+
+    graph = client.predict(sid, api_name="/graph")
+    assert graph["head"] == "n0" and {n["id"] for n in graph["nodes"]} == {"n0", result["head"]}
+
+    client.predict(sid, result["head"], api_name="/checkout")
+    full = client.predict(sid, api_name="/download")
+    assert Path(full).suffix == ".png"
+    np.testing.assert_array_equal(_pixels(full), edited)  # full resolution, lossless PNG
+
+
+def test_masked_edit_leaves_the_rest_untouched(client: Client, photo: Path, tmp_path: Path):
+    sid, _ = client.predict(handle_file(str(photo)), api_name="/new_session")
+    mask = np.zeros((128, 128), np.uint8)  # any size: scaled to the photo
+    mask[:, :48] = 255                       # the left ~3/8 of the picture
+    Image.fromarray(mask).save(tmp_path / "mask.png")
+    image, result = client.predict(sid, "make it brighter", handle_file(str(tmp_path / "mask.png")),
+                                   False, api_name="/edit")
+    assert result["ok"]
+    after, before = _pixels(image).astype(int), _pixels(str(photo)).astype(int)
+    assert (after[:, :150] - before[:, :150]).mean() > 3
+    np.testing.assert_array_equal(after[:, 300:], before[:, 300:])
+
+
+def test_export_and_import_session(client: Client, photo: Path):
+    sid, _ = client.predict(handle_file(str(photo)), api_name="/new_session")
+    _, result = client.predict(sid, "make it warmer", None, False, api_name="/edit")
+    archive = client.predict(sid, api_name="/export_session")
+    new_sid, info = client.predict(handle_file(archive), api_name="/import_session")
+    assert new_sid != sid and info["head"] == result["head"]
+
+
+def test_autopilot_endpoint(client: Client):
+    from skimage import data
+
+    path = Path(client.output_dir) / "chelsea-in.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.fromarray(data.chelsea()).save(path)
+    image, summary = client.predict(handle_file(str(path)), "", 1, 4, 1, 2, 0,
+                                    api_name="/autopilot")
+    assert _pixels(image).shape == (300, 451, 3)
+    assert summary["score_after"] >= summary["score_before"]
+    assert isinstance(summary["steps"], list)
+
+
+def test_score_endpoint(client: Client, photo: Path, tmp_path: Path, astronaut: np.ndarray):
+    after = astronaut.copy()
+    after[100:200, 100:200] = 255 - after[100:200, 100:200]
+    Image.fromarray(after).save(tmp_path / "after.png")
+    scores = client.predict(handle_file(str(photo)), handle_file(str(tmp_path / "after.png")),
+                            None, "100,100,200,200", "invert the square", api_name="/score")
+    assert isinstance(scores, dict) and scores
+    same = client.predict(handle_file(str(photo)), handle_file(str(photo)), None, "", "",
+                          api_name="/score")
+    assert same != scores
+
+
+def test_errors_are_clear(client: Client, tmp_path: Path):
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError, match="session"):
+        client.predict("../../etc", "make it warmer", None, False, api_name="/edit")
+    bad = tmp_path / "fake.png"
+    bad.write_bytes(b"not an image at all")
+    with pytest.raises(AppError, match="(?i)image"):
+        client.predict(handle_file(str(bad)), api_name="/new_session")
