@@ -151,3 +151,22 @@ def test_phrase_that_cannot_be_localised_fails_with_its_reason(tmp_path, photo_p
     line = one_line_error(proc)
     assert "the quantum zebra" in line or "grounding" in line
     assert not (tmp_path / "out.png").exists()
+
+
+def test_phrase_names_the_region_to_edit(tmp_path, coffee):
+    gray = cv2.cvtColor(cv2.cvtColor(coffee, cv2.COLOR_RGB2GRAY), cv2.COLOR_GRAY2RGB)
+    cv2.circle(gray, (420, 150), 50, (220, 30, 30), -1)
+    src = tmp_path / "red.png"
+    Image.fromarray(gray).save(src)
+    out = tmp_path / "blue.png"
+    proc = run("edit", src, out, "--op", "recolor", "--param", "color=blue",
+               "--phrase", "the red circle", "--feather", "3")
+    assert proc.returncode == 0, proc.stderr
+    result = np.asarray(Image.open(out).convert("RGB")).astype(int)
+    disc = np.zeros(coffee.shape[:2], np.uint8)
+    cv2.circle(disc, (420, 150), 45, 1, -1)
+    inside = result[disc.astype(bool)].mean(axis=0)
+    assert inside[2] > inside[0] + 60  # blue now, not red
+    far = np.ones(coffee.shape[:2], np.uint8)
+    cv2.circle(far, (420, 150), 60, 0, -1)
+    assert np.array_equal(result[far.astype(bool)], gray[far.astype(bool)])
