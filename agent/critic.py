@@ -31,6 +31,9 @@ from pipelines.editors.operations import OPERATIONS, OperationError, get_operati
 
 log = logging.getLogger(__name__)
 
+#: The widest feather the turn loop composes with (``agent.session`` retries with 24).
+MAX_FEATHER = 24
+
 
 @dataclass
 class Critique:
@@ -114,6 +117,17 @@ def _detail(grey: np.ndarray, where: np.ndarray) -> float:
     """High-frequency energy: mean |Laplacian| over ``where``."""
     lap = np.abs(cv2.Laplacian(grey, cv2.CV_32F, ksize=3))
     return float(lap[where].mean()) if where.any() else 0.0
+
+
+def _noise_sigma(grey: np.ndarray, where: np.ndarray) -> float:
+    """Noise level (grey levels): robust spread of the fine residual in flat areas."""
+    g = grey.astype(np.float32)
+    residual = g - cv2.medianBlur(grey, 3).astype(np.float32)
+    edges = _grad(cv2.GaussianBlur(g, (0, 0), 1.5)) > 8.0
+    flat = where & ~edges
+    if flat.sum() < 50:
+        flat = where
+    return float(1.4826 * np.median(np.abs(residual[flat])) * 1.5)
 
 
 def _grad(light: np.ndarray) -> np.ndarray:
@@ -291,6 +305,7 @@ def _check_recolor(p: dict[str, Any], lb: np.ndarray, la: np.ndarray,
 
 
 _METHODS = ("auto", "patch", "telea", "ns")
+_ACHROMATIC = {"white", "black", "gray", "grey", "silver", "#ffffff", "#000000", "#fff", "#000"}
 
 
 def _check_inpaint(p: dict[str, Any], lb: np.ndarray, la: np.ndarray,
@@ -357,6 +372,16 @@ def _check_detail(op: str, p: dict[str, Any], before: np.ndarray, after: np.ndar
                   inside: np.ndarray) -> _Verdict:
     gb = cv2.cvtColor(np.ascontiguousarray(before[..., :3]), cv2.COLOR_RGB2GRAY)
     ga = cv2.cvtColor(np.ascontiguousarray(after[..., :3]), cv2.COLOR_RGB2GRAY)
+    if op == "denoise":
+        nb, na = _noise_sigma(gb, inside), _noise_sigma(ga, inside)
+        m = {"noise_before": round(nb, 3), "noise_after": round(na, 3)}
+        if nb < 1.5:
+            return _Verdict(0.9, keep=["there was little noise to remove"], measures=m)
+        if na < 0.85 * nb:
+            return _Verdict(1.0, keep=[f"noise reduced by {1 - na / nb:.0%}"], measures=m)
+        return _Verdict(0.2, fix=["the noise is not visibly reduced"],
+                        retry={"strength": _bounded(op, "strength", p["strength"] + 0.3)},
+                        measures=m)
     db, da = _detail(gb.astype(np.float32), inside), _detail(ga.astype(np.float32), inside)
     if db < 0.5:
         return _Verdict(0.8, keep=["the target has almost no detail to change"])
@@ -365,9 +390,6 @@ def _check_detail(op: str, p: dict[str, Any], before: np.ndarray, after: np.ndar
     if op == "sharpen":
         ok, name, more = ratio > 1.05, "amount", p["amount"] * 1.8
         words = ("the target is crisper", "the target is not visibly sharper")
-    elif op == "denoise":
-        ok, name, more = ratio < 0.95, "strength", p["strength"] + 0.3
-        words = ("fine noise is reduced", "the noise is not visibly reduced")
     else:
         ok, name, more = ratio < 0.8, "radius", p["radius"] * 2
         words = ("the target is softer", "the target is not visibly blurred")
@@ -442,7 +464,7 @@ class MeasuredCritic:
     name = "measured"
 
     def critique(self, before: np.ndarray, after: np.ndarray, action: Any,
-                 mask: np.ndarray | None = None) -> Critique:
+                 mask: np.ndarray | None = None, *, feather: int | None = None) -> Critique:
         """Score one attempt.
 
         Args:
@@ -450,6 +472,8 @@ class MeasuredCritic:
             after: the composed patch after the edit, same size.
             action: the ``agent.actions.Action`` that was attempted.
             mask: the target mask (bool HxW); None means the whole patch.
+            feather: the feather width used to compose; None allows the widest the
+                session uses (24 px), so a retry with a wider feather is not penalised.
 
         Returns:
             A ``Critique`` with score 0–10, keep/fix lists and retry parameters.
@@ -481,7 +505,7 @@ class MeasuredCritic:
         retry.update(verdict.retry)
         measures.update({k: round(float(v), 4) for k, v in verdict.measures.items()})
         # 2. the outside is untouched
-        band = _dilate(inside, _feather_width(inside) + 2)
+        band = _dilate(inside, (MAX_FEATHER if feather is None else int(feather)) + 2)
         outside = ~band
         if outside.any():
             moved = float(diff[outside].max(axis=-1).astype(bool).mean())
@@ -505,16 +529,26 @@ class MeasuredCritic:
     @staticmethod
     def _seams(lb: np.ndarray, la: np.ndarray, inside: np.ndarray, band: np.ndarray,
                measures: dict[str, float], keep: list[str], fix: list[str]) -> float:
+        """A seam is a new lightness step along the mask edge: the gradient there grows by
+        much more than the image's own gradient level (a feathered edge spreads it out)."""
         if inside.all():
             return 0.0
-        boundary = band & ~_erode(inside, 2)
-        if boundary.sum() < 10:
+        width = _feather_width(inside)
+        band = _dilate(inside, width + 2)
+        edge = band & ~_erode(inside, width + 1)
+        if edge.sum() < 10:
             return 0.0
-        gb, ga = _grad(lb[..., 0])[boundary], _grad(la[..., 0])[boundary]
-        p_b, p_a = float(np.percentile(gb, 95)), float(np.percentile(ga, 95))
-        measures["edge_gradient_p95_before"] = round(p_b, 3)
-        measures["edge_gradient_p95_after"] = round(p_a, 3)
-        if p_a > 1.6 * p_b + 6.0:
+        gb, ga = _grad(lb[..., 0]), _grad(la[..., 0])
+        jump = float(np.percentile((ga - gb)[edge], 95))
+        own = float(np.median(gb[band]))
+        rim = inside & ~_erode(inside, _feather_width(inside) + 2)
+        step = float(np.abs(la[..., 0] - lb[..., 0])[rim].mean()) if rim.any() else 0.0
+        measures["edge_gradient_jump_p95"] = round(jump, 3)
+        measures["own_gradient_median"] = round(own, 3)
+        measures["edge_step"] = round(step, 3)
+        # a hard edge turns a lightness step s into a gradient of about s/2; a feather of
+        # f pixels into s/f: only steep, large jumps above the image's own texture count
+        if jump > max(4.0, 2.0 * own) and jump > 0.3 * step:
             fix.append("a visible seam runs along the edge of the edited area; feather "
                        "the edge more")
             return 2.0
@@ -525,6 +559,8 @@ class MeasuredCritic:
     def _clipping(before: np.ndarray, after: np.ndarray, inside: np.ndarray, op: str,
                   params: dict[str, Any], measures: dict[str, float], fix: list[str],
                   retry: dict[str, Any]) -> float:
+        if op == "recolor" and str(params.get("color", "")).lower() in _ACHROMATIC:
+            return 0.0  # white or black is what was asked for
         rgb_b, rgb_a = before[..., :3][inside], after[..., :3][inside]
         # blown to white / crushed to black (a saturated pure colour is not clipping)
         high = float((rgb_a.min(-1) >= 254).mean() - (rgb_b.min(-1) >= 254).mean())
