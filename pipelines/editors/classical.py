@@ -362,9 +362,16 @@ def harmonic_fill(img: np.ndarray, hole: np.ndarray, iterations: int = 60) -> np
     else:
         up = np.broadcast_to(img[known].mean(axis=0), img.shape)
     out = np.where(hole[..., None], up, img).astype(np.float32)
+    rows, cols = np.nonzero(hole)
+    if rows.size == 0:
+        return out
+    # relax only the hole's box (plus its known one-pixel rim): the rest never changes
+    y0, y1 = max(0, rows.min() - 1), min(hole.shape[0], rows.max() + 2)
+    x0, x1 = max(0, cols.min() - 1), min(hole.shape[1], cols.max() + 2)
+    window, where = out[y0:y1, x0:x1], np.repeat(hole[y0:y1, x0:x1, None], 3, axis=2)
     for _ in range(iterations):
-        relaxed = cv2.filter2D(out, -1, _CROSS, borderType=cv2.BORDER_REPLICATE)
-        out = np.where(hole[..., None], relaxed, out)
+        relaxed = cv2.filter2D(window, -1, _CROSS, borderType=cv2.BORDER_REPLICATE)
+        np.copyto(window, relaxed, where=where)
     return out
 
 
@@ -376,7 +383,7 @@ def _texture_fill(img: np.ndarray, hole: np.ndarray, base: np.ndarray) -> np.nda
     layer is added with a feathered window so blocks blend.
     """
     h, w = img.shape[:2]
-    block = int(np.clip(min(h, w) // 12, 8, 32))
+    block = int(np.clip(min(h, w) // 12, 8, 40))
     sigma = block / 4.0
     low = _sigma_blur(base, sigma)
     detail = np.where(hole[..., None], 0.0, img - low).astype(np.float32)
@@ -408,7 +415,12 @@ def _texture_fill(img: np.ndarray, hole: np.ndarray, base: np.ndarray) -> np.nda
 
 def _best_source(grey: np.ndarray, valid: np.ndarray, y: int, x: int, block: int,
                  radius: int) -> tuple[int, int]:
-    """Top-left of the known block nearest in low-pass grey to the block at (y, x)."""
+    """Top-left of the known block nearest in low-pass grey to the block at (y, x).
+
+    The low-pass grey is smooth, so candidates are compared on every second pixel and
+    every second position when blocks are large (4× less work, same choice in practice).
+    """
+    s = 2 if block >= 16 else 1
     vh, vw = valid.shape
     while True:
         y0, y1 = max(0, y - radius), min(vh, y + radius + 1)
@@ -416,11 +428,13 @@ def _best_source(grey: np.ndarray, valid: np.ndarray, y: int, x: int, block: int
         if valid[y0:y1, x0:x1].any() or (y0 == 0 and x0 == 0 and y1 == vh and x1 == vw):
             break
         radius *= 2
-    search = grey[y0:y1 + block - 1, x0:x1 + block - 1]
-    cost = cv2.matchTemplate(search, grey[y:y + block, x:x + block], cv2.TM_SQDIFF)
-    cost = np.where(valid[y0:y1, x0:x1], cost, np.inf)
+    search = grey[y0:y1 + block - 1:s, x0:x1 + block - 1:s]
+    template = grey[y:y + block:s, x:x + block:s]
+    cost = cv2.matchTemplate(search, template, cv2.TM_SQDIFF)
+    ok = valid[y0:y1:s, x0:x1:s][:cost.shape[0], :cost.shape[1]]
+    cost = np.where(ok, cost[:ok.shape[0], :ok.shape[1]], np.inf)
     sy, sx = np.unravel_index(int(np.argmin(cost)), cost.shape)
-    return int(sy + y0), int(sx + x0)
+    return int(sy * s + y0), int(sx * s + x0)
 
 
 def inpaint(rgb_u8: np.ndarray, hole: np.ndarray, method: str = "auto",
