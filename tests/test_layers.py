@@ -193,8 +193,12 @@ def test_native_resolution_layer_stays_small():
     assert layer.patch.nbytes < image.nbytes / 20
     assert layer.width % 16 == 0 and layer.height % 16 == 0
     out = compose(image, layer, 255 - layer.patch)
-    far = distance_to(mask) > default_feather(layer)
-    assert np.array_equal(out[far], image[far])
+    rows, cols = layer.slices
+    outside = np.ones(mask.shape, bool)
+    outside[rows, cols] = False
+    assert np.array_equal(out[outside], image[outside])  # never touched outside the box
+    far = distance_to(layer.mask) > default_feather(layer)
+    assert np.array_equal(out[rows, cols][far], layer.patch[far])
     assert np.array_equal(out[mask], 255 - image[mask])
 
 
