@@ -19,10 +19,12 @@ everything after a crash or restart, ``export``/``import_archive`` move it as on
 
 from __future__ import annotations
 
+import ctypes
 import json
 import logging
 import os
 import stat
+import sys
 import threading
 import time
 import uuid
@@ -65,6 +67,13 @@ MAX_INSTRUCTION_CHARS = 2000
 DEFAULT_MAX_ARCHIVE_BYTES = 2 * 1024 ** 3
 _ROOT_SUFFIX = {"JPEG": ".jpg", "PNG": ".png", "WEBP": ".webp", "TIFF": ".tif", "BMP": ".bmp",
                 "GIF": ".gif"}
+
+#: Operations whose result at a pixel depends only on that pixel (and statistics of the
+#: masked pixels): their patch needs no surrounding context.
+POINTWISE_OPS = frozenset({"exposure", "brightness", "contrast", "saturation", "vibrance",
+                           "temperature", "tint", "gamma", "shadows", "highlights", "hue",
+                           "grayscale", "sepia", "recolor", "auto_levels",
+                           "auto_white_balance"})
 
 ProgressFn = Callable[[float, str], None]
 
@@ -178,6 +187,35 @@ class _Best:
     layer: Layer
 
 
+class RegionMemory:
+    """Where each target phrase was found, as a cropped mask (small even at 20 MP).
+
+    A later step naming the same target reuses it when the localiser no longer finds the
+    words (the earlier edit may have changed the very colour the phrase names). Kept for
+    the life of the session object; after a restart phrases are localised afresh.
+    """
+
+    def __init__(self, limit: int = 64) -> None:
+        self._items: dict[str, tuple[tuple[int, int, int, int], np.ndarray]] = {}
+        self.limit = limit
+
+    def put(self, phrase: str, layer: Layer) -> None:
+        key = phrase.strip().lower()
+        self._items.pop(key, None)
+        self._items[key] = (layer.bbox, layer.mask.copy())
+        while len(self._items) > self.limit:
+            self._items.pop(next(iter(self._items)))
+
+    def get(self, phrase: str, shape: tuple[int, int]) -> np.ndarray | None:
+        item = self._items.get(phrase.strip().lower())
+        if item is None:
+            return None
+        (x0, y0, x1, y1), crop = item
+        mask = np.zeros(shape, bool)
+        mask[y0:y1, x0:x1] = crop
+        return mask
+
+
 # --------------------------------------------------------------------------- session
 
 
@@ -208,6 +246,7 @@ class EditSession:
         self._pick = editor_picker
         self._lock = threading.RLock()
         self.turns = 0
+        self.regions = RegionMemory()
 
     # ---- construction -------------------------------------------------------------
     @classmethod
@@ -588,6 +627,7 @@ class _TurnRunner:
         self.steps: list[StepResult] = []
         self.staged: list[tuple[StepResult, Action, StoredLayer]] = []
         self.work: np.ndarray | None = None
+        self.applied = 0
 
     # 1. plan ------------------------------------------------------------------------
     def run(self) -> TurnResult:
@@ -661,10 +701,23 @@ class _TurnRunner:
             if layer is None:
                 failed.add(action.id)
                 continue
-            if self.work is None:
-                self.work = np.array(self.s.graph.image(), copy=True)
-            layer.apply(self.work)
             self.staged.append((step, action, layer))
+
+    def _image(self) -> np.ndarray:
+        """The image the next step edits: the head plus this turn's staged layers.
+
+        The full-size working copy is made only when a step follows a staged one, so a
+        one-action turn never copies the frame.
+        """
+        if not self.staged:
+            return self.s.graph.image()
+        if self.work is None:
+            self.work = np.array(self.s.graph.image(), copy=True)
+            self.applied = 0
+        for _, _, layer in self.staged[self.applied:]:
+            layer.apply(self.work)
+        self.applied = len(self.staged)
+        return self.work
 
     def _undo(self, step: StepResult, action: Action) -> None:
         graph, memory = self.s.graph, self.s.memory
@@ -674,10 +727,6 @@ class _TurnRunner:
                 st.status, st.message = "rolled_back", "undone later in the same turn"
             del self.staged[-drop:]
             self.work = None
-            if self.staged:
-                self.work = np.array(graph.image(), copy=True)
-                for _, _, layer in self.staged:
-                    layer.apply(self.work)
             step.status, step.message = "undo", f"dropped {drop} step(s) of this turn"
             return
         target = action.target.strip()
@@ -701,7 +750,7 @@ class _TurnRunner:
 
     # step: localise → decompose → edit → compose → critique, with retries ----------
     def _run_step(self, step: StepResult, action: Action) -> StoredLayer | None:
-        image = self.work if self.work is not None else self.s.graph.image()
+        image = self._image()
         region = self._localise(action, image)
         step.region = region.source
         best = self._attempts(step, action, image, region)
@@ -721,6 +770,8 @@ class _TurnRunner:
         if stored is None:
             step.status, step.message = "unchanged", "the edit changed no pixel"
             return None
+        if action.region.type is RegionType.phrase:
+            self.s.regions.put(action.region.phrase or action.target, best.layer)
         step.status, step.bbox = "applied", list(stored.bbox)
         step.message = f"score {best.attempt.score:.1f}/10 after {len(step.attempts)} " \
                        f"attempt{'s' if len(step.attempts) > 1 else ''}"
@@ -750,8 +801,14 @@ class _TurnRunner:
         hint = Hint(mask=self.mask) if self.mask is not None else None
         found = self.s.localizer.locate(image, phrase, hint)
         masks = [m.mask for m in found.masks if np.asarray(m.mask).any()]
-        if found.status == "resolved" and masks:
+        known = self.s.regions.get(phrase, image.shape[:2])
+        if found.status == "resolved" and masks and (known is None
+                                                     or _overlap(masks[0], known) >= 0.3):
             return _Region(masks[0], f"found '{phrase}'", masks[1:])
+        if known is not None:
+            # the same words as an earlier step: the same object, even if that step
+            # changed how it looks ("make the red circle blue" … "make it brighter")
+            return _Region(known, f"'{phrase}' as located earlier", masks)
         if self.mask is not None:
             return _Region(self.mask, "brush mask")
         why = found.reason or ("several candidates match" if found.status == "ambiguous"
@@ -769,7 +826,7 @@ class _TurnRunner:
         tried = {_name(editor)}
         feather: int | None = None
         best: _Best | None = None
-        layer = decompose(image, region.mask)
+        layer = decompose(image, region.mask, context=_context(action, editor, region.mask))
         for i in range(self.s.max_attempts):
             t = time.perf_counter()
             attempt = Attempt(i + 1, _name(editor), _plain(params), region.source)
@@ -799,7 +856,7 @@ class _TurnRunner:
             if what == "params":
                 params = value
             elif what == "region":
-                layer = decompose(image, value)
+                layer = decompose(image, value, context=_context(action, editor, value))
                 region.source = f"{region.source} (candidate {i + 2})"
             elif what == "editor":
                 editor = value
@@ -849,7 +906,7 @@ class _TurnRunner:
             nodes.append(node.id)
             s._remember_node(node, act)
             s._save()
-        if self.work is not None and nodes:
+        if self.work is not None and nodes and self.applied == len(self.staged):
             s.graph.cache.put(nodes[-1], self.work)
         applied = [st for st, _, _ in self.staged]
         moved = s.graph.head != self.start_head
@@ -870,6 +927,7 @@ class _TurnRunner:
     def _result(self, ok: bool, message: str, t0: float, nodes: list[str] | None = None,
                 changed: bool = False) -> TurnResult:
         self.timings["total"] = time.perf_counter() - t0
+        _release_memory()
         self.progress(1.0, "done")
         return TurnResult(self.instruction, ok, changed, message,
                           getattr(self, "plan_info", {}), self.steps, self.s.graph.head,
@@ -877,6 +935,25 @@ class _TurnRunner:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _release_memory() -> None:
+    """Hand freed heap pages back to the OS after a turn (glibc only; a no-op elsewhere).
+
+    An edit allocates and frees many mid-sized float arrays; without this the freed heap
+    stays in the process and a long session's resident memory creeps up.
+    """
+    global _LIBC
+    if _LIBC is None:
+        try:
+            _LIBC = ctypes.CDLL("libc.so.6") if sys.platform.startswith("linux") else False
+        except OSError:
+            _LIBC = False
+    if _LIBC:
+        _LIBC.malloc_trim(0)
+
+
+_LIBC: Any = None
 
 
 def _no_progress(fraction: float, text: str) -> None:
@@ -912,6 +989,26 @@ def _action_dict(action: Action | dict[str, Any] | None) -> dict[str, Any] | Non
     if isinstance(action, dict):
         return json.loads(json.dumps(action, default=str))
     raise SessionError(f"an action must be an Action or a dict, got {type(action).__name__}")
+
+
+def _overlap(a: np.ndarray, b: np.ndarray) -> float:
+    """Intersection over union of two masks."""
+    union = np.count_nonzero(a | b)
+    return np.count_nonzero(a & b) / union if union else 0.0
+
+
+def _context(action: Action, editor: Any, mask: np.ndarray) -> float | None:
+    """Crop context for ``decompose``: DLEBench's λ(s) (None) where the editor can use the
+    surroundings; for per-pixel operations at native size just the feather band plus a
+    margin, so big targets do not drag 2.5× their area through the editor."""
+    if action.operation not in POINTWISE_OPS or getattr(editor, "working_size", None):
+        return None
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    if rows.size == 0:
+        return None
+    short = max(1, min(rows[-1] - rows[0] + 1, cols[-1] - cols[0] + 1))
+    feather = min(24, max(2, round(0.02 * short)))
+    return (2 * feather + 8) / short
 
 
 def _compose_patch(layer: Layer, edited: np.ndarray, feather: int | None) -> np.ndarray:

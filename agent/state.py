@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import tempfile
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -31,8 +32,8 @@ from pipelines.layers import mask_bbox
 
 Box = tuple[int, int, int, int]
 
-#: Default byte budget of the materialised-image cache (two 20-MP RGB images fit).
-DEFAULT_CACHE_BYTES = 128 * 1024 * 1024
+#: Default byte budget of the materialised-image cache: two 12-MP or one 20-MP RGB image.
+DEFAULT_CACHE_BYTES = 96 * 1024 * 1024
 GRAPH_VERSION = 1
 LAYER_DIR = "layers"
 
@@ -233,6 +234,22 @@ class ImageCache:
             _, old = self._items.popitem(last=False)
             self.bytes -= old.nbytes
 
+    def room_for(self, nbytes: int) -> bool:
+        """Whether one more entry of ``nbytes`` fits beside the current ones."""
+        return self.bytes + nbytes <= self.max_bytes
+
+    def only_holder(self, key: str) -> bool:
+        """True when the cache holds the only reference to this entry's own buffer."""
+        item = self._items[key]
+        # references: the dict entry, ``item`` and getrefcount's argument
+        return bool(item.flags.owndata) and sys.getrefcount(item) <= 3
+
+    def take(self, key: str) -> np.ndarray:
+        """Remove an entry and hand its array over to the caller."""
+        item = self._items.pop(key)
+        self.bytes -= item.nbytes
+        return item
+
     def __contains__(self, key: str) -> bool:
         return key in self._items
 
@@ -426,18 +443,32 @@ class StateGraph:
         cached = self.cache.get(target)
         if cached is not None:
             return cached
-        start, base = 0, self._root_pixels
+        start = 0
         for i in range(len(chain) - 2, 0, -1):
-            hit = self.cache.get(chain[i])
-            if hit is not None:
-                start, base = i, hit
+            if chain[i] in self.cache:
+                start = i
                 break
-        image = base.copy()
+        image = self._working_copy(chain[start] if start else None)
         for nid in chain[start + 1:]:
             for layer in self.nodes[nid].layers:
                 layer.apply(image)
         self.cache.put(target, image)
         return image
+
+    def _working_copy(self, cached: str | None) -> np.ndarray:
+        """A writable copy of a cached state (or the root) to replay layers onto.
+
+        When the cache has no room for a second frame and nobody outside the cache holds
+        the cached array (not even a view), its buffer is taken over instead of copied.
+        """
+        if cached is None:
+            return self._root_pixels.copy()
+        if not self.cache.room_for(self.cache.get(cached).nbytes) \
+                and self.cache.only_holder(cached):
+            image = self.cache.take(cached)
+            image.setflags(write=True)
+            return image
+        return self.cache.get(cached).copy()
 
     # ---- JSON -------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:

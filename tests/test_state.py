@@ -166,3 +166,26 @@ def test_layer_outside_image_is_refused(astronaut):
                         _mask=np.ones((100, 100), bool))
     with pytest.raises(StateError, match="outside"):
         graph.add(None, None, "bad", [layer])
+
+
+def test_images_held_by_callers_never_change_under_them(coffee):
+    graph = StateGraph(coffee, cache_bytes=coffee.nbytes)  # room for one frame only
+    a = _edit(coffee, (0, 0, 40, 40), 9)
+    _add(graph, a)
+    held = graph.image()
+    view = graph.image()[10:20]
+    b = _edit(a, (100, 100, 150, 150), 99)
+    _add(graph, b)
+    graph.cache.clear()
+    graph.cache.put("n1", np.array(a))  # only n1 cached; n2 replays from it
+    held = graph.image("n1")
+    assert np.array_equal(graph.image("n2"), b)
+    assert np.array_equal(held, a) and np.array_equal(view, a[10:20])
+    del held
+    assert np.array_equal(graph.image("n1"), a)  # n1 is rebuilt when it was taken over
+    c = _edit(b, (200, 200, 210, 210), 1)
+    _add(graph, c)
+    graph.cache.clear()
+    graph.cache.put("n2", np.array(b))
+    assert np.array_equal(graph.image("n3"), c)  # buffer reused: nobody else held n2
+    assert "n2" not in graph.cache and np.array_equal(graph.image("n2"), b)
