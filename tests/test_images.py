@@ -142,10 +142,11 @@ def test_animated_gif_loads_its_first_frame_with_a_warning(caplog, chelsea):
 # --------------------------------------------------------------------------- odd modes
 
 
-def test_16bit_rgb_png_is_scaled_not_truncated():
+@pytest.mark.parametrize("suffix", [".png", ".tiff"])
+def test_16bit_rgb_is_scaled_not_truncated(suffix):
     rng = np.random.default_rng(0)
     deep = rng.integers(0, 65536, size=(40, 50, 3), dtype=np.uint16)
-    ok, buf = cv2.imencode(".png", deep[..., ::-1])  # OpenCV writes BGR
+    ok, buf = cv2.imencode(suffix, deep[..., ::-1])  # OpenCV writes BGR
     assert ok
     loaded = load_image(buf.tobytes())
     expected = np.rint(deep.astype(np.float64) * 255 / 65535).astype(np.uint8)
