@@ -121,8 +121,8 @@ def decompose(image: np.ndarray, mask: np.ndarray | Sequence[np.ndarray], *,
 
     Args:
         image: ``uint8`` HWC image.
-        mask: ``bool`` (H, W) mask, or a sequence of masks for several targets (one
-            Layer each, in the same order).
+        mask: ``bool`` (H, W) mask, or a sequence of masks (or an (N, H, W) stack) for
+            several targets (one Layer each, in the same order).
         context: fixed context ratio; ``None`` uses DLEBench's λ(s).
         multiple: round the patch size to this multiple (see ``expand_box``).
 
@@ -132,7 +132,7 @@ def decompose(image: np.ndarray, mask: np.ndarray | Sequence[np.ndarray], *,
     Raises:
         ValueError: a mask is empty or does not match the image's size.
     """
-    if not isinstance(mask, np.ndarray):
+    if not isinstance(mask, np.ndarray) or mask.ndim == 3 and mask.shape[1:] == image.shape[:2]:
         return [decompose(image, m, context=context, multiple=multiple) for m in mask]
     mask = _check_mask(image, mask)
     tight = mask_bbox(mask)

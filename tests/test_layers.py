@@ -117,6 +117,8 @@ def test_several_masks_in_one_call(astronaut):
     cv2.circle(second.view(np.uint8), (400, 380), 40, 1, -1)
     layers = decompose(astronaut, [first, second])
     assert isinstance(layers, list) and len(layers) == 2
+    stacked = decompose(astronaut, np.stack([first, second]))
+    assert [layer.bbox for layer in stacked] == [layer.bbox for layer in layers]
     edits = [(layer, np.full_like(layer.patch, value)) for layer, value in zip(layers, (0, 255),
                                                                                strict=True)]
     out = compose_many(astronaut, edits, feather=6)
