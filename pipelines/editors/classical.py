@@ -98,13 +98,30 @@ def _tone_weight(lightness: np.ndarray, shadows: bool) -> np.ndarray:
     return np.clip(w, 0.0, 1.0) ** 1.5
 
 
+def _lightness_to_luminance(light: np.ndarray) -> np.ndarray:
+    """CIE L* (0–100) → relative luminance Y (0–1)."""
+    f = (light + 16.0) / 116.0
+    return np.where(light > 8.0, f ** 3, light / 903.3).astype(np.float32)
+
+
 def _shadows_highlights(rgb: np.ndarray, amount: float, shadows: bool) -> np.ndarray:
-    lab = to_lab(rgb)
-    light = lab[..., 0] / 100.0
-    w = _tone_weight(light, shadows) * 0.6 * abs(amount)
-    light = light + w * (1.0 - light) if amount >= 0 else light - w * light
-    lab[..., 0] = light * 100.0
-    return from_lab(lab)
+    """Move the lightness of the shadows (or highlights) and keep every pixel's hue.
+
+    The new lightness becomes a luminance ratio applied to linear RGB, so colours keep
+    their chromaticity instead of drifting out of gamut as a fixed a*/b* would.
+    """
+    light = to_lab(rgb)[..., 0] / 100.0
+    w = _tone_weight(light, shadows) * 0.5 * abs(amount)
+    new = light + w * (1.0 - light) if amount >= 0 else light - w * light
+    y_old = _lightness_to_luminance(light * 100.0)
+    y_new = _lightness_to_luminance(new * 100.0)
+    ratio = np.minimum(y_new / np.maximum(y_old, 1e-5), 50.0)
+    linear = srgb_to_linear(rgb)
+    # what the capped ratio cannot lift (near-black pixels) is added in the pixel's own
+    # colour direction, so deep shadows brighten without turning grey
+    direction = (linear + 1e-3) / (y_old + 1e-3)[..., None]
+    rest = np.maximum(y_new - y_old * ratio, 0.0)[..., None]
+    return linear_to_srgb(linear * ratio[..., None] + rest * direction)
 
 
 def _shadows(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
@@ -393,6 +410,11 @@ def _texture_fill(img: np.ndarray, hole: np.ndarray, base: np.ndarray) -> np.nda
                                                                          :w - block + 1] < 0.5
     if h <= block or w <= block or not valid.any():
         return base
+    # copy typical texture, not the edges of other objects: drop the busiest sources
+    energy = cv2.boxFilter(luma(detail) ** 2, -1, (block, block), anchor=(0, 0),
+                           borderType=cv2.BORDER_CONSTANT)[:h - block + 1, :w - block + 1]
+    calm = valid & (energy <= 2.0 * np.median(energy[valid]) + 1e-8)
+    valid = calm if calm.any() else valid
     window = np.outer(np.hanning(block + 2)[1:-1], np.hanning(block + 2)[1:-1]).astype(
         np.float32)
     acc = np.zeros_like(img)
@@ -570,7 +592,8 @@ def _layout(text: str, box_w: int, box_h: int) -> tuple[str, int]:
     best = ("\n".join(words) if len(words) > 1 else text, 1)
     for lines in range(1, min(len(words), 6) + 1):
         width = max(1, math.ceil(len(text) / lines))
-        wrapped = "\n".join(textwrap.wrap(text, width=width)) if lines > 1 else text
+        wrapped = "\n".join(textwrap.wrap(text, width=width, break_long_words=False,
+                                             break_on_hyphens=False)) if lines > 1 else text
         lo, hi = 1, max(2, box_h * 2)
         while lo < hi:   # largest size that fits
             mid = (lo + hi + 1) // 2
@@ -584,15 +607,31 @@ def _layout(text: str, box_w: int, box_h: int) -> tuple[str, int]:
     return best
 
 
+def inner_box(mask: np.ndarray, coverage: float = 0.97) -> tuple[int, int, int, int]:
+    """``(x, y, w, h)``: the mask's box shrunk about its centroid until the mask fills it.
+
+    Text fitted to this box stays inside round or irregular regions.
+    """
+    rows, cols = np.nonzero(mask)
+    cy, cx = rows.mean(), cols.mean()
+    y0, y1, x0, x1 = rows.min(), rows.max() + 1.0, cols.min(), cols.max() + 1.0
+    for _ in range(30):
+        box = mask[int(y0):max(int(y0) + 1, int(y1)), int(x0):max(int(x0) + 1, int(x1))]
+        if box.mean() >= coverage:
+            break
+        y0, y1 = cy + 0.93 * (y0 - cy), cy + 0.93 * (y1 - cy)
+        x0, x1 = cx + 0.93 * (x0 - cx), cx + 0.93 * (x1 - cx)
+    x, y = int(x0), int(y0)
+    return x, y, max(1, int(x1) - x), max(1, int(y1) - y)
+
+
 def _text(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
     from PIL import Image, ImageDraw
 
     text = p["text"].strip()
     if not text or not mask.any():
         return rgb
-    rows, cols = np.nonzero(mask)
-    y0, x0 = int(rows.min()), int(cols.min())
-    bh, bw = int(np.ptp(rows) + 1), int(np.ptp(cols) + 1)
+    x0, y0, bw, bh = inner_box(mask)
     wrapped, size = _layout(text, max(1, int(bw * p["scale"])), max(1, int(bh * p["scale"])))
     font = _font(size)
     layer = Image.new("L", (rgb.shape[1], rgb.shape[0]), 0)
