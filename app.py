@@ -10,6 +10,7 @@ Run ``python app.py`` (``make demo``) for http://127.0.0.1:7860; ``LOUPE_HOST`` 
 
 from __future__ import annotations
 
+import inspect
 import logging
 import os
 from pathlib import Path
@@ -525,35 +526,37 @@ def _benchmark_tab() -> dict:
     return c
 
 
+FILE_PARAMS = {"image", "mask", "before", "after", "archive"}
+
+
+def _hidden_inputs(fn) -> list[gr.components.Component]:
+    """Hidden input components for an API function, defaults taken from its signature."""
+    comps: list[gr.components.Component] = []
+    for name, param in inspect.signature(fn).parameters.items():
+        default = None if param.default is inspect.Parameter.empty else param.default
+        if name in FILE_PARAMS:
+            comps.append(gr.File(visible=False, type="filepath", label=name))
+        elif param.annotation in (bool, "bool"):
+            comps.append(gr.Checkbox(value=bool(default), visible=False, label=name))
+        elif param.annotation in (int, "int"):
+            comps.append(gr.Number(value=default, precision=0, visible=False, label=name))
+        else:
+            comps.append(gr.Textbox(value=default, visible=False, label=name))
+    return comps
+
+
 def _api_section() -> None:
     """Endpoints for gradio_client and MCP tools (hidden components, no visible UI)."""
-    def txt() -> gr.Textbox:
-        return gr.Textbox(visible=False)
-
-    def num() -> gr.Number:
-        return gr.Number(visible=False)
-
-    def fin() -> gr.File:
-        return gr.File(visible=False, type="filepath")
-
-    img = gr.Image(visible=False, type="numpy", format="png")
-    out_json, out_text, out_file = gr.JSON(visible=False), txt(), gr.File(visible=False)
-    endpoints = [
-        (new_session, [fin()], [out_text, out_json]),
-        (edit, [txt(), txt(), fin(), gr.Checkbox(visible=False)], [img, out_json]),
-        (undo, [txt()], [img, out_json]),
-        (redo, [txt()], [img, out_json]),
-        (checkout, [txt(), txt()], [img, out_json]),
-        (graph, [txt()], [out_json]),
-        (download, [txt()], [out_file]),
-        (export_session, [txt()], [out_file]),
-        (import_session, [fin()], [out_text, out_json]),
-        (autopilot, [fin(), txt(), num(), num(), num(), num(), num()], [img, out_json]),
-        (score, [fin(), fin(), fin(), txt(), txt()], [out_json]),
-        (benchmark, [fin(), txt()], [out_json, out_file]),
-    ]
-    for fn, inputs, outputs in endpoints:
-        gr.Button(visible=False).click(fn, inputs, outputs, api_name=fn.__name__)
+    img = gr.Image(visible=False, type="numpy", format="png", label="image")
+    out_json, out_file = gr.JSON(visible=False, label="result"), gr.File(visible=False)
+    out_text = gr.Textbox(visible=False, label="session_id")
+    outputs = {new_session: [out_text, out_json], edit: [img, out_json],
+               undo: [img, out_json], redo: [img, out_json], checkout: [img, out_json],
+               graph: [out_json], download: [out_file], export_session: [out_file],
+               import_session: [out_text, out_json], autopilot: [img, out_json],
+               score: [out_json], benchmark: [out_json, out_file]}
+    for fn, outs in outputs.items():
+        gr.Button(visible=False).click(fn, _hidden_inputs(fn), outs, api_name=fn.__name__)
 
 
 def build_app() -> gr.Blocks:
