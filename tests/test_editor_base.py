@@ -50,3 +50,16 @@ def test_registry_rejects_unknown_operations():
     with pytest.raises(TypeError, match="unknown operations"):
         register_editor(Bad)
     assert "test-bad" not in EDITORS
+
+
+def test_margin_keeps_the_edit_in_the_feather_band_only(astronaut):
+    from pipelines.layers import feather_alpha
+
+    patch = astronaut[100:200, 100:260]
+    mask = np.zeros(patch.shape[:2], bool)
+    mask[40:60, 60:100] = True
+    out = _Invert().edit(patch, mask, EditRequest("adjust", "brightness"), margin=6)
+    band = feather_alpha(mask, 6) > 0
+    assert band.sum() > mask.sum()
+    assert np.array_equal(out[band], 255 - patch[band])
+    assert np.array_equal(out[~band], patch[~band])

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from pipelines.editors.operations import OperationError, get_operation
+from pipelines.layers import feather_alpha
 
 
 class EditError(RuntimeError):
@@ -58,13 +59,17 @@ class Editor(ABC):
         """Whether this editor implements the request's operation."""
         return request.operation in self.operations
 
-    def edit(self, patch: np.ndarray, mask: np.ndarray, request: EditRequest) -> np.ndarray:
+    def edit(self, patch: np.ndarray, mask: np.ndarray, request: EditRequest, *,
+             margin: int = 0) -> np.ndarray:
         """Edit ``patch`` inside ``mask`` as ``request`` says.
 
         Args:
             patch: ``uint8`` HWC patch (RGB or RGBA) from ``layers.decompose``.
             mask: ``bool`` mask of the patch's size (``True`` = edit area).
             request: the operation and its parameters (validated here).
+            margin: pixels within this distance of the mask keep the edit too, so that
+                ``layers.compose`` with ``feather=margin`` can fade it out instead of
+                cutting it at the mask's edge; farther pixels are always restored.
 
         Returns:
             A ``uint8`` patch with the input's channels. Generative editors may return it
@@ -88,7 +93,8 @@ class Editor(ABC):
         mask = mask if mask.dtype == bool else mask > 0
         result = self._edit(patch, mask, request, params)
         if result.shape[:2] == patch.shape[:2]:
-            result = np.where(mask[..., None], result[..., :patch.shape[2]], patch)
+            keep = feather_alpha(mask, margin) > 0 if margin > 0 else mask
+            result = np.where(keep[..., None], result[..., :patch.shape[2]], patch)
         return np.ascontiguousarray(result, dtype=np.uint8)
 
     @abstractmethod
