@@ -132,6 +132,10 @@ def test_shadows_lift_the_dark_tones_more_than_the_bright(photo, box):
     lifted = lab(run(photo, box, "shadows", amount=0.8))[..., 0]
     assert (lifted - light)[dark].mean() > 5.0
     assert (lifted - light)[dark].mean() > 4 * abs((lifted - light)[bright].mean())
+    # lifted shadows keep their colour (no grey patches)
+    lifted_rgb = run(photo, box, "shadows", amount=1.0)
+    assert chroma(lifted_rgb)[dark].mean() >= chroma(photo)[dark].mean()
+    assert hue_distance(mean_hue(lifted_rgb, dark), mean_hue(photo, dark)) < 8.0
     deepened = lab(run(photo, box, "shadows", amount=-0.8))[..., 0]
     assert (deepened - light)[dark].mean() < -2.0
 
@@ -298,40 +302,66 @@ def _textures() -> dict[str, np.ndarray]:
     return out
 
 
+def _disc_on(texture: np.ndarray, radius: int = 25) -> tuple[np.ndarray, np.ndarray]:
+    mask = np.zeros(texture.shape[:2], np.uint8)
+    cv2.circle(mask, (100, 100), radius, 1, -1)
+    with_object = texture.copy()
+    with_object[mask > 0] = (200, 30, 40)
+    return with_object, mask > 0
+
+
 def test_inpaint_fills_a_removed_disc_from_the_texture_better_than_telea():
-    mask = np.zeros((200, 200), np.uint8)
-    cv2.circle(mask, (100, 100), 25, 1, -1)
-    mask = mask > 0
-    gains = []
+    gains, removal = [], []
     for name, texture in _textures().items():
-        with_object = texture.copy()
-        with_object[mask] = (200, 30, 40)
+        with_object, mask = _disc_on(texture)
         auto = run(with_object, mask, "inpaint")
         telea = run(with_object, mask, "inpaint", method="telea")
-        assert psnr(auto, texture, mask) > psnr(with_object, texture, mask) + 6.0, name
+        assert psnr(auto, texture, mask) > psnr(with_object, texture, mask) + 4.0, name
+        removal.append(psnr(auto, texture, mask) - psnr(with_object, texture, mask))
         gains.append(psnr(auto, texture, mask) - psnr(telea, texture, mask))
-        assert np.array_equal(auto[~cv2.dilate(mask.astype(np.uint8), np.ones((3, 3)))
-                                   .astype(bool)],
-                              texture[~cv2.dilate(mask.astype(np.uint8), np.ones((3, 3)))
-                                      .astype(bool)])
-    assert np.mean(gains) > 0.5, gains
+        near = cv2.dilate(mask.astype(np.uint8), np.ones((3, 3))).astype(bool)
+        assert np.array_equal(auto[~near], texture[~near])
+    assert np.mean(removal) > 6.0, removal
+    assert np.mean(gains) > 0.0, gains
 
 
-def test_inpaint_patch_method_restores_texture_not_a_smear():
-    texture = _textures()["gravel"]
-    mask = np.zeros(texture.shape[:2], bool)
-    mask[70:130, 70:130] = True
-    with_object = texture.copy()
-    with_object[mask] = 255
-    auto = run(with_object, mask, "inpaint", method="auto")
-    patch = run(with_object, mask, "inpaint", method="patch")
-    inner = (slice(75, 125), slice(75, 125))
-    assert hf_energy(patch[inner]) > 3 * hf_energy(auto[inner])
-    assert hf_energy(patch[inner]) > 0.3 * hf_energy(texture[inner])
-    assert psnr(patch, texture, mask) > psnr(with_object, texture, mask) + 6.0
-    for method in ("ns", "telea"):
-        assert psnr(run(with_object, mask, "inpaint", method=method), texture, mask) > \
+def test_inpaint_continues_texture_instead_of_smearing():
+    for name in ("gravel", "brick", "grass"):
+        texture = _textures()[name]
+        with_object, mask = _disc_on(texture, 30)
+        inner = (slice(82, 118), slice(82, 118))
+        auto = run(with_object, mask, "inpaint")
+        patch = run(with_object, mask, "inpaint", method="patch")
+        telea = run(with_object, mask, "inpaint", method="telea")
+        assert np.array_equal(auto, patch)   # a wide hole: auto is the exemplar fill
+        assert hf_energy(auto[inner]) > 0.5 * hf_energy(texture[inner]), name
+        assert hf_energy(auto[inner]) > 2.0 * hf_energy(telea[inner]), name
+        assert psnr(run(with_object, mask, "inpaint", method="ns"), texture, mask) > \
             psnr(with_object, texture, mask) + 6.0
+
+
+def test_thin_scratches_go_to_telea():
+    texture = _textures()["coffee"]
+    mask = np.zeros(texture.shape[:2], np.uint8)
+    cv2.line(mask, (10, 30), (190, 170), 1, 4)
+    mask = mask > 0
+    scratched = texture.copy()
+    scratched[mask] = 255
+    auto = run(scratched, mask, "inpaint")
+    assert np.array_equal(auto, run(scratched, mask, "inpaint", method="telea"))
+    assert psnr(auto, texture, mask) > psnr(scratched, texture, mask) + 10.0
+
+
+def test_inpaint_of_a_large_hole_uses_the_multi_scale_fill():
+    texture = cv2.resize(np.dstack([data.brick()] * 3), (360, 360))
+    mask = np.zeros(texture.shape[:2], bool)
+    mask[90:270, 90:270] = True   # 180 px: filled at a reduced scale, then sharp copies
+    with_object = texture.copy()
+    with_object[mask] = 0
+    out = run(with_object, mask, "inpaint")
+    inner = (slice(100, 260), slice(100, 260))
+    assert psnr(out, texture, mask) > psnr(with_object, texture, mask) + 10.0
+    assert hf_energy(out[inner]) > 0.5 * hf_energy(texture[inner])
 
 
 # --- add / replace ----------------------------------------------------------------

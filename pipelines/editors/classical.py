@@ -392,6 +392,77 @@ def harmonic_fill(img: np.ndarray, hole: np.ndarray, iterations: int = 60) -> np
     return out
 
 
+def exemplar_fill(img: np.ndarray, hole: np.ndarray, block: int = 9,
+                  offsets: np.ndarray | None = None) -> np.ndarray:
+    """Criminisi-style exemplar fill: grow the hole's border inwards with copied blocks.
+
+    Each step takes a border pixel with the most known neighbours, finds the fully
+    known block nearby that best matches the block's known part (masked SSD), and
+    copies the missing pixels from it, so textures and straight structures continue.
+
+    Args:
+        img: float32 (H, W, 3); values in the hole are ignored.
+        hole: bool (H, W), True where pixels are unknown.
+        block: block side in pixels (odd).
+        offsets: optional int32 (H, W, 2) array that receives, for every filled pixel,
+            the (dy, dx) from it to the known pixel it was copied from.
+
+    Returns:
+        The filled image (known pixels unchanged).
+    """
+    h, w = hole.shape
+    half = block // 2
+    if min(h, w) <= block:
+        return harmonic_fill(img, hole)
+    out = np.where(hole[..., None], 0.0, img).astype(np.float32)
+    unknown = hole.copy()
+    valid = cv2.boxFilter(hole.astype(np.float32), -1, (block, block), normalize=False,
+                          anchor=(0, 0), borderType=cv2.BORDER_CONSTANT)[:h - block + 1,
+                                                                         :w - block + 1] < 0.5
+    if not valid.any():
+        return harmonic_fill(img, hole)
+    kernel = np.ones((3, 3), np.uint8)
+    while unknown.any():
+        front = unknown & (cv2.dilate((~unknown).astype(np.uint8), kernel) > 0)
+        conf = cv2.boxFilter((~unknown).astype(np.float32), -1, (block, block))
+        ys, xs = np.nonzero(front)
+        order = np.argsort(-conf[ys, xs], kind="stable")
+        for y, x in zip(ys[order], xs[order]):
+            if not unknown[y, x]:
+                continue
+            ty = int(np.clip(y - half, 0, h - block))
+            tx = int(np.clip(x - half, 0, w - block))
+            sy, sx = _exemplar_source(out, unknown, valid, ty, tx, block)
+            todo = unknown[ty:ty + block, tx:tx + block]
+            out[ty:ty + block, tx:tx + block][todo] = out[sy:sy + block, sx:sx + block][todo]
+            if offsets is not None:
+                offsets[ty:ty + block, tx:tx + block][todo] = (sy - ty, sx - tx)
+            unknown[ty:ty + block, tx:tx + block] = False
+    return out
+
+
+def _exemplar_source(out: np.ndarray, unknown: np.ndarray, valid: np.ndarray, ty: int,
+                     tx: int, block: int) -> tuple[int, int]:
+    """Top-left of the fully known block that best matches the known part at (ty, tx)."""
+    vh, vw = valid.shape
+    radius = 4 * block
+    while True:
+        y0, y1 = max(0, ty - radius), min(vh, ty + radius + 1)
+        x0, x1 = max(0, tx - radius), min(vw, tx + radius + 1)
+        ok = valid[y0:y1, x0:x1]
+        if ok.any() or (y0 == 0 and x0 == 0 and y1 == vh and x1 == vw):
+            break
+        radius *= 2
+    known = (~unknown[ty:ty + block, tx:tx + block]).astype(np.float32)
+    search = out[y0:y1 + block - 1, x0:x1 + block - 1]
+    cost = cv2.matchTemplate(search, out[ty:ty + block, tx:tx + block], cv2.TM_SQDIFF,
+                             mask=np.repeat(known[..., None], 3, axis=2))
+    cost = np.where(ok, cost, np.inf)
+    cost += 1e-4 * np.hypot(*np.mgrid[y0 - ty:y1 - ty, x0 - tx:x1 - tx])  # prefer near
+    sy, sx = np.unravel_index(int(np.argmin(cost)), cost.shape)
+    return int(sy + y0), int(sx + x0)
+
+
 def _texture_fill(img: np.ndarray, hole: np.ndarray, base: np.ndarray) -> np.ndarray:
     """Add texture to a smooth fill: copy high frequencies of the best-matching known blocks.
 
@@ -466,9 +537,10 @@ def inpaint(rgb_u8: np.ndarray, hole: np.ndarray, method: str = "auto",
     Args:
         rgb_u8: uint8 (H, W, 3) image.
         hole: bool (H, W), True on the pixels to replace.
-        method: ``telea`` / ``ns`` (OpenCV), ``auto`` (multi-scale membrane fill, smooth
-            and seam-free), ``patch`` (membrane fill plus texture copied from matching
-            known blocks).
+        method: ``telea`` / ``ns`` (OpenCV); ``patch``: exemplar fill (blocks copied
+            from the surroundings continue textures and straight structures; multi-scale
+            for large holes); ``auto``: ``patch``, except for thin holes (scratches,
+            wires), which go to Telea.
         radius: neighbourhood radius of the OpenCV methods.
 
     Returns:
@@ -476,22 +548,69 @@ def inpaint(rgb_u8: np.ndarray, hole: np.ndarray, method: str = "auto",
     """
     if not hole.any() or hole.all():
         return rgb_u8
+    if method == "auto":
+        thin = cv2.distanceTransform(hole.astype(np.uint8), cv2.DIST_L2, 3).max() <= THIN_HOLE
+        method = "telea" if thin else "patch"
     if method in ("telea", "ns"):
         flag = cv2.INPAINT_TELEA if method == "telea" else cv2.INPAINT_NS
         return cv2.inpaint(rgb_u8, hole.astype(np.uint8) * 255, radius, flag)
     # work on the hole's box plus a margin; the rest is untouched
     rows, cols = np.nonzero(hole)
     size = max(np.ptp(rows) + 1, np.ptp(cols) + 1)
-    margin = int(max(16, 0.5 * size)) if method == "patch" else 4
+    margin = int(max(16, 0.5 * size))
     y0, y1 = max(0, rows.min() - margin), min(hole.shape[0], rows.max() + 1 + margin)
     x0, x1 = max(0, cols.min() - margin), min(hole.shape[1], cols.max() + 1 + margin)
     crop = rgb_u8[y0:y1, x0:x1].astype(np.float32) / 255.0
     sub = hole[y0:y1, x0:x1]
-    filled = harmonic_fill(crop, sub)
-    if method == "patch":
-        filled = _texture_fill(crop, sub, filled)
+    filled = patch_fill(crop, sub)
     out = rgb_u8.copy()
     out[y0:y1, x0:x1] = _to_u8(filled)
+    return out
+
+
+#: holes at most this many pixels from their border (scratches, wires) go to Telea, which
+#: measured best on them; wider holes get the exemplar fill
+THIN_HOLE = 5.0
+#: holes up to this size are filled block by block at full resolution
+EXEMPLAR_SIDE = 96
+
+
+def patch_fill(img: np.ndarray, hole: np.ndarray) -> np.ndarray:
+    """Exemplar fill, multi-scale for large holes.
+
+    Up to ``EXEMPLAR_SIDE`` px the hole is filled block by block at full resolution;
+    larger holes are filled so at a reduced scale (structure), upsampled, and given
+    full-resolution texture copied from matching known blocks.
+
+    Args:
+        img: float32 (H, W, 3) crop around the hole.
+        hole: bool (H, W).
+
+    Returns:
+        The filled crop.
+    """
+    rows, cols = np.nonzero(hole)
+    size = max(np.ptp(rows) + 1, np.ptp(cols) + 1)
+    if size <= EXEMPLAR_SIDE:
+        return exemplar_fill(img, hole, block=int(np.clip(size // 8, 3, 6)) * 2 + 1)
+    scale = EXEMPLAR_SIDE / size
+    dims = (max(1, round(img.shape[1] * scale)), max(1, round(img.shape[0] * scale)))
+    small = cv2.resize(img, dims, interpolation=cv2.INTER_AREA)
+    small_hole = cv2.resize(hole.astype(np.float32), dims, interpolation=cv2.INTER_AREA) > 0
+    offsets = np.zeros((dims[1], dims[0], 2), np.int32)
+    coarse = exemplar_fill(small, small_hole, block=13, offsets=offsets)
+    base = cv2.resize(coarse, (img.shape[1], img.shape[0]), interpolation=cv2.INTER_CUBIC)
+    out = np.where(hole[..., None], base, img).astype(np.float32)
+    # full resolution: follow the coarse copy offsets to real (sharp) known pixels
+    ys, xs = np.nonzero(hole)
+    qy = np.minimum((ys * dims[1] / img.shape[0]).astype(int), dims[1] - 1)
+    qx = np.minimum((xs * dims[0] / img.shape[1]).astype(int), dims[0] - 1)
+    sy = ys + np.rint(offsets[qy, qx, 0] * img.shape[0] / dims[1]).astype(int)
+    sx = xs + np.rint(offsets[qy, qx, 1] * img.shape[1] / dims[0]).astype(int)
+    inside = (sy >= 0) & (sy < img.shape[0]) & (sx >= 0) & (sx < img.shape[1])
+    ok = inside.copy()
+    ok[inside] = ~hole[sy[inside], sx[inside]]
+    out[ys[ok], xs[ok]] = img[sy[ok], sx[ok]]
     return out
 
 
