@@ -130,6 +130,20 @@ def _noise_sigma(grey: np.ndarray, where: np.ndarray) -> float:
     return float(1.4826 * np.median(np.abs(residual[flat])) * 1.5)
 
 
+def _changed(before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    """True where any colour channel differs (fast: OpenCV absdiff, channel ORs)."""
+    d = cv2.absdiff(np.ascontiguousarray(before[..., :3]), np.ascontiguousarray(after[..., :3]))
+    return (d[..., 0] | d[..., 1] | d[..., 2]) > 0
+
+
+def _cmin(rgb: np.ndarray) -> np.ndarray:
+    return np.minimum(np.minimum(rgb[..., 0], rgb[..., 1]), rgb[..., 2])
+
+
+def _cmax(rgb: np.ndarray) -> np.ndarray:
+    return np.maximum(np.maximum(rgb[..., 0], rgb[..., 1]), rgb[..., 2])
+
+
 def _grad(light: np.ndarray) -> np.ndarray:
     gx = cv2.Sobel(light, cv2.CV_32F, 1, 0, ksize=3) / 8.0
     gy = cv2.Sobel(light, cv2.CV_32F, 0, 1, ksize=3) / 8.0
@@ -458,6 +472,56 @@ def _check_global(op: str, p: dict[str, Any], lb: np.ndarray, la: np.ndarray,
 
 # --- the measured critic ----------------------------------------------------------------
 
+#: Pixels the statistics are computed on; larger patches are reduced (INTER_AREA) first.
+WORK_PIXELS = 600_000
+
+
+@dataclass
+class _WorkCopy:
+    before: np.ndarray
+    after: np.ndarray
+    inside: np.ndarray
+    changed: np.ndarray  # True where any full-resolution pixel of the cell changed
+    scale: float
+
+    @classmethod
+    def make(cls, before: np.ndarray, after: np.ndarray, inside: np.ndarray,
+             changed: np.ndarray, whole: bool) -> _WorkCopy:
+        h, w = inside.shape
+        if h * w <= WORK_PIXELS:
+            return cls(before, after, inside, changed, 1.0)
+        scale = math.sqrt(WORK_PIXELS / (h * w))
+        size = (max(1, round(w * scale)), max(1, round(h * scale)))
+
+        def shrink(img: np.ndarray) -> np.ndarray:
+            return cv2.resize(np.ascontiguousarray(img[..., :3]), size,
+                              interpolation=cv2.INTER_AREA)
+
+        def share(m: np.ndarray) -> np.ndarray:
+            return cv2.resize(m.astype(np.float32), size, interpolation=cv2.INTER_AREA)
+
+        if whole:  # nothing outside: no need to shrink the masks
+            ones = np.ones((size[1], size[0]), bool)
+            return cls(shrink(before), shrink(after), ones, ones, scale)
+        shared = share(inside)
+        small_inside = shared >= 0.5 if (shared >= 0.5).any() else shared > 0
+        return cls(shrink(before), shrink(after), small_inside, share(changed) > 0, scale)
+
+
+def _detail_crop(before: np.ndarray, after: np.ndarray, inside: np.ndarray,
+                 side: int = 1024) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A full-resolution window (≤ side×side) centred on the target, for detail checks."""
+    h, w = inside.shape
+    if h <= side and w <= side:
+        return before, after, inside
+    ys, xs = np.nonzero(inside[::8, ::8])
+    cy, cx = (int(np.median(ys)) * 8, int(np.median(xs)) * 8) if ys.size else (h // 2, w // 2)
+    y0 = min(max(0, cy - side // 2), max(0, h - side))
+    x0 = min(max(0, cx - side // 2), max(0, w - side))
+    window = (slice(y0, y0 + side), slice(x0, x0 + side))
+    return before[window], after[window], inside[window]
+
+
 class MeasuredCritic:
     """The embedded critic: measurements only, no model (see the module doc)."""
 
@@ -481,41 +545,54 @@ class MeasuredCritic:
         problem = _check_inputs(before, after, mask)
         if problem:
             return Critique(0.0, fix=[problem])
-        inside = np.ones(before.shape[:2], bool) if mask is None else mask.astype(bool)
-        if not inside.any():
+        full_inside = np.ones(before.shape[:2], bool) if mask is None else mask.astype(bool)
+        if not full_inside.any():
             return Critique(0.0, fix=["the target mask is empty; locate the target again"])
         op = getattr(action, "operation", "") or ""
         params = dict(getattr(action, "params", {}) or {})
-        lb, la = _lab(before), _lab(after)
-        diff = np.abs(after[..., :3].astype(np.int16) - before[..., :3].astype(np.int16))
+        # 0. statistics on at most WORK_PIXELS; what changed is found at full resolution
+        whole = bool(full_inside.all())
+        changed_full = np.ones(1, bool) if whole else _changed(before, after)
+        work = _WorkCopy.make(before, after, full_inside, changed_full, whole)
+        lb, la, inside = _lab(work.before), _lab(work.after), work.inside
+        diff = np.abs(work.after[..., :3].astype(np.int16) - work.before[..., :3])
         changed_inside = float(diff[inside].mean())
         measures: dict[str, float] = {"mean_change_inside": round(changed_inside, 3)}
         keep: list[str] = []
         fix: list[str] = []
         retry: dict[str, Any] = {}
         # 1. the target changed as asked
-        if changed_inside < 0.3:
+        if changed_inside < 0.3 and (whole or not changed_full[full_inside].any()):
             verdict = _Verdict(0.0, fix=["nothing visibly changed in the target"],
                                retry=_stronger(op, params))
+        elif op in ("sharpen", "denoise", "blur"):  # fine detail: a full-resolution crop
+            verdict = _check_detail(op, params, *_detail_crop(before, after, full_inside))
         else:
-            verdict = _check_operation(op, params, before, after, lb, la, inside)
+            verdict = _check_operation(op, params, work.before, work.after, lb, la, inside)
         score = 10.0 * verdict.achieved
         keep += verdict.keep
         fix += verdict.fix
         retry.update(verdict.retry)
         measures.update({k: round(float(v), 4) for k, v in verdict.measures.items()})
         # 2. the outside is untouched
-        band = _dilate(inside, (MAX_FEATHER if feather is None else int(feather)) + 2)
-        outside = ~band
-        if outside.any():
-            moved = float(diff[outside].max(axis=-1).astype(bool).mean())
-            measures["outside_changed_fraction"] = round(moved, 5)
-            if moved > 0:
-                score -= min(6.0, 2.0 + 40.0 * moved)
-                fix.append(f"{moved:.1%} of the pixels outside the target changed; keep the "
-                           "rest of the image untouched")
-            else:
-                keep.append("everything outside the target is untouched")
+        if not whole:
+            reach = (MAX_FEATHER if feather is None else int(feather)) + 2
+            band = _dilate(inside, int(math.ceil(reach * work.scale)) + (work.scale < 1))
+            outside = ~band
+            if outside.any():
+                moved = float(work.changed[outside].mean())
+                measures["outside_changed_fraction"] = round(moved, 5)
+                if moved > 0:
+                    score -= min(6.0, 2.0 + 40.0 * moved)
+                    fix.append(f"{moved:.1%} of the pixels outside the target changed; keep "
+                               "the rest of the image untouched")
+                else:
+                    keep.append("everything outside the target is untouched")
+            band_for_seams = band
+        else:
+            band_for_seams = inside
+        before, after = work.before, work.after
+        band = band_for_seams
         # 3. seams along the feather band, 4. new clipping
         score -= self._seams(lb, la, inside, band, measures, keep, fix)
         score -= self._clipping(before, after, inside, op, params, measures, fix, retry)
@@ -561,10 +638,12 @@ class MeasuredCritic:
                   retry: dict[str, Any]) -> float:
         if op == "recolor" and str(params.get("color", "")).lower() in _ACHROMATIC:
             return 0.0  # white or black is what was asked for
-        rgb_b, rgb_a = before[..., :3][inside], after[..., :3][inside]
         # blown to white / crushed to black (a saturated pure colour is not clipping)
-        high = float((rgb_a.min(-1) >= 254).mean() - (rgb_b.min(-1) >= 254).mean())
-        low = float((rgb_a.max(-1) <= 1).mean() - (rgb_b.max(-1) <= 1).mean())
+        n = max(1, int(inside.sum()))
+        high = float(((_cmin(after) >= 254) & inside).sum() -
+                     ((_cmin(before) >= 254) & inside).sum()) / n
+        low = float(((_cmax(after) <= 1) & inside).sum() -
+                    ((_cmax(before) <= 1) & inside).sum()) / n
         measures["new_clipped_highlights"] = round(high, 4)
         measures["new_clipped_shadows"] = round(low, 4)
         penalty = 0.0

@@ -24,6 +24,7 @@ import json
 import logging
 import random
 import re
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -365,6 +366,10 @@ class OpenAICompatible(RetryingLLM):
             return ""  # treated as an invalid answer and re-asked
 
 
+_VLM_CACHE: dict[tuple[str, str, str], tuple[Any, Any]] = {}
+_VLM_LOCK = threading.Lock()
+
+
 class TransformersVLM(RetryingLLM):
     """A local Qwen2.5-VL / Qwen3-VL through ``AutoModelForImageTextToText``.
 
@@ -397,7 +402,7 @@ class TransformersVLM(RetryingLLM):
         self._processor: Any = None
 
     def load(self) -> None:
-        """Load the model and processor (once)."""
+        """Load the model and processor (once per process and model/device/processor)."""
         if self._model is not None:
             return
         import torch
@@ -406,14 +411,19 @@ class TransformersVLM(RetryingLLM):
         device = self.device
         if device == "auto":
             device = "cuda" if torch.cuda.is_available() else "cpu"
-        dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
-        try:
-            self._processor = self._load_processor()
-            model = AutoModelForImageTextToText.from_pretrained(self.model_id, dtype=dtype)
-        except (OSError, ValueError) as err:
-            raise LLMError(f"cannot load the VLM {self.model_id!r}: {err}") from None
-        self._model = model.to(device).eval()
-        log.info("loaded VLM %s on %s", self.model_id, device)
+        key = (self.model_id, device, self.processor_mode)
+        with _VLM_LOCK:
+            if key not in _VLM_CACHE:
+                dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
+                try:
+                    processor = self._load_processor()
+                    model = AutoModelForImageTextToText.from_pretrained(self.model_id,
+                                                                        dtype=dtype)
+                except (OSError, ValueError) as err:
+                    raise LLMError(f"cannot load the VLM {self.model_id!r}: {err}") from None
+                _VLM_CACHE[key] = (model.to(device).eval(), processor)
+                log.info("loaded VLM %s on %s", self.model_id, device)
+            self._model, self._processor = _VLM_CACHE[key]
 
     def _load_processor(self) -> Any:
         from transformers import AutoProcessor

@@ -296,11 +296,12 @@ def _forcing(answer: str, folder: Path):
 
     class Force(LogitsProcessor):
         def __init__(self) -> None:
-            self.start: int | None = None
+            self.start, self.last = 0, -1
 
         def __call__(self, input_ids, scores):
-            if self.start is None:
+            if input_ids.shape[1] != self.last + 1:  # a new generate call
                 self.start = input_ids.shape[1]
+            self.last = input_ids.shape[1]
             step = min(input_ids.shape[1] - self.start, len(target) - 1)
             out = torch.full_like(scores, -float("inf"))
             out[:, target[step]] = 0.0
@@ -334,3 +335,30 @@ def test_tiny_vlm_missing_folder_fails_clearly(tmp_path):
     vlm = TransformersVLM(str(tmp_path / "nothing"), device="cpu")
     with pytest.raises(LLMError, match="cannot load the VLM"):
         vlm.complete_json("s", [{"role": "user", "content": "x"}], None, SCHEMA)
+
+
+def test_tiny_vlm_serves_the_planner_and_the_critic_panel(tiny_vlm, astronaut):
+    from agent.critic import MeasuredCritic, PanelCritic
+    from agent.planner import LLMPlanner
+
+    plan_json = '{"is_edit":true,"actions":[{"kind":"adjust","operation":"sharpen"}]}'
+    planner = LLMPlanner(TransformersVLM(str(tiny_vlm), device="cpu", max_new_tokens=80,
+                                         attempts=1,
+                                         generate_kwargs=_forcing(plan_json, tiny_vlm)))
+    (action,) = planner.plan("make it crisper", image=astronaut[:64, :64]).actions
+    assert action.operation == "sharpen" and action.params["amount"] == 0.6
+
+    review = '{"score":7.5,"keep":["ok"],"fix":[]}'
+    panel = PanelCritic(TransformersVLM(str(tiny_vlm), device="cpu", max_new_tokens=40,
+                                        attempts=1, generate_kwargs=_forcing(review, tiny_vlm)),
+                        focuses=("instruction", "artefacts"))
+    before = astronaut[:64, :64]
+    after = np.clip(before.astype(np.int16) + 20, 0, 255).astype(np.uint8)
+    crit = panel.critique(before, after, action, np.ones((64, 64), bool))
+    assert (crit.score, crit.keep) == (7.5, ["ok"])
+
+    # random weights, unconstrained: garbage is rejected and the panel falls back
+    garbage = TransformersVLM(str(tiny_vlm), device="cpu", max_new_tokens=4, attempts=1)
+    crit = PanelCritic(garbage, focuses=("artefacts",)).critique(before, after, action, None)
+    assert crit.score == MeasuredCritic().critique(before, after, action, None).score
+    assert any("measured only" in f for f in crit.fix)
