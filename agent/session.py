@@ -48,6 +48,7 @@ from agent.state import (
     atomic_write,
     diff_layer,
     graph_from_file,
+    split_layer,
 )
 from pipelines.layers import Layer, compose, decompose, default_feather
 
@@ -456,7 +457,7 @@ class EditSession:
             image_after = _check_image_like(image_after, base)
             layer = diff_layer(base, image_after)
             act = _action_dict(action)
-            node = self.graph.add(parent, act, description, [layer] if layer else [],
+            node = self.graph.add(parent, act, description, split_layer(layer) if layer else [],
                                   meta={"source": "commit"})
             self.graph.cache.put(node.id, np.array(image_after, copy=True))
             self._remember_node(node, act)
@@ -625,7 +626,7 @@ class _TurnRunner:
         self.timings: dict[str, float] = {}
         self.start_head = session.graph.head
         self.steps: list[StepResult] = []
-        self.staged: list[tuple[StepResult, Action, StoredLayer]] = []
+        self.staged: list[tuple[StepResult, Action, list[StoredLayer]]] = []
         self.work: np.ndarray | None = None
         self.applied = 0
 
@@ -696,12 +697,12 @@ class _TurnRunner:
                 failed.add(action.id)
                 continue
             t = time.perf_counter()
-            layer = self._run_step(step, action)
+            layers = self._run_step(step, action)
             step.seconds = time.perf_counter() - t
-            if layer is None:
+            if layers is None:
                 failed.add(action.id)
                 continue
-            self.staged.append((step, action, layer))
+            self.staged.append((step, action, layers))
 
     def _image(self) -> np.ndarray:
         """The image the next step edits: the head plus this turn's staged layers.
@@ -714,8 +715,9 @@ class _TurnRunner:
         if self.work is None:
             self.work = np.array(self.s.graph.image(), copy=True)
             self.applied = 0
-        for _, _, layer in self.staged[self.applied:]:
-            layer.apply(self.work)
+        for _, _, layers in self.staged[self.applied:]:
+            for layer in layers:
+                layer.apply(self.work)
         self.applied = len(self.staged)
         return self.work
 
@@ -749,7 +751,7 @@ class _TurnRunner:
         step.message = f"went back to {graph.head} ({graph.nodes[graph.head].description})"
 
     # step: localise → decompose → edit → compose → critique, with retries ----------
-    def _run_step(self, step: StepResult, action: Action) -> StoredLayer | None:
+    def _run_step(self, step: StepResult, action: Action) -> list[StoredLayer] | None:
         image = self._image()
         region = self._localise(action, image)
         step.region = region.source
@@ -775,7 +777,7 @@ class _TurnRunner:
         step.status, step.bbox = "applied", list(stored.bbox)
         step.message = f"score {best.attempt.score:.1f}/10 after {len(step.attempts)} " \
                        f"attempt{'s' if len(step.attempts) > 1 else ''}"
-        return stored
+        return split_layer(stored)
 
     def _localise(self, action: Action, image: np.ndarray) -> _Region:
         height, width = image.shape[:2]
@@ -896,9 +898,9 @@ class _TurnRunner:
         t = time.perf_counter()
         nodes: list[str] = []
         parent = s.graph.head
-        for step, action, layer in self.staged:
+        for step, action, layers in self.staged:
             act = _action_dict(action)
-            node = s.graph.add(parent, act, action.describe(), [layer],
+            node = s.graph.add(parent, act, action.describe(), layers,
                                meta={"score": step.score, "turn": s.turns + 1,
                                      "editor": step.attempts[step.chosen - 1].editor
                                      if step.chosen else ""})
@@ -1012,8 +1014,14 @@ def _context(action: Action, editor: Any, mask: np.ndarray) -> float | None:
 
 
 def _compose_patch(layer: Layer, edited: np.ndarray, feather: int | None) -> np.ndarray:
-    """Compose an edited patch back into the layer's own pixels (native resolution)."""
+    """Compose an edited patch back into the layer's own pixels (native resolution).
+
+    A whole-frame edit at the frame's size is taken as is: there is no edge to feather
+    (a feather would only fade the edit out along the image border).
+    """
     height, width = layer.patch.shape[:2]
+    if edited.shape == layer.patch.shape and layer.mask.all():
+        return edited
     local = Layer((0, 0, width, height), layer.patch, layer.mask)
     return compose(layer.patch, local, edited,
                    feather=default_feather(layer) if feather is None else feather)

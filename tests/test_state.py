@@ -15,6 +15,7 @@ from agent.state import (
     decode_png,
     diff_layer,
     encode_png,
+    split_layer,
 )
 
 
@@ -189,3 +190,20 @@ def test_images_held_by_callers_never_change_under_them(coffee):
     graph.cache.put("n2", np.array(b))
     assert np.array_equal(graph.image("n3"), c)  # buffer reused: nobody else held n2
     assert "n2" not in graph.cache and np.array_equal(graph.image("n2"), b)
+
+
+def test_large_layers_split_into_bands_that_replay_exactly(tmp_path):
+    rng = np.random.default_rng(3)
+    before = rng.integers(0, 255, (900, 1200, 3), np.uint8)
+    after = before.copy()
+    after[100:850, 50:1150] = 255 - after[100:850, 50:1150]
+    after[400:420] = before[400:420]  # an unchanged stripe inside the box
+    layer = diff_layer(before, after)
+    bands = split_layer(layer, max_pixels=200_000)
+    assert len(bands) > 3 and all(b.area <= 200_000 for b in bands)
+    graph = StateGraph(before)
+    graph.add(None, None, "invert", bands)
+    graph.persist_layers(tmp_path)  # bands are encoded in parallel
+    graph.cache.clear()
+    assert np.array_equal(graph.image(), after)
+    assert split_layer(layer, max_pixels=10**9) == [layer]
