@@ -78,7 +78,8 @@ _EXTRA_COLORS = {
 _COLOR_WORDS = sorted(list(_EXTRA_COLORS) + list(NAMED_COLORS), key=len, reverse=True)
 _COLOR_RE = r"(?:#[0-9a-f]{6}\b|#[0-9a-f]{3}\b|" + "|".join(
     re.escape(c) for c in _COLOR_WORDS) + r")"
-_COMPARATIVE = {"redder": "red", "bluer": "blue", "greener": "green", "yellower": "yellow",
+_COMPARATIVE = {"whiter": "white", "greyer": "gray", "grayer": "gray",
+                "redder": "red", "bluer": "blue", "greener": "green", "yellower": "yellow",
                 "pinker": "pink", "oranger": "orange", "browner": "brown"}
 
 _SLIGHT = (r"very slightly|a tiny bit|a little bit|a little|a bit|a touch|a tad|slightly|"
@@ -317,7 +318,7 @@ def _read_undo(clause: str, ctx: _Context) -> _Step | None:
         return _Step("undo", "", {}, clause=clause, node=node)
     words = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
              "eight": 8, "nine": 9, "ten": 10, "twice": 2, "thrice": 3}
-    steps = 1
+    steps = 1 + len(re.findall(r"\bundo\b", rest))
     number = re.search(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|twice|"
                        r"thrice)\b", rest)
     if number:
@@ -373,7 +374,8 @@ def _read_replace(clause: str) -> _Step | None:
     patterns = [r"^(?:replace|swap|substitute)\s+(?P<x>.+?)\s+(?:with|for|by)\s+(?P<y>.+)$",
                 r"^(?:change|turn|transform|convert|make)\s+(?P<x>.+?)\s+(?:into|to)\s+"
                 r"(?P<y>.+)$",
-                r"^(?:swap out)\s+(?P<x>.+?)\s+for\s+(?P<y>.+)$"]
+                r"^(?:swap out)\s+(?P<x>.+?)\s+for\s+(?P<y>.+)$",
+                r"^(?:fill|cover|paint over)\s+(?P<x>.+?)\s+with\s+(?P<y>.+)$"]
     for pattern in patterns:
         match = re.match(pattern, clause)
         if not match:
@@ -383,7 +385,7 @@ def _read_replace(clause: str) -> _Step | None:
         y_colour = re.fullmatch(rf"(?:a\s+|the\s+)?(?:colou?r\s+)?({_COLOR_RE})"
                                 rf"(?:\s+colou?r|\s+one)?", y.strip())
         if y_colour:
-            target = colour_of.group(1) if colour_of else x
+            target = colour_of.group(1) if colour_of else re.sub(r"(?:'s)?\s+colou?r$", "", x)
             if re.fullmatch(r"(?:the\s+)?(?:colou?rs?|shade)", target.strip()):
                 return None
             return _Step("replace", "recolor", {"color": _color_value(y_colour.group(1))},
@@ -437,6 +439,11 @@ def _read_adjuster(clause: str) -> _Step | None:
         match = re.search(pattern, clause)
         if not match:
             continue
+        if op in ("shadows", "highlights") and any(
+                re.search(other[4], clause.replace(match.group(0), " "))
+                for other in _ADJUSTERS if other[0] not in ("shadows", "highlights",
+                                                             "brightness", "exposure")):
+            continue  # "make the shadows warmer": the shadows are the target
         keyword = match.group(0)
         negative = re.search(rf"\b(?:{_NEGATIVE})", clause.replace(keyword, " ")) or \
             re.search(rf"^(?:{_NEGATIVE})", keyword)
@@ -453,6 +460,8 @@ def _read_adjuster(clause: str) -> _Step | None:
             negative = True
         if op == "temperature":
             negative = bool(re.match(r"cool|cold|ic", keyword))
+        if re.search(rf"\btoo\s+(?:much\s+)?{re.escape(keyword)}", clause):
+            negative = not negative  # "too dark" asks for the opposite
         factor = _degree(clause)
         if op == "exposure":
             explicit = _number(clause, r"stops?|ev\b")
@@ -490,7 +499,8 @@ def _read_recolor(clause: str, ctx: _Context) -> _Step | None:
             return _Step("replace", "recolor", {}, target=target, clause=clause)
         return _Step("replace", "recolor", {"color": str(color)}, target=target, clause=clause)
     comp = re.match(r"^(?:make|turn)\s+(?P<t>.+?)\s+(?:a\s+bit\s+|slightly\s+|much\s+)?"
-                    r"(?:(?P<w>redder|bluer|greener|yellower|pinker|browner)|more\s+"
+                    r"(?:(?P<w>redder|bluer|greener|yellower|pinker|browner|whiter|greyer|"
+                    r"grayer)|more\s+"
                     rf"(?P<c>{_COLOR_RE}))$", clause)
     if comp:
         color = _COMPARATIVE.get(comp.group("w") or "", comp.group("c") or "")
@@ -505,8 +515,9 @@ def _read_recolor(clause: str, ctx: _Context) -> _Step | None:
                      rf"(?P<c>{_COLOR_RE})(?:\s+colou?r(?:ed)?|\s+instead|\s+too|\s+also)?$",
                      clause)
     if match:
+        target = re.sub(r"(?:'s)?\s+colou?r$", "", match.group("t"))
         return _Step("replace", "recolor", {"color": _color_value(match.group("c"))},
-                     target=match.group("t"), clause=clause)
+                     target=target, clause=clause)
     return None
 
 
@@ -517,10 +528,12 @@ def _read_look(clause: str) -> list[_Step] | None:
     for pattern, recipe in _LOOKS:
         if re.search(pattern, clause):
             factor = _degree(clause)
+            target = _leftover(clause, pattern, r"\b(?:look|feel|mood|style|vibe|like|more|"
+                                                r"a|an|the|give|apply|effect|atmosphere)\b")
             steps = []
             for op, params in recipe:
                 scaled = {k: _clamp(v * factor, op, k) for k, v in params.items()}
-                steps.append(_Step("adjust", op, scaled, clause=clause))
+                steps.append(_Step("adjust", op, scaled, target=target, clause=clause))
             return steps
     if re.search(_GENERATIVE_LOOKS, clause) or re.search(r"\blook like\b", clause):
         return [_Step("adjust", "generate", {"prompt": clause}, clause=clause)]
@@ -553,7 +566,11 @@ def _read_clause(clause: str, ctx: _Context, quotes: list[str]) -> list[_Step]:
     clause = re.sub(r"^(?:can|could|would|will) you\s+|^i(?:'d| would) like (?:you )?to\s+|"
                     r"^i want (?:you )?to\s+|^let's\s+|^please\s+", "", clause).strip()
     clause = re.sub(r"\s+please$", "", clause)
-    if not clause:
+    if not clause or _is_constraint(clause):
+        return []  # a constraint on the other edits, not an edit
+    unsupported = _unsupported(clause)
+    if unsupported:
+        ctx.problems.append(unsupported)
         return []
     for reader in (lambda c: _read_undo(c, ctx), lambda c: _read_text(c, quotes),
                    lambda c: _read_recolor(c, ctx) if "same" in c else None,
@@ -572,6 +589,36 @@ def _read_clause(clause: str, ctx: _Context, quotes: list[str]) -> list[_Step]:
         return looks
     step = _read_add(clause)
     return [step] if step is not None else []
+
+
+def _generative_leftover(clause: str) -> _Step | None:
+    """'make the person smile': a change no classical operation names → ``generate``."""
+    clause = clause.strip(" ,.!;:")
+    if re.match(r"^(?:make|turn|change|transform|let)\s+\S+(?:\s+\S+){1,}", clause) and \
+            not _is_constraint(clause):
+        return _Step("adjust", "generate", {"prompt": clause}, clause=clause)
+    return None
+
+
+def _is_constraint(clause: str) -> bool:
+    return bool(re.match(r"^(?:but\s+)?(?:keep|leave|preserve|don't touch|do not touch|"
+                         r"don't change|do not change|without changing|except)\b",
+                         clause.strip()))
+
+
+_GEOMETRY = re.compile(r"^(?:crop|resize|rescale|scale|flip|mirror|trim|upscale|downscale|"
+                       r"enlarge|shrink)\b")
+
+
+def _unsupported(clause: str) -> str:
+    """A plain message for requests Loupe's operations do not cover, else ''."""
+    if re.match(r"^redo\b", clause):
+        return ("Redo is a history command, not an edit: use Redo in the history panel "
+                "(or `python -m agent redo`).")
+    if _GEOMETRY.match(clause):
+        return (f"'{clause}' changes the frame's size or orientation, which Loupe's edit "
+                "operations do not do; the image keeps its native resolution.")
+    return ""
 
 
 # --- the planner ------------------------------------------------------------------------
@@ -652,6 +699,8 @@ class RulePlanner:
 
         low = _QUOTE.sub(_hold, text)
         low = re.sub(r"\s+", " ", low.lower()).strip()
+        low = re.sub(r"\b(it|that|this|what|there)'s\b", r"\1 is", low)
+        low = re.sub(r"\bbut\b", ",", low)
         ctx = _Context(memory, has_mask)
         steps = self._read_all(_split(low), ctx, quotes)
         if ctx.problems:
@@ -666,9 +715,11 @@ class RulePlanner:
 
     def _read_all(self, clauses: list[str], ctx: _Context, quotes: list[str]) -> list[_Step]:
         steps: list[_Step] = []
-        pending: list[str] = []   # targets waiting for an operation ("the car and the bus red")
+        pending: list[tuple[str, str]] = []  # (target, clause) waiting for an operation
         verb = ""
         for clause in clauses:
+            if _is_constraint(clause):
+                continue
             found = _read_clause(clause, ctx, quotes)
             head = re.match(rf"^(?:{_VERBS})\b(?:\s+(?:rid of|out|away|up))?", clause)
             if not found and not head and verb:
@@ -678,14 +729,18 @@ class RulePlanner:
             if not found:
                 leftover = _clean(re.sub(rf"^(?:{_VERBS})\b", "", clause))
                 if leftover and head:
-                    pending.append(leftover)
+                    pending.append((leftover, clause))
                 continue
             if pending and len(found) == 1 and found[0].operation not in ("", "generate"):
-                for target in pending:
+                for target, _ in pending:
                     steps.append(_Step(found[0].kind, found[0].operation,
                                        dict(found[0].params), target=target, clause=clause))
                 pending = []
             steps.extend(found)
+        for _, clause in pending:  # nothing classical fits these
+            step = _generative_leftover(clause)
+            if step is not None:
+                steps.append(step)
         return steps
 
 
@@ -711,6 +766,9 @@ def _resolve_target(step: _Step, ctx: _Context) -> tuple[str, Region]:
     if is_mask:
         return "", Region(type=RegionType.mask)
     if target in _WHOLE:
+        if step.kind == "remove":
+            raise _Unresolved("Removing the whole image is not an edit; name what to remove "
+                              "(e.g. 'remove the cup') or paint it with the brush.")
         return "", Region(type=RegionType.image)
     return target, Region(type=RegionType.phrase, phrase=target[:200])
 
