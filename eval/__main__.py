@@ -73,7 +73,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     from eval.runner import run
 
     summary = run(args.dataset, args.out, agent=args.agent, engine=args.engine,
-                  workers=args.workers, limit=args.limit)
+                  workers=args.workers, limit=args.limit, kind=args.kind,
+                  lpips_side=None if args.lpips_side < 0 else args.lpips_side,
+                  save_images=args.save_images)
+    if args.report:
+        from eval.report import write_reports
+
+        summary["reports"] = [str(p) for p in write_reports(args.out)]
     _emit(summary)
     return 0
 
@@ -117,10 +123,16 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--engine", choices=("local", "ray"), default="local")
     run.add_argument("--workers", type=int, default=1)
     run.add_argument("--limit", type=int, default=None, help="first N samples only")
+    run.add_argument("--kind", default=None, help="dataset format (detected when omitted)")
+    run.add_argument("--lpips-side", type=int, default=1024,
+                     help="LPIPS working long side; -1 native, 0 skip LPIPS")
+    run.add_argument("--save-images", action="store_true")
+    run.add_argument("--report", action="store_true", help="also write the reports")
     run.set_defaults(func=_cmd_run)
 
     report = sub.add_parser("report", help="write JSON/CSV/Markdown/PNG reports")
-    report.add_argument("results", type=Path, help="a run folder (with results.jsonl)")
+    report.add_argument("results", type=Path, nargs="+",
+                        help="run folders (with results.jsonl), compared side by side")
     report.add_argument("--out", type=Path, default=None)
     report.set_defaults(func=_cmd_report)
     return parser

@@ -304,7 +304,7 @@ def _tensor(img: np.ndarray, size: tuple[int, int]) -> Any:
         img = np.stack([img] * 3, axis=-1)
     if (img.shape[1], img.shape[0]) != size:
         img = cv2.resize(img, size, interpolation=cv2.INTER_AREA)
-    t = torch.from_numpy(np.ascontiguousarray(img[..., :3])).permute(2, 0, 1).float()
+    t = torch.from_numpy(np.array(img[..., :3], dtype=np.float32)).permute(2, 0, 1)
     return (t / 127.5 - 1.0).unsqueeze(0)
 
 
@@ -512,7 +512,7 @@ def score_pair(before: np.ndarray, after: np.ndarray, *, mask: np.ndarray | None
             rest of the image.
         bbox: optional edit box ``(x0, y0, x1, y1)``, an alternative to ``mask``.
         instruction: the edit instruction, for CLIP-T and VQAScore/CIF.
-        lpips_side: working long side of LPIPS (None = native).
+        lpips_side: working long side of LPIPS (None = native, 0 = skip LPIPS).
         models: also try the model-based metrics (CLIP/DINO/VLM).
 
     Returns:
@@ -537,7 +537,8 @@ def score_pair(before: np.ndarray, after: np.ndarray, *, mask: np.ndarray | None
                psnr_om=psnr(before, after, background),
                ssim_om=ssim(before, after, background),
                om_background=float(background.mean()))
-    out.update(_perceptual(before, after, background, area, lpips_side))
+    if lpips_side != 0:
+        out.update(_perceptual(before, after, background, area, lpips_side))
     if area is not None and not area.all():
         out["psnr_outside"] = psnr(before, after, ~area)
         out["ssim_outside"] = ssim(before, after, ~area)
