@@ -520,21 +520,35 @@ class EditSession:
         except ImportError as err:
             raise SessionError(f"tree search is not available in this build ({err})") from None
         start = time.perf_counter()
-        head = self.graph.head
+        head, known = self.graph.head, set(self.graph.nodes)
         result = tree_search(np.array(self.graph.image()), instruction, session=self,
                              seed=self.seed)
-        nodes = []
-        if self.graph.head == head:
-            node = self.commit(result.image, None, f"tree search: {instruction}")
-            nodes.append(node.id)
-        steps = [StepResult(i, {}, str(s), status="applied")
-                 for i, s in enumerate(getattr(result, "steps", []) or [])]
-        extra = {"topology": getattr(result, "topology", {}),
-                 "satisfied": getattr(result, "satisfied", None)}
-        return TurnResult(instruction, True, True, f"Tree search finished ({len(steps)} "
-                          "steps).", {"actions": [], "descriptions": [], "message": "",
-                                      "is_edit": True}, steps, self.graph.head, nodes,
-                          {"total": time.perf_counter() - start}, extra)
+        if self.graph.head == head and not np.array_equal(result.image, self.graph.image()):
+            self.commit(result.image, None, f"tree search: {instruction}")
+        nodes = [n for n in self.graph.nodes if n not in known]
+        steps = []
+        for i, item in enumerate(getattr(result, "steps", []) or []):
+            item = item if isinstance(item, dict) else {"description": str(item)}
+            action = item.get("action") if isinstance(item.get("action"), dict) else {}
+            steps.append(StepResult(i, _action_dict(action) or {},
+                                    str(item.get("description") or item.get("thought") or item),
+                                    status="applied",
+                                    node=item.get("node") or item.get("node_id")))
+        satisfied = float(getattr(result, "satisfied", 0.0) or 0.0)
+        extra = {"topology": getattr(result, "topology", {}), "satisfied": satisfied}
+        self.turns += 1
+        self.memory.head = self.graph.head
+        self._save()
+        message = (f"Tree search: {len(nodes)} new state(s), {100 * satisfied:.0f}% of the "
+                   "checklist satisfied." if nodes else
+                   "Tree search found no change that satisfies the request. Nothing was "
+                   "changed.")
+        plan = {"actions": [s.action for s in steps], "descriptions": [s.description
+                                                                        for s in steps],
+                "message": "", "is_edit": True}
+        return TurnResult(instruction, bool(nodes), bool(nodes), message, plan, steps,
+                          self.graph.head, nodes, {"total": time.perf_counter() - start},
+                          _jsonable(extra))
 
     # ---- files --------------------------------------------------------------------
     def _save(self) -> float:
@@ -991,6 +1005,10 @@ def _action_dict(action: Action | dict[str, Any] | None) -> dict[str, Any] | Non
     if isinstance(action, dict):
         return json.loads(json.dumps(action, default=str))
     raise SessionError(f"an action must be an Action or a dict, got {type(action).__name__}")
+
+
+def _jsonable(data: Any) -> Any:
+    return json.loads(json.dumps(data, default=str))
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> float:

@@ -209,9 +209,10 @@ def test_not_an_edit_and_bad_input(astronaut, tmp_path):
 
 
 def test_commit_stores_only_the_changed_pixels(tmp_path):
-    big = cv2.resize(np.random.default_rng(0).integers(0, 255, (300, 400, 3), np.uint8),
-                     (4000, 3000), interpolation=cv2.INTER_CUBIC)
-    session = EditSession.create(big, tmp_path / "s")
+    small = np.random.default_rng(0).integers(0, 255, (300, 400, 3), np.uint8)
+    cv2.imwrite(str(tmp_path / "big.jpg"), cv2.resize(small, (4000, 3000)))
+    session = EditSession.create(tmp_path / "big.jpg", tmp_path / "s")
+    big = np.array(session.image_at("n0"))
     after = big.copy()
     after[1000:1500, 2000:2600] //= 2
     node = session.commit(after, {"kind": "adjust", "operation": "brightness"},
@@ -383,3 +384,89 @@ def test_hostile_archives_are_rejected(astronaut, tmp_path):
     for t in ("t1", "t2", "t3", "t4", "t5", "t6", "t7", "t8"):
         target = tmp_path / t
         assert not target.exists() or not any(target.iterdir())
+
+
+# --------------------------------------------------------------------------- reflection
+
+
+class _ScriptedCritic:
+    """The real measured critic, with the score and retry parameters of each attempt
+    scripted: the retry/keep-best/rollback policy of the turn loop is what is under test,
+    and the embedded editor rarely gives a poor attempt on its own."""
+
+    name = "scripted"
+
+    def __init__(self, script: list[tuple[float, dict]]) -> None:
+        from agent.critic import MeasuredCritic
+
+        self.real, self.script, self.seen = MeasuredCritic(), list(script), []
+
+    def critique(self, before, after, action, mask):
+        verdict = self.real.critique(before, after, action, mask)
+        score, retry = self.script.pop(0)
+        self.seen.append((dict(action.params), after.copy()))
+        verdict.score, verdict.retry_params = score, retry
+        return verdict
+
+
+def _region(image: np.ndarray) -> np.ndarray:
+    mask = np.zeros(image.shape[:2], bool)
+    mask[300:420, 50:200] = True
+    return mask
+
+
+def test_low_score_retries_with_the_critics_parameters(astronaut, tmp_path):
+    critic = _ScriptedCritic([(3.0, {"amount": 0.6}), (8.5, {})])
+    session = EditSession.create(astronaut, tmp_path / "s", critic=critic)
+    result = session.turn("brighten this area", _region(astronaut))
+    step = result.steps[0]
+    assert result.ok and step.status == "applied"
+    assert [a.params["amount"] for a in step.attempts] == [0.2, 0.6]
+    assert [a.score for a in step.attempts] == [3.0, 8.5] and step.chosen == 2
+    assert np.array_equal(session.current_image(), _kept(astronaut, critic.seen[1][1]))
+    assert session.memory.tools == []  # attempt details folded away once verified
+
+
+def test_keeps_the_best_attempt_after_three(astronaut, tmp_path):
+    critic = _ScriptedCritic([(6.0, {"amount": 0.5}), (5.0, {"amount": 0.7}),
+                              (5.5, {})])
+    session = EditSession.create(astronaut, tmp_path / "s", critic=critic)
+    result = session.turn("brighten this area", _region(astronaut))
+    step = result.steps[0]
+    assert len(step.attempts) == 3 and step.chosen == 1 and step.status == "applied"
+    assert np.array_equal(session.current_image(), _kept(astronaut, critic.seen[0][1]))
+
+
+def test_rolls_back_when_even_the_best_attempt_is_poor(astronaut, tmp_path):
+    critic = _ScriptedCritic([(2.0, {"amount": 0.5}), (1.0, {"amount": 0.8}),
+                              (2.5, {"amount": 0.9})])
+    session = EditSession.create(astronaut, tmp_path / "s", critic=critic)
+    result = session.turn("brighten this area", _region(astronaut))
+    assert not result.ok and not result.changed
+    assert result.steps[0].status == "rolled_back"
+    assert "rolled back" in result.message and "Nothing was changed" in result.message
+    assert session.head == "n0" and np.array_equal(session.current_image(), astronaut)
+
+
+def _kept(image: np.ndarray, composed_patch: np.ndarray) -> np.ndarray:
+    """The full image with a critiqued patch pasted where it differs from the original."""
+    out = image.copy()
+    mask = _region(image)
+    ys, xs = np.nonzero(mask)
+    pad = (composed_patch.shape[0] - (ys.max() - ys.min() + 1)) // 2
+    y0, x0 = ys.min() - pad, xs.min() - pad
+    out[y0:y0 + composed_patch.shape[0], x0:x0 + composed_patch.shape[1]] = composed_patch
+    return out
+
+
+def test_tree_search_turn_lands_its_states(scene, tmp_path):
+    image, disc, square = scene
+    session = EditSession.create(image, tmp_path / "s")
+    result = session.turn("make the red circle green and brighten the blue square",
+                          search="tree")
+    assert result.ok and result.nodes and result.head == session.head != "n0"
+    assert all(step.description for step in result.steps)
+    after = session.current_image()
+    assert not np.array_equal(after[disc], image[disc])
+    json.dumps(result.to_dict())
+    assert EditSession.open(tmp_path / "s").head == session.head
