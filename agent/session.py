@@ -848,8 +848,9 @@ class _TurnRunner:
             attempt = Attempt(i + 1, _name(editor), _plain(params), region.source)
             try:
                 request = action.to_request(seed=self.s.seed + i, params=params)
-                edited = editor.edit(layer.patch, layer.mask, request)
-                composed = _compose_patch(layer, edited, feather)
+                band = default_feather(layer) if feather is None else feather
+                edited = editor.edit(layer.patch, layer.mask, request, margin=band)
+                composed = _compose_patch(layer, edited, band)
                 critique = self.s.critic.critique(layer.patch, composed, action, layer.mask)
                 attempt.score = float(critique.score)
                 attempt.keep, attempt.fix = list(critique.keep), list(critique.fix)
@@ -1031,7 +1032,7 @@ def _context(action: Action, editor: Any, mask: np.ndarray) -> float | None:
     return (2 * feather + 8) / short
 
 
-def _compose_patch(layer: Layer, edited: np.ndarray, feather: int | None) -> np.ndarray:
+def _compose_patch(layer: Layer, edited: np.ndarray, feather: int) -> np.ndarray:
     """Compose an edited patch back into the layer's own pixels (native resolution).
 
     A whole-frame edit at the frame's size is taken as is: there is no edge to feather
@@ -1041,8 +1042,7 @@ def _compose_patch(layer: Layer, edited: np.ndarray, feather: int | None) -> np.
     if edited.shape == layer.patch.shape and layer.mask.all():
         return edited
     local = Layer((0, 0, width, height), layer.patch, layer.mask)
-    return compose(layer.patch, local, edited,
-                   feather=default_feather(layer) if feather is None else feather)
+    return compose(layer.patch, local, edited, feather=feather)
 
 
 def _dependency_order(actions: list[Action]) -> list[Action]:
