@@ -351,3 +351,25 @@ def test_critique_schema_rejects_out_of_range_scores():
 
     with pytest.raises(AnswerError, match="score"):
         validate_answer({"score": 11, "keep": [], "fix": []}, CRITIQUE_SCHEMA)
+
+
+OPS_FOR_FUZZ = ["brightness", "contrast", "saturation", "temperature", "recolor", "inpaint",
+                "text", "sharpen", "denoise", "blur", "grayscale", "sepia", "vignette",
+                "auto_levels", "auto_white_balance", "clahe", "hue", "exposure", "shadows"]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_any_pair_gives_a_bounded_critique(seed):
+    rng = np.random.default_rng(seed)
+    h, w = rng.integers(1, 90, size=2)
+    channels = int(rng.choice([3, 4]))
+    before = rng.integers(0, 256, (h, w, channels), dtype=np.uint8)
+    after = before.copy() if seed % 3 == 0 else rng.integers(0, 256, (h, w, channels),
+                                                              dtype=np.uint8)
+    mask = rng.random((h, w)) < rng.random()
+    op = OPS_FOR_FUZZ[seed % len(OPS_FOR_FUZZ)]
+    spec_params = {"recolor": {"color": "teal"}, "text": {"text": "x"}}.get(op, {})
+    kind = {"recolor": "replace", "inpaint": "remove", "text": "add"}.get(op, "adjust")
+    crit = CRITIC.critique(before, after, _action(op, kind, **spec_params), mask)
+    assert 0 <= crit.score <= 10 and isinstance(crit.fix, list)
+    assert all(isinstance(v, float) for v in crit.measures.values())
