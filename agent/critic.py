@@ -755,7 +755,12 @@ class PanelCritic:
         fallback: the measured critic, used as evidence and when the model fails.
     """
 
-    name = "panel"
+    @property
+    def name(self) -> str:
+        """'panel: <backend and model>' for the status line."""
+        from agent.llm import describe
+
+        return f"panel: {describe(self.llm)}"
 
     def __init__(self, llm: Any, *, focuses: tuple[str, ...] = ("instruction", "preservation",
                                                                "artefacts"),

@@ -517,6 +517,15 @@ class ImageOnlyProcessor:
 
 # --- choice -----------------------------------------------------------------------------
 
+def describe(llm: Any) -> str:
+    """A short honest label for status lines: backend and model."""
+    if isinstance(llm, OpenAICompatible):
+        return f"{llm.name} {llm.model} @ {llm.url.rsplit('/chat/completions', 1)[0]}"
+    if isinstance(llm, TransformersVLM):
+        return f"{llm.name} {llm.model_id}"
+    return str(getattr(llm, "name", type(llm).__name__))
+
+
 def local_vlm_available(settings: Settings) -> bool:
     """Whether the ``vlm`` role's weights are on this machine (a folder, or the HF cache)."""
     model_id = (settings.models or {}).get("vlm", "")

@@ -868,11 +868,16 @@ class LLMPlanner:
         memory_budget: characters of memory context sent to the model.
     """
 
-    name = "llm"
-
     def __init__(self, llm: Any, *, fallback: RulePlanner | None = None,
                  memory_budget: int = 1500) -> None:
         self.llm, self.fallback, self.memory_budget = llm, fallback, memory_budget
+
+    @property
+    def name(self) -> str:
+        """'llm: <backend and model>' for the status line."""
+        from agent.llm import describe
+
+        return f"llm: {describe(self.llm)}"
 
     def plan(self, instruction: str, *, memory: MemoryLike | None = None,
              has_mask: bool = False, image_size: tuple[int, int] | None = None,

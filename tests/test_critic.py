@@ -273,7 +273,7 @@ def test_rgba_patches_and_generative_actions(coffee_small):
 def test_get_critic_picks_the_configured_one():
     assert isinstance(get_critic(Settings(models={"vlm": ""})), MeasuredCritic)
     critic = get_critic(Settings(llm_base_url="http://127.0.0.1:1/v1", llm_model="m"))
-    assert isinstance(critic, PanelCritic)
+    assert isinstance(critic, PanelCritic) and critic.name.startswith("panel: openai")
 
 
 # --- the VLM panel against a real HTTP server --------------------------------------------

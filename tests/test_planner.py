@@ -180,6 +180,7 @@ def test_get_planner_defaults_to_rules_and_uses_a_configured_llm():
     assert isinstance(get_planner(Settings(models={"vlm": ""})), RulePlanner)
     planner = get_planner(Settings(llm_base_url="http://127.0.0.1:1/v1", llm_model="m"))
     assert isinstance(planner, LLMPlanner) and isinstance(planner.llm, OpenAICompatible)
+    assert planner.name == "llm: openai-compatible m @ http://127.0.0.1:1/v1"
 
 
 def test_llm_planner_over_the_rule_based_backend_matches_the_rules():
