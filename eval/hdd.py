@@ -252,14 +252,13 @@ class Dialogue:
 
 
 _ADJUST = {
-    "color": ("make the {t} {v}", "turn the {t} {v}", "change the colour of the {t} to {v}",
-              "recolour the {t} {v}", "paint the {t} {v}"),
-    "size": ("make the {t} {v}", "resize the {t} so it is {v}"),
-    "material": ("give the {t} a {v} finish", "make the {t} look {v}"),
+    "color": ("make {t} {v}", "turn {t} {v}", "change the colour of {t} to {v}",
+              "recolour {t} {v}", "paint {t} {v}"),
+    "size": ("make {t} {v}", "resize {t} so it is {v}"),
+    "material": ("give {t} a {v} finish", "make {t} look {v}"),
 }
-_REMOVE = ("remove the {t}", "get rid of the {t}", "delete the {t}", "erase the {t}",
-           "take out the {t}")
-_REPLACE = ("replace the {t} with a {v}", "swap the {t} for a {v}", "turn the {t} into a {v}")
+_REMOVE = ("remove {t}", "get rid of {t}", "delete {t}", "erase {t}", "take out {t}")
+_REPLACE = ("replace {t} with a {v}", "swap {t} for a {v}", "turn {t} into a {v}")
 _ADD = ("add a {v} {w}", "put a {v} {w}", "place a {v} {w}")
 _UNDO = ("undo the last change", "go back to how it was before the last edit",
          "revert the previous step", "undo that")
@@ -274,12 +273,12 @@ def _where(position: tuple[float, float]) -> str:
 
 
 def _refer(obj: SceneObject, dialogue: Dialogue, rng: random.Random, used_it: list[bool]) -> str:
-    """A phrase for ``obj``: a pronoun-like reference when it was the last target."""
+    """A noun phrase for ``obj``; a back-reference when it was the last turn's target."""
     if dialogue.mentioned and dialogue.mentioned[-1] == obj.id and not used_it[0]:
         used_it[0] = True
-        return rng.choice((f"that {obj.color} {obj.name} again", f"same {obj.color} {obj.name}",
-                           f"{obj.color} {obj.name} I just edited"))
-    return obj.describe()
+        return rng.choice((f"that {obj.color} {obj.name}", f"the same {obj.color} {obj.name}",
+                           f"the {obj.color} {obj.name} from before"))
+    return "the " + obj.describe()
 
 
 def paraphrase(commands: Sequence[Command], rng: random.Random, history: Dialogue) -> str:
@@ -289,7 +288,7 @@ def paraphrase(commands: Sequence[Command], rng: random.Random, history: Dialogu
         commands: the turn's commands (targets must be in ``history.state``).
         rng: the random source (templates are picked from it; deterministic per seed).
         history: the scene before this turn and the targets of earlier turns; an object
-            that was the last turn's target is referred to as "that … again" or similar.
+            that was the last turn's target is referred back to ("that …", "the same …").
 
     Returns:
         One sentence mixing every intent of the turn.
@@ -440,6 +439,8 @@ def render(state: SceneState, size: tuple[int, int] = DEFAULT_SIZE, seed: int = 
 # --- perception ------------------------------------------------------------------------
 
 _WORK_HEIGHT = 540
+#: saturation (0–255) above which a pixel belongs to an object; backgrounds stay below ~50
+_MIN_SAT = 64
 _UNIT_AREA = {"circle": math.pi, "square": 2.0, "triangle": 3 * math.sqrt(3) / 4,
               "star": 10 * 0.5 * 0.45 * math.sin(math.pi / 5)}
 
@@ -495,7 +496,7 @@ def perceive(image: np.ndarray) -> SceneState:
     h_s, w_s = small.shape[:2]
     hsv = cv2.cvtColor(small, cv2.COLOR_RGB2HSV)
     sat, val = hsv[..., 1], hsv[..., 2]
-    blob = ((sat > 90) & (val > 50)).astype(np.uint8)
+    blob = ((sat > _MIN_SAT) & (val > 50)).astype(np.uint8)
     blob = cv2.morphologyEx(blob, cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     contours, _ = cv2.findContours(blob, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
     found = []
@@ -519,7 +520,7 @@ def _describe_blob(small: np.ndarray, sat: np.ndarray, val: np.ndarray, contour:
     shape = _classify_shape(contour, area)
     inner = cv2.erode(filled.astype(np.uint8), np.ones((3, 3), np.uint8)).astype(bool)
     inner = inner if inner.sum() > 8 else filled
-    body = inner & (sat > 90)
+    body = inner & (sat > _MIN_SAT)
     pixels = small[body] if body.sum() > 4 else small[inner]
     color = PALETTE[int(np.argmin(np.linalg.norm(
         _PALETTE_LAB - _lab(np.median(pixels, axis=0)), axis=1)))]

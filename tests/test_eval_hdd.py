@@ -58,7 +58,7 @@ def test_paraphrase_mixes_intents_and_refers_back():
     again = hdd.paraphrase([Command("adjust", "o1", {"size": "large"})], random.Random(2),
                            Dialogue(s0, mentioned=["o1"]))
     assert "bigger" in again
-    assert any(w in again for w in ("again", "same", "just edited"))
+    assert any(w in again for w in ("that blue box", "same", "from before"))
     undo = hdd.paraphrase([Command("undo")], random.Random(0), Dialogue(s0)).lower()
     assert any(w in undo for w in ("undo", "revert", "go back"))
 
