@@ -120,3 +120,24 @@ def test_reports(dataset, tmp_path):
     png = Image.open(written[3])
     assert png.size[0] > 1000 and png.format == "PNG"
     assert json.loads(written[0].read_text())[0]["label"] == "oracle"
+
+
+def test_dle_samples_get_the_measured_rubric(tmp_path):
+    from eval.hdd import Command, SceneObject, SceneState
+
+    s0 = SceneState(objects=(SceneObject("o0", "red", "small", "matte", "circle", (0.2, 0.3)),
+                             SceneObject("o1", "blue", "small", "matte", "square", (0.7, 0.6))),
+                    background=5)
+    s1 = hdd.apply(s0, Command("adjust", "o0", {"color": "green"}))
+    hdd.write_png(hdd.render(s0, SIZE), tmp_path / "src.png")
+    hdd.write_png(hdd.render(s1, SIZE), tmp_path / "ref.png")
+    r = int(hdd.SIZE_RADIUS["small"] * SIZE[1]) + 3
+    cx, cy = int(0.2 * SIZE[0]), int(0.3 * SIZE[1])
+    (tmp_path / "dlebench.json").write_text(json.dumps([
+        {"id": "d1", "source": "src.png", "reference": "ref.png", "type": "color",
+         "instruction": "make the red ball green", "boxes": [[cx - r, cy - r, cx + r, cy + r]]}]))
+    oracle = runner.run(tmp_path, tmp_path / "o", agent="oracle", lpips_side=0)
+    assert oracle["overall"]["dle_if"] == 100.0 and oracle["overall"]["dle_vc"] == 100.0
+    assert oracle["per_type"]["color"]["n"] == 1
+    identity = runner.run(tmp_path, tmp_path / "i", agent="identity", lpips_side=0)
+    assert identity["overall"]["dle_if"] == 25.0  # Localization Failure
