@@ -154,6 +154,18 @@ def _percent(text: str) -> float | None:
     return None if value is None else value / 100.0
 
 
+def _bare_number(text: str, op: str) -> float | None:
+    """'set brightness to +30', 'saturation -20', 'hue +45': a unitless number; for
+    -1..1 amounts, values beyond 1 are read as percent."""
+    match = re.search(r"(?:^|\s)(?:to|by|of|at)?\s*([+-]?\d+(?:\.\d+)?)(?=\s*$|\s*[,;])", text)
+    if not match:
+        return None
+    value = float(match.group(1))
+    if op in ("hue", "exposure"):
+        return value
+    return value / 100.0 if abs(value) > 1 else value
+
+
 def _strip_numbers(text: str) -> str:
     return re.sub(r"\b(?:by|to|of|at)?\s*[+-]?\d+(?:\.\d+)?\s*(?:%|percent|per cent|stops?|"
                   r"ev|degrees?|deg|°|px|pixels?)?", " ", text)
@@ -219,8 +231,8 @@ class _Context:
 
 _ADJUSTERS: list[tuple[str, str, str, float, str]] = [
     # (operation, parameter, sign-positive words | sign-negative words, base, keyword pattern)
-    ("exposure", "stops", r"underexposed|increase|raise|more|up|boost|brighter|\+",
-     0.5, r"\b(?:under|over)?exposed\b|\bexposure\b"),
+    ("exposure", "stops", r"underexposed|increase|raise|more|up|boost|brighter|brighten|\+",
+     0.5, r"\b(?:under|over)?exposed\b|\bexposure\b|\b(?<=\d )stops?\b|\b(?<=\d)\s?ev\b"),
     ("highlights", "amount", r"boost|increase|brighten|brighter|more|raise|lift",
      0.3, r"\bhighlights?\b|\bblown(?:[- ]out)? (?:areas|sky|parts)\b"),
     ("shadows", "amount", r"lift|brighten|brighter|open|recover|raise|more detail|increase|"
@@ -256,13 +268,15 @@ _FILTERS: list[tuple[str, str]] = [
     ("sepia", r"\bsepia\b"),
     ("vignette", r"\bvignett(?:e|ing)\b"),
     ("auto_white_balance", r"\bwhite[- ]balance\b|\bcolou?r cast\b|\b(?:yellow|blue|green|"
-                           r"orange|magenta) cast\b|\bneutrali[sz]e the colou?rs?\b"),
+                           r"orange|magenta) cast\b|\bneutrali[sz]e the colou?rs?\b|"
+                           r"\b(?:fix|correct) the colou?rs?\b"),
     ("auto_levels", r"\bauto[- ]?levels?\b|\bfix the levels\b|\bstretch the levels\b|"
                     r"\bauto[- ]?enhance\b|\bauto[- ]?correct\b"),
     ("clahe", r"\blocal contrast\b|\bclarity\b|\bclahe\b|\bhdr\b|\bmicro-?contrast\b"),
     ("straighten", r"\bstraighten\b|\blevel the horizon\b|\bhorizon (?:straight|level)\b|"
                    r"\brotate\b|\btilt(?:ed)?\b|\bcrooked\b"),
     ("sharpen", r"\bsharpen\b|\bsharper\b|\bcrisper\b|\bcrisp\b|\bmore detail(?:ed)?\b|"
+                r"\bbring out (?:the |more )?details?\b|"
                 r"\bunblur\b|\bde-?blur\b|\bin focus\b"),
     ("denoise", r"\bdenoise\b|\bde-?noise\b|\bnoise\b|\bgrain(?:y|iness)?\b|\bnoisy\b|"
                 r"\bspeckles?\b|\bsmooth(?:en)? (?:out )?the skin\b|\bsmoother\b"),
@@ -281,6 +295,8 @@ _LOOKS: list[tuple[str, list[tuple[str, dict[str, float]]]]] = [
      [("sepia", {"amount": 0.6}), ("vignette", {"amount": 0.3})]),
     (r"\b(?:moody|dramatic)\b",
      [("contrast", {"amount": 0.3}), ("exposure", {"stops": -0.3})]),
+    (r"^(?:enhance|improve|auto[- ]?fix|auto[- ]?enhance)\b|\blook better\b|\bmake it better\b",
+     [("auto_levels", {"clip": 0.5}), ("vibrance", {"amount": 0.2})]),
 ]
 _GENERATIVE_LOOKS = (r"\b(?:night(?:time)?|winter|snowy|snow|rainy|rain|autumn|fall|spring|"
                      r"summer|foggy|fog|stormy|cartoon|anime|painting|sketch|watercolou?r|"
@@ -469,6 +485,8 @@ def _read_adjuster(clause: str) -> _Step | None:
             explicit = _number(clause, r"degrees?|deg|°")
         else:
             explicit = _percent(clause)
+        if explicit is None and op != "gamma":
+            explicit = _bare_number(clause, op)
         if op == "gamma":
             explicit = _number(clause, r"(?=\s|$)") if re.search(r"\bgamma\b.*\d", clause) \
                 else None
@@ -523,7 +541,7 @@ def _read_recolor(clause: str, ctx: _Context) -> _Step | None:
 
 def _read_look(clause: str) -> list[_Step] | None:
     if not re.search(r"\b(?:look|feel|mood|style|vibe|like|into|atmosphere)\b|"
-                     r"^(?:make|turn|give|apply)\b", clause):
+                     r"^(?:make|turn|give|apply|enhance|improve|auto)\b", clause):
         return None
     for pattern, recipe in _LOOKS:
         if re.search(pattern, clause):
@@ -558,14 +576,35 @@ def _read_add(clause: str) -> _Step | None:
                  region_phrase=location, clause=clause)
 
 
+def _normalise_clause(clause: str) -> str:
+    """Strip politeness and connectives; rewrite wishes ('the cat should be orange',
+    "I'd like the sky to be bluer") as commands ('make the cat orange')."""
+    prev = None
+    clause = clause.strip(" ,.!;:?").strip()
+    while prev != clause:
+        prev = clause
+        clause = re.sub(r"^(?:and|then|also|plus|finally|after that|afterwards|next|lastly|"
+                        r"first|firstly|second|secondly|please|now|and then|ok|okay|so)\b"
+                        r"[, ]*", "", clause)
+        clause = re.sub(r"^(?:can|could|would|will) you\s+|^i(?:'d| would) like (?:you )?to\s+|"
+                        r"^i want (?:you )?to\s+|^let's\s+|^please\s+|^try to\s+", "",
+                        clause).strip()
+        clause = re.sub(r"\s+(?:please|for me|thanks|thank you)$", "", clause)
+    wish = re.match(r"^(?:i(?:'d| would) like|i want|i need|let)\s+(.+?)\s+to\s+(?:be|look)\s+"
+                    r"(.+)$", clause) or re.match(r"^(.+?)\s+(?:should|must|needs to|has to)\s+"
+                                                 r"(?:be|look)\s+(.+)$", clause)
+    if wish:
+        clause = f"make {wish.group(1)} {wish.group(2)}"
+    clause = re.sub(r"^(whiten|redden|blacken|yellow|green)\s+(.+)$",
+                    lambda m: f"make {m.group(2)} " + {"whiten": "whiter", "redden": "redder",
+                                                       "blacken": "black", "yellow": "yellower",
+                                                       "green": "greener"}[m.group(1)], clause)
+    return clause
+
+
 def _read_clause(clause: str, ctx: _Context, quotes: list[str]) -> list[_Step]:
     """All steps one clause asks for (usually one); [] when nothing was recognised."""
-    clause = clause.strip(" ,.!;:").strip()
-    clause = re.sub(r"^(?:and|then|also|plus|finally|after that|afterwards|next|lastly|"
-                    r"first|firstly|second|secondly|please|now|and then)\b[, ]*", "", clause)
-    clause = re.sub(r"^(?:can|could|would|will) you\s+|^i(?:'d| would) like (?:you )?to\s+|"
-                    r"^i want (?:you )?to\s+|^let's\s+|^please\s+", "", clause).strip()
-    clause = re.sub(r"\s+please$", "", clause)
+    clause = _normalise_clause(clause)
     if not clause or _is_constraint(clause):
         return []  # a constraint on the other edits, not an edit
     unsupported = _unsupported(clause)
@@ -700,6 +739,8 @@ class RulePlanner:
         low = _QUOTE.sub(_hold, text)
         low = re.sub(r"\s+", " ", low.lower()).strip()
         low = re.sub(r"\b(it|that|this|what|there)'s\b", r"\1 is", low)
+        low = re.sub(r"\s*,?\s*(?:but )?not (?:too much|too strong(?:ly)?|overdone|too far)\b",
+                     " slightly", low)
         low = re.sub(r"\bbut\b", ",", low)
         ctx = _Context(memory, has_mask)
         steps = self._read_all(_split(low), ctx, quotes)
