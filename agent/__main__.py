@@ -193,9 +193,14 @@ def cmd_autopilot(args: argparse.Namespace) -> int:
     result = autopilot(image, mood=args.mood, iterations=args.iterations,
                        simulations=args.simulations, depth=args.depth, top_k=args.top_k,
                        seed=args.seed, session=session,
-                       progress=lambda f, t="": log.info("%.0f%% %s", 100 * f, t))
+                       progress=lambda *info: log.info("autopilot %s", info))
     for n, step in enumerate(result.steps, 1):
-        _say(f"  {n}. {step}")
+        text = getattr(step, "description", str(step))
+        scores = ""
+        if hasattr(step, "score_before"):
+            scores = f" ({step.score_before:.2f} → {step.score_after:.2f})"
+        reason = getattr(step, "reason", "")
+        _say(f"  {n}. {text}{scores}" + (f" — {reason}" if reason else ""))
     _say(f"score: {result.score_before:.2f} → {result.score_after:.2f}")
     if session is not None:
         path = session.save_image(_output_path(session, args.out))

@@ -81,3 +81,18 @@ def test_clear_errors_and_refusals(photo, tmp_path):
     (tmp_path / "junk.zip").write_bytes(b"junk")
     junk = _agent("import", tmp_path / "junk.zip", cwd=tmp_path)
     assert junk.returncode == 2 and "not a valid zip" in junk.stderr
+
+
+def test_autopilot_and_tree_search_land_in_the_session(photo, tmp_path):
+    session = tmp_path / "s"
+    auto = _agent("autopilot", photo, "--iterations", "1", "--simulations", "4", "--depth",
+                  "2", "--session", session, cwd=tmp_path)
+    assert auto.returncode == 0, auto.stderr
+    assert "score:" in auto.stdout and "saved:" in auto.stdout
+    log = _agent("log", "--session", session, cwd=tmp_path).stdout.splitlines()
+    assert len(log) >= 2 and "Autopilot" in log[-1]
+    tree = _agent("edit", photo, "make the image warmer and add a little contrast",
+                  "--search", "tree", "--session", session, "--json", cwd=tmp_path)
+    assert tree.returncode == 0, tree.stderr + tree.stdout
+    assert '"topology"' in tree.stdout and "saved:" in tree.stdout
+    assert len(_agent("log", "--session", session, cwd=tmp_path).stdout.splitlines()) > len(log)
