@@ -1,0 +1,151 @@
+"""Metric models: CLIP image/text similarity, DINOv2 similarity, an aesthetic scorer.
+
+Each function loads its role through the model manager (``clip``, ``dino``,
+``aesthetic``) and raises ``ModelUnavailable`` with the reason when the weights are not
+here; callers (``eval.metrics``, the Autopilot evaluator) report the metric as
+"unavailable" then.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from pipelines.models import ModelUnavailable, get_manager
+
+__all__ = ["ModelUnavailable", "aesthetic_score", "clip_image_features",
+           "clip_image_similarity", "clip_text_features", "clip_text_similarity",
+           "dino_features", "dino_similarity"]
+
+
+def _pil(image: np.ndarray) -> Any:
+    from PIL import Image
+
+    if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim not in (2, 3):
+        raise ValueError(f"expected a uint8 image array, got {type(image).__name__} "
+                         f"{getattr(image, 'dtype', '')} {getattr(image, 'shape', '')}")
+    if image.ndim == 2:
+        image = np.stack([image] * 3, axis=-1)
+    return Image.fromarray(np.ascontiguousarray(image[..., :3]))
+
+
+def _unit(features: Any) -> np.ndarray:
+    if not hasattr(features, "float"):  # a model output object
+        features = getattr(features, "pooler_output", None)
+    vec = features.float().cpu().numpy().reshape(features.shape[0], -1)
+    return vec / np.maximum(np.linalg.norm(vec, axis=1, keepdims=True), 1e-12)
+
+
+def clip_image_features(images: list[np.ndarray]) -> np.ndarray:
+    """Unit-length CLIP image embeddings, one row per image.
+
+    Raises:
+        ModelUnavailable: no CLIP weights here.
+    """
+    import torch
+
+    loaded = get_manager().load("clip")
+    batch = loaded.processor(images=[_pil(im) for im in images], return_tensors="pt")
+    with torch.inference_mode():
+        feats = loaded.model.get_image_features(**loaded.inputs(batch))
+    return _unit(feats)
+
+
+def clip_text_features(texts: list[str]) -> np.ndarray:
+    """Unit-length CLIP text embeddings, one row per text (truncated to the model's length).
+
+    Raises:
+        ModelUnavailable: no CLIP weights here.
+    """
+    import torch
+
+    loaded = get_manager().load("clip")
+    batch = loaded.processor(text=[t or "" for t in texts], return_tensors="pt", padding=True,
+                             truncation=True)
+    with torch.inference_mode():
+        feats = loaded.model.get_text_features(**loaded.inputs(batch))
+    return _unit(feats)
+
+
+def clip_image_similarity(a: np.ndarray, b: np.ndarray) -> float:
+    """CLIP-I: cosine similarity of two images' CLIP embeddings, in ``[-1, 1]``.
+
+    Args:
+        a: ``uint8`` image (RGB/RGBA/grey).
+        b: ``uint8`` image.
+
+    Returns:
+        The cosine similarity.
+
+    Raises:
+        ModelUnavailable: no CLIP weights here.
+    """
+    feats = clip_image_features([a, b])
+    return float(np.clip(feats[0] @ feats[1], -1.0, 1.0))
+
+
+def clip_text_similarity(image: np.ndarray, text: str) -> float:
+    """CLIP-T: cosine similarity of an image and a text, in ``[-1, 1]``.
+
+    Args:
+        image: ``uint8`` image.
+        text: the description (e.g. the instruction's target state).
+
+    Returns:
+        The cosine similarity (not scaled by 100 as some papers print it).
+
+    Raises:
+        ModelUnavailable: no CLIP weights here.
+    """
+    img = clip_image_features([image])[0]
+    txt = clip_text_features([text])[0]
+    return float(np.clip(img @ txt, -1.0, 1.0))
+
+
+def dino_features(images: list[np.ndarray]) -> np.ndarray:
+    """Unit-length DINOv2 embeddings (the CLS token), one row per image.
+
+    Raises:
+        ModelUnavailable: no DINO weights here.
+    """
+    import torch
+
+    loaded = get_manager().load("dino")
+    batch = loaded.processor(images=[_pil(im) for im in images], return_tensors="pt")
+    with torch.inference_mode():
+        out = loaded.model(**loaded.inputs(batch))
+    hidden = getattr(out, "last_hidden_state", None)
+    cls = hidden[:, 0] if hidden is not None else out.pooler_output
+    return _unit(cls)
+
+
+def dino_similarity(a: np.ndarray, b: np.ndarray) -> float:
+    """DINO similarity: cosine of two images' DINOv2 CLS embeddings, in ``[-1, 1]``.
+
+    Raises:
+        ModelUnavailable: no DINO weights here.
+    """
+    feats = dino_features([a, b])
+    return float(np.clip(feats[0] @ feats[1], -1.0, 1.0))
+
+
+def aesthetic_score(image: np.ndarray) -> float:
+    """Score of the configured aesthetic model (``LOUPE_MODEL_AESTHETIC``).
+
+    A single-output model (a regressor, e.g. on the 1–10 AVA scale) gives its output; a
+    classifier over ordered score bins gives the expected bin (1-based).
+
+    Raises:
+        ModelUnavailable: no aesthetic model configured or its weights are absent.
+    """
+    import torch
+
+    loaded = get_manager().load("aesthetic")
+    batch = loaded.processor(images=[_pil(image)], return_tensors="pt")
+    with torch.inference_mode():
+        logits = loaded.model(**loaded.inputs(batch)).logits.float().cpu()[0]
+    if logits.numel() == 1:
+        return float(logits[0])
+    probs = torch.softmax(logits, dim=0)
+    return float((probs * torch.arange(1, logits.numel() + 1)).sum())

@@ -1,0 +1,255 @@
+"""Tiny randomly initialised models, built from configs and saved to temp folders.
+
+Every model backend is tested by pointing ``LOUPE_MODEL_<ROLE>`` at one of these folders:
+the loading code is the one a real model id goes through (``from_pretrained``), only the
+weights are random and small. Nothing is downloaded; tokenizers are written from small
+vocabularies. Each builder runs once per process (``tiny_model_dir`` caches the folder).
+
+Usage from any test::
+
+    from tests.tiny_models import tiny_model_dir
+    monkeypatch.setenv("LOUPE_MODEL_CLIP", str(tiny_model_dir("clip")))
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import json
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import torch
+
+_ROOT: Path | None = None
+
+#: words of the tiny BERT vocabulary (GroundingDINO's text side)
+BERT_WORDS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", ".", "the", "red", "car", "cat",
+              "cup", "person", "dog", "sky", "tree"] + [chr(c) for c in range(97, 123)]
+
+
+def _root() -> Path:
+    global _ROOT
+    if _ROOT is None:
+        _ROOT = Path(tempfile.mkdtemp(prefix="loupe-tiny-"))
+        atexit.register(shutil.rmtree, _ROOT, True)
+    return _ROOT
+
+
+def _bytes_to_unicode() -> dict[int, str]:
+    """GPT-2/CLIP's reversible byte → printable character table."""
+    printable = (list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1))
+                 + list(range(ord("®"), ord("ÿ") + 1)))
+    codes = printable[:]
+    extra = 0
+    for b in range(256):
+        if b not in printable:
+            printable.append(b)
+            codes.append(256 + extra)
+            extra += 1
+    return dict(zip(printable, [chr(c) for c in codes], strict=True))
+
+
+def clip_tokenizer(folder: Path):
+    """A CLIP tokenizer whose vocabulary is every byte (plus end-of-word forms), no merges."""
+    from transformers import CLIPTokenizer
+
+    folder.mkdir(parents=True, exist_ok=True)
+    chars = list(_bytes_to_unicode().values())
+    vocab = {c: i for i, c in enumerate(chars + [c + "</w>" for c in chars])}
+    vocab["<|startoftext|>"] = len(vocab)
+    vocab["<|endoftext|>"] = len(vocab)
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    (folder / "merges.txt").write_text("#version: 0.2\n")
+    return CLIPTokenizer(str(folder / "vocab.json"), str(folder / "merges.txt"),
+                         model_max_length=77)
+
+
+def _clip_text_encoder(vocab_size: int):
+    from transformers import CLIPTextConfig, CLIPTextModel
+
+    return CLIPTextModel(CLIPTextConfig(
+        bos_token_id=vocab_size - 2, eos_token_id=vocab_size - 1, pad_token_id=vocab_size - 1,
+        hidden_size=32, intermediate_size=37, num_attention_heads=4, num_hidden_layers=2,
+        vocab_size=vocab_size))
+
+
+def _unet(in_channels: int):
+    from diffusers import UNet2DConditionModel
+
+    return UNet2DConditionModel(
+        block_out_channels=(32, 64), layers_per_block=1, sample_size=32,
+        in_channels=in_channels, out_channels=4, cross_attention_dim=32,
+        down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),
+        up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"))
+
+
+def _vae():
+    from diffusers import AutoencoderKL
+
+    return AutoencoderKL(block_out_channels=[32, 64], in_channels=3, out_channels=3,
+                         down_block_types=["DownEncoderBlock2D"] * 2,
+                         up_block_types=["UpDecoderBlock2D"] * 2, latent_channels=4)
+
+
+def build_ip2p(folder: Path) -> None:
+    """Tiny ``StableDiffusionInstructPix2PixPipeline`` (UNet with 8 input channels)."""
+    from diffusers import EulerAncestralDiscreteScheduler, StableDiffusionInstructPix2PixPipeline
+
+    tokenizer = clip_tokenizer(folder / "_tok")
+    pipe = StableDiffusionInstructPix2PixPipeline(
+        vae=_vae(), text_encoder=_clip_text_encoder(len(tokenizer)), tokenizer=tokenizer,
+        unet=_unet(8), scheduler=EulerAncestralDiscreteScheduler(), safety_checker=None,
+        feature_extractor=None, requires_safety_checker=False)
+    pipe.save_pretrained(folder)
+
+
+def build_sd_inpaint(folder: Path) -> None:
+    """Tiny ``StableDiffusionInpaintPipeline`` (UNet with 9 input channels)."""
+    from diffusers import DDIMScheduler, StableDiffusionInpaintPipeline
+
+    tokenizer = clip_tokenizer(folder / "_tok")
+    pipe = StableDiffusionInpaintPipeline(
+        vae=_vae(), text_encoder=_clip_text_encoder(len(tokenizer)), tokenizer=tokenizer,
+        unet=_unet(9), scheduler=DDIMScheduler(steps_offset=1), safety_checker=None,
+        feature_extractor=None, requires_safety_checker=False)
+    pipe.save_pretrained(folder)
+
+
+def build_clip(folder: Path) -> None:
+    """Tiny ``CLIPModel`` + ``CLIPProcessor`` (32-px images)."""
+    from transformers import (
+        CLIPConfig,
+        CLIPImageProcessor,
+        CLIPModel,
+        CLIPProcessor,
+        CLIPTextConfig,
+        CLIPVisionConfig,
+    )
+
+    tokenizer = clip_tokenizer(folder / "_tok")
+    n = len(tokenizer)
+    text = CLIPTextConfig(vocab_size=n, bos_token_id=n - 2, eos_token_id=n - 1,
+                          pad_token_id=n - 1, hidden_size=32, intermediate_size=37,
+                          num_attention_heads=4, num_hidden_layers=2)
+    vision = CLIPVisionConfig(hidden_size=32, intermediate_size=37, num_attention_heads=4,
+                              num_hidden_layers=2, image_size=32, patch_size=8)
+    model = CLIPModel(CLIPConfig(text_config=text.to_dict(), vision_config=vision.to_dict(),
+                                 projection_dim=16))
+    images = CLIPImageProcessor(size={"shortest_edge": 32},
+                                crop_size={"height": 32, "width": 32})
+    model.save_pretrained(folder)
+    CLIPProcessor(image_processor=images, tokenizer=tokenizer).save_pretrained(folder)
+
+
+def build_dino(folder: Path) -> None:
+    """Tiny ``Dinov2Model`` + its image processor (28-px crops, 14-px patches)."""
+    from transformers import BitImageProcessor, Dinov2Config, Dinov2Model
+
+    model = Dinov2Model(Dinov2Config(hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                     mlp_ratio=2, image_size=28, patch_size=14))
+    model.save_pretrained(folder)
+    BitImageProcessor(size={"shortest_edge": 32}, crop_size={"height": 28, "width": 28},
+                      do_convert_rgb=True).save_pretrained(folder)
+
+
+def build_aesthetic(folder: Path) -> None:
+    """Tiny single-output ``ViTForImageClassification`` (an aesthetic regressor's shape)."""
+    from transformers import ViTConfig, ViTForImageClassification, ViTImageProcessor
+
+    model = ViTForImageClassification(ViTConfig(
+        hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
+        image_size=32, patch_size=8, num_labels=1, problem_type="regression"))
+    model.save_pretrained(folder)
+    ViTImageProcessor(size={"height": 32, "width": 32}).save_pretrained(folder)
+
+
+def build_grounding_dino(folder: Path) -> None:
+    """Tiny GroundingDINO (Swin backbone, 1-layer BERT) + processor with a small vocab."""
+    from transformers import (
+        BertConfig,
+        BertTokenizer,
+        GroundingDinoConfig,
+        GroundingDinoForObjectDetection,
+        GroundingDinoImageProcessor,
+        GroundingDinoProcessor,
+        SwinConfig,
+    )
+
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "vocab.txt").write_text("\n".join(BERT_WORDS) + "\n")
+    tokenizer = BertTokenizer(str(folder / "vocab.txt"))
+    backbone = SwinConfig(embed_dim=8, depths=[1, 1, 1, 1], num_heads=[1, 1, 1, 1],
+                          window_size=4, image_size=64,
+                          out_features=["stage2", "stage3", "stage4"])
+    text = BertConfig(vocab_size=len(BERT_WORDS), hidden_size=16, num_hidden_layers=1,
+                      num_attention_heads=2, intermediate_size=16, max_position_embeddings=64)
+    config = GroundingDinoConfig(
+        backbone_config=backbone, text_config=text, d_model=32, encoder_layers=1,
+        decoder_layers=2, encoder_ffn_dim=32, decoder_ffn_dim=32, encoder_attention_heads=2,
+        decoder_attention_heads=2, num_queries=10, num_feature_levels=3, encoder_n_points=2,
+        decoder_n_points=2, max_text_len=32, use_timm_backbone=False)
+    GroundingDinoForObjectDetection(config).save_pretrained(folder)
+    images = GroundingDinoImageProcessor(size={"shortest_edge": 128, "longest_edge": 192})
+    GroundingDinoProcessor(image_processor=images, tokenizer=tokenizer).save_pretrained(folder)
+
+
+def build_sam(folder: Path) -> None:
+    """Tiny ``SamModel`` + ``SamProcessor`` working at 128 px."""
+    from transformers import (
+        SamConfig,
+        SamImageProcessor,
+        SamMaskDecoderConfig,
+        SamModel,
+        SamProcessor,
+        SamPromptEncoderConfig,
+        SamVisionConfig,
+    )
+
+    config = SamConfig(
+        vision_config=SamVisionConfig(
+            hidden_size=16, num_hidden_layers=1, num_attention_heads=2, mlp_dim=16,
+            image_size=128, patch_size=16, output_channels=16, global_attn_indexes=[0],
+            window_size=4, num_pos_feats=8),
+        prompt_encoder_config=SamPromptEncoderConfig(hidden_size=16, image_size=128,
+                                                     patch_size=16, mask_input_channels=4),
+        mask_decoder_config=SamMaskDecoderConfig(hidden_size=16, num_hidden_layers=1,
+                                                 num_attention_heads=2, mlp_dim=16,
+                                                 iou_head_hidden_dim=16))
+    SamModel(config).save_pretrained(folder)
+    images = SamImageProcessor(size={"longest_edge": 128}, pad_size={"height": 128, "width": 128},
+                               mask_size={"longest_edge": 32},
+                               mask_pad_size={"height": 32, "width": 32})
+    SamProcessor(image_processor=images).save_pretrained(folder)
+
+
+BUILDERS: dict[str, Callable[[Path], None]] = {
+    "ip2p": build_ip2p,
+    "sd_inpaint": build_sd_inpaint,
+    "clip": build_clip,
+    "dino": build_dino,
+    "aesthetic": build_aesthetic,
+    "grounding_dino": build_grounding_dino,
+    "sam": build_sam,
+}
+
+
+@functools.cache
+def tiny_model_dir(kind: str) -> Path:
+    """Folder holding the tiny ``kind`` model (built on first use, once per process).
+
+    Args:
+        kind: one of ``BUILDERS`` (ip2p, sd_inpaint, clip, dino, aesthetic,
+            grounding_dino, sam).
+
+    Returns:
+        The folder, loadable with ``from_pretrained``.
+    """
+    if kind not in BUILDERS:
+        raise KeyError(f"unknown tiny model {kind!r}; known: {', '.join(BUILDERS)}")
+    folder = _root() / kind
+    torch.manual_seed(0)
+    BUILDERS[kind](folder)
+    return folder
