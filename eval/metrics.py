@@ -383,18 +383,13 @@ def lpips_om(before: np.ndarray, after: np.ndarray, *, max_side: int | None = 10
 # --- model-based metrics ---------------------------------------------------------------
 
 
-def _optional(fn: Callable[[], float]) -> float | str:
+def _optional(fn: Callable[[], float], missing: tuple[type[BaseException], ...]) -> float | str:
     """Run a model metric; ``"unavailable"`` when its model or package is not here."""
     try:
         return fn()
-    except ImportError as exc:
+    except (ImportError, *missing) as exc:
         log.info("metric unavailable: %s", exc)
         return UNAVAILABLE
-    except Exception as exc:  # noqa: BLE001 - model loaders raise their own types
-        if type(exc).__name__ in ("ModelUnavailable", "MetricUnavailable", "OSError"):
-            log.info("metric unavailable: %s", exc)
-            return UNAVAILABLE
-        raise
 
 
 def embedding_metrics(before: np.ndarray, after: np.ndarray,
@@ -408,12 +403,13 @@ def embedding_metrics(before: np.ndarray, after: np.ndarray,
         from pipelines import embeddings
     except ImportError:
         return {"clip_i": UNAVAILABLE, "dino": UNAVAILABLE, "clip_t": UNAVAILABLE}
+    missing = (embeddings.ModelUnavailable, MetricUnavailable)
     out: dict[str, float | str] = {
-        "clip_i": _optional(lambda: embeddings.clip_image_similarity(before, after)),
-        "dino": _optional(lambda: embeddings.dino_similarity(before, after)),
+        "clip_i": _optional(lambda: embeddings.clip_image_similarity(before, after), missing),
+        "dino": _optional(lambda: embeddings.dino_similarity(before, after), missing),
     }
     out["clip_t"] = UNAVAILABLE if not instruction else _optional(
-        lambda: embeddings.clip_text_similarity(after, instruction))
+        lambda: embeddings.clip_text_similarity(after, instruction), missing)
     return out
 
 
