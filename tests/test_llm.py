@@ -281,6 +281,39 @@ def build_tiny_qwen_vl(folder: Path) -> Path:
     return folder
 
 
+def build_tiny_qwen3_vl(folder: Path) -> Path:
+    """The same tokenizer and template with a ~44k-parameter random Qwen3-VL."""
+    import torch
+    from transformers import Qwen2VLImageProcessor, Qwen3VLConfig, Qwen3VLForConditionalGeneration
+
+    build_tiny_qwen_vl(folder)  # tokenizer, template (the Qwen2.5 weights are replaced)
+    vocab_size = len(SPECIALS) + 96
+    ids = {t: i for i, t in enumerate(SPECIALS)}
+    config = Qwen3VLConfig(
+        text_config=dict(vocab_size=vocab_size, hidden_size=16, intermediate_size=32,
+                         num_hidden_layers=1, num_attention_heads=2, num_key_value_heads=1,
+                         head_dim=8, max_position_embeddings=4096,
+                         bos_token_id=ids["<|im_start|>"], eos_token_id=ids["<|im_end|>"],
+                         pad_token_id=ids["<|endoftext|>"],
+                         rope_parameters={"rope_type": "default", "rope_theta": 10000.0,
+                                          "mrope_section": [1, 1, 2],
+                                          "mrope_interleaved": True}),
+        vision_config=dict(depth=1, hidden_size=16, intermediate_size=32, num_heads=2,
+                           out_hidden_size=16, patch_size=16, spatial_merge_size=2,
+                           temporal_patch_size=2, deepstack_visual_indexes=[0],
+                           num_position_embeddings=64),
+        image_token_id=ids["<|image_pad|>"], video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"])
+    torch.manual_seed(0)
+    for old in folder.glob("*.safetensors"):
+        old.unlink()
+    Qwen3VLForConditionalGeneration(config).save_pretrained(folder)
+    Qwen2VLImageProcessor(min_pixels=64 * 64, max_pixels=128 * 128, patch_size=16,
+                          merge_size=2, temporal_patch_size=2).save_pretrained(folder)
+    return folder
+
+
 @pytest.fixture(scope="module")
 def tiny_vlm(tmp_path_factory) -> Path:
     return build_tiny_qwen_vl(tmp_path_factory.mktemp("tiny-qwen-vl"))
@@ -362,3 +395,17 @@ def test_tiny_vlm_serves_the_planner_and_the_critic_panel(tiny_vlm, astronaut):
     crit = PanelCritic(garbage, focuses=("artefacts",)).critique(before, after, action, None)
     assert crit.score == MeasuredCritic().critique(before, after, action, None).score
     assert any("measured only" in f for f in crit.fix)
+
+
+@pytest.mark.parametrize("processor", ["auto", "image-only"])
+def test_tiny_qwen3_vl_loads_through_the_same_code(tmp_path_factory, astronaut, processor):
+    folder = tmp_path_factory.getbasetemp() / "tiny-qwen3-vl"
+    if not (folder / "config.json").is_file():
+        folder.mkdir(exist_ok=True)
+        build_tiny_qwen3_vl(folder)
+    assert json.loads((folder / "config.json").read_text())["model_type"] == "qwen3_vl"
+    answer = '{"score": 6, "fix": []}'
+    vlm = TransformersVLM(str(folder), device="cpu", max_new_tokens=30, attempts=1,
+                          processor=processor, generate_kwargs=_forcing(answer, folder))
+    out = vlm.complete_json("judge", [{"role": "user", "content": "x"}], [astronaut], SCHEMA)
+    assert out == {"score": 6, "fix": []}
