@@ -131,7 +131,8 @@ def apply_candidate(image: np.ndarray, cand: Candidate, *, full_size: tuple[int,
     Returns:
         The edited image, same shape as ``image``.
     """
-    rgb, alpha_ch = image[..., :3], image[..., 3:] if image.shape[2] == 4 else None
+    rgb = np.ascontiguousarray(image[..., :3])
+    alpha_ch = image[..., 3:] if image.shape[2] == 4 else None
     op = cand.action.operation
     if fast and op in _CHANNEL_OPS and rgb.shape[0] * rgb.shape[1] > 600_000:
         lut = _channel_lut(rgb, cand)
@@ -139,7 +140,7 @@ def apply_candidate(image: np.ndarray, cand: Candidate, *, full_size: tuple[int,
     elif fast and op in _LOWFREQ_OPS and rgb.shape[0] * rgb.shape[1] > 1_200_000:
         out = _gain_transfer(rgb, cand)
     else:
-        out = _edit(np.ascontiguousarray(rgb), cand, seed)
+        out = _edit(rgb, cand, seed)
     if cand.protect:
         scale = rgb.shape[1] / (full_size or (rgb.shape[1], rgb.shape[0]))[0]
         a = _protect_alpha(rgb.shape[:2], tuple(tuple(b) for b in cand.protect),

@@ -272,10 +272,10 @@ def _needs(idx: dict[str, Any]) -> list[tuple[str, dict[str, Any], float, str]]:
         out.append(("highlights", {"amount": -0.4}, min(1, idx["clip_high"] * 8 + 0.2),
                     f"{idx['clip_high']:.0%} of pixels are blown out"))
     cast = float(idx["cast"])
-    if cast > 4:
-        out.append(("auto_white_balance", {"amount": 1.0}, min(1, cast / 12),
-                    f"neutral tones carry a colour cast ({cast:.1f} Lab units)"))
-        out.append(("auto_white_balance", {"amount": 0.6}, min(1, cast / 16),
+    if cast > 16:
+        out.append(("auto_white_balance", {"amount": 1.0}, min(1, (cast - 10) / 20),
+                    f"edges are not grey: a colour cast of {cast:.0f}%"))
+        out.append(("auto_white_balance", {"amount": 0.6}, min(1, (cast - 10) / 30),
                     "a gentler white balance keeps some of the mood"))
     contrast = float(idx["contrast"])
     if contrast < 0.17:

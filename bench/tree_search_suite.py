@@ -30,13 +30,22 @@ import sys
 import time
 from pathlib import Path
 
+import cv2
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.checklist import MeasuredChecker  # noqa: E402
 from agent.tree_search import MODES, ClassicalActor, tree_search  # noqa: E402
 from eval import hdd  # noqa: E402
+from pipelines.editors.operations import NAMED_COLORS  # noqa: E402
 
 LOAD_PENALTY, BASE_FAILURE = 0.12, 0.1
+
+
+def _lightness(colour: str) -> float:
+    rgb = np.array([[NAMED_COLORS[colour]]], np.uint8)
+    return float(cv2.cvtColor(rgb, cv2.COLOR_RGB2LAB)[0, 0, 0]) * 100 / 255
 
 
 def make_case(level: int, seed: int, size: tuple[int, int]) -> tuple[object, str]:
@@ -48,13 +57,15 @@ def make_case(level: int, seed: int, size: tuple[int, int]) -> tuple[object, str
     seen = [(o.color, o.shape) for o in hdd.perceive(image).objects]
     targets = [o for o in state.objects if seen.count((o.color, o.shape)) == 1]
     rng.shuffle(targets)
-    # brown is left out as a target: recolouring keeps the object's lightness, so a light
-    # object turned brown reads as orange (a limit of the classical recolour, not the search)
-    free = [c for c in hdd.PALETTE if c not in {o.color for o in state.objects} | {"brown"}]
+    free = [c for c in hdd.PALETTE if c not in {o.color for o in state.objects}]
     parts = []
     for obj in targets[:level]:
-        if rng.random() < 0.65 and free:
-            parts.append(f"make the {obj.describe()} {rng.choice(free)}")
+        # the classical recolour keeps the object's lightness, so only colours of similar
+        # lightness are reachable (yellow → purple reads as lavender, purple → yellow as
+        # brown): a limit of the embedded editor, not of the search, so it is avoided here
+        near = [c for c in free if abs(_lightness(c) - _lightness(obj.color)) < 12]
+        if rng.random() < 0.65 and near:
+            parts.append(f"make the {obj.describe()} {rng.choice(near)}")
         else:
             parts.append(f"remove the {obj.describe()}")
     return image, ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]

@@ -44,7 +44,7 @@ ANALYSIS_SIZE = 384
 DEFAULT_WEIGHTS: dict[str, float] = {
     "brisque": 1.0,        # natural-scene statistics (BRISQUE mapped to 0–1)
     "exposure": 1.5,       # mid-tones near middle grey, little clipping
-    "cast": 1.5,           # neutral greys stay neutral
+    "cast": 1.5,           # edges stay grey (no colour cast)
     "contrast": 1.0,       # RMS contrast of lightness near a photographic norm
     "colourfulness": 0.75,  # Hasler–Süsstrunk colourfulness near a pleasant band
     "sharpness": 0.5,      # Laplacian energy relative to the noise floor
@@ -225,6 +225,24 @@ def _shrink(gray: np.ndarray, size: int) -> np.ndarray:
     return cv2.resize(gray, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA)
 
 
+def grey_edge_cast(rgb: np.ndarray) -> float:
+    """Colour cast (percent) from the per-channel RMS gradient energy (grey-edge, p = 2).
+
+    0 for a neutral edge colour; about 30–50 for a strong tungsten/daylight mismatch.
+    """
+    x = rgb.astype(np.float32) / 255.0
+    energy = []
+    for c in range(3):
+        gx = cv2.Sobel(x[..., c], cv2.CV_32F, 1, 0)
+        gy = cv2.Sobel(x[..., c], cv2.CV_32F, 0, 1)
+        energy.append(math.sqrt(float(np.mean(gx * gx + gy * gy))))
+    e = np.array(energy)
+    if e.mean() < 1e-6:
+        return 0.0
+    e = e / e.mean()
+    return float(np.hypot(e[0] - e[1], 0.5 * (e[0] + e[1]) - e[2]) * 100)
+
+
 def _centre_gray(rgb: np.ndarray, size: int) -> np.ndarray:
     """The central ``size``×``size`` crop at native resolution, in grey (noise lives there)."""
     h, w = rgb.shape[:2]
@@ -283,7 +301,7 @@ def quality_indices(image: np.ndarray) -> dict[str, float | int | str | None]:
 
     Returns:
         A dict: ``mean_lightness``, ``clip_low``, ``clip_high``, ``exposure_score``;
-        ``cast`` (chroma of the mean grey, Lab units), ``cast_score``; ``colourfulness``,
+        ``cast`` (grey-edge cast, percent), ``cast_score``; ``colourfulness``,
         ``colourfulness_score``; ``contrast`` (RMS of L/100), ``contrast_score``;
         ``sharpness`` (Laplacian std), ``sharpness_score``; ``noise_sigma`` (measured on a
         central crop at the image's own resolution, where noise lives), ``noise_score``;
@@ -303,20 +321,20 @@ def quality_indices(image: np.ndarray) -> dict[str, float | int | str | None]:
     out.update(mean_lightness=mean_l, clip_low=clip_low, clip_high=clip_high)
     clipped = max(0.0, clip_low - 0.12) + max(0.0, clip_high - 0.03)
     out["exposure_score"] = _band(mean_l, 38, 62, 14) * math.exp(-8 * clipped)
-    # colour cast: chroma of the average of the less saturated half of the pixels
-    chroma = np.hypot(lab[..., 1], lab[..., 2])
-    neutral = chroma <= np.median(chroma)
-    cast = float(np.hypot(lab[..., 1][neutral].mean(), lab[..., 2][neutral].mean()))
-    out.update(cast=cast, cast_score=_band(cast, 0, 4, 7))
+    # colour cast by the grey-edge hypothesis: edges average to grey under neutral light,
+    # so unequal per-channel edge energy means a cast (robust to scenes that are simply
+    # warm or green, unlike grey-world means)
+    cast = grey_edge_cast(rgb)
+    out.update(cast=cast, cast_score=_band(cast, 0, 14, 12))
     # colourfulness (Hasler & Süsstrunk 2003)
     r, g, b = (rgb[..., i].astype(np.float32) for i in range(3))
     rg, yb = r - g, 0.5 * (r + g) - b
     colourful = float(np.hypot(rg.std(), yb.std()) + 0.3 * np.hypot(rg.mean(), yb.mean()))
     out.update(colourfulness=colourful, colourfulness_score=_band(colourful, 25, 75, 20))
     contrast = float(light.std() / 100)
-    out.update(contrast=contrast, contrast_score=_band(contrast, 0.17, 0.30, 0.07))
+    out.update(contrast=contrast, contrast_score=_band(contrast, 0.15, 0.30, 0.06))
     noise = estimate_noise(_centre_gray(native, ANALYSIS_SIZE))
-    out.update(noise_sigma=noise, noise_score=_band(noise, 0, 2.5, 4.0))
+    out.update(noise_sigma=noise, noise_score=_band(noise, 0, 4.0, 4.0))
     sharp = float(cv2.Laplacian(cv2.GaussianBlur(gray8, (3, 3), 0), cv2.CV_32F).std())
     out.update(sharpness=sharp, sharpness_score=_band(sharp, 6, 40, 6))
     tilt, confidence = estimate_tilt(_shrink(gray8, 256))

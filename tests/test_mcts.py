@@ -94,3 +94,12 @@ def test_bad_arguments_are_refused(dark_small: np.ndarray, bad: dict) -> None:
         autopilot(dark_small, memory=AutopilotMemory(), **bad)
     with pytest.raises(ValueError, match="uint8"):
         autopilot(dark_small.astype(np.float32), memory=AutopilotMemory())
+
+
+def test_rgba_keeps_its_alpha(dark_small: np.ndarray) -> None:
+    alpha = np.full(dark_small.shape[:2] + (1,), 200, np.uint8)
+    rgba = np.concatenate([dark_small, alpha], axis=2)
+    result = autopilot(rgba, iterations=1, simulations=3, depth=1, top_k=1,
+                       memory=AutopilotMemory())
+    assert result.image.shape == rgba.shape
+    assert np.array_equal(result.image[..., 3], rgba[..., 3])
