@@ -532,15 +532,18 @@ def local_vlm_available(settings: Settings) -> bool:
     if not model_id:
         return False
     folder = Path(model_id).expanduser()
-    if folder.is_dir():
-        return (folder / "config.json").is_file()
-    try:
-        from huggingface_hub import try_to_load_from_cache
+    if not folder.is_dir():
+        try:
+            from huggingface_hub import try_to_load_from_cache
 
-        found = try_to_load_from_cache(model_id, "config.json")
-    except Exception:  # noqa: BLE001 - a malformed id is simply "not available"
-        return False
-    return isinstance(found, str)
+            found = try_to_load_from_cache(model_id, "config.json")
+        except Exception:  # noqa: BLE001 - a malformed id is simply "not available"
+            return False
+        if not isinstance(found, str):
+            return False
+        folder = Path(found).parent
+    has_weights = any(folder.glob("*.safetensors")) or any(folder.glob("*.bin"))
+    return (folder / "config.json").is_file() and has_weights
 
 
 def get_llm(settings: Settings | None = None) -> LLM:

@@ -222,6 +222,8 @@ def test_get_llm_picks_the_configured_backend(tmp_path):
     endpoint = get_llm(Settings(llm_base_url="http://127.0.0.1:1/v1", llm_model="m"))
     assert isinstance(endpoint, OpenAICompatible) and endpoint.model == "m"
     (tmp_path / "config.json").write_text("{}")
+    assert isinstance(get_llm(Settings(models={"vlm": str(tmp_path)})), RuleBased)  # no weights
+    (tmp_path / "model.safetensors").write_bytes(b"")
     assert isinstance(get_llm(Settings(models={"vlm": str(tmp_path)})), TransformersVLM)
     with pytest.raises(ValueError, match="http"):
         OpenAICompatible("ftp://x", "m")
