@@ -729,7 +729,7 @@ class RulePlanner:
         refusal = _guard(instruction)
         if refusal:
             return Plan([], False, refusal)
-        text = instruction.strip()
+        text = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", " ", instruction).strip()
         quotes: list[str] = []
 
         def _hold(match: re.Match[str]) -> str:
