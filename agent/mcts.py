@@ -11,13 +11,13 @@ One Autopilot iteration (PhotoAgent §3, appendices A, C, F):
 3. keep or revert — the best result is kept only if it beats the current image, and lands
    in the session's state graph when a session is given; otherwise the run stops.
 
-Differences from the paper, on purpose: the rollout's reward is the best state it passes
-through (a random bad last step does not hide a good first one), evaluations are cached per
-action path, and full-resolution execution of per-channel tone/colour operations goes
-through 1-D look-up tables computed by the same editor (bit-for-bit the operation's curve,
-at a fraction of the cost on 12-MP photos); low-frequency ones (shadows, highlights,
-vignette) carry their gain map over from a 1024-px copy. Everything is deterministic for a
-given ``seed``.
+Differences from the paper, on purpose: the reward backed up is the better of the expanded
+node's own score and the rollout's terminal score (a random bad rollout does not hide a
+good first edit), node scores are computed once, and full-resolution execution of
+per-channel tone/colour operations goes through 1-D look-up tables computed by the same
+editor (the operation's own curve, at a fraction of the cost on 12-MP photos);
+low-frequency ones (shadows, highlights, vignette) carry their gain map over from a
+1024-px copy. Everything is deterministic for a given ``seed``.
 """
 
 from __future__ import annotations
@@ -256,12 +256,15 @@ class _Search:
         self.materialise(node)
         best, state, used = node.score, node.image, node.families()
         options = [c for c in self.proposals(node) if c.family not in used]
+        steps = 0
         for _ in range(node.depth, self.depth):
             if not options:
                 break
             cand = options.pop(self.rng.randrange(len(options)))
             options = [c for c in options if c.family != cand.family]
             state = apply_candidate(state, cand, full_size=self.full_size)
+            steps += 1
+        if steps:
             best = max(best, self.reward(state))
         while node is not None:
             node.visits += 1
