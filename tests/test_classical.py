@@ -398,6 +398,18 @@ def test_paste_seamless_blends_the_border(photo, box, mode):
     assert np.abs(blended[box].astype(int) - photo[box]).mean() > 5  # something was pasted
 
 
+def test_paste_replace_fills_the_region_and_add_fits_inside_it(photo, box):
+    wide = np.zeros((30, 200, 3), np.uint8)
+    wide[:] = (0, 0, 255)
+    added = EDITOR.edit(photo, box, EditRequest("add", "paste", {"image": wide,
+                                                                 "mode": "normal"}))
+    replaced = EDITOR.edit(photo, box, EditRequest("replace", "paste", {"image": wide,
+                                                                        "mode": "normal"}))
+    blue = np.all(replaced[box] == (0, 0, 255), axis=1).mean()
+    assert blue > 0.99                                   # covered, centre-cropped
+    assert 0.1 < np.all(added[box] == (0, 0, 255), axis=1).mean() < 0.5   # letterboxed
+
+
 def test_paste_rejects_a_bad_reference(photo, box):
     with pytest.raises(EditError, match="RGB"):
         run(photo, box, "paste", image=np.zeros((10, 10, 2), np.uint8))

@@ -616,8 +616,10 @@ def _inpaint(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray
 # --------------------------------------------------------------------- paste and text
 
 
-def _fit_reference(ref: np.ndarray, box_w: int, box_h: int) -> tuple[np.ndarray, np.ndarray]:
-    """Resize ``ref`` to fit the box keeping its aspect; return (rgb float, alpha float)."""
+def _fit_reference(ref: np.ndarray, box_w: int, box_h: int,
+                   cover: bool = False) -> tuple[np.ndarray, np.ndarray]:
+    """Resize ``ref`` to fit (or, with ``cover``, to fill and crop to) the box, keeping its
+    aspect; return (rgb float, alpha float)."""
     ref = np.asarray(ref)
     if ref.dtype != np.uint8 or ref.ndim not in (2, 3):
         raise EditError(f"paste.image must be a uint8 RGB/RGBA array, got {ref.dtype} "
@@ -626,12 +628,16 @@ def _fit_reference(ref: np.ndarray, box_w: int, box_h: int) -> tuple[np.ndarray,
         ref = np.dstack([ref] * 3)
     if ref.shape[2] not in (3, 4) or min(ref.shape[:2]) == 0:
         raise EditError(f"paste.image must be RGB or RGBA, got shape {ref.shape}")
-    scale = min(box_w / ref.shape[1], box_h / ref.shape[0])
+    pick = max if cover else min
+    scale = pick(box_w / ref.shape[1], box_h / ref.shape[0])
     size = (max(1, round(ref.shape[1] * scale)), max(1, round(ref.shape[0] * scale)))
     interp = cv2.INTER_AREA if scale < 1 else cv2.INTER_CUBIC
     fitted = cv2.resize(ref, size, interpolation=interp)
     if fitted.ndim == 2:
         fitted = fitted[..., None]
+    if cover:   # centre crop to the box
+        top, left = max(0, (size[1] - box_h) // 2), max(0, (size[0] - box_w) // 2)
+        fitted = fitted[top:top + box_h, left:left + box_w]
     alpha = fitted[..., 3].astype(np.float32) / 255.0 if fitted.shape[2] == 4 else \
         np.ones(fitted.shape[:2], np.float32)
     return fitted[..., :3].astype(np.float32) / 255.0, alpha
@@ -642,7 +648,8 @@ def _paste(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
         return rgb
     rows, cols = np.nonzero(mask)
     y0, x0, bh, bw = rows.min(), cols.min(), np.ptp(rows) + 1, np.ptp(cols) + 1
-    src, alpha = _fit_reference(p["image"], int(bw), int(bh))
+    # replacing a region fills it; adding an object fits it inside the region
+    src, alpha = _fit_reference(p["image"], int(bw), int(bh), cover=p.get("fill", False))
     ph, pw = alpha.shape
     oy, ox = int(y0 + (bh - ph) // 2), int(x0 + (bw - pw) // 2)
     canvas = rgb.copy()
@@ -818,6 +825,8 @@ class ClassicalEditor(Editor):
 
     def _edit(self, patch: np.ndarray, mask: np.ndarray, request: EditRequest,
               params: dict[str, Any]) -> np.ndarray:
+        if request.operation == "paste":
+            params = {**params, "fill": request.kind == "replace"}
         out = apply_operation(np.ascontiguousarray(patch[..., :3]), mask, request.operation,
                               params)
         if patch.shape[2] == 4:
