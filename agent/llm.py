@@ -361,7 +361,7 @@ class OpenAICompatible(RetryingLLM):
                   images: list[np.ndarray] | None) -> str:
         response = self._post(self._payload(system, messages, images))
         try:
-            return response["choices"][0]["message"]["content"] or ""
+            return _text_of(response["choices"][0]["message"]["content"] or "")
         except (KeyError, IndexError, TypeError):
             return ""  # treated as an invalid answer and re-asked
 
