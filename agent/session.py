@@ -429,14 +429,16 @@ class EditSession:
 
     def current_image(self) -> np.ndarray:
         """The head's pixels at full resolution (read-only; copy before editing)."""
-        return self.graph.image()
+        with self._lock:
+            return self.graph.image()
 
     def image_at(self, node_id: str) -> np.ndarray:
         """Any state's pixels at full resolution (read-only)."""
-        try:
-            return self.graph.image(node_id)
-        except StateError as err:
-            raise SessionError(str(err)) from None
+        with self._lock:
+            try:
+                return self.graph.image(node_id)
+            except StateError as err:
+                raise SessionError(str(err)) from None
 
     # ---- commits ------------------------------------------------------------------
     def commit(self, image_after: np.ndarray, action: Action | dict[str, Any] | None,
@@ -572,7 +574,7 @@ class EditSession:
         """
         from pipelines.images import save_image
 
-        pixels = self.graph.image(node_id)
+        pixels = self.image_at(node_id) if node_id else self.current_image()
         return save_image(np.ascontiguousarray(pixels), dest, like=self.original, format=format)
 
     def export(self, zip_path: str | os.PathLike) -> Path:
