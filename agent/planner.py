@@ -210,7 +210,6 @@ class _Step:
     target: str = ""          # words as the user wrote them; "" = the whole image
     region_phrase: str = ""   # where (for add: the location); defaults to the target
     clause: str = ""
-    pronoun: bool = False     # target was "it"/"that one": resolve from context
     steps: int = 1
     node: str = ""
 
@@ -814,7 +813,8 @@ def _resolve_target(step: _Step, ctx: _Context) -> tuple[str, Region]:
     return target, Region(type=RegionType.phrase, phrase=target[:200])
 
 
-def _location(step: _Step, ctx: _Context, target: str) -> Region:
+def _location(step: _Step, ctx: _Context) -> Region:
+    """Where an added thing goes: its location phrase, the brush mask, or the frame."""
     phrase = step.region_phrase.strip()
     if phrase:
         if _is_pronoun(phrase) and (ctx.last_target or ctx.memory_target()):
@@ -840,7 +840,7 @@ def _to_actions(steps: list[_Step], ctx: _Context) -> list[Action]:
             continue
         if step.operation in ("text",) or (step.operation == "generate" and step.kind == "add"):
             target = _clean(step.target) if step.target else ""
-            region = _location(step, ctx, target)
+            region = _location(step, ctx)
         else:
             target, region = _resolve_target(step, ctx)
         params = dict(step.params)
