@@ -509,10 +509,11 @@ class StateGraph:
 
     def summary(self) -> dict[str, Any]:
         """A small topology for UIs: nodes (id, parent, description, created), head."""
+        on_path = set(self.path())
         return {"root": self.root, "head": self.head, "nodes": [
             {"id": n.id, "parent": n.parent, "description": n.description,
              "created": n.created, "children": self._children.get(n.id, []),
-             "on_path": n.id in set(self.path())} for n in self.nodes.values()]}
+             "on_path": n.id in on_path} for n in self.nodes.values()]}
 
     @classmethod
     def from_json(cls, data: dict[str, Any], root_image: np.ndarray, folder: Path, *,
