@@ -470,3 +470,36 @@ def test_tree_search_turn_lands_its_states(scene, tmp_path):
     assert not np.array_equal(after[disc], image[disc])
     json.dumps(result.to_dict())
     assert EditSession.open(tmp_path / "s").head == session.head
+
+
+def test_damaged_session_folders_give_clear_errors(astronaut, tmp_path):
+    session = EditSession.create(astronaut, tmp_path / "s")
+    mask = np.zeros(astronaut.shape[:2], bool)
+    mask[10:60, 10:60] = True
+    assert session.turn("darken this area", mask).ok
+    layer_file = next((tmp_path / "s" / "layers").glob("*-patch.png"))
+    layer_file.write_bytes(b"not a png")
+    reopened = EditSession.open(tmp_path / "s")
+    with pytest.raises(SessionError, match="corrupt or missing"):
+        reopened.image_at(reopened.head)
+    assert np.array_equal(reopened.image_at("n0"), astronaut)  # the original is intact
+    (tmp_path / "s" / "session.json").write_text("{ truncated")
+    with pytest.raises(SessionError, match="cannot read the session file"):
+        EditSession.open(tmp_path / "s")
+    with pytest.raises(SessionError, match="no Loupe session"):
+        EditSession.open(tmp_path / "nowhere")
+
+
+def test_symlink_entries_are_rejected(astronaut, tmp_path):
+    good = EditSession.create(astronaut, tmp_path / "s").export(tmp_path / "good.zip")
+    with zipfile.ZipFile(good) as zf:
+        entries = {n: zf.read(n) for n in zf.namelist()}
+    link = tmp_path / "link.zip"
+    with zipfile.ZipFile(link, "w") as zf:
+        for name, data in entries.items():
+            zf.writestr(name, data)
+        info = zipfile.ZipInfo("layers/evil.png")
+        info.external_attr = (0o120777 << 16)  # a symbolic link
+        zf.writestr(info, "/etc/passwd")
+    with pytest.raises(SessionError, match="is a link"):
+        EditSession.import_archive(link, tmp_path / "t")
