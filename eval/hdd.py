@@ -258,11 +258,15 @@ _ADJUST = {
     "material": ("give {t} a {v} finish", "make {t} look {v}"),
 }
 _REMOVE = ("remove {t}", "get rid of {t}", "delete {t}", "erase {t}", "take out {t}")
-_REPLACE = ("replace {t} with a {v}", "swap {t} for a {v}", "turn {t} into a {v}")
-_ADD = ("add a {v} {w}", "put a {v} {w}", "place a {v} {w}")
+_REPLACE = ("replace {t} with {v}", "swap {t} for {v}", "turn {t} into {v}")
+_ADD = ("add {v} {w}", "put {v} {w}", "place {v} {w}")
 _UNDO = ("undo the last change", "go back to how it was before the last edit",
          "revert the previous step", "undo that")
 _JOIN = (", and ", ", then ", " and also ", "; after that, ")
+
+
+def _a(phrase: str) -> str:
+    return ("an " if phrase[0] in "aeiou" else "a ") + phrase
 
 
 def _where(position: tuple[float, float]) -> str:
@@ -302,7 +306,7 @@ def paraphrase(commands: Sequence[Command], rng: random.Random, history: Dialogu
         if command.kind == "add":
             a = command.attrs
             what = f"{a['size']} {a['color']} {a['material']} {NOUNS[a['shape']]}"
-            parts.append(rng.choice(_ADD).format(v=what, w=_where(a["position"])))
+            parts.append(rng.choice(_ADD).format(v=_a(what), w=_where(a["position"])))
             continue
         obj = history.state.get(command.target or "")
         ref = _refer(obj, history, rng, used_it)
@@ -310,7 +314,8 @@ def paraphrase(commands: Sequence[Command], rng: random.Random, history: Dialogu
             parts.append(rng.choice(_REMOVE).format(t=ref))
         elif command.kind == "replace":
             a = {**{"color": obj.color}, **command.attrs}
-            parts.append(rng.choice(_REPLACE).format(t=ref, v=f"{a['color']} {NOUNS[a['shape']]}"))
+            new = _a(f"{a['color']} {NOUNS[a['shape']]}")
+            parts.append(rng.choice(_REPLACE).format(t=ref, v=new))
         else:
             (attr, value), = command.attrs.items()
             shown = value
