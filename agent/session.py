@@ -46,7 +46,9 @@ from agent.state import (
     StateGraph,
     StoredLayer,
     atomic_write,
+    decode_png,
     diff_layer,
+    encode_png,
     graph_from_file,
     split_layer,
 )
@@ -198,14 +200,43 @@ class RegionMemory:
 
     def __init__(self, limit: int = 64) -> None:
         self._items: dict[str, tuple[tuple[int, int, int, int], np.ndarray]] = {}
+        self._files: dict[str, str] = {}
         self.limit = limit
 
     def put(self, phrase: str, layer: Layer) -> None:
         key = phrase.strip().lower()
         self._items.pop(key, None)
+        self._files.pop(key, None)
         self._items[key] = (layer.bbox, layer.mask.copy())
         while len(self._items) > self.limit:
-            self._items.pop(next(iter(self._items)))
+            old = next(iter(self._items))
+            self._items.pop(old)
+            self._files.pop(old, None)
+
+    def save(self, folder: Path) -> list[dict[str, Any]]:
+        """Write new masks under ``folder/layers`` (atomically); returns the index."""
+        index = []
+        for key, (bbox, crop) in self._items.items():
+            if key not in self._files:
+                name = f"{LAYER_DIR}/region-{uuid.uuid4().hex[:10]}.png"
+                atomic_write(folder / name, encode_png(crop))
+                self._files[key] = name
+            index.append({"phrase": key, "bbox": list(bbox), "mask": self._files[key]})
+        return index
+
+    def load(self, folder: Path, index: list[dict[str, Any]]) -> None:
+        """Read the masks back; damaged or missing entries are skipped (a cache)."""
+        for item in index[-self.limit:]:
+            try:
+                name = str(item["mask"])
+                _safe_member(name)
+                crop = decode_png(folder / name, mask=True)
+                bbox = tuple(int(v) for v in item["bbox"])
+            except (KeyError, TypeError, ValueError, SessionError, StateError):
+                continue
+            if crop.shape == (bbox[3] - bbox[1], bbox[2] - bbox[0]):
+                self._items[str(item["phrase"])] = (bbox, crop)
+                self._files[str(item["phrase"])] = name
 
     def get(self, phrase: str, shape: tuple[int, int]) -> np.ndarray | None:
         item = self._items.get(phrase.strip().lower())
@@ -333,6 +364,7 @@ class EditSession:
         memory.head = graph.head
         session = cls(folder, graph, memory, loaded, root_file, **backends)
         session.turns = int(data.get("turns", 0))
+        session.regions.load(folder, list(data.get("regions") or []))
         return session
 
     # ---- backends -----------------------------------------------------------------
@@ -560,7 +592,7 @@ class EditSession:
         data = {"format": SESSION_FORMAT, "version": SESSION_VERSION,
                 "root_file": self.root_file, "filename": self.original.filename,
                 "turns": self.turns, "graph": self.graph.to_json(),
-                "memory": self.memory.to_json()}
+                "memory": self.memory.to_json(), "regions": self.regions.save(self.folder)}
         atomic_write(self.folder / SESSION_FILE, json.dumps(data, indent=1, default=str))
         return time.perf_counter() - start
 
@@ -597,8 +629,9 @@ class EditSession:
             return dest
 
     def _layer_files(self) -> list[str]:
-        return [f for node in self.graph.nodes.values() for layer in node.layers
-                for f in (layer.patch_file, layer.mask_file)]
+        files = [f for node in self.graph.nodes.values() for layer in node.layers
+                 for f in (layer.patch_file, layer.mask_file)]
+        return files + list(self.regions._files.values())
 
     @classmethod
     def import_archive(cls, zip_path: str | os.PathLike, folder: str | os.PathLike | None =
@@ -1246,6 +1279,12 @@ def _wanted_members(data: dict[str, Any]) -> set[str]:
                         raise SessionError(f"the archive's layer {name!r} is outside "
                                            f"{LAYER_DIR}/")
                     wanted.add(name)
+        for item in data.get("regions") or []:
+            name = str(item["mask"])
+            if _safe_member(name).parts[0] != LAYER_DIR:
+                raise SessionError(f"the archive's region mask {name!r} is outside "
+                                   f"{LAYER_DIR}/")
+            wanted.add(name)
     except (KeyError, TypeError) as err:
         raise SessionError(f"the archive's session graph is damaged ({err})") from None
     return wanted

@@ -170,6 +170,10 @@ def test_pronoun_refers_to_the_last_target(scene, tmp_path):
     inside = disc & _far_from(~disc, 4)
     assert _luma(after[inside]) > _luma(before[inside]) + 3
     assert "circle" in session.memory.render(500)
+    again = EditSession.open(tmp_path / "s")  # where "it" is survives a restart
+    result = again.turn("make it darker")
+    assert result.ok, result.message
+    assert _luma(again.current_image()[inside]) < _luma(after[inside]) - 3
 
 
 def test_unresolved_target_asks_for_a_brush_and_changes_nothing(astronaut, tmp_path):
