@@ -528,7 +528,8 @@ class MeasuredCritic:
     name = "measured"
 
     def critique(self, before: np.ndarray, after: np.ndarray, action: Any,
-                 mask: np.ndarray | None = None, *, feather: int | None = None) -> Critique:
+                 mask: np.ndarray | None = None, *, feather: int | None = None,
+                 params: dict[str, Any] | None = None) -> Critique:
         """Score one attempt.
 
         Args:
@@ -538,6 +539,9 @@ class MeasuredCritic:
             mask: the target mask (bool HxW); None means the whole patch.
             feather: the feather width used to compose; None allows the widest the
                 session uses (24 px), so a retry with a wider feather is not penalised.
+            params: the parameters this attempt actually used, when a retry changed them;
+                the result is still judged against the action's (the user's) values, but
+                suggested values scale from these, so a second shortfall pushes further.
 
         Returns:
             A ``Critique`` with score 0–10, keep/fix lists and retry parameters.
@@ -549,6 +553,7 @@ class MeasuredCritic:
         if not full_inside.any():
             return Critique(0.0, fix=["the target mask is empty; locate the target again"])
         op = getattr(action, "operation", "") or ""
+        tried = dict(params or {})
         params = dict(getattr(action, "params", {}) or {})
         # 0. statistics on at most WORK_PIXELS; what changed is found at full resolution
         whole = bool(full_inside.all())
@@ -601,7 +606,7 @@ class MeasuredCritic:
             keep.append("the content itself was not judged (no vision model configured)")
             score = min(score, 7.0)
         return Critique(round(score, 2), _unique(keep), _unique(fix),
-                        _valid_retry(op, retry), measures)
+                        _valid_retry(op, _from_tried(retry, params, tried)), measures)
 
     @staticmethod
     def _seams(lb: np.ndarray, la: np.ndarray, inside: np.ndarray, band: np.ndarray,
@@ -718,6 +723,18 @@ def _softer(op: str, params: dict[str, Any]) -> dict[str, Any]:
     return {}
 
 
+def _from_tried(retry: dict[str, Any], asked: dict[str, Any], tried: dict[str, Any]
+                ) -> dict[str, Any]:
+    """Rescale numeric suggestions made relative to the asked values onto the tried ones."""
+    out = dict(retry)
+    for k, v in retry.items():
+        a, t = asked.get(k), tried.get(k)
+        if all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (v, a, t)) \
+                and a and t and (a > 0) == (t > 0):
+            out[k] = t * (v / a)
+    return out
+
+
 def _valid_retry(op: str, retry: dict[str, Any]) -> dict[str, Any]:
     """Only parameters the operation takes, inside their bounds."""
     if op not in OPERATIONS or not retry:
@@ -728,6 +745,9 @@ def _valid_retry(op: str, retry: dict[str, Any]) -> dict[str, Any]:
         p = next((s for s in spec.params if s.name == k and s.type != "image"), None)
         if p is None:
             continue
+        if p.type in ("float", "int") and isinstance(v, (int, float)) and \
+                not isinstance(v, bool) and p.minimum is not None and p.maximum is not None:
+            v = round(min(p.maximum, max(p.minimum, float(v))), 3)
         try:
             clean[k] = p.check(v, op)
         except OperationError:
@@ -769,7 +789,8 @@ class PanelCritic:
         self.fallback = fallback or MeasuredCritic()
 
     def critique(self, before: np.ndarray, after: np.ndarray, action: Any,
-                 mask: np.ndarray | None = None) -> Critique:
+                 mask: np.ndarray | None = None, *, feather: int | None = None,
+                 params: dict[str, Any] | None = None) -> Critique:
         """Ask each reviewer, then the aggregator; fall back to measurements on failure.
 
         Args:
@@ -777,6 +798,8 @@ class PanelCritic:
             after: the composed patch after the edit.
             action: the attempted ``Action``.
             mask: the target mask (bool HxW).
+            feather: passed to the measured critic (see ``MeasuredCritic.critique``).
+            params: the parameters the attempt used (see ``MeasuredCritic.critique``).
 
         Returns:
             The aggregated ``Critique`` (its ``measures`` are the measured critic's).
@@ -784,7 +807,8 @@ class PanelCritic:
         from agent.llm import LLMError
         from agent.prompts import AGGREGATOR, aggregator_user, critic_system, critic_user
 
-        measured = self.fallback.critique(before, after, action, mask)
+        measured = self.fallback.critique(before, after, action, mask, feather=feather,
+                                          params=params)
         problem = _check_inputs(before, after, mask)
         if problem:
             return measured

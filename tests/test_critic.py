@@ -141,6 +141,16 @@ def test_shortfall_suggests_a_bigger_amount(astro_small):
     assert 0.5 < crit.retry_params["amount"] <= 1.0
 
 
+def test_second_shortfall_pushes_beyond_the_tried_value(astro_small):
+    mask = _box_mask(astro_small)
+    before, after, m = _classical(astro_small, mask, _action("brightness", amount=0.03))
+    asked = _action("brightness", amount=0.1)
+    first = CRITIC.critique(before, after, asked, m)
+    second = CRITIC.critique(before, after, asked, m, params={"amount": 0.3})
+    assert first.retry_params["amount"] > 0.1
+    assert second.retry_params["amount"] > 0.3  # scales from what was tried
+
+
 def test_wrong_colour_is_caught(coffee_small):
     mask = _box_mask(coffee_small, (150, 20, 260, 120))
     before, after, m = _classical(coffee_small, mask, _action("recolor", "replace",
