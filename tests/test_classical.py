@@ -15,6 +15,7 @@ import pytest
 from skimage import data
 from skimage.metrics import structural_similarity
 
+from pipelines.editors import classical
 from pipelines.editors.base import EditError, EditRequest
 from pipelines.editors.classical import ClassicalEditor, estimate_noise, fill_scale, font_path
 from pipelines.editors.operations import NAMED_COLORS, OPERATIONS, OperationError, parse_color
@@ -159,7 +160,10 @@ def test_hue_rotates_the_mean_hue(chelsea):
     assert hue_distance(after, (before + 90.0) % 360) < 12.0
 
 
-def test_denoise_lowers_the_noise_of_a_noised_photo(photo):
+@pytest.mark.parametrize("large_frame_path", [False, True])
+def test_denoise_lowers_the_noise_of_a_noised_photo(photo, monkeypatch, large_frame_path):
+    if large_frame_path:   # the luma + half-size chroma path used above 4 MP
+        monkeypatch.setattr(classical, "DENOISE_FULL_SEARCH_PIXELS", 1000)
     rng = np.random.default_rng(0)
     noisy = np.clip(photo + rng.normal(0, 15, photo.shape), 0, 255).astype(np.uint8)
     mask = np.ones(photo.shape[:2], bool)

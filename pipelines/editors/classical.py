@@ -306,21 +306,33 @@ def estimate_noise(rgb: np.ndarray) -> float:
     return float(math.sqrt(math.pi / 2) * np.abs(response).sum() / (6.0 * (w - 2) * (h - 2)))
 
 
-#: above this many pixels non-local means searches a smaller window (about 6× faster)
+#: above this many pixels non-local means takes the faster luma + half-size chroma path
 DENOISE_FULL_SEARCH_PIXELS = 4_000_000
 
 
-def _denoise(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
-    if p["strength"] <= 0 or min(rgb.shape[:2]) < 3:
-        return rgb
-    u8 = _to_u8(rgb)
-    sigma = estimate_noise(u8)
-    h = p["strength"] * (1.0 + 1.6 * sigma)   # ≈ 0.8 σ at the default strength
-    big = u8.shape[0] * u8.shape[1] > DENOISE_FULL_SEARCH_PIXELS
-    out = cv2.fastNlMeansDenoisingColored(u8, None, h=h, hColor=h,
-                                          templateWindowSize=5 if big else 7,
-                                          searchWindowSize=11 if big else 21)
-    return out.astype(np.float32) / 255.0
+def _denoise8(rgb8: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    """Non-local means with a strength scaled to the measured noise.
+
+    Up to ``DENOISE_FULL_SEARCH_PIXELS`` the colour version runs as is; above, the luma
+    gets a smaller search window and the chroma is denoised at half size (chroma noise
+    is coarse), which keeps a 20-MP frame to a fraction of the time.
+    """
+    if p["strength"] <= 0 or min(rgb8.shape[:2]) < 3:
+        return rgb8
+    h = p["strength"] * (1.0 + 1.6 * estimate_noise(rgb8))   # ≈ 0.8 σ at the default
+    if rgb8.shape[0] * rgb8.shape[1] <= DENOISE_FULL_SEARCH_PIXELS:
+        return cv2.fastNlMeansDenoisingColored(rgb8, None, h=h, hColor=h,
+                                               templateWindowSize=7, searchWindowSize=21)
+    ycc = cv2.cvtColor(rgb8, cv2.COLOR_RGB2YCrCb)
+    luma8 = cv2.fastNlMeansDenoising(np.ascontiguousarray(ycc[..., 0]), None, h=h,
+                                     templateWindowSize=5, searchWindowSize=11)
+    height, width = rgb8.shape[:2]
+    half = cv2.resize(ycc[..., 1:], (width // 2, height // 2), interpolation=cv2.INTER_AREA)
+    chroma = np.dstack([cv2.fastNlMeansDenoising(np.ascontiguousarray(half[..., c]), None,
+                                                 h=h, templateWindowSize=5,
+                                                 searchWindowSize=11) for c in range(2)])
+    chroma = cv2.resize(chroma, (width, height), interpolation=cv2.INTER_LINEAR)
+    return cv2.cvtColor(np.dstack([luma8, chroma]), cv2.COLOR_YCrCb2RGB)
 
 
 def fill_scale(w: int, h: int, degrees: float) -> float:
@@ -778,10 +790,10 @@ MATRICES: dict[str, Callable[[dict[str, Any]], np.ndarray]] = {
 }
 #: operations that work on 8-bit pixels directly
 EIGHT_BIT: dict[str, Op] = {"hue": _hue8, "vibrance": _vibrance8, "shadows": _shadows8,
-                            "highlights": _highlights8}
+                            "highlights": _highlights8, "denoise": _denoise8}
 #: the rest work on float RGB in [0, 1]
 OPS: dict[str, Op] = {
-    "sharpen": _sharpen, "denoise": _denoise, "blur": _blur, "vignette": _vignette,
+    "sharpen": _sharpen, "blur": _blur, "vignette": _vignette,
     "clahe": _clahe, "straighten": _straighten, "recolor": _recolor, "inpaint": _inpaint,
     "paste": _paste, "text": _text,
 }
