@@ -44,9 +44,31 @@ Operations (name (kinds): meaning params[min..max]):
 """
 
 
+PLANNER_EXAMPLES = """
+Examples (answers shortened to the fields that matter):
+Request: <<<make the car red and brighten the sky a bit>>>
+{"is_edit": true, "actions": [
+ {"id": "a1", "kind": "replace", "target": "car", "region": {"type": "phrase", "phrase": "car"},
+  "operation": "recolor", "params": {"color": "red"}},
+ {"id": "a2", "kind": "adjust", "target": "sky", "region": {"type": "phrase", "phrase": "sky"},
+  "operation": "brightness", "params": {"amount": 0.1}}]}
+Request (with a brushed mask): <<<get rid of this>>>
+{"is_edit": true, "actions": [{"id": "a1", "kind": "remove", "region": {"type": "mask"},
+  "operation": "inpaint", "params": {}}]}
+Request: <<<add a hat to the man and make it blue>>>
+{"is_edit": true, "actions": [
+ {"id": "a1", "kind": "add", "target": "hat", "region": {"type": "phrase", "phrase": "man"},
+  "operation": "generate", "params": {"prompt": "a hat"}},
+ {"id": "a2", "kind": "replace", "target": "hat", "region": {"type": "phrase", "phrase": "hat"},
+  "operation": "recolor", "params": {"color": "blue"}, "depends_on": ["a1"]}]}
+Request: <<<what's the weather like?>>>
+{"is_edit": false, "actions": [], "message": "I can only change the picture."}
+"""
+
+
 def planner_system() -> str:
-    """The planner's system prompt: rules plus the operation catalogue."""
-    return PLANNER_RULES + operation_catalogue()
+    """The planner's system prompt: rules, the operation catalogue and short examples."""
+    return PLANNER_RULES + operation_catalogue() + "\n" + PLANNER_EXAMPLES
 
 
 def planner_user(instruction: str, *, context: str = "", has_mask: bool = False,

@@ -262,3 +262,17 @@ def test_llm_planner_never_sends_hostile_text(stub):
 def test_unsupported_requests_say_why(text, words):
     plan = RulePlanner().plan(text)
     assert not plan.is_edit and words in plan.message
+
+
+def test_planner_prompt_examples_follow_the_schema():
+    from agent.llm import validate_answer
+    from agent.planner import PLANNER_SCHEMA
+    from agent.prompts import PLANNER_EXAMPLES, planner_system
+
+    answers = [json.loads(block.split("\n", 1)[1]) for block in
+               PLANNER_EXAMPLES.split("Request")[1:]]
+    assert len(answers) == 4
+    for answer in answers:
+        validate_answer(answer, PLANNER_SCHEMA)
+        parse_actions(answer["actions"])
+    assert PLANNER_EXAMPLES in planner_system()
