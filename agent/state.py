@@ -43,6 +43,10 @@ class StateError(ValueError):
     """A request about the graph that cannot be met (unknown node, nothing to undo…)."""
 
 
+class SessionError(ValueError):
+    """A session request that cannot be met; the message says why, for a person."""
+
+
 # --------------------------------------------------------------------------- files
 
 
@@ -167,12 +171,13 @@ class StoredLayer:
         if len(bbox) != 4:
             raise StateError(f"bad layer box {data['bbox']!r}")
         for name in (data["patch"], data["mask"]):
-            _check_relative(name)
+            check_layer_path(name)
         return cls(bbox=bbox, patch_file=data["patch"], mask_file=data["mask"],
                    folder=Path(folder))
 
 
-def _check_relative(name: str) -> None:
+def check_layer_path(name: str) -> None:
+    """Raise a ``StateError`` unless ``name`` is a relative path inside ``layers/``."""
     parts = Path(name).parts
     if not name or Path(name).is_absolute() or ".." in parts or parts[0] != LAYER_DIR:
         raise StateError(f"layer file {name!r} is outside the session's layers folder")
