@@ -629,6 +629,13 @@ def _read_clause(clause: str, ctx: _Context, quotes: list[str]) -> list[_Step]:
     return [step] if step is not None else []
 
 
+def _bare_verb(step: _Step) -> bool:
+    """An adjustment said with one verb and nothing else ('brighten')."""
+    words = _normalise_clause(step.clause).split()
+    return step.kind == "adjust" and not step.target and len(words) == 1 and \
+        step.operation not in ("generate", "")
+
+
 def _generative_leftover(clause: str) -> _Step | None:
     """'make the person smile': a change no classical operation names → ``generate``."""
     clause = clause.strip(" ,.!;:")
@@ -776,6 +783,9 @@ class RulePlanner:
                     steps.append(_Step(found[0].kind, found[0].operation,
                                        dict(found[0].params), target=target, clause=clause))
                 pending = []
+            if steps and found[0].kind == "adjust" and found[0].target and \
+                    _bare_verb(steps[-1]):  # "brighten and sharpen the face"
+                steps[-1].target = found[0].target
             steps.extend(found)
         for _, clause in pending:  # nothing classical fits these
             step = _generative_leftover(clause)
