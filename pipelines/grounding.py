@@ -29,6 +29,8 @@ Box = tuple[int, int, int, int]
 #: long side of the copy the embedded localiser analyses (masks come back at full size)
 WORK_SIDE = 768
 STATUSES = ("resolved", "ambiguous", "unresolved")
+#: a colour region this many times larger than every other one is "the" object
+DOMINANT_RATIO = 5.0
 
 
 class LocalizationError(ValueError):
@@ -185,21 +187,21 @@ class HsvRange:
 COLOR_RANGES: dict[str, HsvRange] = {
     "red": HsvRange(((0, 14), (340, 360)), 0.45, 1, 0.25),
     "maroon": HsvRange(((0, 15), (335, 360)), 0.45, 1, 0.12, 0.55),
-    "orange": HsvRange(((14, 40),), 0.55, 1, 0.5),
-    "yellow": HsvRange(((40, 68),), 0.4, 1, 0.45),
-    "gold": HsvRange(((36, 56),), 0.45, 1, 0.45),
+    "orange": HsvRange(((14, 40),), 0.55, 1, 0.3),
+    "yellow": HsvRange(((40, 68),), 0.4, 1, 0.35),
+    "gold": HsvRange(((36, 56),), 0.45, 1, 0.35),
     "olive": HsvRange(((45, 80),), 0.35, 1, 0.2, 0.6),
-    "lime": HsvRange(((68, 105),), 0.45, 1, 0.5),
+    "lime": HsvRange(((68, 105),), 0.45, 1, 0.35),
     "green": HsvRange(((70, 165),), 0.25, 1, 0.12),
     "teal": HsvRange(((160, 200),), 0.35, 1, 0.2, 0.7),
-    "turquoise": HsvRange(((160, 190),), 0.3, 1, 0.55),
-    "cyan": HsvRange(((175, 200),), 0.35, 1, 0.55),
+    "turquoise": HsvRange(((160, 190),), 0.3, 1, 0.4),
+    "cyan": HsvRange(((175, 200),), 0.35, 1, 0.4),
     "blue": HsvRange(((195, 255),), 0.3, 1, 0.15),
     "navy": HsvRange(((205, 250),), 0.35, 1, 0.08, 0.5),
-    "violet": HsvRange(((250, 290),), 0.25, 1, 0.4),
+    "violet": HsvRange(((250, 290),), 0.25, 1, 0.3),
     "purple": HsvRange(((255, 300),), 0.3, 1, 0.15),
-    "magenta": HsvRange(((285, 335),), 0.4, 1, 0.35),
-    "pink": HsvRange(((300, 360), (0, 10)), 0.15, 0.65, 0.6),
+    "magenta": HsvRange(((285, 335),), 0.4, 1, 0.3),
+    "pink": HsvRange(((300, 360), (0, 10)), 0.15, 0.65, 0.5),
     "brown": HsvRange(((5, 45),), 0.3, 1, 0.1, 0.65),
     "beige": HsvRange(((20, 55),), 0.1, 0.4, 0.65),
     "black": HsvRange(v_max=0.2),
@@ -318,14 +320,25 @@ def _hsv(rgb: np.ndarray) -> np.ndarray:
     return hsv
 
 
-def _components(mask: np.ndarray, min_area: int) -> list[np.ndarray]:
-    """Connected parts of a cleaned mask, largest first, dropping specks."""
+def _components(mask: np.ndarray, min_area: int, bridge: int = 3) -> list[np.ndarray]:
+    """Connected parts of a cleaned mask, largest first, dropping specks.
+
+    Pieces closer than ``bridge`` px (one object split by shading or highlights) count
+    as one part; each part keeps only its own matching pixels.
+    """
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3))
     clean = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_OPEN, kernel)
     clean = cv2.morphologyEx(clean, cv2.MORPH_CLOSE, kernel)
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(clean, connectivity=8)
-    order = sorted(range(1, count), key=lambda i: -stats[i, cv2.CC_STAT_AREA])
-    return [labels == i for i in order if stats[i, cv2.CC_STAT_AREA] >= min_area]
+    joined = clean
+    if bridge > 3:
+        wide = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (bridge, bridge))
+        joined = cv2.morphologyEx(clean, cv2.MORPH_CLOSE, wide)
+    count, labels, _, _ = cv2.connectedComponentsWithStats(joined, connectivity=8)
+    if count <= 1:
+        return []
+    areas = np.bincount(labels[clean > 0], minlength=count)
+    order = sorted(range(1, count), key=lambda i: -areas[i])
+    return [(labels == i) & (clean > 0) for i in order if areas[i] >= min_area]
 
 
 def _centroid(mask: np.ndarray) -> tuple[float, float]:
@@ -469,7 +482,8 @@ class EmbeddedLocalizer(Localizer):
         for colour in parsed.colors:
             match |= COLOR_RANGES[colour].match(hsv)
         colour = " or ".join(parsed.colors)
-        parts = _components(match, max(16, int(4e-4 * match.size)))
+        bridge = max(3, round(0.015 * max(match.shape)))
+        parts = _components(match, max(16, int(4e-4 * match.size)), bridge)
         if not parts:
             return Localization([], "unresolved", f"no {colour} region in the image")
         biggest = parts[0].sum()
@@ -579,6 +593,12 @@ def _select(cands: list[Mask], parsed: Phrase, colour: str) -> Localization:
 
         return _resolved([min(cands, key=distance)], f"the {colour} region nearest the "
                          f"{' '.join(x for x in (parsed.vertical, parsed.horizontal) if x)}")
+    by_area = sorted(cands, key=lambda m: -m.area)
+    if by_area[0].area >= DOMINANT_RATIO * by_area[1].area:
+        main = by_area[0]
+        main.score = min(main.score, 0.8)
+        return _resolved([main], f"the main {colour} region ({len(cands) - 1} much smaller "
+                         "ones ignored)")
     return Localization(cands, "ambiguous", f"{len(cands)} {colour} regions match; say which "
                         "(left/right, largest, first…) or 'all'")
 

@@ -172,6 +172,24 @@ def test_plural_phrases_resolve_to_every_match(reds, phrase):
     assert iou(found.union(), truth["left"] | truth["middle"] | truth["right"]) > 0.9
 
 
+def test_one_dominant_region_resolves_with_a_modest_score(grey_photo):
+    scene = grey_photo.copy()
+    big, speck = disc((320, 480), (200, 160), 70), disc((320, 480), (420, 60), 20)
+    shaded(scene, big | speck, NAMED_COLORS["orange"])
+    found = LOC.locate(scene, "the orange ball")
+    assert found.status == "resolved" and len(found.masks) == 1
+    assert iou(found.masks[0].mask, big) > 0.9 and found.masks[0].score <= 0.8
+    assert "smaller" in found.reason
+
+
+def test_colour_regions_on_real_photos():
+    saucer = LOC.locate(data.coffee(), "the red saucer")
+    assert saucer.status == "resolved" and 0.1 < saucer.masks[0].mask.mean() < 0.4
+    cat = LOC.locate(data.chelsea(), "the orange cat")
+    assert cat.status == "resolved" and cat.masks[0].mask.mean() > 0.08
+    assert LOC.locate(data.chelsea(), "the green car").status == "unresolved"
+
+
 def test_ordinal_beyond_the_matches_is_not_a_guess(reds):
     found = LOC.locate(reds[0], "the fifth red one")
     assert found.status == "ambiguous" and "only 3" in found.reason
