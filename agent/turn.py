@@ -9,6 +9,7 @@ result dataclasses (``TurnResult``, ``StepResult``, ``Attempt``) are re-exported
 from __future__ import annotations
 
 import ctypes
+import inspect
 import json
 import logging
 import sys
@@ -48,6 +49,8 @@ ACCEPT_SCORE = 7.0
 #: Below this even the best attempt is rolled back.
 MIN_SCORE = 4.0
 MAX_ATTEMPTS = 3
+#: Feather width of a retry after the critic saw a seam.
+WIDE_FEATHER = 24
 
 #: Operations whose result at a pixel depends only on that pixel (and statistics of the
 #: masked pixels): their patch needs no surrounding context.
@@ -161,6 +164,18 @@ class _Best:
     attempt: Attempt
     composed: np.ndarray
     layer: Layer
+
+
+@dataclass
+class _Knobs:
+    """What a retry may change: parameters, editor, layer (region) and feather."""
+
+    params: dict[str, Any]
+    editor: Any
+    tried: set[str]
+    layer: Layer
+    feather: int | None = None
+    change: str = ""
 
 
 class RegionMemory:
@@ -430,78 +445,84 @@ class TurnRunner:
 
     def _attempts(self, step: StepResult, action: Action, image: np.ndarray,
                   region: _Region) -> _Best | None:
-        from pipelines.editors.base import EditError
-        from pipelines.editors.operations import OperationError
-
-        params = dict(action.params)
+        """Up to ``max_attempts`` tries; after each poor one, reflect on the critique."""
         editor = self.s.pick_editor(action.to_request(seed=self.s.seed))
-        tried = {name_of(editor)}
-        feather: int | None = None
+        knobs = _Knobs(dict(action.params), editor, {name_of(editor)},
+                       decompose(image, region.mask,
+                                 context=_context(action, editor, region.mask)))
         best: _Best | None = None
-        layer = decompose(image, region.mask, context=_context(action, editor, region.mask))
         for i in range(self.s.max_attempts):
-            t = time.perf_counter()
-            attempt = Attempt(i + 1, name_of(editor), _plain(params), region.source)
-            try:
-                request = action.to_request(seed=self.s.seed + i, params=params)
-                band = default_feather(layer) if feather is None else feather
-                edited = editor.edit(layer.patch, layer.mask, request, margin=band)
-                composed = _compose_patch(layer, edited, band)
-                critique = self.s.critic.critique(layer.patch, composed, action, layer.mask)
-                attempt.score = float(critique.score)
-                attempt.keep, attempt.fix = list(critique.keep), list(critique.fix)
-            except (EditError, OperationError, ValueError) as err:
-                attempt.error, critique, composed = str(err), None, None
-            attempt.seconds = time.perf_counter() - t
+            attempt, composed, critique = self._try_once(action, knobs, region, i)
             step.attempts.append(attempt)
             self.s.memory.record_attempt(ToolContext(step.description, attempt.editor,
                                                      attempt.params, "; ".join(attempt.fix),
                                                      attempt.score, attempt.fix))
             if composed is not None and (best is None or attempt.score > best.attempt.score):
-                best = _Best(attempt, composed, layer)
+                best = _Best(attempt, composed, knobs.layer)
             if composed is not None and attempt.score >= self.s.accept_score:
                 break
-            # reflect: pick what to change for the next attempt
-            change = self._next_try(action, params, critique, region, tried)
-            if change is None:
+            if not self._reflect(action, knobs, critique, region, image):
                 break
-            what, value = change
-            if what == "params":
-                params = value
-            elif what == "region":
-                layer = decompose(image, value, context=_context(action, editor, value))
-                region.source = f"{region.source} (candidate {i + 2})"
-            elif what == "editor":
-                editor = value
-                tried.add(name_of(editor))
-            elif what == "feather":
-                feather = value
+            region.source = region.source.split(" (try")[0] + f" (try {i + 2}: {knobs.change})"
         return best
 
-    def _next_try(self, action: Action, params: dict[str, Any], critique: Any,
-                  region: _Region, tried: set[str]) -> tuple[str, Any] | None:
+    def _try_once(self, action: Action, knobs: _Knobs, region: _Region,
+                  index: int) -> tuple[Attempt, np.ndarray | None, Any]:
+        """Edit the patch, compose it at native size and critique it."""
+        from pipelines.editors.base import EditError
+        from pipelines.editors.operations import OperationError
+
+        start = time.perf_counter()
+        layer = knobs.layer
+        attempt = Attempt(index + 1, name_of(knobs.editor), _plain(knobs.params), region.source)
+        critique = composed = None
+        try:
+            request = action.to_request(seed=self.s.seed + index, params=knobs.params)
+            band = default_feather(layer) if knobs.feather is None else knobs.feather
+            edited = knobs.editor.edit(layer.patch, layer.mask, request, margin=band)
+            composed = _compose_patch(layer, edited, band)
+            critique = _critique(self.s.critic, layer, composed, action, band)
+            attempt.score = float(critique.score)
+            attempt.keep, attempt.fix = list(critique.keep), list(critique.fix)
+        except (EditError, OperationError, ValueError) as err:
+            attempt.error, composed = str(err), None
+        attempt.seconds = time.perf_counter() - start
+        return attempt, composed, critique
+
+    def _reflect(self, action: Action, knobs: _Knobs, critique: Any, region: _Region,
+                 image: np.ndarray) -> bool:
+        """Change one knob for the next attempt, as the critique suggests: its parameters,
+        else another candidate region, else another editor, else a wider feather.
+        Returns False when nothing is left to change (a retry would repeat itself)."""
         from pipelines.editors.operations import OperationError, get_operation
 
         if critique is not None and getattr(critique, "retry_params", None):
-            merged = dict(params) | dict(critique.retry_params)
+            merged = dict(knobs.params) | dict(critique.retry_params)
             try:
                 clean = get_operation(action.operation).validate(
                     {k: v for k, v in merged.items() if not hasattr(v, "shape")})
                 clean.update({k: v for k, v in merged.items() if hasattr(v, "shape")})
             except OperationError:
                 clean = None
-            if clean is not None and _plain(clean) != _plain(params):
-                return "params", clean
+            if clean is not None and _plain(clean) != _plain(knobs.params):
+                knobs.params, knobs.change = clean, "new parameters"
+                return True
         fix_text = " ".join(getattr(critique, "fix", []) or []).lower()
         if region.alternatives and any(w in fix_text for w in ("region", "mask", "target",
                                                                "locali", "outside")):
-            return "region", region.alternatives.pop(0)
-        others = self.s._other_editors(action.to_request(seed=self.s.seed), tried)
+            mask = region.alternatives.pop(0)
+            knobs.layer = decompose(image, mask, context=_context(action, knobs.editor, mask))
+            knobs.change = "another candidate region"
+            return True
+        others = self.s._other_editors(action.to_request(seed=self.s.seed), knobs.tried)
         if others:
-            return "editor", others[0]
-        if "seam" in fix_text or "edge" in fix_text:
-            return "feather", 24
-        return None
+            knobs.editor, knobs.change = others[0], f"the {name_of(others[0])} editor"
+            knobs.tried.add(name_of(others[0]))
+            return True
+        if ("seam" in fix_text or "edge" in fix_text) and knobs.feather != WIDE_FEATHER:
+            knobs.feather, knobs.change = WIDE_FEATHER, "a wider feather"
+            return True
+        return False
 
     # 4. commit ---------------------------------------------------------------------
     def _commit(self, t0: float) -> TurnResult:
@@ -626,6 +647,18 @@ def _context(action: Action, editor: Any, mask: np.ndarray) -> float | None:
     short = max(1, min(rows[-1] - rows[0] + 1, cols[-1] - cols[0] + 1))
     feather = min(24, max(2, round(0.02 * short)))
     return (2 * feather + 8) / short
+
+
+def _critique(critic: Any, layer: Layer, composed: np.ndarray, action: Action,
+              feather: int) -> Any:
+    """The critic's verdict; the feather used is passed on when the critic takes it."""
+    try:
+        params = inspect.signature(critic.critique).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if "feather" in params:
+        return critic.critique(layer.patch, composed, action, layer.mask, feather=feather)
+    return critic.critique(layer.patch, composed, action, layer.mask)
 
 
 def _compose_patch(layer: Layer, edited: np.ndarray, feather: int) -> np.ndarray:
