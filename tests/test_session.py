@@ -204,6 +204,9 @@ def test_generative_request_without_a_generative_editor_says_so(astronaut, tmp_p
 
 def test_not_an_edit_and_bad_input(astronaut, tmp_path):
     session = EditSession.create(astronaut, tmp_path / "s")
+    backends = session.backends()
+    assert backends["planner"] == "rules" and "classical" in backends["editor"]
+    assert backends["critic"] and backends["localizer"]
     result = session.turn("what is the capital of France?")
     assert not result.ok and not result.changed and result.message
     with pytest.raises(SessionError, match="empty"):
@@ -227,6 +230,13 @@ def test_commit_stores_only_the_changed_pixels(tmp_path):
     session.graph.cache.clear()
     assert np.array_equal(session.current_image(), after)
     assert np.array_equal(session.image_at("n0"), big)
+    other = big.copy()
+    other[:100, :100] = 0
+    branch = session.commit(other, None, "black corner", parent="n0")  # a branch off n0
+    assert branch.parent == "n0" and session.graph.children("n0") == [node.id, branch.id]
+    assert np.array_equal(session.current_image(), other)
+    with pytest.raises(SessionError, match="session is 4000x3000"):
+        session.commit(big[:10], None, "wrong size")
 
 
 def test_save_image_keeps_format_and_icc(astronaut, tmp_path):
