@@ -547,6 +547,8 @@ def _read_look(clause: str) -> list[_Step] | None:
             factor = _degree(clause)
             target = _leftover(clause, pattern, r"\b(?:look|feel|mood|style|vibe|like|more|"
                                                 r"a|an|the|give|apply|effect|atmosphere)\b")
+            if _is_pronoun(target):
+                target = ""  # a look is for the frame: "make it look like evening"
             steps = []
             for op, params in recipe:
                 scaled = {k: _clamp(v * factor, op, k) for k, v in params.items()}
