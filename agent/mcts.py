@@ -46,7 +46,7 @@ CancelFn = Callable[[], bool]
 #: Exploration constant of UCT (rewards lie in [0, 1]).
 UCT_C = 0.35
 #: A full-resolution result must beat the current score by this much to be kept.
-MIN_GAIN = 1e-3
+MIN_GAIN = 0.005
 #: Weight of the mood term relative to the evaluator (when a mood is given).
 MOOD_WEIGHT = 0.6
 _CHANNEL_OPS = {"exposure", "brightness", "contrast", "gamma", "temperature", "tint",
@@ -440,8 +440,17 @@ def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3
 def _execute_best(root: _Node, top_k: int, current: np.ndarray, original: np.ndarray,
                   current_score: float, style: str | None, perception: Perception,
                   memory: AutopilotMemory | None) -> dict[str, Any]:
-    """Run the ``top_k`` most-visited root actions at full resolution; keep the best gain."""
-    ranked = sorted(root.children, key=lambda c: (-c.visits, -c.mean, c.id))[:top_k]
+    """Run the ``top_k`` most-visited root actions at full resolution; keep the best gain.
+
+    Ties in visits go to the better simulated single-step score, and the best single-step
+    action always takes the last slot (small simulation budgets credit rollouts noisily).
+    """
+    visited = [c for c in root.children if c.visits > 0]
+    ranked = sorted(visited, key=lambda c: (-c.visits, -(c.score or 0.0), c.id))[:top_k]
+    # insurance against rollout noise on small budgets: the best single edit is always tried
+    greedy = max(visited, key=lambda c: (c.score or 0.0, -c.id), default=None)
+    if greedy is not None and greedy not in ranked:
+        ranked[-1] = greedy
     best, tried = None, []
     for child in ranked:
         if child.visits == 0:
