@@ -282,6 +282,9 @@ _FILTERS: list[tuple[str, str]] = [
     ("blur", r"\bblur(?:red|ry)?\b|\bbokeh\b|\bout of focus\b|\bsoften\b|\bsofter\b|"
              r"\bdefocus\b"),
 ]
+#: Filters that mean the whole frame when the target is a pronoun.
+_FRAME_FILTERS = {"grayscale", "sepia", "vignette", "auto_levels", "auto_white_balance",
+                  "clahe", "straighten"}
 _FILTER_BASE = {"grayscale": ("amount", 1.0), "sepia": ("amount", 1.0),
                 "vignette": ("amount", 0.3), "auto_white_balance": ("amount", 1.0),
                 "auto_levels": ("clip", 0.5), "clahe": ("clip_limit", 2.0),
@@ -445,6 +448,8 @@ def _read_filter(clause: str) -> _Step | None:
         target = _leftover(clause, pattern, r"\b(?:apply|add|fix|correct|give|use|"
                                             r"the|effect|filter|look|style|a|an|image is|"
                                             r"levels|remove|reduce|get rid of|out|more)\b")
+        if op in _FRAME_FILTERS and _is_pronoun(target):
+            target = ""  # "make it black and white": the photo, not the last object
         return _Step("adjust", op, params, target=target, clause=clause)
     return None
 
