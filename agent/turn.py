@@ -254,10 +254,32 @@ class TurnRunner:
         self.staged: list[tuple[StepResult, Action, list[StoredLayer]]] = []
         self.work: np.ndarray | None = None
         self.applied = 0
+        self.committed = False
 
     # 1. plan ------------------------------------------------------------------------
     def run(self) -> TurnResult:
+        """Run the turn; on any failure before the commit nothing has changed."""
         t0 = time.perf_counter()
+        try:
+            return self._run(t0)
+        except _NeedsMask as err:
+            self._undo_staging()
+            return self._result(False, str(err), t0)
+        except Exception as err:  # noqa: BLE001 — a broken backend must not cost the session
+            log.exception("turn failed: %s", self.instruction)
+            self._undo_staging()
+            return self._result(False, f"The edit failed ({type(err).__name__}: {err}). "
+                                "Nothing was changed.", t0)
+        except BaseException:  # cancelled (KeyboardInterrupt, a UI's cancel): leave it as it was
+            self._undo_staging()
+            raise
+
+    def _undo_staging(self) -> None:
+        if not self.committed:
+            self.s.graph.head = self.start_head
+            self.s.memory.drop_tools()
+
+    def _run(self, t0: float) -> TurnResult:
         self.progress(0.0, "planning")
         plan = self.s.planner.plan(self.instruction, memory=self.s.memory,
                                    has_mask=self.mask is not None, image_size=self.s.graph.size)
@@ -277,13 +299,7 @@ class TurnRunner:
             return self._result(False, refusal, t0)
         # 3. execute -------------------------------------------------------------------
         t1 = time.perf_counter()
-        try:
-            self._execute(actions)
-        except _NeedsMask as err:
-            self.s.graph.head = self.start_head
-            self.s.memory.drop_tools()
-            self.timings["execute"] = time.perf_counter() - t1
-            return self._result(False, str(err), t0)
+        self._execute(actions)
         self.timings["execute"] = time.perf_counter() - t1
         # 4. commit --------------------------------------------------------------------
         return self._commit(t0)
@@ -527,6 +543,7 @@ class TurnRunner:
     # 4. commit ---------------------------------------------------------------------
     def _commit(self, t0: float) -> TurnResult:
         s = self.s
+        self.committed = True
         t = time.perf_counter()
         nodes: list[str] = []
         parent = s.graph.head

@@ -517,3 +517,18 @@ def test_symlink_entries_are_rejected(astronaut, tmp_path):
         zf.writestr(info, "/etc/passwd")
     with pytest.raises(SessionError, match="is a link"):
         EditSession.import_archive(link, tmp_path / "t")
+
+
+def test_a_failing_backend_changes_nothing(astronaut, tmp_path):
+    class BrokenCritic:
+        name = "broken"
+
+        def critique(self, before, after, action, mask):
+            raise RuntimeError("critic crashed")
+
+    session = EditSession.create(astronaut, tmp_path / "s", critic=BrokenCritic())
+    before = _files(session.folder)
+    result = session.turn("undo and brighten this area", _region(astronaut))
+    assert not result.ok and "critic crashed" in result.message
+    assert "Nothing was changed" in result.message
+    assert session.head == "n0" and _files(session.folder) == before
