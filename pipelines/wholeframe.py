@@ -3,8 +3,9 @@
 A global edit (style, relighting, season, "make it evening") runs through an editor on the
 whole frame at its working size (about 1 MP). Upscaling that result would replace a 20-MP
 photo's detail with a blurred 1-MP picture and carry the model's pixel shift along.
-Instead ``transfer_edit`` carries only the low-frequency change — edited minus source,
-both at working size, smoothed — onto the native source, so every native detail stays.
+Instead ``transfer_edit`` carries only the low-frequency change — fitted between source
+and edited at working size, as a smooth local gain and offset (or a smoothed difference) —
+onto the native source, so every native detail stays (scaled as the edit scales it).
 ``refine_tiled`` then optionally runs a low-strength pass tile by tile over overlapping,
 feathered tiles (no seams) for changes that need native-scale texture.
 """
@@ -18,6 +19,9 @@ import numpy as np
 
 #: default smoothing of the change, in working-size pixels
 DEFAULT_SIGMA = 1.0
+#: neighbourhood radius and regularisation of the affine fit (working-size pixels, levels²)
+DEFAULT_RADIUS = 4
+DEFAULT_EPS = 25.0
 #: rows processed at a time at native size (bounds the float32 working memory)
 STRIPE_ROWS = 1024
 
@@ -37,8 +41,19 @@ def working_copy(native: np.ndarray, size: tuple[int, int]) -> np.ndarray:
 
 
 def transfer_edit(source_native: np.ndarray, source_small: np.ndarray,
-                  edited_small: np.ndarray, *, sigma: float | None = None) -> np.ndarray:
+                  edited_small: np.ndarray, *, sigma: float | None = None,
+                  mode: str = "affine", radius: int = DEFAULT_RADIUS,
+                  eps: float = DEFAULT_EPS) -> np.ndarray:
     """Carry an edit made at working size onto the native-resolution source.
+
+    Two models of the change, both fitted at working size and applied at native size:
+
+    * ``affine`` (default): per channel and per neighbourhood, ``edited ≈ a·source + b``
+      (a guided-filter fit whose gain ``a`` is pulled towards 1 where the source is flat);
+      the smooth ``a`` and ``b`` are upsampled and applied to the native pixels, so a
+      change of brightness, colour or contrast also scales the native detail as the edit
+      would have.
+    * ``add``: the smoothed difference ``edited − source`` is upsampled and added.
 
     Args:
         source_native: the full-resolution frame, ``uint8`` RGB/RGBA.
@@ -48,10 +63,13 @@ def transfer_edit(source_native: np.ndarray, source_small: np.ndarray,
         sigma: Gaussian smoothing of the change, in working-size pixels (``None``: 1.0);
             larger values carry only broader changes and hide more of the model's pixel
             shift, 0 carries the change as is.
+        mode: ``affine`` or ``add``.
+        radius: neighbourhood radius of the affine fit, in working-size pixels.
+        eps: regularisation of the affine fit (in squared 8-bit levels); larger keeps the
+            gain closer to 1.
 
     Returns:
-        ``uint8`` image of ``source_native``'s shape: source + upsampled smooth change
-        (alpha, when present, is the source's).
+        ``uint8`` image of ``source_native``'s shape (alpha, when present, is the source's).
     """
     _check(source_native, "source_native")
     _check(source_small, "source_small")
@@ -59,22 +77,47 @@ def transfer_edit(source_native: np.ndarray, source_small: np.ndarray,
     sigma = DEFAULT_SIGMA if sigma is None else float(sigma)
     if sigma < 0:
         raise ValueError(f"sigma must be >= 0, got {sigma}")
+    if mode not in ("affine", "add"):
+        raise ValueError(f"mode must be 'affine' or 'add', got {mode!r}")
     small_h, small_w = source_small.shape[:2]
     if edited_small.shape[:2] != (small_h, small_w):
         edited_small = cv2.resize(edited_small, (small_w, small_h),
                                   interpolation=cv2.INTER_AREA)
-    delta = edited_small[..., :3].astype(np.float32) - source_small[..., :3].astype(np.float32)
+    src = source_small[..., :3].astype(np.float32)
+    edit = edited_small[..., :3].astype(np.float32)
     if sigma > 0:
-        delta = cv2.GaussianBlur(delta, (0, 0), sigmaX=sigma, borderType=cv2.BORDER_REFLECT)
+        edit = src + cv2.GaussianBlur(edit - src, (0, 0), sigmaX=sigma,
+                                      borderType=cv2.BORDER_REFLECT)
+    if mode == "affine":
+        gain, offset = _affine_fit(src, edit, max(1, int(radius)), float(eps))
+    else:
+        gain, offset = None, edit - src
     height, width = source_native.shape[:2]
     out = source_native.copy()
     for y0, y1 in _stripes(height):
-        change = _upsample_rows(delta, width, height, y0, y1)
         rows = out[y0:y1, :, :3].astype(np.float32)
-        rows += change
+        if gain is not None:
+            rows *= _upsample_rows(gain, width, height, y0, y1)
+        rows += _upsample_rows(offset, width, height, y0, y1)
         np.clip(rows + 0.5, 0, 255, out=rows)
         out[y0:y1, :, :3] = rows.astype(np.uint8)
     return out
+
+
+def _affine_fit(src: np.ndarray, edit: np.ndarray, radius: int,
+                eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per-pixel ``edit ≈ a·src + b`` over ``(2r+1)²`` windows, gain shrunk towards 1."""
+    ksize = (2 * radius + 1, 2 * radius + 1)
+
+    def box(z: np.ndarray) -> np.ndarray:
+        return cv2.boxFilter(z, -1, ksize, borderType=cv2.BORDER_REFLECT)
+
+    mean_s, mean_e = box(src), box(edit)
+    var = box(src * src) - mean_s * mean_s
+    cov = box(src * edit) - mean_s * mean_e
+    gain = (cov + eps) / (np.maximum(var, 0) + eps)
+    offset = mean_e - gain * mean_s
+    return box(gain), box(offset)
 
 
 def _stripes(height: int) -> Iterator[tuple[int, int]]:

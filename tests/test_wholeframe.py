@@ -90,3 +90,22 @@ def test_refine_tiled_blends_without_seams(native):
     assert np.abs(np.diff(diff, axis=0)).max() <= 3.0
     assert np.array_equal(refine_tiled(native, drift, tile=512, overlap=64, strength=0.0),
                           native)
+
+
+def test_affine_mode_scales_native_detail_with_a_contrast_edit(native):
+    small = working_copy(native, (512, 512))
+    flatter = (128 + 0.5 * (small.astype(np.float32) - 128)).astype(np.uint8)
+    truth = (128 + 0.5 * (native.astype(np.float32) - 128)).astype(np.uint8)
+    affine = transfer_edit(native, small, flatter, sigma=0)
+    added = transfer_edit(native, small, flatter, sigma=0, mode="add")
+
+    def detail(im: np.ndarray) -> float:
+        grey = im.astype(np.float32).mean(axis=2)
+        return float(np.abs(grey - cv2.GaussianBlur(grey, (0, 0), 1.0)).mean())
+
+    # the additive model keeps the detail at full strength; the affine one scales it down
+    # towards the edit's (not all the way: its gain is pulled to 1 where the copy is flat)
+    assert detail(added) > 1.8 * detail(truth)
+    assert abs(detail(affine) - detail(truth)) < 0.5 * abs(detail(added) - detail(truth))
+    with pytest.raises(ValueError, match="mode"):
+        transfer_edit(native, small, flatter, mode="multiply")
