@@ -451,7 +451,7 @@ class EmbeddedLocalizer(Localizer):
             full[y0:y1, x0:x1] = True
             return _resolved([Mask(full, 0.6, label, "box")],
                              "the box (GrabCut found no clear object in it)")
-        full[cy0:cy1, cx0:cx1] = _to_size(refined, crop.shape[:2])
+        full[cy0:cy1, cx0:cx1] = _smooth_resize(refined, crop.shape[:2])
         full[:y0], full[y1:], full[:, :x0], full[:, x1:] = False, False, False, False
         return _resolved([Mask(full, 0.8, label, "box+grabcut")], "the object in the box")
 
@@ -471,7 +471,7 @@ class EmbeddedLocalizer(Localizer):
         if region.mean() > 0.9:
             return Localization([], "unresolved", "the point is on a region as large as "
                                 "the image; paint a mask instead")
-        mask = _to_size(region, (h, w))
+        mask = _smooth_resize(region, (h, w))
         return _resolved([Mask(mask, 0.6, label, "point")], "the region around the point")
 
     # --- phrases ------------------------------------------------------------------
@@ -630,11 +630,17 @@ def _resolved(masks: list[Mask], what: str) -> Localization:
     return Localization(masks, "resolved", f"resolved to {what}")
 
 
+def _smooth_resize(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """A bool mask resized to ``shape`` with smooth (not blocky) outlines."""
+    if mask.shape == shape:
+        return mask.astype(bool)
+    soft = cv2.resize(mask.astype(np.float32), (shape[1], shape[0]),
+                      interpolation=cv2.INTER_LINEAR)
+    return soft >= 0.5
+
+
 def _upscale(found: Localization, shape: tuple[int, int]) -> Localization:
-    """Bring work-copy masks to the image's size with smooth (not blocky) edges."""
+    """Bring work-copy masks to the image's size."""
     for m in found.masks:
-        if m.mask.shape != shape:
-            soft = cv2.resize(m.mask.astype(np.float32), (shape[1], shape[0]),
-                              interpolation=cv2.INTER_LINEAR)
-            m.mask = soft >= 0.5
+        m.mask = _smooth_resize(m.mask, shape)
     return found

@@ -1,10 +1,18 @@
 """The embedded default editor: OpenCV/PIL/numpy only, no weights.
 
-``ClassicalEditor`` implements every non-generative operation of the catalogue. Each
-operation is a pure function ``(rgb, mask, params) -> rgb`` on ``float32`` RGB in
-``[0, 1]``; the editor splits off alpha (kept as it was), converts, dispatches and
-converts back. Statistics (levels, white balance, recolour lightness) come from the
-masked pixels only; the base restores every pixel outside the mask.
+``ClassicalEditor`` implements every non-generative operation of the catalogue. Every
+operation is a pure function of the pixels, the mask and the validated parameters, in
+the cheapest form that stays exact at 20 MP:
+
+* per-channel tone curves (exposure, contrast, white balance…) are evaluated once on a
+  256-step ramp and applied as an 8-bit lookup table;
+* colour matrices (saturation, grayscale, sepia) go through ``cv2.transform``;
+* the rest work on 8-bit pixels (hue, vibrance, shadows/highlights, denoise) or on
+  ``float32`` RGB in ``[0, 1]`` (recolour, inpaint, paste, text, filters).
+
+Alpha is split off and kept as it was. Statistics (levels, white balance, recolour
+lightness) come from the masked pixels only; the base restores every pixel outside the
+mask.
 """
 
 from __future__ import annotations
@@ -45,8 +53,6 @@ def _encode(x: np.ndarray) -> np.ndarray:
 _STEPS = 65535
 _TO_LINEAR = _decode(np.linspace(0.0, 1.0, _STEPS + 1, dtype=np.float32))
 _TO_SRGB = _encode(np.linspace(0.0, 1.0, _STEPS + 1, dtype=np.float32))
-
-
 _LINEAR8 = _decode(np.arange(256, dtype=np.float32) / 255.0)
 _LUMA = np.array([0.2126, 0.7152, 0.0722], dtype=np.float32)
 
@@ -78,7 +84,7 @@ def from_lab(lab: np.ndarray) -> np.ndarray:
 
 def luma(rgb: np.ndarray) -> np.ndarray:
     """Rec. 709 luma of sRGB values (H, W)."""
-    return rgb @ np.array([0.2126, 0.7152, 0.0722], dtype=np.float32)
+    return rgb @ _LUMA
 
 
 def _sigma_blur(x: np.ndarray, sigma: float) -> np.ndarray:
