@@ -118,13 +118,19 @@ class ActionValidationError(ValueError):
     """Planner output that is not a valid list of actions; the message lists every problem."""
 
 
+def _plan_schema() -> dict[str, Any]:
+    item = Action.model_json_schema()
+    defs = item.pop("$defs", {})  # hoisted so "#/$defs/…" resolves from the root
+    return {
+        "type": "object",
+        "properties": {"actions": {"type": "array", "items": item, "maxItems": 16}},
+        "required": ["actions"],
+        "$defs": defs,
+    }
+
+
 #: The JSON schema a planner's answer must follow: ``{"actions": [Action, …]}``.
-PLAN_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"actions": {"type": "array", "items": Action.model_json_schema(),
-                               "maxItems": 16}},
-    "required": ["actions"],
-}
+PLAN_SCHEMA: dict[str, Any] = _plan_schema()
 
 
 def parse_actions(data: Any) -> list[Action]:

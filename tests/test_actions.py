@@ -117,3 +117,16 @@ def test_parse_color(value, rgb):
 def test_parse_color_rejects(bad):
     with pytest.raises(OperationError):
         parse_color(bad)
+
+
+def test_plan_schema_validates_with_a_standard_validator():
+    import jsonschema
+
+    good = {"actions": [{"kind": "adjust", "operation": "exposure", "params": {"stops": 1},
+                         "region": {"type": "phrase", "phrase": "the sky"}}]}
+    jsonschema.validate(good, PLAN_SCHEMA)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"actions": [{"kind": "melt"}]}, PLAN_SCHEMA)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"actions": [{"kind": "adjust", "region": {"type": "cloud"}}]},
+                            PLAN_SCHEMA)
