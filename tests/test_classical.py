@@ -477,3 +477,19 @@ def test_rgba_and_tiny_patches(op, photo):
         for channels in (3, 4):
             tiny = rng.integers(0, 256, (*shape, channels), dtype=np.uint8)
             assert run(tiny, np.ones(shape, bool), op, **_params(op)).shape == tiny.shape
+
+
+NEUTRAL = {"exposure": {"stops": 0}, "brightness": {"amount": 0}, "contrast": {"amount": 0},
+           "saturation": {"amount": 0}, "vibrance": {"amount": 0},
+           "temperature": {"amount": 0}, "tint": {"amount": 0}, "gamma": {"gamma": 1},
+           "shadows": {"amount": 0}, "highlights": {"amount": 0}, "hue": {"degrees": 0},
+           "sharpen": {"amount": 0}, "denoise": {"strength": 0}, "blur": {"radius": 0},
+           "grayscale": {"amount": 0}, "sepia": {"amount": 0}, "vignette": {"amount": 0},
+           "auto_white_balance": {"amount": 0}, "straighten": {"angle": 0},
+           "recolor": {"color": "red", "strength": 0}}
+
+
+@pytest.mark.parametrize("op", sorted(NEUTRAL))
+def test_neutral_parameters_change_nothing(photo, op):
+    mask = np.ones(photo.shape[:2], bool)
+    assert np.abs(run(photo, mask, op, **NEUTRAL[op]).astype(int) - photo).max() <= 1

@@ -7,8 +7,8 @@ the cheapest form that stays exact at 20 MP:
 * per-channel tone curves (exposure, contrast, white balance…) are evaluated once on a
   256-step ramp and applied as an 8-bit lookup table;
 * colour matrices (saturation, grayscale, sepia) go through ``cv2.transform``;
-* the rest work on 8-bit pixels (hue, vibrance, shadows/highlights, denoise) or on
-  ``float32`` RGB in ``[0, 1]`` (recolour, inpaint, paste, text, filters).
+* the rest work on 8-bit pixels (vibrance, shadows/highlights, denoise) or on
+  ``float32`` RGB in ``[0, 1]`` (hue, recolour, inpaint, paste, text, filters).
 
 Alpha is split off and kept as it was. Statistics (levels, white balance, recolour
 lightness) come from the masked pixels only; the base restores every pixel outside the
@@ -269,12 +269,11 @@ def _white_balance_curve(ramp: np.ndarray, rgb8: np.ndarray, mask: np.ndarray,
     return _gains(ramp, 1.0 + p["amount"] * (gains - 1.0))
 
 
-def _hue8(rgb8: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
-    """Rotate hues on 8-bit HSV (full 0–255 hue range, 1.4° steps) — fast at 20 MP."""
-    hsv = cv2.cvtColor(rgb8, cv2.COLOR_RGB2HSV_FULL)
-    shift = int(round(p["degrees"] * 256.0 / 360.0)) % 256
-    hsv[..., 0] = cv2.LUT(hsv[..., 0], ((np.arange(256) + shift) % 256).astype(np.uint8))
-    return cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB_FULL)
+def _hue(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    """Rotate every hue (float HSV: exact, no 8-bit round-trip loss)."""
+    hsv = cv2.cvtColor(np.ascontiguousarray(rgb, dtype=np.float32), cv2.COLOR_RGB2HSV)
+    hsv[..., 0] = np.mod(hsv[..., 0] + p["degrees"], 360.0)
+    return cv2.cvtColor(hsv, cv2.COLOR_HSV2RGB)
 
 
 _SEPIA = np.array([[0.393, 0.769, 0.189], [0.349, 0.686, 0.168], [0.272, 0.534, 0.131]],
@@ -795,11 +794,11 @@ MATRICES: dict[str, Callable[[dict[str, Any]], np.ndarray]] = {
     "saturation": _saturation_matrix, "grayscale": _grayscale_matrix, "sepia": _sepia_matrix,
 }
 #: operations that work on 8-bit pixels directly
-EIGHT_BIT: dict[str, Op] = {"hue": _hue8, "vibrance": _vibrance8, "shadows": _shadows8,
+EIGHT_BIT: dict[str, Op] = {"vibrance": _vibrance8, "shadows": _shadows8,
                             "highlights": _highlights8, "denoise": _denoise8}
 #: the rest work on float RGB in [0, 1]
 OPS: dict[str, Op] = {
-    "sharpen": _sharpen, "blur": _blur, "vignette": _vignette,
+    "hue": _hue, "sharpen": _sharpen, "blur": _blur, "vignette": _vignette,
     "clahe": _clahe, "straighten": _straighten, "recolor": _recolor, "inpaint": _inpaint,
     "paste": _paste, "text": _text,
 }
