@@ -914,6 +914,7 @@ PLANNER_SCHEMA: dict[str, Any] = {
     "properties": dict(PLAN_SCHEMA["properties"], is_edit={"type": "boolean"},
                        message={"type": "string", "maxLength": 500}),
     "required": ["actions", "is_edit"],
+    "$defs": PLAN_SCHEMA["$defs"],
 }
 
 
