@@ -4,13 +4,13 @@ Usage::
 
     .venv/bin/python bench/hdd_compare.py OUT [--sessions 24] [--turns 3]
         [--size 3840x2160] [--seed 0] [--engine local|ray] [--workers 1]
-        [--agents embedded,direct] [--dataset EXISTING_HDD_FOLDER]
+        [--agents embedded,direct] [--dataset EXISTING_HDD_FOLDER] [--lpips-side 512]
 
 Writes ``OUT/hdd`` (the dataset, unless ``--dataset``), ``OUT/<agent>/`` (results,
 resumable) and ``OUT/report.{md,csv,json}`` + ``OUT/curves.png``. The last printed line
 is one JSON object: ``per_turn`` → agent → turn → ``psnr_om``, ``ssim_om``, ``lpips_om``,
 ``if``, ``ic``; plus ``overall``, ``lpips_kind``, ``sessions``, ``turns``, ``size``,
-``seconds`` per agent.
+``seconds`` per agent. Rerunning with a larger ``--sessions`` resumes.
 """
 
 from __future__ import annotations
@@ -40,6 +40,8 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1)
     parser.add_argument("--agents", default="embedded,direct")
     parser.add_argument("--dataset", type=Path, default=None)
+    parser.add_argument("--lpips-side", type=int, default=512,
+                        help="LPIPS working long side (ST-LPIPS is slow on CPU)")
     args = parser.parse_args()
     size = tuple(int(v) for v in args.size.split("x"))
     data = args.dataset
@@ -53,7 +55,8 @@ def main() -> None:
     for agent in args.agents.split(","):
         start = time.perf_counter()
         summary = runner.run(data, args.out / agent, agent=agent, engine=args.engine,
-                             workers=args.workers, limit=args.sessions)
+                             workers=args.workers, limit=args.sessions,
+                             lpips_side=args.lpips_side)
         result["seconds"][agent] = round(time.perf_counter() - start, 1)
         result["errors"][agent] = summary["errors"]
         result["lpips_kind"] = summary["lpips_kind"]

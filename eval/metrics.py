@@ -91,13 +91,18 @@ def psnr(a: np.ndarray, b: np.ndarray, mask: np.ndarray | None = None, *,
     a, b = _check_pair(a, b)
     peak = _data_range(a, data_range)
     mask = _check_mask(mask, a.shape)
-    diff = a.astype(np.float64) - b.astype(np.float64)
-    sq = diff * diff
-    if mask is not None:
-        if not mask.any():
-            raise MetricError("the mask selects no pixel")
-        sq = sq[mask]
-    mse = float(sq.mean())
+    count = a.shape[0] * a.shape[1] if mask is None else int(np.count_nonzero(mask))
+    if count == 0:
+        raise MetricError("the mask selects no pixel")
+    if a.dtype == b.dtype and a.dtype in (np.uint8, np.uint16, np.float32):
+        cv_mask = None if mask is None else np.ascontiguousarray(mask).view(np.uint8)
+        total = cv2.norm(np.ascontiguousarray(a), np.ascontiguousarray(b), cv2.NORM_L2SQR,
+                         mask=cv_mask)
+    else:
+        diff = a.astype(np.float64) - b.astype(np.float64)
+        sq = diff * diff
+        total = float((sq if mask is None else sq[mask]).sum())
+    mse = total / (count * (a.shape[2] if a.ndim == 3 else 1))
     return math.inf if mse == 0 else 10.0 * math.log10(peak * peak / mse)
 
 
@@ -139,23 +144,41 @@ def _ssim_strip(x: np.ndarray, y: np.ndarray, win: int, peak: float) -> np.ndarr
     return s.mean(axis=2, dtype=np.float64) if s.ndim == 3 else s.astype(np.float64)
 
 
-def _ssim_sums(a: np.ndarray, b: np.ndarray, mask: np.ndarray | None, win: int,
-               peak: float) -> tuple[float, int]:
-    """Sum and count of SSIM-map values (over ``mask`` when given), strip by strip."""
+def _ssim_sums(a: np.ndarray, b: np.ndarray, masks: list[np.ndarray | None], win: int,
+               peak: float) -> list[tuple[float, int]]:
+    """Sum and count of SSIM-map values over each mask (None = all), in one pass."""
     pad = (win - 1) // 2
-    height = a.shape[0]
-    total, count = 0.0, 0
+    height, width = a.shape[:2]
+    totals = [[0.0, 0] for _ in masks]
     for r0 in range(pad, height - pad, _STRIP_ROWS):
         r1 = min(height - pad, r0 + _STRIP_ROWS)
         s = _ssim_strip(a[r0 - pad:r1 + pad], b[r0 - pad:r1 + pad], win, peak)
-        if mask is None:
-            total += float(s.sum())
-            count += s.size
-        else:
-            m = mask[r0:r1, pad:a.shape[1] - pad]
-            total += float(s[m].sum())
-            count += int(m.sum())
-    return total, count
+        for total, mask in zip(totals, masks):
+            if mask is None:
+                total[0] += float(s.sum())
+                total[1] += s.size
+            else:
+                m = mask[r0:r1, pad:width - pad]
+                total[0] += float(s[m].sum())
+                total[1] += int(np.count_nonzero(m))
+    return [(t[0], t[1]) for t in totals]
+
+
+def ssim_many(a: np.ndarray, b: np.ndarray, masks: list[np.ndarray | None], *,
+              win_size: int = 7, data_range: float | None = None) -> list[float]:
+    """``ssim`` over several masks (None = whole image) from one SSIM map.
+
+    Returns:
+        One mean per mask; ``nan`` where a mask selects no pixel inside the border.
+    """
+    a, b = _check_pair(a, b)
+    peak = _data_range(a, data_range)
+    masks = [_check_mask(m, a.shape) for m in masks]
+    if win_size < 3 or win_size % 2 == 0:
+        raise MetricError(f"win_size must be odd and >= 3, got {win_size}")
+    if min(a.shape[:2]) < win_size:
+        raise MetricError(f"images of {a.shape[:2]} are smaller than the {win_size}px window")
+    return [t / n if n else math.nan for t, n in _ssim_sums(a, b, masks, win_size, peak)]
 
 
 def ssim(a: np.ndarray, b: np.ndarray, mask: np.ndarray | None = None, *,
@@ -176,17 +199,10 @@ def ssim(a: np.ndarray, b: np.ndarray, mask: np.ndarray | None = None, *,
     Raises:
         MetricError: shapes differ, the image is smaller than the window, empty mask.
     """
-    a, b = _check_pair(a, b)
-    peak = _data_range(a, data_range)
-    mask = _check_mask(mask, a.shape)
-    if win_size < 3 or win_size % 2 == 0:
-        raise MetricError(f"win_size must be odd and >= 3, got {win_size}")
-    if min(a.shape[:2]) < win_size:
-        raise MetricError(f"images of {a.shape[:2]} are smaller than the {win_size}px window")
-    total, count = _ssim_sums(a, b, mask, win_size, peak)
-    if count == 0:
+    value = ssim_many(a, b, [mask], win_size=win_size, data_range=data_range)[0]
+    if math.isnan(value):
         raise MetricError("the mask selects no pixel inside the SSIM window border")
-    return total / count
+    return value
 
 
 # --- Otsu background -------------------------------------------------------------------
@@ -206,7 +222,10 @@ def otsu_background(before: np.ndarray, after: np.ndarray) -> np.ndarray:
     a, b = _check_pair(before, after)
     diff = cv2.absdiff(np.ascontiguousarray(a), np.ascontiguousarray(b))
     if diff.ndim == 3:
-        diff = diff.max(axis=2)
+        channels = cv2.split(diff)
+        diff = channels[0]
+        for channel in channels[1:]:
+            diff = cv2.max(diff, channel)
     if diff.dtype != np.uint8:
         diff = np.clip(diff.astype(np.float64) * 255.0 / _data_range(a, None), 0, 255)
         diff = diff.astype(np.uint8)
@@ -529,15 +548,15 @@ def score_pair(before: np.ndarray, after: np.ndarray, *, mask: np.ndarray | None
     area = _check_mask(mask, before.shape) if mask is not None else (
         _bbox_mask(bbox, before.shape) if bbox is not None else None)
     background = otsu_background(before, after)
-    out.update(psnr=psnr(before, after), ssim=ssim(before, after),
-               psnr_om=psnr(before, after, background),
-               ssim_om=ssim(before, after, background),
-               om_background=float(background.mean()))
+    outside = None if area is None or area.all() else ~area
+    full, om, out_ssim = ssim_many(before, after, [None, background, outside])
+    out.update(psnr=psnr(before, after), ssim=full, psnr_om=psnr(before, after, background),
+               ssim_om=om, om_background=float(background.mean()))
     if lpips_side != 0:
         out.update(_perceptual(before, after, background, area, lpips_side))
-    if area is not None and not area.all():
-        out["psnr_outside"] = psnr(before, after, ~area)
-        out["ssim_outside"] = ssim(before, after, ~area)
+    if outside is not None:
+        out["psnr_outside"] = psnr(before, after, outside)
+        out["ssim_outside"] = out_ssim
         out["edit_area"] = float(area.mean())
     if models:
         out.update(embedding_metrics(before, after, instruction))
