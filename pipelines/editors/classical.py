@@ -611,17 +611,38 @@ def patch_fill(img: np.ndarray, hole: np.ndarray) -> np.ndarray:
     offsets = np.zeros((dims[1], dims[0], 2), np.int32)
     coarse = exemplar_fill(small, small_hole, block=13, offsets=offsets)
     base = cv2.resize(coarse, (img.shape[1], img.shape[0]), interpolation=cv2.INTER_CUBIC)
-    out = np.where(hole[..., None], base, img).astype(np.float32)
-    # full resolution: follow the coarse copy offsets to real (sharp) known pixels
+    return _vote(img, hole, base, offsets)
+
+
+def _vote(img: np.ndarray, hole: np.ndarray, base: np.ndarray,
+          offsets: np.ndarray) -> np.ndarray:
+    """Full-resolution fill from coarse copy offsets.
+
+    Each hole pixel takes the real (sharp) known pixels its four nearest coarse pixels
+    point to, weighted bilinearly: inside a copied block all four agree and the copy is
+    exact; across block borders the two sources cross-fade instead of cutting.
+    """
+    h, w = hole.shape
+    ch, cw = offsets.shape[:2]
     ys, xs = np.nonzero(hole)
-    qy = np.minimum((ys * dims[1] / img.shape[0]).astype(int), dims[1] - 1)
-    qx = np.minimum((xs * dims[0] / img.shape[1]).astype(int), dims[0] - 1)
-    sy = ys + np.rint(offsets[qy, qx, 0] * img.shape[0] / dims[1]).astype(int)
-    sx = xs + np.rint(offsets[qy, qx, 1] * img.shape[1] / dims[0]).astype(int)
-    inside = (sy >= 0) & (sy < img.shape[0]) & (sx >= 0) & (sx < img.shape[1])
-    ok = inside.copy()
-    ok[inside] = ~hole[sy[inside], sx[inside]]
-    out[ys[ok], xs[ok]] = img[sy[ok], sx[ok]]
+    fy = np.clip((ys + 0.5) * ch / h - 0.5, 0, ch - 1)
+    fx = np.clip((xs + 0.5) * cw / w - 0.5, 0, cw - 1)
+    y0, x0 = np.floor(fy).astype(int), np.floor(fx).astype(int)
+    total = np.zeros((ys.size, 3), np.float32)
+    weight = np.zeros(ys.size, np.float32)
+    for dy in (0, 1):
+        for dx in (0, 1):
+            qy, qx = np.minimum(y0 + dy, ch - 1), np.minimum(x0 + dx, cw - 1)
+            wq = (1 - np.abs(fy - qy)) * (1 - np.abs(fx - qx))
+            sy = ys + np.rint(offsets[qy, qx, 0] * h / ch).astype(int)
+            sx = xs + np.rint(offsets[qy, qx, 1] * w / cw).astype(int)
+            ok = (sy >= 0) & (sy < h) & (sx >= 0) & (sx < w) & (wq > 0)
+            ok[ok] = ~hole[sy[ok], sx[ok]]
+            total[ok] += img[sy[ok], sx[ok]] * wq[ok, None]
+            weight[ok] += wq[ok]
+    out = np.where(hole[..., None], base, img).astype(np.float32)
+    voted = weight > 1e-3
+    out[ys[voted], xs[voted]] = total[voted] / weight[voted, None]
     return out
 
 
