@@ -78,7 +78,9 @@ def encode_png(pixels: np.ndarray, *, level: int = 1) -> bytes:
         arr = cv2.cvtColor(pixels, cv2.COLOR_RGBA2BGRA)
     else:
         arr = pixels
-    ok, buf = cv2.imencode(".png", arr, [cv2.IMWRITE_PNG_COMPRESSION, level])
+    # the "up" filter alone: about half the CPU of adaptive filtering, same size on photos
+    ok, buf = cv2.imencode(".png", arr, [cv2.IMWRITE_PNG_COMPRESSION, level,
+                                         cv2.IMWRITE_PNG_FILTER, cv2.IMWRITE_PNG_FILTER_UP])
     if not ok:
         raise OSError("could not encode a PNG")
     return buf.tobytes()
