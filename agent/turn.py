@@ -556,7 +556,6 @@ class TurnRunner:
             step.node, parent = node.id, node.id
             nodes.append(node.id)
             s._remember_node(node, act)
-            s._save()
         if self.work is not None and nodes and self.applied == len(self.staged):
             s.graph.cache.put(nodes[-1], self.work)
         applied = [st for st, _, _ in self.staged]
@@ -570,7 +569,7 @@ class TurnRunner:
                            states=nodes or [s.graph.head],
                            outcome=_outcome(self.steps, applied, moved))
         s.memory.head = s.graph.head
-        s._save()
+        s._save()  # the turn's steps land together: their PNGs in parallel, then the JSON
         self.timings["save"] = time.perf_counter() - t
         return self._result(ok, _summary(self.steps, moved and not applied, s.graph), t0,
                             nodes, changed=moved)
