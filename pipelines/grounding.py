@@ -424,6 +424,12 @@ class EmbeddedLocalizer(Localizer):
             mask = _to_size(hint.mask, shape)
             if not mask.any():
                 return Localization([], "unresolved", "the painted mask is empty")
+            if parsed.colors:   # "the red car" painted roughly: keep its red pixels
+                refined = _colour_within(rgb, mask, parsed.colors)
+                if refined is not None:
+                    return _resolved([Mask(refined, 0.9, label, "brush+colour")],
+                                     f"the {' or '.join(parsed.colors)} part of the painted "
+                                     "mask")
             return _resolved([Mask(mask, 1.0, label, "brush")], "the painted mask")
         if hint.box is not None:
             box = _clip_box(hint.box, shape)
@@ -555,6 +561,27 @@ class EmbeddedLocalizer(Localizer):
             found.reason = (f"only the place ({label}) was understood; "
                             f"{' '.join(nouns)!r} was not located")
         return found
+
+
+def _colour_within(rgb: np.ndarray, mask: np.ndarray, colours: list[str]) -> np.ndarray | None:
+    """The pixels of ``mask`` in the named colours, if they are a real part of it (≥ 5 %)."""
+    rows, cols = np.nonzero(mask)
+    y0, y1, x0, x1 = rows.min(), rows.max() + 1, cols.min(), cols.max() + 1
+    crop, inside = rgb[y0:y1, x0:x1], mask[y0:y1, x0:x1]
+    small = _work_copy(crop)
+    hsv = _hsv(small)
+    match = np.zeros(small.shape[:2], bool)
+    for colour in colours:
+        match |= COLOR_RANGES[colour].match(hsv)
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3))
+    match = cv2.morphologyEx(match.astype(np.uint8), cv2.MORPH_OPEN, kernel)
+    match = cv2.morphologyEx(match, cv2.MORPH_CLOSE, kernel) > 0
+    refined = _smooth_resize(match, inside.shape) & inside
+    if refined.sum() < 0.05 * inside.sum():
+        return None
+    full = np.zeros(mask.shape, bool)
+    full[y0:y1, x0:x1] = refined
+    return full
 
 
 def _colour_score(mask: np.ndarray, biggest: int) -> float:
