@@ -64,8 +64,9 @@ def _user_error(exc: Exception) -> gr.Error:
 
 
 def _edit_outputs(view: web.SessionView) -> tuple:
+    log.info("session %s… at %s", view.session_id[:6], view.head)
     canvas = None if view.image is None else {
-        "background": view.image, "layers": [], "composite": view.image}
+        "background": view.image, "layers": [], "composite": None}
     slider = None if view.image is None else (view.before, view.image)
     return (view.session_id, canvas, slider, view.chat, view.graph_svg, view.status,
             view.message)
@@ -114,6 +115,7 @@ def ui_edit(session_id: str | None, message: dict | None, canvas: dict | None, t
 
 
 def _move(fn, *args) -> tuple:
+    log.info("%s starts", fn.__name__)
     try:
         return _edit_outputs(fn(*args))
     except web.SessionError as exc:
@@ -201,16 +203,20 @@ def ui_score(before: str | None, after: str | None, mask: str | None, bbox: str,
 def ui_benchmark(dataset: str, archive: str | None, agent_name: str,
                  progress: gr.Progress = gr.Progress()) -> tuple:
     """Run a benchmark (bundled mini HDD set or an uploaded archive)."""
-    def report(fraction: float, text: str) -> None:
-        progress(fraction, desc=text or "benchmark")
+    import pandas as pd
 
+    if dataset == "uploaded archive" and not archive:
+        raise gr.Error("Upload a dataset archive (.zip) first, or pick the bundled mini set.")
     try:
         res = web.run_benchmark(archive if dataset == "uploaded archive" else None,
-                                agent=agent_name, progress=report)
+                                agent=agent_name,
+                                progress=lambda f, t: progress(f, desc=t or "benchmark"))
     except web.SessionError as exc:
         raise _user_error(exc) from exc
-    return res.table, res.per_turn, res.plot, [str(res.csv_path), str(res.json_path)], \
-        res.summary
+    return (pd.DataFrame(res.table, columns=res.headers),
+            pd.DataFrame(res.per_turn, columns=res.per_turn_headers),
+            str(res.plot) if res.plot else None, [str(res.csv_path), str(res.json_path)],
+            res.summary)
 
 
 # ----------------------------------------------------------------------------- API / MCP
@@ -396,8 +402,10 @@ def benchmark(archive: str | None = None, agent_name: str = "embedded") -> tuple
     Returns:
         The summary and per-session results as JSON, and a CSV file of the results.
     """
-    res = ui_api_call(web.run_benchmark, archive, agent=agent_name)
-    return {"summary": res.summary, "rows": res.rows}, str(res.csv_path)
+    res = ui_api_call(web.run_benchmark, archive or None, agent=agent_name)
+    return {"summary": res.summary, "per_turn": [dict(zip(res.per_turn_headers, row))
+                                                 for row in res.per_turn],
+            "rows": [dict(zip(res.headers, row)) for row in res.table]}, str(res.csv_path)
 
 
 def ui_api_call(fn, *args, **kwargs):
@@ -520,7 +528,8 @@ def _benchmark_tab() -> dict:
         c["summary"] = gr.JSON(label="Summary", elem_id="bm-summary")
         c["table"] = gr.Dataframe(label="Results", elem_id="bm-table", interactive=False)
         c["per_turn"] = gr.Dataframe(label="Per turn", elem_id="bm-per-turn", interactive=False)
-        c["plot"] = gr.Plot(label="Per-turn scores", elem_id="bm-plot")
+        c["plot"] = gr.Image(label="Per-turn curves", type="filepath", elem_id="bm-plot",
+                             interactive=False)
         c["files"] = gr.File(label="CSV / JSON", file_count="multiple", elem_id="bm-files",
                              interactive=False)
     return c
@@ -635,5 +644,6 @@ def make_demo() -> gr.Blocks:
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=os.environ.get("LOUPE_LOG_LEVEL", "INFO"))
+    logging.basicConfig(level=os.environ.get("LOUPE_LOG_LEVEL", "INFO"),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     make_demo().launch(**launch_options())

@@ -40,7 +40,7 @@ from pipelines.config import get_settings
 log = logging.getLogger(__name__)
 
 SESSION_ID_RE = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
-PREVIEW_MAX_SIDE = 1600
+PREVIEW_MAX_SIDE = int(os.environ.get("LOUPE_PREVIEW_SIDE", "1024"))
 SWEEP_EVERY_S = 60.0
 _EMBEDDED_LIMITS = (
     "Embedded default (no model weights): edits are classical (exposure, colour, recolour, "
@@ -954,13 +954,20 @@ def score_files(before: Any, after: Any, *, mask: Any = None, bbox: str | None =
 # --------------------------------------------------------------------------- benchmarks
 
 
+MINI_HDD = {"sessions": 3, "turns": 2, "size": (384, 216), "seed": 0}
+MAX_ARCHIVE_BYTES = 512 * 1024 ** 2
+_MINI_LOCK = threading.Lock()
+
+
 @dataclass
 class BenchmarkView:
     """What the Benchmark tab shows after a run."""
 
     table: list[list[Any]]
+    headers: list[str]
     per_turn: list[list[Any]]
-    plot: Any
+    per_turn_headers: list[str]
+    plot: Path | None
     csv_path: Path
     json_path: Path
     summary: dict
@@ -968,22 +975,116 @@ class BenchmarkView:
 
 
 def benchmark_agents() -> list[str]:
-    """Agent configurations the benchmark can run (``eval.agents`` registry when present)."""
+    """Agent configurations the benchmark can run (``eval.agents.AGENTS``)."""
     try:
-        from eval.agents import available_agents
+        from eval.agents import AGENTS
 
-        names = list(available_agents())
-    except (ImportError, AttributeError):
-        names = []
-    return names or ["embedded"]
+        return list(AGENTS) or ["embedded"]
+    except ImportError:
+        return ["embedded"]
+
+
+def mini_dataset() -> Path:
+    """The bundled mini HDD set, rendered on first use under the data folder."""
+    folder = get_settings().data_dir / "benchmarks" / "mini-hdd"
+    with _MINI_LOCK:
+        if not (folder / ".complete").exists():
+            from eval.hdd import make_dataset
+
+            shutil.rmtree(folder, ignore_errors=True)
+            make_dataset(folder, **MINI_HDD)
+            (folder / ".complete").touch()
+    return folder
+
+
+def unpack_dataset(archive: str | Path, dest: Path) -> Path:
+    """Unzip an uploaded dataset safely (no paths outside ``dest``, size-capped).
+
+    Returns:
+        The dataset root (the single top folder when the archive has one).
+    """
+    import zipfile
+
+    try:
+        zf = zipfile.ZipFile(archive)
+    except (OSError, zipfile.BadZipFile) as exc:
+        raise SessionError("The dataset must be a .zip archive.") from exc
+    with zf:
+        infos = zf.infolist()
+        if sum(i.file_size for i in infos) > MAX_ARCHIVE_BYTES:
+            raise SessionError("The dataset archive is too large (512 MB unpacked at most).")
+        dest.mkdir(parents=True, exist_ok=True)
+        root = dest.resolve()
+        for info in infos:
+            target = (dest / info.filename).resolve()
+            if info.filename.startswith(("/", "\\")) or not target.is_relative_to(root):
+                raise SessionError(f"Unsafe path in the archive: {info.filename!r}")
+            if info.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with zf.open(info) as src, open(target, "wb") as out:
+                shutil.copyfileobj(src, out)
+    entries = [p for p in dest.iterdir() if not p.name.startswith((".", "__MACOSX"))]
+    return entries[0] if len(entries) == 1 and entries[0].is_dir() else dest
 
 
 def run_benchmark(archive: Any = None, *, agent: str = "embedded",
                   progress: ProgressFn | None = None) -> BenchmarkView:
-    """Run a benchmark on the bundled mini HDD set (``archive=None``) or an uploaded archive."""
+    """Run ``eval.runner`` on the bundled mini HDD set (``archive=None``) or an upload.
+
+    Args:
+        archive: a ``.zip`` of a dataset in any format ``eval.datasets`` reads, or None.
+        agent: a name from :func:`benchmark_agents`.
+        progress: called with ``(fraction, text)`` after each sample.
+
+    Returns:
+        Per-sample-and-turn table, per-turn means, the curves plot and CSV/JSON reports.
+    """
+    from eval import report, runner
+    from eval.datasets import load_dataset
+
+    if agent not in benchmark_agents():
+        raise SessionError(f"Unknown agent configuration {agent!r}.")
+    run_dir = get_settings().data_dir / "benchmarks" / f"run-{secrets.token_hex(6)}"
     try:
-        from eval import runner
-    except ImportError as exc:
-        raise SessionError(f"The benchmark engine is not available in this build ({exc}).") \
-            from exc
-    raise SessionError(f"Benchmark runner API not wired yet ({runner.__name__}).")
+        dataset = mini_dataset() if not archive else unpack_dataset(archive, run_dir / "data")
+        total = len(load_dataset(dataset))
+        for i in range(1, total + 1):  # the runner resumes: one more sample per call
+            if progress:
+                progress((i - 1) / total, f"sample {i}/{total}")
+            summary = runner.run(dataset, run_dir / "out", agent=agent, limit=i,
+                                 lpips_side=256)
+    except ValueError as exc:
+        raise SessionError(f"Could not run that benchmark: {exc}") from exc
+    written = report.write_reports(run_dir / "out")
+    if progress:
+        progress(1.0, "done")
+    records = runner.read_results(run_dir / "out")
+    headers, table = _turn_table(records)
+    turn_headers = ["turn", *[k for k in runner.METRICS if any(
+        k in t for t in summary["per_turn"].values())], "n"]
+    per_turn = [[turn, *[t.get(k) for k in turn_headers[1:]]]
+                for turn, t in summary["per_turn"].items()]
+    by_name = {p.name: p for p in written}
+    return BenchmarkView(table, headers, per_turn, turn_headers, by_name.get("curves.png"),
+                         by_name["report.csv"], by_name["report.json"],
+                         _jsonable({k: summary.get(k) for k in (
+                             "samples", "errors", "overall", "agent", "run_seconds")}),
+                         records)
+
+
+def _turn_table(records: list[dict]) -> tuple[list[str], list[list[Any]]]:
+    keys = ["psnr_om", "ssim_om", "lpips_om", "if", "ic", "seconds", "ok"]
+    headers = ["sample", "turn", "instruction", *keys]
+    rows = []
+    for record in records:
+        for turn in record.get("turns", []):
+            rows.append([record.get("sample"), turn.get("turn"),
+                         str(turn.get("instruction", ""))[:80],
+                         *[_round(turn.get(k)) if not isinstance(turn.get(k), bool)
+                           else turn.get(k) for k in keys]])
+        if record.get("error"):
+            rows.append([record.get("sample"), "-", f"error: {record['error']}",
+                         *[None] * len(keys)])
+    return headers, rows

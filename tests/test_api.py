@@ -130,3 +130,17 @@ def test_errors_are_clear(client: Client, tmp_path: Path):
     bad.write_bytes(b"not an image at all")
     with pytest.raises(AppError, match="(?i)image"):
         client.predict(handle_file(str(bad)), api_name="/new_session")
+
+
+def test_benchmark_endpoint_on_an_uploaded_archive(client: Client, tmp_path: Path):
+    import shutil
+
+    from eval.hdd import make_dataset
+
+    make_dataset(tmp_path / "tiny-hdd", sessions=1, turns=1, size=(128, 72), seed=3)
+    archive = shutil.make_archive(str(tmp_path / "tiny"), "zip", tmp_path, "tiny-hdd")
+    result, csv_file = client.predict(handle_file(archive), "identity", api_name="/benchmark")
+    assert result["summary"]["samples"] == 1 and result["summary"]["errors"] == 0
+    assert result["rows"] and result["rows"][0]["turn"] == 1
+    header = Path(csv_file).read_text().splitlines()[0]
+    assert header.startswith("run,turn")

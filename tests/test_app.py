@@ -247,3 +247,34 @@ def test_refused_and_failing_turns_leave_the_session_usable(manager, photo: Path
         web.edit_turn(sid, "make it warmer", wrong)
     view, result = web.edit_turn(sid, "make it warmer")
     assert result["ok"] and view.head != "n0"
+
+
+def test_dataset_archive_unpacking_is_safe(tmp_path: Path):
+    import zipfile
+
+    evil = tmp_path / "evil.zip"
+    with zipfile.ZipFile(evil, "w") as zf:
+        zf.writestr("ok/session.json", "{}")
+        zf.writestr("../../escape.txt", "boom")
+    with pytest.raises(web.SessionError, match="Unsafe"):
+        web.unpack_dataset(evil, tmp_path / "out")
+    assert not (tmp_path.parent / "escape.txt").exists()
+    (tmp_path / "notzip.zip").write_text("nope")
+    with pytest.raises(web.SessionError, match="zip"):
+        web.unpack_dataset(tmp_path / "notzip.zip", tmp_path / "out2")
+
+
+def test_autopilot_cancel_stops_early(manager, chelsea: np.ndarray):
+    sid = web.ensure_session(None)
+    seen: list[str] = []
+
+    def progress(fraction: float, text: str) -> None:
+        seen.append(text)
+        if len(seen) == 2:
+            web.cancel_autopilot(sid)
+
+    view = web.run_autopilot(sid, chelsea, iterations=5, simulations=50, depth=2, top_k=2,
+                             progress=progress)
+    assert view.summary["cancelled"] is True
+    assert 2 <= len(seen) < 10  # stopped long before 250 simulations
+    assert view.slider[1].shape == chelsea.shape

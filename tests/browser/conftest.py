@@ -48,6 +48,8 @@ class AppServer:
         env = {**os.environ, "LOUPE_DATA_DIR": str(self.data_dir), "LOUPE_PORT": str(self.port),
                "GRADIO_ANALYTICS_ENABLED": "False", "HF_HUB_OFFLINE": "1",
                "LOUPE_LOG_LEVEL": "INFO"}
+        env["PYTHONUNBUFFERED"] = "1"
+        env.setdefault("LOUPE_PREVIEW_SIDE", "512")  # software-rendered canvas: keep it light
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT, env=env,
                                      stdout=log, stderr=subprocess.STDOUT)

@@ -1,0 +1,163 @@
+"""The app in a real browser (Debian's chromium via Playwright), served on localhost.
+
+Screenshots land in artifacts/screenshots/ for a person to look at.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from PIL import Image
+
+pytestmark = pytest.mark.browser
+TIMEOUT = 180_000  # ms: edits on a shared 2-core machine can be slow
+
+
+@pytest.fixture()
+def page(browser, app_server):
+    context = browser.new_context(viewport={"width": 1400, "height": 1100}, accept_downloads=True)
+    pg = context.new_page()
+    pg.set_default_timeout(TIMEOUT)
+    pg.goto(app_server.url)
+    pg.wait_for_selector("#upload")
+    yield pg
+    context.close()
+
+
+@pytest.fixture(scope="module")
+def big_photo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A 2000×1334 JPEG: larger than the canvas preview, so the brush works downscaled."""
+    from skimage import data
+
+    img = cv2.resize(data.coffee(), (2000, 1334), interpolation=cv2.INTER_CUBIC)
+    path = tmp_path_factory.mktemp("photos") / "coffee-big.jpg"
+    Image.fromarray(img).save(path, quality=95)
+    return path
+
+
+def _nodes(pg) -> list[str]:
+    return pg.eval_on_selector_all("#graph [data-node]", "els => els.map(e => e.dataset.node)")
+
+
+def _wait_head(pg, node: str) -> None:
+    pg.wait_for_selector(f"#graph g.node.head[data-node='{node}']")
+
+
+def _wait_nodes(pg, n: int) -> None:
+    pg.wait_for_function(f"document.querySelectorAll('#graph [data-node]').length >= {n}")
+
+
+def _open(pg, path: Path) -> None:
+    pg.set_input_files("#upload input[type=file]", str(path))
+    _wait_head(pg, "n0")
+    pg.wait_for_selector("#canvas canvas")
+
+
+def _send(pg, text: str, nodes_after: int) -> None:
+    box = pg.locator("#instruction textarea")
+    box.fill(text)
+    box.press("Enter")
+    _wait_nodes(pg, nodes_after)
+
+
+def _brush(pg) -> None:
+    """Paint a blob in the middle of the canvas with the default brush."""
+    canvas = pg.locator("#canvas canvas").last
+    box = canvas.bounding_box()
+    cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+    for dy in (-8, 8):  # few events: every one redraws a software-rendered canvas
+        pg.mouse.move(cx - 50, cy + dy)
+        pg.mouse.down()
+        pg.mouse.move(cx + 50, cy + dy, steps=3)
+        pg.mouse.up()
+
+
+def _download(pg) -> np.ndarray:
+    with pg.expect_download() as info:
+        pg.click("#download-btn")
+        pg.wait_for_selector("#file-out a[href]")
+        pg.locator("#file-out a[href]").first.click()
+    data = Path(info.value.path()).read_bytes()
+    with Image.open(io.BytesIO(data)) as im:
+        assert im.format == "JPEG"
+        return np.asarray(im.convert("RGB"))
+
+
+def test_edit_flow(page, big_photo: Path, shots: Path):
+    pg = page
+    _open(pg, big_photo)
+    pg.screenshot(path=str(shots / "01-opened.png"), full_page=True)
+
+    _brush(pg)
+    _send(pg, "make it brighter", 2)
+    pg.wait_for_selector("#chat :text('Step 1')")
+    assert "make it brighter" in pg.inner_text("#chat")
+    _wait_head(pg, "n1")
+    pg.screenshot(path=str(shots / "02-edited.png"), full_page=True)
+
+    pg.click("#undo-btn")
+    _wait_head(pg, "n0")
+    pg.locator("#graph g.node[data-node='n1']").click()  # go to a state by its node
+    _wait_head(pg, "n1")
+    pg.screenshot(path=str(shots / "03-checked-out.png"), full_page=True)
+
+    brightened = _download(pg)
+    original = np.asarray(Image.open(big_photo).convert("RGB"))
+    assert brightened.shape == original.shape  # full resolution, like the upload
+    diff = np.abs(brightened.astype(int) - original.astype(int)).mean(axis=2)
+    h, w = diff.shape
+    assert diff[h // 2 - 10:h // 2 + 10, w // 2 - 60:w // 2 + 60].mean() > 5  # the brush
+    assert diff[:300, :300].mean() < 2 and diff[-300:, -300:].mean() < 2  # untouched
+
+
+def test_refresh_and_restart_restore(page, app_server, shots: Path):
+    pg = page
+    src = Path(__file__).resolve().parents[2] / "assets" / "chelsea.jpg"
+    _open(pg, src)
+    _send(pg, "make it warmer", 2)
+    pg.reload()
+    _wait_nodes(pg, 2)
+    assert "make it warmer" in pg.inner_text("#chat")
+    app_server.restart()
+    pg.reload()
+    pg.wait_for_selector("#upload")
+    _wait_nodes(pg, 2)
+    _wait_head(pg, "n1")
+    assert "make it warmer" in pg.inner_text("#chat")
+    pg.screenshot(path=str(shots / "06-restored-after-restart.png"), full_page=True)
+
+
+def test_autopilot_runs_and_sends_to_edit(page, shots: Path):
+    pg = page
+    src = Path(__file__).resolve().parents[2] / "assets" / "chelsea.jpg"
+    pg.get_by_role("tab", name="Autopilot").click()
+    pg.set_input_files("#ap-upload input[type=file]", str(src))
+    for elem, value in (("#ap-simulations", "4"),):
+        field = pg.locator(f"{elem} input[type=number]")
+        field.fill(value)
+        field.press("Enter")
+    pg.click("#ap-run")
+    pg.wait_for_selector("#ap-summary :text('score_after')")
+    pg.wait_for_selector("#ap-tree svg [data-node]")
+    pg.screenshot(path=str(shots / "07-autopilot.png"), full_page=True)
+    rows = pg.locator("#ap-steps tbody tr").count()
+    pg.click("#ap-send")
+    pg.get_by_role("tab", name="Edit").click()
+    if rows:
+        _wait_nodes(pg, 2)
+    pg.screenshot(path=str(shots / "08-autopilot-sent.png"), full_page=True)
+
+
+def test_mini_benchmark_shows_a_table(page, shots: Path):
+    pg = page
+    pg.get_by_role("tab", name="Benchmark").click()
+    pg.click("#bm-run")
+    pg.wait_for_selector("#bm-summary :text('overall')")
+    pg.wait_for_selector("#bm-table :text('s0000')")
+    assert pg.locator("#bm-table tbody tr").count() >= 3
+    assert "psnr_om" in pg.inner_text("#bm-per-turn")
+    pg.screenshot(path=str(shots / "09-benchmark.png"), full_page=True)
