@@ -39,11 +39,18 @@ class LocalizationError(ValueError):
 
 @dataclass
 class Hint:
-    """What the user pointed at: a brush mask (any size), a box or a point (x, y)."""
+    """What the user pointed at: a brush mask (any size), a box or a point (x, y).
+
+    A brush mask is used exactly as painted, unless ``refine`` is set and the phrase
+    names a colour: then it narrows to that colour's pixels inside the brush (a loosely
+    painted "red car" to recolour). Leave it off for removals, which need the whole
+    painted object.
+    """
 
     mask: np.ndarray | None = None
     box: Box | None = None
     point: tuple[int, int] | None = None
+    refine: bool = False
 
 
 @dataclass
@@ -424,7 +431,7 @@ class EmbeddedLocalizer(Localizer):
             mask = _to_size(hint.mask, shape)
             if not mask.any():
                 return Localization([], "unresolved", "the painted mask is empty")
-            if parsed.colors:   # "the red car" painted roughly: keep its red pixels
+            if hint.refine and parsed.colors:   # "the red car" painted loosely
                 refined = _colour_within(rgb, mask, parsed.colors)
                 if refined is not None:
                     return _resolved([Mask(refined, 0.9, label, "brush+colour")],

@@ -105,11 +105,13 @@ def test_brush_mask_of_any_size_and_type_is_resized_to_the_image(grey_photo):
 def test_a_colour_word_narrows_a_rough_brush_to_the_object(reds):
     scene, truth = reds
     rough = rect((320, 480), 150, 70, 320, 230)            # painted around the big disc
-    found = LOC.locate(scene, "the red ball", Hint(mask=rough))
+    found = LOC.locate(scene, "the red ball", Hint(mask=rough, refine=True))
     assert found.status == "resolved" and found.masks[0].source == "brush+colour"
     assert iou(found.masks[0].mask, truth["middle"]) > 0.9
     assert not (found.masks[0].mask & ~rough).any()
-    plain = LOC.locate(scene, "the green ball", Hint(mask=rough))   # no green in it
+    exact = LOC.locate(scene, "the red ball", Hint(mask=rough))      # default: as painted
+    assert exact.masks[0].source == "brush" and np.array_equal(exact.masks[0].mask, rough)
+    plain = LOC.locate(scene, "the green ball", Hint(mask=rough, refine=True))   # no green
     assert plain.masks[0].source == "brush" and np.array_equal(plain.masks[0].mask, rough)
 
 
