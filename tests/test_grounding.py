@@ -329,3 +329,16 @@ def test_get_localizer_by_name():
         get_localizer("nope")
     with pytest.raises(TypeError):
         grounding.register_localizer(type("Nameless", (EmbeddedLocalizer,), {"name": ""}))
+
+
+@pytest.mark.parametrize("shape", [(1, 1, 3), (2, 3, 3), (3, 2, 4), (7, 5, 3)])
+def test_tiny_images_never_crash_and_masks_match_their_size(shape):
+    img = np.random.default_rng(0).integers(0, 256, shape, dtype=np.uint8)
+    for phrase in ("red", "the left half", "sky", "subject", "background", "whole image",
+                   "the dog", "upper left corner", "the second red one"):
+        found = LOC.locate(img, phrase)
+        assert found.status in ("resolved", "ambiguous", "unresolved")
+        assert all(m.mask.shape == shape[:2] for m in found.masks)
+    for hint in (Hint(mask=np.ones((5, 5))), Hint(box=(0, 0, 1, 1)), Hint(point=(0, 0)),
+                 Hint(box=(0, 0, shape[1], shape[0]))):
+        assert all(m.mask.shape == shape[:2] for m in LOC.locate(img, "x", hint).masks)
