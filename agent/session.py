@@ -153,7 +153,7 @@ class EditSession:
         memory.add_image(ImageContext("n0", None, graph.nodes["n0"].description, "upload"))
         memory.head = "n0"
         session = cls(target, graph, memory, loaded, root_file, **backends)
-        session._save()
+        session.save_state()
         log.info("session %s created (%dx%d)", target, *graph.size)
         return session
 
@@ -231,7 +231,9 @@ class EditSession:
 
         return pick_editor(request, prefer=prefer)
 
-    def _other_editors(self, request: Any, tried: set[str]) -> list[Any]:
+    def other_editors(self, request: Any, tried: set[str]) -> list[Any]:
+        """Available editors, other than those in ``tried``, that can serve ``request``
+        (a retry's "another editor"); none when an editor picker was injected."""
         if self._pick is not None:
             return []
         from pipelines.editors.registry import available_editors, get_editor
@@ -287,7 +289,7 @@ class EditSession:
             except StateError as err:
                 raise SessionError(str(err)) from None
             self.memory.head = head
-            self._save()
+            self.save_state()
             return head
 
     def current_image(self) -> np.ndarray:
@@ -325,14 +327,15 @@ class EditSession:
             node = self.graph.add(parent, act, description, split_layer(layer) if layer else [],
                                   meta={"source": "commit"})
             self.graph.cache.put(node.id, np.array(image_after, copy=True))
-            self._remember_node(node, act)
+            self.remember_node(node, act)
             self.memory.fold_turn(description, targets=[(act or {}).get("target", "")],
                                   operations=[(act or {}).get("operation", "")],
                                   values=(act or {}).get("params", {}), states=[node.id])
-            self._save()
+            self.save_state()
             return node
 
-    def _remember_node(self, node: Node, act: dict[str, Any] | None) -> None:
+    def remember_node(self, node: Node, act: dict[str, Any] | None) -> None:
+        """Add a new state to the memory (its ImageContext) and follow the head."""
         act = act or {}
         self.memory.add_image(ImageContext(node.id, node.parent, node.description,
                                            str(act.get("operation") or act.get("kind") or ""),
@@ -403,7 +406,7 @@ class EditSession:
         extra = {"topology": getattr(result, "topology", {}), "satisfied": satisfied}
         self.turns += 1
         self.memory.head = self.graph.head
-        self._save()
+        self.save_state()
         message = (f"Tree search: {len(nodes)} new state(s), {100 * satisfied:.0f}% of the "
                    "checklist satisfied." if nodes else
                    "Tree search found no change that satisfies the request. Nothing was "
@@ -416,7 +419,7 @@ class EditSession:
                           jsonable(extra))
 
     # ---- files --------------------------------------------------------------------
-    def _save(self) -> float:
+    def save_state(self) -> float:
         """Write layers, then the session file, atomically; returns the seconds spent."""
         start = time.perf_counter()
         self.graph.persist_layers(self.folder)
@@ -443,7 +446,7 @@ class EditSession:
     def export(self, zip_path: str | os.PathLike) -> Path:
         """Write the whole session (graph, memory, original, layers) to one ``.zip``."""
         with self._lock:
-            self._save()
+            self.save_state()
             return write_archive(self.folder, [SESSION_FILE, self.root_file,
                                               *self._layer_files()], Path(zip_path))
 

@@ -530,7 +530,7 @@ class TurnRunner:
             knobs.layer = decompose(image, mask, context=_context(action, knobs.editor, mask))
             knobs.change = "another candidate region"
             return True
-        others = self.s._other_editors(action.to_request(seed=self.s.seed), knobs.tried)
+        others = self.s.other_editors(action.to_request(seed=self.s.seed), knobs.tried)
         if others:
             knobs.editor, knobs.change = others[0], f"the {name_of(others[0])} editor"
             knobs.tried.add(name_of(others[0]))
@@ -555,7 +555,7 @@ class TurnRunner:
                                      if step.chosen else ""})
             step.node, parent = node.id, node.id
             nodes.append(node.id)
-            s._remember_node(node, act)
+            s.remember_node(node, act)
         if self.work is not None and nodes and self.applied == len(self.staged):
             s.graph.cache.put(nodes[-1], self.work)
         applied = [st for st, _, _ in self.staged]
@@ -569,7 +569,7 @@ class TurnRunner:
                            states=nodes or [s.graph.head],
                            outcome=_outcome(self.steps, applied, moved))
         s.memory.head = s.graph.head
-        s._save()  # the turn's steps land together: their PNGs in parallel, then the JSON
+        s.save_state()  # the turn's steps land together: their PNGs in parallel, then the JSON
         self.timings["save"] = time.perf_counter() - t
         return self._result(ok, _summary(self.steps, moved and not applied, s.graph), t0,
                             nodes, changed=moved)
