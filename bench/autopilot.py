@@ -7,7 +7,9 @@ degradation (darker, warm cast, flatter) so that there is something to fix, runs
 ``agent.mcts.autopilot`` and times it. Then, for every candidate the perceiver proposes on
 that photo, it executes the edit at 1/4 resolution and at full resolution, scores both with
 the evaluator, and reports the Spearman rank correlation of the two reward lists
-(PhotoAgent's Table 3 reports 0.79 at 1/4). The last line is one JSON object.
+(PhotoAgent's Table 3 reports 0.79 at 1/4). The last line is one JSON object; besides the
+wall-clock ``seconds`` it reports the process's CPU seconds and the load average at the
+start, since a shared machine inflates wall-clock time.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 import time
 from pathlib import Path
@@ -71,16 +74,21 @@ def main() -> None:
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     photo = make_photo()
+    load_before = os.getloadavg()[0]
+    cpu0 = time.process_time()
     start = time.perf_counter()
     result = autopilot(photo, iterations=args.iterations, simulations=args.simulations,
                        depth=args.depth, top_k=args.top_k, seed=args.seed,
                        memory=AutopilotMemory())
     seconds = time.perf_counter() - start
+    cpu_seconds = time.process_time() - cpu0
     for step in result.steps:
         print(f"  {step.description}: {step.score_before:.4f} -> {step.score_after:.4f}")
     start = time.perf_counter()
     rho, n = spearman_quarter(photo)
     print(json.dumps({"seconds": round(seconds, 2), "spearman_quarter": round(rho, 3),
+                      "cpu_seconds": round(cpu_seconds, 2), "cores": os.cpu_count(),
+                      "load_average_at_start": round(load_before, 1),
                       "candidates": n, "megapixels": round(photo.size / 3e6, 1),
                       "score_before": round(result.score_before, 4),
                       "score_after": round(result.score_after, 4),
