@@ -625,8 +625,10 @@ def launch_options() -> dict:
     settings = get_settings()
     settings.sessions_dir.mkdir(parents=True, exist_ok=True)
     return {
-        "server_name": os.environ.get("LOUPE_HOST", "127.0.0.1"),
-        "server_port": int(os.environ.get("LOUPE_PORT", "7860")),
+        "server_name": os.environ.get("LOUPE_HOST") or os.environ.get("GRADIO_SERVER_NAME")
+        or ("0.0.0.0" if os.environ.get("SPACE_ID") else "127.0.0.1"),
+        "server_port": int(os.environ.get("LOUPE_PORT")
+                           or os.environ.get("GRADIO_SERVER_PORT") or "7860"),
         "allowed_paths": [str(settings.sessions_dir), str(ASSETS)],
         "max_file_size": f"{int(os.environ.get('LOUPE_MAX_UPLOAD_MB', '500'))}mb",
         "mcp_server": True,

@@ -278,3 +278,19 @@ def test_autopilot_cancel_stops_early(manager, chelsea: np.ndarray):
     assert view.summary["cancelled"] is True
     assert 2 <= len(seen) < 10  # stopped long before 250 simulations
     assert view.slider[1].shape == chelsea.shape
+
+
+def test_bundled_examples_work_on_the_embedded_default(manager):
+    import app
+
+    total = sum(p.stat().st_size for p in app.ASSETS.iterdir())
+    assert total < 8 * 1024 ** 2
+    sizes = []
+    for path, instruction in app.EXAMPLES:
+        sid = web.ensure_session(None)
+        opened = web.open_image(sid, path)
+        view, result = web.edit_turn(sid, instruction)
+        assert result["ok"], (path, instruction, result["message"])
+        assert view.head != "n0" and not np.array_equal(view.image, opened.image)
+        sizes.append(view.size)
+    assert (3840, 2160) in sizes  # the rendered 4K scene

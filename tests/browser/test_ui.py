@@ -110,8 +110,10 @@ def test_edit_flow(page, big_photo: Path, shots: Path):
     assert brightened.shape == original.shape  # full resolution, like the upload
     diff = np.abs(brightened.astype(int) - original.astype(int)).mean(axis=2)
     h, w = diff.shape
-    assert diff[h // 2 - 10:h // 2 + 10, w // 2 - 60:w // 2 + 60].mean() > 5  # the brush
-    assert diff[:300, :300].mean() < 2 and diff[-300:, -300:].mean() < 2  # untouched
+    brushed = diff[h // 2 - 10:h // 2 + 10, w // 2 - 60:w // 2 + 60]
+    corners = np.concatenate([diff[:300, :300].ravel(), diff[-300:, -300:].ravel()])
+    assert (brushed > 3).mean() > 0.3  # the brushed area changed…
+    assert (corners > 3).mean() < 0.02 and corners.mean() < 1.5  # …the rest did not (JPEG)
 
 
 def test_refresh_and_restart_restore(page, app_server, shots: Path):
