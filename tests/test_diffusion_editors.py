@@ -73,6 +73,22 @@ def test_ip2p_patch_at_working_size_composes(tiny_editors, scene):
     assert np.array_equal(result[untouched], image[untouched])
 
 
+def test_flux_kontext_editor_on_a_tiny_pipeline(monkeypatch, scene):
+    monkeypatch.setenv("LOUPE_MODEL_EDITOR", str(tiny_model_dir("flux_kontext")))
+    monkeypatch.setattr(FluxKontextEditor, "working_area", 64 * 96)
+    assert FluxKontextEditor.is_available() == (True, "")
+    assert not InstructPix2PixEditor.is_available()[0]
+    image, _, layer = scene
+    try:
+        out = FluxKontextEditor().edit(layer.patch, layer.mask, EditRequest(
+            "replace", "recolor", {"color": "red"}, target="the cat", steps=2, seed=0))
+    finally:
+        get_manager().unload_all()
+    w, h = working_dims(layer.width, layer.height, 64 * 96, 16)
+    assert out.shape == (h, w, 3) and out.dtype == np.uint8
+    assert compose(image, layer, out).shape == image.shape
+
+
 def test_seed_and_steps_drive_the_pipeline(tiny_editors, scene):
     _, _, layer = scene
     editor = InstructPix2PixEditor()

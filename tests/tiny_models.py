@@ -118,6 +118,49 @@ def build_sd_inpaint(folder: Path) -> None:
     pipe.save_pretrained(folder)
 
 
+def t5_tokenizer():
+    """A T5 tokenizer (Unigram, Metaspace) over a few words and the letters."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+    from transformers import T5TokenizerFast
+
+    words = ["<pad>", "</s>", "<unk>"] + [chr(c) for c in range(97, 123)] + [
+        "▁make", "▁the", "▁red", "▁car", "▁it", "▁a", "▁"]
+    backend = Tokenizer(models.Unigram([(w, -1.0) for w in words], unk_id=2))
+    backend.pre_tokenizer = pre_tokenizers.Metaspace()
+    return T5TokenizerFast(tokenizer_object=backend, pad_token="<pad>", eos_token="</s>",
+                           unk_token="<unk>", extra_ids=0), len(words)
+
+
+def build_flux_kontext(folder: Path) -> None:
+    """Tiny ``FluxKontextPipeline`` (1+1-block transformer, 1-channel VAE, CLIP + T5)."""
+    from diffusers import (
+        AutoencoderKL,
+        FlowMatchEulerDiscreteScheduler,
+        FluxKontextPipeline,
+        FluxTransformer2DModel,
+    )
+    from transformers import T5Config, T5EncoderModel
+
+    tokenizer = clip_tokenizer(folder / "_tok")
+    t5_tok, t5_vocab = t5_tokenizer()
+    t5 = T5EncoderModel(T5Config(vocab_size=t5_vocab, d_model=32, d_kv=8, d_ff=37,
+                                 num_layers=1, num_heads=4, pad_token_id=0, eos_token_id=1,
+                                 decoder_start_token_id=0))
+    transformer = FluxTransformer2DModel(
+        patch_size=1, in_channels=4, num_layers=1, num_single_layers=1, attention_head_dim=16,
+        num_attention_heads=2, joint_attention_dim=32, pooled_projection_dim=32,
+        axes_dims_rope=[4, 4, 8], guidance_embeds=True)
+    vae = AutoencoderKL(in_channels=3, out_channels=3, block_out_channels=(4,),
+                        layers_per_block=1, latent_channels=1, norm_num_groups=1,
+                        use_quant_conv=False, use_post_quant_conv=False, shift_factor=0.0609,
+                        scaling_factor=1.5035, down_block_types=("DownEncoderBlock2D",),
+                        up_block_types=("UpDecoderBlock2D",))
+    FluxKontextPipeline(
+        scheduler=FlowMatchEulerDiscreteScheduler(), vae=vae,
+        text_encoder=_clip_text_encoder(len(tokenizer)), tokenizer=tokenizer,
+        text_encoder_2=t5, tokenizer_2=t5_tok, transformer=transformer).save_pretrained(folder)
+
+
 def build_clip(folder: Path) -> None:
     """Tiny ``CLIPModel`` + ``CLIPProcessor`` (32-px images)."""
     from transformers import (
@@ -228,6 +271,7 @@ def build_sam(folder: Path) -> None:
 BUILDERS: dict[str, Callable[[Path], None]] = {
     "ip2p": build_ip2p,
     "sd_inpaint": build_sd_inpaint,
+    "flux_kontext": build_flux_kontext,
     "clip": build_clip,
     "dino": build_dino,
     "aesthetic": build_aesthetic,
@@ -241,8 +285,8 @@ def tiny_model_dir(kind: str) -> Path:
     """Folder holding the tiny ``kind`` model (built on first use, once per process).
 
     Args:
-        kind: one of ``BUILDERS`` (ip2p, sd_inpaint, clip, dino, aesthetic,
-            grounding_dino, sam).
+        kind: one of ``BUILDERS`` (ip2p, sd_inpaint, flux_kontext, clip, dino,
+            aesthetic, grounding_dino, sam).
 
     Returns:
         The folder, loadable with ``from_pretrained``.

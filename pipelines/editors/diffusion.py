@@ -217,7 +217,14 @@ class FluxKontextEditor(DiffusionEditor):
     multiple = 16
     default_steps = 28
     default_guidance = 2.5
-    extra_kwargs = {"_auto_resize": False, "max_area": 1024 * 1024}
+    extra_kwargs = {"_auto_resize": False}
+
+    def _pipeline_kwargs(self, rgb: np.ndarray, mask: np.ndarray, request: EditRequest,
+                         params: dict[str, Any]) -> dict[str, Any]:
+        kwargs = super()._pipeline_kwargs(rgb, mask, request, params)
+        # Kontext rescales height×width to max_area: make that our working size
+        kwargs["max_area"] = rgb.shape[0] * rgb.shape[1]
+        return kwargs
 
 
 @register_editor
