@@ -13,9 +13,13 @@ feathered tiles (no seams) for changes that need native-scale texture.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING
 
 import cv2
 import numpy as np
+
+if TYPE_CHECKING:
+    from pipelines.editors.base import Editor, EditRequest
 
 #: default smoothing of the change, in working-size pixels
 DEFAULT_SIGMA = 1.0
@@ -118,6 +122,40 @@ def _affine_fit(src: np.ndarray, edit: np.ndarray, radius: int,
     gain = (cov + eps) / (np.maximum(var, 0) + eps)
     offset = mean_e - gain * mean_s
     return box(gain), box(offset)
+
+
+def edit_whole_frame(native: np.ndarray, editor: Editor, request: EditRequest, *,
+                     area: int | None = None, sigma: float | None = None,
+                     mode: str = "affine") -> np.ndarray:
+    """A global edit of a native-resolution frame through ``editor`` at its working size.
+
+    The frame is downsampled (aspect kept) to about ``area`` pixels — the editor's own
+    ``working_area`` by default, 1 MP for editors without one — edited there with a
+    whole-frame mask, and the change is carried back with ``transfer_edit``.
+
+    Args:
+        native: ``uint8`` RGB/RGBA frame at full resolution.
+        editor: any ``Editor``; generative ones may return their working size.
+        request: the edit (a global operation).
+        area: working pixel count; None uses the editor's.
+        sigma: see ``transfer_edit``.
+        mode: see ``transfer_edit``.
+
+    Returns:
+        The edited frame at native resolution.
+    """
+    from pipelines.editors.diffusion import working_dims
+
+    _check(native, "native")
+    area = int(area or getattr(editor, "working_area", 0) or 1024 * 1024)
+    multiple = int(getattr(editor, "multiple", 16))
+    height, width = native.shape[:2]
+    if width * height <= area:
+        return editor.edit(native, np.ones((height, width), bool), request)
+    size = working_dims(width, height, area, multiple)
+    small = working_copy(native, size)
+    edited = editor.edit(small, np.ones(small.shape[:2], bool), request)
+    return transfer_edit(native, small, edited, sigma=sigma, mode=mode)
 
 
 def _stripes(height: int) -> Iterator[tuple[int, int]]:

@@ -6,7 +6,13 @@ import cv2
 import numpy as np
 import pytest
 
-from pipelines.wholeframe import refine_tiled, tile_boxes, transfer_edit, working_copy
+from pipelines.wholeframe import (
+    edit_whole_frame,
+    refine_tiled,
+    tile_boxes,
+    transfer_edit,
+    working_copy,
+)
 
 
 @pytest.fixture(scope="module")
@@ -109,3 +115,21 @@ def test_affine_mode_scales_native_detail_with_a_contrast_edit(native):
     assert abs(detail(affine) - detail(truth)) < 0.5 * abs(detail(added) - detail(truth))
     with pytest.raises(ValueError, match="mode"):
         transfer_edit(native, small, flatter, mode="multiply")
+
+
+def test_edit_whole_frame_through_an_editor(native):
+    from pipelines.editors.base import EditRequest
+    from pipelines.editors.classical import ClassicalEditor
+
+    editor = ClassicalEditor()
+    request = EditRequest("adjust", "temperature", {"amount": 0.6})
+    out = edit_whole_frame(native, editor, request, area=256 * 256)
+    truth = editor.edit(native, np.ones(native.shape[:2], bool), request)
+    assert out.shape == native.shape and out.dtype == np.uint8
+    warm = out[..., 0].astype(np.float32).mean() - out[..., 2].astype(np.float32).mean()
+    before = native[..., 0].astype(np.float32).mean() - native[..., 2].astype(np.float32).mean()
+    assert warm > before + 10
+    assert np.abs(out.astype(np.int16) - truth).mean() < 3.0
+    small = np.ascontiguousarray(native[:64, :64])
+    assert np.array_equal(edit_whole_frame(small, editor, request),
+                          editor.edit(small, np.ones((64, 64), bool), request))
