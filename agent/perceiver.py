@@ -292,7 +292,7 @@ def _needs(idx: dict[str, Any]) -> list[tuple[str, dict[str, Any], float, str]]:
         out.append(("highlights", {"amount": -0.4}, min(1, idx["clip_high"] * 8 + 0.2),
                     f"{idx['clip_high']:.0%} of pixels are blown out"))
     cast = float(idx["cast"])
-    if cast > 16:
+    if cast > 24:   # natural scenes measure 0–15; colour-denoised ones up to ~25
         out.append(("auto_white_balance", {"amount": 1.0}, min(1, (cast - 10) / 20),
                     f"edges are not grey: a colour cast of {cast:.0f}%"))
         out.append(("auto_white_balance", {"amount": 0.6}, min(1, (cast - 10) / 30),

@@ -325,7 +325,7 @@ def quality_indices(image: np.ndarray) -> dict[str, float | int | str | None]:
     # so unequal per-channel edge energy means a cast (robust to scenes that are simply
     # warm or green, unlike grey-world means)
     cast = grey_edge_cast(rgb)
-    out.update(cast=cast, cast_score=_band(cast, 0, 14, 12))
+    out.update(cast=cast, cast_score=_band(cast, 0, 18, 10))
     # colourfulness (Hasler & Süsstrunk 2003)
     r, g, b = (rgb[..., i].astype(np.float32) for i in range(3))
     rg, yb = r - g, 0.5 * (r + g) - b
