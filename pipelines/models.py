@@ -285,7 +285,7 @@ def _load_pipeline(role: str, folder: Path, device: str, dtype: Any, quant: str)
         pipe.enable_model_cpu_offload()
     elif device.startswith("cuda") and offload == "sequential":
         pipe.enable_sequential_cpu_offload()
-    elif quant != "nf4":  # bitsandbytes places its modules itself
+    else:  # diffusers moves bitsandbytes 4-bit modules itself (no dtype change)
         pipe.to(device)
     pipe.set_progress_bar_config(disable=True)
     return LoadedModel(role, str(folder), pipe, None, device, dtype, quant, module_nbytes(pipe),
