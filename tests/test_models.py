@@ -114,3 +114,19 @@ def test_models_cli_prints_one_json_object(monkeypatch, capsys):
     assert report["clip"]["available"] is True and report["clip"]["backend"] == "CLIPModel"
     assert report["editor"] == {**report["editor"], "available": False, "backend": "classical"}
     assert main(["--role", "vlm"], write=lambda s: None) == 0
+
+
+def test_gpu_task_is_a_plain_call_off_zerogpu(monkeypatch):
+    from pipelines.gpu import gpu_task, on_zerogpu
+
+    monkeypatch.delenv("SPACES_ZERO_GPU", raising=False)
+    assert not on_zerogpu()
+
+    @gpu_task(duration=30)
+    def double(x: int) -> int:
+        """Doubles."""
+        return 2 * x
+
+    assert double(21) == 42 and double.__name__ == "double" and double.gpu_duration == 30
+    with pytest.raises(ValueError, match="duration"):
+        gpu_task(duration=0)
