@@ -130,7 +130,8 @@ class GroundedSAMLocalizer(Localizer):
         Args:
             image: ``uint8`` RGB/RGBA image.
             phrase: what to find ("the red car").
-            hint: a user box narrows the search to it (the box is segmented directly).
+            hint: a user box is segmented directly; a user point (x, y) gives SAM's best
+                mask around it.
 
         Returns:
             ``resolved``, ``ambiguous`` (several close candidates for a singular phrase) or
@@ -138,6 +139,9 @@ class GroundedSAMLocalizer(Localizer):
         """
         rgb = _rgb(image)
         try:
+            if hint is not None and hint.box is None and hint.point is not None:
+                return self._decide(self.segment_point(rgb, hint.point, phrase or "point"),
+                                    phrase or "point")
             if hint is not None and hint.box is not None:
                 dets = [Detection(tuple(float(v) for v in hint.box), 1.0, phrase or "box")]
             else:
@@ -227,3 +231,28 @@ class GroundedSAMLocalizer(Localizer):
             score = float(np.clip(det.score * max(0.0, min(1.0, iou)), 0.0, 1.0))
             result.append(Mask(binary, score, det.label, self.name))
         return result
+
+    def segment_point(self, rgb: np.ndarray, point: tuple[int, int], label: str) -> list[Mask]:
+        """SAM's best of its three masks around a clicked point ``(x, y)``."""
+        import torch
+        from PIL import Image
+
+        height, width = rgb.shape[:2]
+        x, y = (float(v) for v in point)
+        if not (0 <= x < width and 0 <= y < height):
+            raise LocalizationError(f"point {point} is outside the {width}x{height} image")
+        loaded = get_manager().load("segmenter")
+        batch = loaded.processor(images=Image.fromarray(rgb), input_points=[[[x, y]]],
+                                 return_tensors="pt")
+        with torch.inference_mode():
+            out = loaded.model(**loaded.inputs(batch), multimask_output=True)
+        masks = loaded.processor.image_processor.post_process_masks(
+            out.pred_masks.float().cpu(), batch["original_sizes"].cpu(),
+            batch["reshaped_input_sizes"].cpu())[0][0]
+        ious = out.iou_scores.float().cpu().reshape(-1)
+        order = [i for i in ious.argsort(descending=True).tolist() if masks[i].any()]
+        if not order:
+            return []
+        best = order[0]
+        score = float(np.clip(ious[best].item(), 0.0, 1.0))
+        return [Mask(np.asarray(masks[best].numpy(), dtype=bool), score, label, self.name)]

@@ -13,7 +13,7 @@ from pipelines.detection import (
     nms,
     tile_grid,
 )
-from pipelines.grounding import EmbeddedLocalizer, Hint, get_localizer
+from pipelines.grounding import EmbeddedLocalizer, Hint, LocalizationError, get_localizer
 from pipelines.models import get_manager
 from tests.tiny_models import tiny_model_dir
 
@@ -43,6 +43,14 @@ def test_hint_box_is_segmented_inside_the_image(tiny_grounding, chelsea):
     found = GroundedSAMLocalizer().locate(rgba, "cat", Hint(box=(50, 40, 200, 220)))
     assert found.status == "resolved" and len(found.masks) == 1
     assert found.masks[0].mask.shape == chelsea.shape[:2]
+
+
+def test_hint_point_gives_one_mask(tiny_grounding, chelsea):
+    found = GroundedSAMLocalizer().locate(chelsea, "", Hint(point=(200, 150)))
+    assert found.status == "resolved" and len(found.masks) == 1
+    assert found.masks[0].mask.shape == chelsea.shape[:2] and found.masks[0].mask.any()
+    with pytest.raises(LocalizationError, match="outside"):
+        GroundedSAMLocalizer().locate(chelsea, "", Hint(point=(9999, 5)))
 
 
 def test_tiled_search_returns_full_frame_boxes(tiny_grounding, astronaut):
