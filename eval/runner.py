@@ -134,7 +134,7 @@ def evaluate_sample(sample: Sample, agent_name: str, *, lpips_side: int | None =
         size = (image.shape[1], image.shape[0])
         run = get_agent(agent_name, **(agent_options or {})).start(image, scratch)
         for index, turn in enumerate(sample.turns, start=1):
-            target = _read_image(turn.target) if turn.target else None
+            target = _ground_truth(turn, size)
             started = time.perf_counter()
             output = run.turn(turn.instruction, _read_mask(turn.mask, image.shape),
                               TurnContext(index, target, turn.state, size))
@@ -154,6 +154,17 @@ def evaluate_sample(sample: Sample, agent_name: str, *, lpips_side: int | None =
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return record
+
+
+def _ground_truth(turn: Turn, size: tuple[int, int]) -> np.ndarray | None:
+    """The turn's target image: the dataset's file, or an HDD state rendered at ``size``."""
+    if turn.target:
+        return _read_image(turn.target)
+    if turn.state is not None:
+        from eval.hdd import SceneState, render
+
+        return render(SceneState.from_json(turn.state), size)
+    return None
 
 
 def _turn_type(turn: Turn, sample: Sample) -> str:

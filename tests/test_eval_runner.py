@@ -141,3 +141,12 @@ def test_dle_samples_get_the_measured_rubric(tmp_path):
     assert oracle["per_type"]["color"]["n"] == 1
     identity = runner.run(tmp_path, tmp_path / "i", agent="identity", lpips_side=0)
     assert identity["overall"]["dle_if"] == 25.0  # Localization Failure
+
+
+def test_hdd_without_target_files_renders_the_ground_truth(tmp_path):
+    data = hdd.make_dataset(tmp_path / "h", sessions=1, turns=2, size=SIZE, seed=3,
+                            targets=False)
+    assert not (data / "s0000" / "turn_1.png").exists()
+    summary = runner.run(data, tmp_path / "o", agent="oracle", lpips_side=0)
+    assert summary["overall"]["psnr_gt"] == runner.PSNR_CAP
+    assert summary["overall"]["if"] == 1.0
