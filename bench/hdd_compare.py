@@ -9,8 +9,9 @@ Usage::
 Writes ``OUT/hdd`` (the dataset, unless ``--dataset``), ``OUT/<agent>/`` (results,
 resumable) and ``OUT/report.{md,csv,json}`` + ``OUT/curves.png``. The last printed line
 is one JSON object: ``per_turn`` → agent → turn → ``psnr_om``, ``ssim_om``, ``lpips_om``,
-``if``, ``ic``; plus ``overall``, ``lpips_kind``, ``sessions``, ``turns``, ``size``,
-``seconds`` per agent. Rerunning with a larger ``--sessions`` resumes.
+``if``, ``ic``, ``psnr_gt``, ``ssim_gt`` (against the rendered ground truth); plus
+``overall``, ``lpips_kind``, ``sessions``, ``turns``, ``size``, ``seconds`` per agent.
+Rerunning with a larger ``--sessions`` resumes.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from eval import hdd, runner  # noqa: E402
 from eval.report import write_reports  # noqa: E402
 
-KEYS = ("psnr_om", "ssim_om", "lpips_om", "if", "ic")
+KEYS = ("psnr_om", "ssim_om", "lpips_om", "if", "ic", "psnr_gt", "ssim_gt")
 
 
 def main() -> None:
