@@ -505,11 +505,11 @@ def _benchmark_tab() -> dict:
     with gr.Accordion("Score one pair", open=True):
         with gr.Row():
             c["before"] = gr.File(label="Before", file_types=["image"], type="filepath",
-                                  elem_id="sc-before", height=90)
+                                  elem_id="sc-before", height=120)
             c["after"] = gr.File(label="After", file_types=["image"], type="filepath",
-                                 elem_id="sc-after", height=90)
+                                 elem_id="sc-after", height=120)
             c["mask"] = gr.File(label="Mask (optional)", file_types=["image"], type="filepath",
-                                elem_id="sc-mask", height=90)
+                                elem_id="sc-mask", height=120)
         with gr.Row():
             c["bbox"] = gr.Textbox(label="Box x0,y0,x1,y1 (optional)", elem_id="sc-bbox")
             c["instruction"] = gr.Textbox(label="Instruction (optional)", elem_id="sc-instr")
@@ -521,7 +521,7 @@ def _benchmark_tab() -> dict:
                                     value="bundled mini HDD set", label="Dataset",
                                     elem_id="bm-dataset")
             c["archive"] = gr.File(label="Dataset archive (.zip)", file_types=[".zip"],
-                                   type="filepath", elem_id="bm-archive", height=90)
+                                   type="filepath", elem_id="bm-archive", height=120)
             c["agent"] = gr.Dropdown(web.benchmark_agents(), value=web.benchmark_agents()[0],
                                      label="Agent configuration", elem_id="bm-agent")
         c["run"] = gr.Button("Run benchmark", variant="primary", elem_id="bm-run")
@@ -577,7 +577,7 @@ def build_app() -> gr.Blocks:
     with gr.Blocks(title="Loupe") as demo:
         sid = gr.BrowserState(None, storage_key="loupe-session",
                               secret=web.browser_secret())
-        gr.Markdown("# 🔍 Loupe\nAgentic, multi-turn photo editing at native resolution.")
+        gr.Markdown("# Loupe\nAgentic, multi-turn photo editing at native resolution.")
         status = gr.Markdown(web.status_line(None), elem_id="status-line")
         with gr.Tabs():
             with gr.Tab("Edit", id="edit"):

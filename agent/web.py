@@ -571,7 +571,7 @@ def turn_messages(instruction: str, result: dict) -> list[dict]:
     for i, step in enumerate(result.get("steps") or [], 1):
         if isinstance(step, dict):
             msgs.append(_step_message(i, step))
-    mark = "✅" if result.get("ok") else "⚠️"
+    mark = "✔" if result.get("ok") else "⚠"
     text = result.get("message") or ("Done." if result.get("ok") else "Nothing changed.")
     msgs.append({"role": "assistant", "content": f"{mark} {text}"})
     return msgs
