@@ -43,7 +43,7 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
 
 
 def _label_of(node: Any) -> str:
-    for key in ("description", "label", "name", "instruction"):
+    for key in ("description", "label", "name", "instruction", "text"):
         value = _get(node, key)
         if value:
             return str(value)
@@ -59,7 +59,8 @@ def _label_of(node: Any) -> str:
 
 def _detail_of(node: Any) -> str:
     parts = []
-    for key in ("score", "value", "mean_reward", "visits", "evaluations"):
+    for key in ("score", "value", "mean_reward", "visits", "evaluations", "share",
+                "preservation"):
         value = _get(node, key)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
             parts.append(f"{key} {value:.3g}" if isinstance(value, float) else f"{key} {value}")
@@ -236,7 +237,7 @@ def _node_svg(node: TreeNode, at: tuple[float, float], is_head: bool, on_path: b
     label = html.escape(_short(full, chars))
     detail = html.escape(_short(node.detail, chars + 6))
     extra = (f'<text x="{x:.0f}" y="{y + NODE_R + 24:.0f}" text-anchor="middle" font-size="9" '
-             f'fill="#6b7280">{detail}</text>' if node.detail else "")
+             f'fill="#6b7280">{detail}</text>' if node.detail and chars >= 12 else "")
     head_tag = (f'<text x="{x + NODE_R + 7:.0f}" y="{y - NODE_R:.0f}" font-size="10" '
                 f'font-weight="bold" fill="#b45309">HEAD</text>' if is_head else "")
     return (f'<g class="{cls}" data-node="{nid}" style="cursor:pointer">'

@@ -617,7 +617,9 @@ def edit_turn(session_id: str | None, instruction: str, mask: np.ndarray | None 
         if topology:
             from agent.graph_view import render_svg
 
-            result["topology_svg"] = render_svg(topology, title="Tree-search topology")
+            best = topology.get("best") if isinstance(topology, dict) else None
+            result["topology_svg"] = render_svg(topology, None if best is None else str(best),
+                                                title="Tree-search topology")
         return view, result
 
     return with_session(session_id, run, create=False)

@@ -294,3 +294,16 @@ def test_bundled_examples_work_on_the_embedded_default(manager):
         assert view.head != "n0" and not np.array_equal(view.image, opened.image)
         sizes.append(view.size)
     assert (3840, 2160) in sizes  # the rendered 4K scene
+
+
+def test_tree_search_turn_draws_its_topology(manager, coffee: np.ndarray):
+    sid = web.ensure_session(None)
+    web.open_image(sid, coffee)
+    view, result = web.edit_turn(sid, "make it warmer, then increase the contrast",
+                                 search="tree")
+    assert result["ok"] and view.head != "n0"
+    svg = result["topology_svg"]
+    topology = result["extra"]["topology"]
+    assert svg.count("data-node=") == len(topology["nodes"]) >= 2
+    assert f'class="node head" data-node="{topology["best"]}"' in svg
+    assert "make it warmer" in svg
