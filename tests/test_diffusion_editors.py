@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -85,6 +87,25 @@ def test_flux_kontext_editor_on_a_tiny_pipeline(monkeypatch, scene):
     finally:
         get_manager().unload_all()
     w, h = working_dims(layer.width, layer.height, 64 * 96, 16)
+    assert out.shape == (h, w, 3) and out.dtype == np.uint8
+    assert compose(image, layer, out).shape == image.shape
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not os.environ.get("LOUPE_SLOW_TESTS"),
+                    reason="~50 s of CPU: set LOUPE_SLOW_TESTS=1 to run it")
+def test_qwen_image_edit_editor_on_a_tiny_pipeline(monkeypatch, scene):
+    """Slow: the pipeline encodes its condition image at 1 MP whatever the sizes."""
+    monkeypatch.setenv("LOUPE_MODEL_EDITOR", str(tiny_model_dir("qwen_image_edit")))
+    monkeypatch.setattr(QwenImageEditor, "working_area", 64 * 64)
+    assert QwenImageEditor.is_available() == (True, "")
+    image, _, layer = scene
+    try:
+        out = QwenImageEditor().edit(layer.patch, layer.mask, EditRequest(
+            "add", "generate", {}, "add a red hat", steps=1, seed=0))
+    finally:
+        get_manager().unload_all()
+    w, h = working_dims(layer.width, layer.height, 64 * 64, 16)
     assert out.shape == (h, w, 3) and out.dtype == np.uint8
     assert compose(image, layer, out).shape == image.shape
 

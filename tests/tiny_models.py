@@ -161,6 +161,70 @@ def build_flux_kontext(folder: Path) -> None:
         text_encoder_2=t5, tokenizer_2=t5_tok, transformer=transformer).save_pretrained(folder)
 
 
+QWEN_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|>",
+                 "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
+
+
+def build_qwen_image_edit(folder: Path) -> None:
+    """Tiny ``QwenImageEditPipeline``: 2-layer Qwen2.5-VL text encoder with a byte-level
+    tokenizer, a 4-channel Qwen VAE and a 2-layer transformer.
+
+    The pipeline conditions on the input resized to 1 MP whatever the output size, so one
+    call takes tens of seconds on CPU even with these sizes.
+    """
+    from diffusers import (
+        AutoencoderKLQwenImage,
+        FlowMatchEulerDiscreteScheduler,
+        QwenImageEditPipeline,
+        QwenImageTransformer2DModel,
+    )
+    from transformers import (
+        Qwen2_5_VLConfig,
+        Qwen2_5_VLForConditionalGeneration,
+        Qwen2Tokenizer,
+        Qwen2VLImageProcessor,
+        Qwen2VLProcessor,
+        Qwen2VLVideoProcessor,
+    )
+
+    tok_dir = folder / "_tok"
+    tok_dir.mkdir(parents=True, exist_ok=True)
+    vocab = {c: i for i, c in enumerate(_bytes_to_unicode().values())}
+    for token in QWEN_SPECIALS:
+        vocab[token] = len(vocab)
+    (tok_dir / "vocab.json").write_text(json.dumps(vocab))
+    (tok_dir / "merges.txt").write_text("#version: 0.2\n")
+    tokenizer = Qwen2Tokenizer(str(tok_dir / "vocab.json"), str(tok_dir / "merges.txt"),
+                               unk_token="<|endoftext|>", pad_token="<|endoftext|>",
+                               additional_special_tokens=QWEN_SPECIALS[1:])
+    processor = Qwen2VLProcessor(
+        image_processor=Qwen2VLImageProcessor(min_pixels=56 * 56, max_pixels=128 * 128),
+        tokenizer=tokenizer, video_processor=Qwen2VLVideoProcessor())
+    config = Qwen2_5_VLConfig(
+        text_config={"hidden_size": 16, "intermediate_size": 16, "num_hidden_layers": 2,
+                     "num_attention_heads": 2, "num_key_value_heads": 2, "vocab_size": len(vocab),
+                     "rope_scaling": {"mrope_section": [1, 1, 2], "rope_type": "default",
+                                      "type": "default"}, "rope_theta": 1e6,
+                     "bos_token_id": vocab["<|endoftext|>"],
+                     "eos_token_id": vocab["<|im_end|>"]},
+        vision_config={"depth": 2, "hidden_size": 16, "intermediate_size": 16, "num_heads": 2,
+                       "out_hidden_size": 16},
+        hidden_size=16, vocab_size=len(vocab), image_token_id=vocab["<|image_pad|>"],
+        video_token_id=vocab["<|video_pad|>"], vision_start_token_id=vocab["<|vision_start|>"],
+        vision_end_token_id=vocab["<|vision_end|>"])
+    vae = AutoencoderKLQwenImage(base_dim=24, z_dim=4, dim_mult=[1, 2, 4], num_res_blocks=1,
+                                 temperal_downsample=[False, True], latents_mean=[0.0] * 4,
+                                 latents_std=[1.0] * 4)
+    transformer = QwenImageTransformer2DModel(
+        patch_size=2, in_channels=16, out_channels=4, num_layers=2, attention_head_dim=16,
+        num_attention_heads=3, joint_attention_dim=16, guidance_embeds=False,
+        axes_dims_rope=(8, 4, 4))
+    QwenImageEditPipeline(
+        scheduler=FlowMatchEulerDiscreteScheduler(), vae=vae,
+        text_encoder=Qwen2_5_VLForConditionalGeneration(config), tokenizer=tokenizer,
+        processor=processor, transformer=transformer).save_pretrained(folder)
+
+
 def build_clip(folder: Path) -> None:
     """Tiny ``CLIPModel`` + ``CLIPProcessor`` (32-px images)."""
     from transformers import (
@@ -272,6 +336,7 @@ BUILDERS: dict[str, Callable[[Path], None]] = {
     "ip2p": build_ip2p,
     "sd_inpaint": build_sd_inpaint,
     "flux_kontext": build_flux_kontext,
+    "qwen_image_edit": build_qwen_image_edit,
     "clip": build_clip,
     "dino": build_dino,
     "aesthetic": build_aesthetic,
@@ -285,8 +350,8 @@ def tiny_model_dir(kind: str) -> Path:
     """Folder holding the tiny ``kind`` model (built on first use, once per process).
 
     Args:
-        kind: one of ``BUILDERS`` (ip2p, sd_inpaint, flux_kontext, clip, dino,
-            aesthetic, grounding_dino, sam).
+        kind: one of ``BUILDERS`` (ip2p, sd_inpaint, flux_kontext, qwen_image_edit, clip,
+            dino, aesthetic, grounding_dino, sam).
 
     Returns:
         The folder, loadable with ``from_pretrained``.
