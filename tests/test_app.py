@@ -116,7 +116,8 @@ def test_preview_keeps_small_images_and_shrinks_large():
     small = np.zeros((300, 200, 3), np.uint8)
     assert web.preview(small) is small
     big = np.zeros((3000, 4000, 3), np.uint8)
-    assert web.preview(big).shape == (1200, 1600, 3)
+    assert web.preview(big, 1600).shape == (1200, 1600, 3)
+    assert max(web.preview(big).shape[:2]) == web.PREVIEW_MAX_SIDE
 
 
 def test_bad_upload_gives_a_clear_message(manager, tmp_path: Path):
