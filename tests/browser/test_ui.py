@@ -118,9 +118,11 @@ def test_edit_flow(page, big_photo: Path, shots: Path):
 
 def test_refresh_and_restart_restore(page, browser, app_server, shots: Path):
     pg = page
-    src = Path(__file__).resolve().parents[2] / "assets" / "chelsea.jpg"
-    _open(pg, src)
-    _send(pg, "make it warmer", 2)
+    pg.get_by_text("make it warmer").first.click()  # an example: its photo and instruction
+    _wait_head(pg, "n0")
+    assert pg.locator("#instruction textarea").input_value() == "make it warmer"
+    pg.locator("#instruction textarea").press("Enter")
+    _wait_nodes(pg, 2)
     pg.reload()
     _wait_nodes(pg, 2)
     assert "make it warmer" in pg.inner_text("#chat")
