@@ -103,3 +103,13 @@ def test_rgba_keeps_its_alpha(dark_small: np.ndarray) -> None:
                        memory=AutopilotMemory())
     assert result.image.shape == rgba.shape
     assert np.array_equal(result.image[..., 3], rgba[..., 3])
+
+
+def test_mood_steers_the_result_warmer(coffee: np.ndarray) -> None:
+    from agent.checklist import image_stats
+
+    small = cv2.resize(coffee, (150, 100), interpolation=cv2.INTER_AREA)
+    result = autopilot(small, mood="warmer and cosy", iterations=1, simulations=6, depth=2,
+                       top_k=3, memory=AutopilotMemory())
+    assert result.tree["style"] == "warm" and result.steps
+    assert image_stats(result.image)["warmth"] > image_stats(small)["warmth"] + 1
