@@ -495,7 +495,7 @@ class TurnRunner:
         try:
             request = action.to_request(seed=self.s.seed + index, params=knobs.params)
             band = default_feather(layer) if knobs.feather is None else knobs.feather
-            edited = knobs.editor.edit(layer.patch, layer.mask, request, margin=band)
+            edited = _edit(knobs.editor, layer, request, band)
             composed = _compose_patch(layer, edited, band)
             critique = _critique(self.s.critic, layer, composed, action, band)
             attempt.score = float(critique.score)
@@ -675,6 +675,18 @@ def _critique(critic: Any, layer: Layer, composed: np.ndarray, action: Action,
     if "feather" in params:
         return critic.critique(layer.patch, composed, action, layer.mask, feather=feather)
     return critic.critique(layer.patch, composed, action, layer.mask)
+
+
+def _edit(editor: Any, layer: Layer, request: Any, band: int) -> np.ndarray:
+    """Run the editor on the layer. A whole-frame edit by a model that works at its own
+    size goes through ``edit_whole_frame``: the model sees the frame at its working size
+    and only the low-frequency change is carried back, so the native detail survives
+    instead of being replaced by an upscale."""
+    if layer.mask.all() and getattr(editor, "working_area", None):
+        from pipelines.wholeframe import edit_whole_frame
+
+        return edit_whole_frame(layer.patch, editor, request)
+    return editor.edit(layer.patch, layer.mask, request, margin=band)
 
 
 def _compose_patch(layer: Layer, edited: np.ndarray, feather: int) -> np.ndarray:
