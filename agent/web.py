@@ -140,6 +140,7 @@ class WebSession:
     _edit: Any = None
     ui: dict = field(default_factory=dict)
     autopilot: Any = None
+    used: float = field(default_factory=time.monotonic)
 
     @property
     def edit_folder(self) -> Path:
@@ -171,6 +172,7 @@ class WebSession:
         tmp.replace(self.folder / "ui.json")
 
     def touch(self) -> None:
+        self.used = time.monotonic()
         (self.folder / ".access").touch()
 
 
@@ -189,6 +191,7 @@ class SessionManager:
         self.root.mkdir(parents=True, exist_ok=True)
         self._sessions: dict[str, WebSession] = {}
         self._lock = threading.Lock()
+        self.max_open = max(1, int(os.environ.get("LOUPE_MAX_OPEN_SESSIONS", "8")))
         self._last_sweep = 0.0
 
     @staticmethod
@@ -227,7 +230,20 @@ class SessionManager:
                                     session_id)
                 self._sessions[session_id] = session
         session.touch()
+        self._close_idle(keep=session_id)
         return session
+
+    def _close_idle(self, keep: str) -> None:
+        """Keep at most ``max_open`` EditSessions in memory (the rest reopen from disk)."""
+        with self._lock:
+            loaded = sorted((s for s in self._sessions.values()
+                             if s._edit is not None and s.id != keep), key=lambda s: s.used)
+        for session in loaded[:max(0, len(loaded) + 1 - self.max_open)]:
+            if session.lock.acquire(blocking=False):  # busy sessions stay open
+                try:
+                    session._edit = None
+                finally:
+                    session.lock.release()
 
     def exists(self, session_id: str | None) -> bool:
         """Whether a session folder exists for this id (malformed ids: False)."""

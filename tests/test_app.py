@@ -308,3 +308,14 @@ def test_tree_search_turn_draws_its_topology(manager, coffee: np.ndarray):
     assert svg.count("data-node=") == len(topology["nodes"]) >= 2
     assert f'class="node head" data-node="{topology["best"]}"' in svg
     assert "make it warmer" in svg
+
+
+def test_idle_sessions_are_closed_in_memory_and_reopen_from_disk(manager, chelsea: np.ndarray):
+    manager.max_open = 2
+    ids = [web.ensure_session(None) for _ in range(4)]
+    for sid in ids:
+        web.open_image(sid, chelsea)
+    loaded = [sid for sid in ids if manager.get(sid, create=False)._edit is not None]
+    assert len(loaded) <= 2
+    view, result = web.edit_turn(ids[0], "make it warmer")  # reopened from its folder
+    assert result["ok"] and view.head != "n0"
