@@ -493,3 +493,20 @@ NEUTRAL = {"exposure": {"stops": 0}, "brightness": {"amount": 0}, "contrast": {"
 def test_neutral_parameters_change_nothing(photo, op):
     mask = np.ones(photo.shape[:2], bool)
     assert np.abs(run(photo, mask, op, **NEUTRAL[op]).astype(int) - photo).max() <= 1
+
+
+def test_recolor_lightness_takes_the_new_colours_lightness():
+    # A near-white shirt turned red: by default the shading (and so the pale lightness)
+    # is kept and the result is pink; lightness=1 follows the red's own lightness.
+    rng = np.random.default_rng(0)
+    shirt = np.clip(235 + rng.normal(0, 6, (64, 64, 3)), 0, 255).astype(np.uint8)
+    mask = np.ones(shirt.shape[:2], bool)
+    red_l = lab(np.array([[parse_color("red")]], np.uint8))[0, 0, 0]
+    kept = lab(run(shirt, mask, "recolor", color="red"))[..., 0].mean()
+    followed_img = run(shirt, mask, "recolor", color="red", lightness=1.0)
+    followed = lab(followed_img)[..., 0]
+    assert kept > 85 and abs(followed.mean() - red_l) < 6, (kept, followed.mean(), red_l)
+    want = colorsys.rgb_to_hsv(*(c / 255 for c in parse_color("red")))[0] * 360
+    assert hue_distance(mean_hue(followed_img, mask), want) <= 10.0
+    # the texture still varies with the source (structure follows the shading)
+    assert np.corrcoef(lab(shirt)[..., 0].ravel(), followed.ravel())[0, 1] > 0.9

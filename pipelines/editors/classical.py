@@ -406,8 +406,12 @@ def _recolor(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray
         new_light = _achromatic_lightness(light, mask, mean, float(target[0]))
         out = from_lab(np.dstack([new_light, np.zeros_like(light), np.zeros_like(light)]))
     else:
-        gain = math.sqrt(max(target[0], 1.0) / max(mean, 1.0))
-        gain = float(np.clip(gain, 1 / RECOLOR_MAX_LIGHTNESS_GAIN, RECOLOR_MAX_LIGHTNESS_GAIN))
+        # lightness 0: halfway (geometric) towards the colour's own lightness, bounded so
+        # the shading survives; 1: all the way (a white shirt turned red reads red).
+        follow = p.get("lightness", 0.0)
+        gain = (max(target[0], 1.0) / max(mean, 1.0)) ** (0.5 + 0.5 * follow)
+        limit = RECOLOR_MAX_LIGHTNESS_GAIN * 8.0 ** follow
+        gain = float(np.clip(gain, 1 / limit, limit))
         new_light = np.clip(light * gain, 0.0, 100.0)
         colours, path_light = _recolor_path(color)
         pos = np.interp(new_light.ravel(), path_light, np.arange(path_light.size))

@@ -167,7 +167,10 @@ OPERATIONS: dict[str, OperationSpec] = {spec.name: spec for spec in [
     OperationSpec("recolor", ("adjust", "replace"), "Give the target a new colour, "
                   "keeping its shading and texture.",
                   (ParamSpec("color", "color", None, "colour name or #rrggbb", required=True),
-                   ParamSpec("strength", "float", 1.0, "0 none … 1 full", 0.0, 1.0)),
+                   ParamSpec("strength", "float", 1.0, "0 none … 1 full", 0.0, 1.0),
+                   ParamSpec("lightness", "float", 0.0, "0 keeps the target's lightness "
+                             "(shading intact) … 1 takes the new colour's lightness",
+                             0.0, 1.0)),
                   needs_target=True),
     OperationSpec("inpaint", ("remove",), "Remove the target and fill from its surroundings.",
                   (ParamSpec("method", "choice", "auto", "fill method",
