@@ -26,10 +26,10 @@ def test_parse_fills_defaults_and_keeps_order():
         {"id": "a2", "kind": "adjust", "operation": "exposure", "depends_on": ["a1"]},
     ]}))
     assert [a.id for a in actions] == ["a1", "a2"]
-    assert actions[0].params == {"color": "red", "strength": 1.0}
+    assert actions[0].params == {"color": "red", "strength": 1.0, "lightness": 0.0}
     assert actions[1].params == {"stops": 0.5}
     assert actions[1].region.type is RegionType.image
-    assert actions[0].describe() == "recolor the car (color=red, strength=1)"
+    assert actions[0].describe() == "recolor the car (color=red, strength=1, lightness=0)"
 
 
 @pytest.mark.parametrize("payload, fragment", [
