@@ -38,7 +38,7 @@ def make_photo(width: int = 4000, height: int = 3000) -> np.ndarray:
     from skimage import data
 
     img = data.astronaut().astype(np.float32)
-    img = (img * np.array([1.08, 1.0, 0.85]) * 0.6 + 20).clip(0, 255).astype(np.uint8)
+    img = (img * np.array([1.2, 1.0, 0.7]) * 0.45 + 25).clip(0, 255).astype(np.uint8)
     return cv2.resize(img, (width, height), interpolation=cv2.INTER_CUBIC)
 
 
@@ -93,6 +93,7 @@ def main() -> None:
                       "score_before": round(result.score_before, 4),
                       "score_after": round(result.score_after, 4),
                       "steps": len(result.steps), "iterations": args.iterations,
+                      "iterations_searched": len(result.tree["iterations"]),
                       "simulations": args.simulations, "depth": args.depth,
                       "spearman_seconds": round(time.perf_counter() - start, 1)}))
 
