@@ -105,8 +105,8 @@ def ui_edit(session_id: str | None, message: dict | None, canvas: dict | None, t
             if not text.strip():
                 return (*_edit_outputs(view), "", {"text": "", "files": []})
             canvas = None
-        shape = web.get_view(session_id).size
-        mask = web.mask_from_editor(canvas, (shape[1], shape[0])) if shape else None
+        size = web.image_size(session_id)
+        mask = web.mask_from_editor(canvas, (size[1], size[0])) if size else None
         view, result = web.edit_turn(session_id, text, mask, search="tree" if tree else "none",
                                      progress=lambda f, t: progress(f, desc=t or "editing"))
     except web.SessionError as exc:
@@ -251,7 +251,7 @@ def edit(session_id: str, instruction: str, mask: str | None = None,
         A preview of the result, and the turn's plan, steps, scores and new head.
     """
     def run() -> tuple[Any, dict]:
-        size = web.get_view(session_id).size
+        size = web.image_size(session_id)
         native_mask = web.load_mask_file(mask, (size[1], size[0])) if mask and size else None
         view, result = web.edit_turn(session_id, instruction, native_mask,
                                      search="tree" if tree_search else "none")

@@ -483,6 +483,14 @@ def session_view(session: WebSession, *, message: str = "") -> SessionView:
     return view
 
 
+def image_size(session_id: str | None) -> tuple[int, int] | None:
+    """``(width, height)`` of the session's photo, or None before one is opened."""
+    def run(session: WebSession) -> tuple[int, int] | None:
+        return tuple(session.edit.graph.size) if session.has_image else None
+
+    return with_session(session_id, run, create=False)
+
+
 def get_view(session_id: str | None) -> SessionView:
     """The page state for ``session_id`` (a restored session after refresh or restart)."""
     return with_session(session_id, session_view)
@@ -974,6 +982,7 @@ def score_files(before: Any, after: Any, *, mask: Any = None, bbox: str | None =
 
 MINI_HDD = {"sessions": 3, "turns": 2, "size": (384, 216), "seed": 0}
 MAX_ARCHIVE_BYTES = 512 * 1024 ** 2
+KEEP_BENCHMARK_RUNS = 10
 _MINI_LOCK = threading.Lock()
 
 
@@ -1076,6 +1085,7 @@ def run_benchmark(archive: Any = None, *, agent: str = "embedded",
     except ValueError as exc:
         raise SessionError(f"Could not run that benchmark: {exc}") from exc
     written = report.write_reports(run_dir / "out")
+    _prune_runs(run_dir.parent, keep=KEEP_BENCHMARK_RUNS)
     if progress:
         progress(1.0, "done")
     records = runner.read_results(run_dir / "out")
@@ -1090,6 +1100,13 @@ def run_benchmark(archive: Any = None, *, agent: str = "embedded",
                          _jsonable({k: summary.get(k) for k in (
                              "samples", "errors", "overall", "agent", "run_seconds")}),
                          records)
+
+
+def _prune_runs(folder: Path, keep: int) -> None:
+    """Delete all but the ``keep`` newest benchmark runs."""
+    runs = sorted(folder.glob("run-*"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in runs[keep:]:
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def _turn_table(records: list[dict]) -> tuple[list[str], list[list[Any]]]:
