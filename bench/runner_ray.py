@@ -4,7 +4,7 @@ rendered HDD set, embedded agent, full metrics.
 Usage::
 
     .venv/bin/python bench/runner_ray.py [--sessions 8] [--turns 2] [--size 1920x1080]
-        [--agent embedded]
+        [--agent embedded] [--lpips-side 512]
 
 The last printed line is one JSON object: ``samples``, ``turns``, ``size``, ``agent``,
 ``local_s``, ``ray_1_worker_s``, ``ray_2_workers_s``, ``speedup_1_to_2`` (wall times
@@ -39,12 +39,13 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=2)
     parser.add_argument("--size", default="1920x1080")
     parser.add_argument("--agent", default="embedded")
+    parser.add_argument("--lpips-side", type=int, default=512)
     args = parser.parse_args()
     size = tuple(int(v) for v in args.size.split("x"))
     with tempfile.TemporaryDirectory() as tmp:
         data = hdd.make_dataset(Path(tmp) / "hdd", args.sessions, args.turns, size, seed=7,
                                 targets=False)
-        common = {"dataset": data, "agent": args.agent}
+        common = {"dataset": data, "agent": args.agent, "lpips_side": args.lpips_side}
         local = _timed(out=Path(tmp) / "local", **common)
         one = _timed(out=Path(tmp) / "ray1", engine="ray", workers=1, **common)
         two = _timed(out=Path(tmp) / "ray2", engine="ray", workers=2, **common)
