@@ -6,6 +6,7 @@ import ast
 import asyncio
 import base64
 import io
+import re
 import socket
 from collections.abc import Iterator
 from pathlib import Path
@@ -138,3 +139,17 @@ def test_autopilot_and_score_over_mcp(mcp_url: str, chelsea: np.ndarray, tmp_pat
     assert not score.isError, score.content
     metrics = next(t for t in _texts(score) if isinstance(t, dict))
     assert isinstance(metrics, dict) and "psnr" in metrics and metrics["psnr"] < 40
+
+
+def test_plain_calls_without_progress_token(mcp_url: str, chelsea: np.ndarray):
+    """Clients that send no progress token get the outputs as text (Gradio 6.31)."""
+    async def script(session: ClientSession) -> tuple:
+        created = await session.call_tool("new_session", {"image": _data_url(chelsea)})
+        sid = re.search(r"'session_id': '([A-Za-z0-9_-]+)'", created.content[0].text).group(1)
+        graph = await session.call_tool("graph", {"session_id": sid})
+        return created, graph
+
+    created, graph = _run(mcp_url, script)
+    assert not created.isError and not graph.isError
+    data = ast.literal_eval(graph.content[0].text)
+    assert data["head"] == "n0" and [n["id"] for n in data["nodes"]] == ["n0"]
