@@ -895,9 +895,15 @@ def send_autopilot_to_edit(session_id: str | None) -> SessionView:
         raise SessionError("Autopilot kept no step (nothing improved the score).")
     scratch = EditSession.open(session.folder / info["scratch"])
     parent = info.get("head")
-    if parent is None:
-        open_image(session_id, scratch.folder / scratch.root_file,
-                   info.get("filename") or "autopilot.png")
+    if parent is None:  # a run on an uploaded photo: open it (under its own name) first
+        name = info.get("filename") or "autopilot" + Path(scratch.root_file).suffix
+        staged = session.folder / "incoming" / Path(name).name
+        staged.parent.mkdir(exist_ok=True)
+        shutil.copyfile(scratch.folder / scratch.root_file, staged)
+        try:
+            open_image(session_id, staged, staged.name)
+        finally:
+            staged.unlink(missing_ok=True)
 
     def run(s: WebSession) -> SessionView:
         edit, node_parent = s.edit, parent

@@ -319,3 +319,20 @@ def test_idle_sessions_are_closed_in_memory_and_reopen_from_disk(manager, chelse
     assert len(loaded) <= 2
     view, result = web.edit_turn(ids[0], "make it warmer")  # reopened from its folder
     assert result["ok"] and view.head != "n0"
+
+
+def test_autopilot_send_to_edit_lands_each_step(manager, tmp_path: Path, chelsea: np.ndarray):
+    src = tmp_path / "cat.png"
+    Image.fromarray(chelsea).save(src)
+    sid = web.ensure_session(None)
+    run = web.run_autopilot(sid, str(src), iterations=2, simulations=4, depth=1, top_k=2)
+    assert run.summary["score_after"] >= run.summary["score_before"]
+    if not run.rows:
+        pytest.skip("autopilot kept no step on this photo")
+    view = web.send_autopilot_to_edit(sid)
+    graph = web.graph_json(sid)
+    assert len(graph["nodes"]) == 1 + len(run.rows)
+    assert graph["nodes"][0]["description"].endswith("cat.png")
+    assert all(n["description"].startswith("Autopilot") for n in graph["nodes"][1:])
+    np.testing.assert_array_equal(view.image, run.slider[1])  # the same final pixels
+    assert web.undo(sid).head == graph["nodes"][-2]["id"]
