@@ -648,4 +648,5 @@ def make_demo() -> gr.Blocks:
 if __name__ == "__main__":
     logging.basicConfig(level=os.environ.get("LOUPE_LOG_LEVEL", "INFO"),
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per internal request
     make_demo().launch(**launch_options())
