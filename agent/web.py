@@ -642,8 +642,10 @@ def edit_turn(session_id: str | None, instruction: str, mask: np.ndarray | None 
             from agent.graph_view import render_svg
 
             best = topology.get("best") if isinstance(topology, dict) else None
-            result["topology_svg"] = render_svg(topology, None if best is None else str(best),
-                                                title="Tree-search topology")
+            result["topology_svg"] = (
+                "<p><b>Tree-search topology</b> — the chosen (best) state is marked.</p>"
+                + render_svg(topology, None if best is None else str(best),
+                             title="Tree-search topology"))
         return view, result
 
     return with_session(session_id, run, create=False)

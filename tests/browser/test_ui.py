@@ -173,3 +173,13 @@ def test_mini_benchmark_shows_a_table(page, shots: Path):
     assert all(f"s000{i}" in table for i in range(3))  # the three mini-set samples
     assert "psnr_om" in pg.inner_text("#bm-per-turn")
     assert pg.locator("#bm-files a[href]").count() == 2  # CSV and JSON downloads
+
+
+def test_multi_instruction_mode_shows_its_topology(page, shots: Path):
+    pg = page
+    _open(pg, Path(__file__).resolve().parents[2] / "assets" / "coffee.jpg")
+    pg.locator("#tree-mode input[type=checkbox]").check()
+    _send(pg, "make it warmer, then increase the contrast", 2)
+    pg.wait_for_selector("#topology svg g.node.head")
+    assert pg.locator("#topology svg [data-node]").count() >= 2
+    pg.screenshot(path=str(shots / "10-tree-search.png"), full_page=True)
