@@ -83,6 +83,7 @@ def plot_curves(runs: Sequence[dict[str, Any]], path: Path) -> Path:
                       if key in summary["per_turn"][t]]
             if points:
                 ax.plot(*zip(*points), marker="o", label=summary["label"])
+                ax.set_xticks([p[0] for p in points])
         ax.set_title(title)
         ax.set_xlabel("turn")
         ax.grid(alpha=0.3)
