@@ -444,11 +444,11 @@ def _configured_backends() -> dict[str, str]:
     roles = {"editor": "classical", "localiser": "embedded", "planner": "rule-based",
              "critic": "measured"}
     try:
+        from agent.turn import is_available
         from pipelines.editors.registry import available_editors
 
         live = [name for name, state in available_editors().items()
-                if name != "classical" and str(state).lower() in ("ready", "available", "true",
-                                                                  "loaded")]
+                if name != "classical" and is_available(state)]
         if live:
             roles["editor"] = ", ".join(live) + " + classical"
     except Exception as exc:  # noqa: BLE001

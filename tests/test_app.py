@@ -336,3 +336,17 @@ def test_autopilot_send_to_edit_lands_each_step(manager, tmp_path: Path, chelsea
     assert all(n["description"].startswith("Autopilot") for n in graph["nodes"][1:])
     np.testing.assert_array_equal(view.image, run.slider[1])  # the same final pixels
     assert web.undo(sid).head == graph["nodes"][-2]["id"]
+
+
+def test_status_line_names_a_configured_generative_editor(monkeypatch):
+    from agent import web
+    from pipelines.models import get_manager
+    from tests.tiny_models import tiny_model_dir
+
+    assert "instruct-pix2pix" not in web.status_line(None)
+    monkeypatch.setenv("LOUPE_MODEL_EDITOR", str(tiny_model_dir("ip2p")))
+    try:
+        line = web.status_line(None)
+    finally:
+        get_manager().unload_all()
+    assert "instruct-pix2pix" in line, line
