@@ -34,8 +34,8 @@ import cv2
 import numpy as np
 
 from agent.autopilot_memory import AutopilotMemory
-from agent.perceiver import Candidate, Perception, mood_score, perceive, propose
-from eval.noref import combine, quality_indices, score_components, to_analysis
+from agent.perceiver import Candidate, Perception, mood_score, perceive, propose, run_gates
+from eval.noref import _lab, combine, quality_indices, score_components, to_analysis
 from pipelines.editors.base import Editor
 
 log = logging.getLogger(__name__)
@@ -47,6 +47,13 @@ CancelFn = Callable[[], bool]
 UCT_C = 0.35
 #: A full-resolution result must beat the current score by this much to be kept.
 MIN_GAIN = 0.005
+#: Each step already kept raises the margin the next one must clear by this much: the
+#: evaluator is uncertain, so a run prefers few confident fixes to many marginal ones.
+STEP_MARGIN = 0.02
+#: Cost per unit of mean CIELAB ΔE a step moves the image, times the steps already kept:
+#: later steps must pay for how far they move the photo (content preservation weighs more
+#: as steps accumulate; the first step, the main fix, is free of it).
+FIDELITY_COST = 0.001
 #: Weight of the mood term relative to the evaluator (when a mood is given).
 MOOD_WEIGHT = 0.6
 _CHANNEL_OPS = {"exposure", "brightness", "contrast", "gamma", "temperature", "tint",
@@ -174,6 +181,14 @@ class _Node:
     def mean(self) -> float:
         return self.total / self.visits if self.visits else 0.0
 
+    def path(self) -> list[Candidate]:
+        """The candidates applied from the root to this node, in order."""
+        node, out = self, []
+        while node is not None and node.cand is not None:
+            out.append(node.cand)
+            node = node.parent
+        return out[::-1]
+
     def families(self) -> set[str]:
         node, out = self, set()
         while node is not None and node.cand is not None:
@@ -205,13 +220,18 @@ class _Search:
     depth: int
     k: int
     rng: random.Random
+    gates: frozenset[str] = frozenset()
+    carried: Carried | None = None
     next_id: int = 0
     evals: int = 0
     indices: dict[int, dict[str, Any]] = field(default_factory=dict)
 
-    def reward(self, image: np.ndarray) -> float:
+    def reward(self, image: np.ndarray, path: list[Candidate] | None = None) -> float:
         self.evals += 1
-        score, idx = _evaluate(image, self.original, self.style)
+        carried = self.carried
+        for cand in path or []:
+            carried = carried.after(cand) if carried is not None else None
+        score, idx = _evaluate(image, self.original, self.style, carried)
         self.indices[id(image)] = idx
         return score
 
@@ -223,7 +243,7 @@ class _Search:
         if node.image is None:
             node.image = apply_candidate(node.parent.image, node.cand,
                                          full_size=self.full_size)
-            node.score = self.reward(node.image)
+            node.score = self.reward(node.image, node.path())
         return node.image
 
     def proposals(self, node: _Node) -> list[Candidate]:
@@ -234,7 +254,8 @@ class _Search:
                 perception = perceive_fast(node.image, self.perception,
                                            self.indices.get(id(node.image)))
             node.proposals = propose(perception=perception, k=self.k, mood=self.mood,
-                                     memory=self.memory, exclude=node.families())
+                                     memory=self.memory,
+                                     exclude=node.families() | self.gates)
         return node.proposals
 
     def select(self, root: _Node) -> _Node:
@@ -255,6 +276,7 @@ class _Search:
                 node = node.children[0]
         self.materialise(node)
         best, state, used = node.score, node.image, node.families()
+        path = node.path()
         options = [c for c in self.proposals(node) if c.family not in used]
         steps = 0
         for _ in range(node.depth, self.depth):
@@ -263,13 +285,76 @@ class _Search:
             cand = options.pop(self.rng.randrange(len(options)))
             options = [c for c in options if c.family != cand.family]
             state = apply_candidate(state, cand, full_size=self.full_size)
+            path.append(cand)
             steps += 1
         if steps:
-            best = max(best, self.reward(state))
+            best = max(best, self.reward(state, path))
         while node is not None:
             node.visits += 1
             node.total += best
             node = node.parent
+
+
+#: Operations that change the colour balance (the only ones that move the cast term).
+COLOUR_OPS = {"auto_white_balance", "temperature", "tint"}
+
+
+@dataclass(frozen=True)
+class Carried:
+    """Measures of the run's input carried through its edits instead of re-measured.
+
+    Tilt belongs to the framing and a colour cast to the illuminant: both are measured once
+    on the input and afterwards change only through the edits that act on them
+    (straightening; white balance, temperature, tint). Re-measuring them on every state
+    let unrelated edits game the evaluator: lifting shadows hid a few edges from the line
+    detector, colour denoising flattened chroma edges into a fake cast that a mild tone
+    edit then "fixed".
+    """
+
+    tilt_deg: float
+    tilt_confidence: int
+    cast: float
+    cast_score: float
+    rotation: float = 0.0          # straightening applied so far
+    colour_changed: bool = False   # a colour-balance edit was applied
+
+    @classmethod
+    def of(cls, idx: dict[str, Any]) -> Carried:
+        """Start from the input's ``quality_indices``."""
+        return cls(float(idx["tilt_deg"]), int(idx["tilt_confidence"]), float(idx["cast"]),
+                   float(idx["cast_score"]))
+
+    def after(self, cand: Candidate) -> Carried:
+        """The carried measures after one more edit."""
+        return Carried(self.tilt_deg, self.tilt_confidence, self.cast, self.cast_score,
+                       self.rotation + _rotation_of(cand),
+                       self.colour_changed or cand.action.operation in COLOUR_OPS)
+
+    @property
+    def residual(self) -> float:
+        """Remaining tilt in degrees (+ = counter-clockwise)."""
+        return self.tilt_deg + self.rotation
+
+    def level_score(self) -> float:
+        """The evaluator's level term for the remaining tilt (as ``eval.noref`` scores it)."""
+        excess = max(0.0, abs(self.residual) - 0.5)
+        return float(math.exp(-(excess / 2.0) ** 2))
+
+    def apply(self, idx: dict[str, Any]) -> dict[str, Any]:
+        """``idx`` with the carried tilt (when confident) and cast (until a colour edit)."""
+        out = dict(idx)
+        if self.tilt_confidence >= 6:
+            out.update(tilt_deg=self.residual, tilt_confidence=self.tilt_confidence,
+                       level_score=self.level_score())
+        if not self.colour_changed:
+            out.update(cast=self.cast, cast_score=self.cast_score)
+        return out
+
+
+def _rotation_of(cand: Candidate) -> float:
+    if cand.action.operation != "straighten":
+        return 0.0
+    return float(cand.action.params.get("angle", 0.0))
 
 
 def perceive_fast(image: np.ndarray, base: Perception,
@@ -279,27 +364,32 @@ def perceive_fast(image: np.ndarray, base: Perception,
                       base.sky_fraction, base.scene, base.mood, base.style)
 
 
-def _evaluate(image: np.ndarray, original: np.ndarray,
-              style: str | None) -> tuple[float, dict[str, Any]]:
+def _evaluate(image: np.ndarray, original: np.ndarray, style: str | None,
+              carried: Carried | None = None) -> tuple[float, dict[str, Any]]:
     idx = quality_indices(image)
+    if carried is not None:
+        idx = carried.apply(idx)
     score = combine(score_components(image, original, indices=idx))
     if style:
         score = (score + MOOD_WEIGHT * mood_score(image, original, style)) / (1 + MOOD_WEIGHT)
     return score, idx
 
 
-def evaluate(image: np.ndarray, original: np.ndarray, style: str | None = None) -> float:
+def evaluate(image: np.ndarray, original: np.ndarray, style: str | None = None,
+             carried: Carried | None = None) -> float:
     """The Autopilot's reward: the evaluator, blended with the mood term when a style is set.
 
     Args:
         image: the candidate state (any resolution).
         original: the image the run started from (preservation reference).
         style: a ``perceiver.STYLES`` key, or None.
+        carried: the run's carried tilt and cast (``Carried``); they replace the ones
+            measured on ``image``.
 
     Returns:
         A reward in [0, 1].
     """
-    return _evaluate(image, original, style)[0]
+    return _evaluate(image, original, style, carried)[0]
 
 
 # ----------------------------------------------------------------------------- autopilot
@@ -394,14 +484,17 @@ def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3
     orig_small = to_analysis(image, sim_size)
     perception0 = perceive(image, mood)
     style = perception0.style
-    score0 = evaluate(current, original, style)
+    gates = run_gates(perception0.indices)
+    carried = Carried.of(perception0.indices)
+    score0 = evaluate(current, original, style, carried)
     current_score, steps, trees = score0, [], []
     total, done, cancelled = iterations * simulations, 0, False
     for it in range(iterations):
         small = to_analysis(current, sim_size)
         perception = perception0 if it == 0 else perceive(current, mood)
+        perception.indices = carried.apply(perception.indices)
         search = _Search(small, orig_small, (image.shape[1], image.shape[0]), perception, mood,
-                         style, memory, depth, k, rng)
+                         style, memory, depth, k, rng, gates, carried)
         root = search.new_node(None, None)
         root.image, root.score = small, search.reward(small)
         for _ in range(simulations):
@@ -418,7 +511,7 @@ def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3
         if cancelled:
             break
         kept = _execute_best(root, top_k, current, original, current_score, style,
-                             perception, memory)
+                             perception, memory, len(steps), carried)
         trees[-1]["executed"] = kept["tried"]
         if kept["best"] is None:
             break
@@ -431,16 +524,43 @@ def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3
                                    cand.action.describe(), cand.reason, current_score, score,
                                    node_id))
         current, current_score = result, score
+        carried = carried.after(cand)
     _save_memory(memory)
     tree = {"seed": seed, "mood": mood, "style": style, "iterations": trees,
             "perception": perception0.to_dict()}
     return AutopilotResult(current, steps, tree, score0, current_score, cancelled)
 
 
+def required_gain(steps_taken: int, delta_e: float) -> float:
+    """The score gain a step must clear to be kept.
+
+    Args:
+        steps_taken: steps already kept in this run.
+        delta_e: mean CIELAB ΔE between the current image and the step's result.
+
+    Returns:
+        ``MIN_GAIN + n·STEP_MARGIN + n·FIDELITY_COST·ΔE`` for ``n = steps_taken``.
+    """
+    n = max(0, steps_taken)
+    return MIN_GAIN + n * STEP_MARGIN + n * FIDELITY_COST * max(0.0, delta_e)
+
+
+def mean_delta_e(a: np.ndarray, b: np.ndarray) -> float:
+    """Mean CIELAB ΔE (1976) between two images, measured at 256 px on the long side."""
+    la, lb = _lab(to_analysis(a, 256)), _lab(to_analysis(b, 256))
+    if la.shape != lb.shape:
+        lb = cv2.resize(lb, (la.shape[1], la.shape[0]), interpolation=cv2.INTER_AREA)
+    return float(np.sqrt(((la - lb) ** 2).sum(axis=2)).mean())
+
+
 def _execute_best(root: _Node, top_k: int, current: np.ndarray, original: np.ndarray,
                   current_score: float, style: str | None, perception: Perception,
-                  memory: AutopilotMemory | None) -> dict[str, Any]:
+                  memory: AutopilotMemory | None, steps_taken: int = 0,
+                  carried: Carried | None = None) -> dict[str, Any]:
     """Run the ``top_k`` most-visited root actions at full resolution; keep the best gain.
+
+    A result counts only by how far its gain exceeds ``required_gain`` (which grows with the
+    steps already kept and with how far the step moves the photo).
 
     Ties in visits go to the better simulated single-step score, and the best single-step
     action always takes the last slot (small simulation budgets credit rollouts noisily).
@@ -456,17 +576,21 @@ def _execute_best(root: _Node, top_k: int, current: np.ndarray, original: np.nda
         if child.visits == 0:
             continue
         result = apply_candidate(current, child.cand)
-        score = evaluate(result, original, style)
+        score = evaluate(result, original, style,
+                         carried.after(child.cand) if carried is not None else None)
+        need = required_gain(steps_taken, mean_delta_e(current, result) if steps_taken else 0.0)
+        excess = score - current_score - need
         tried.append({"node": child.id, "description": child.cand.action.describe(),
-                      "visits": child.visits, "score": round(score, 5)})
-        if score > current_score + MIN_GAIN and (best is None or score > best[2]):
-            best = (child.cand, result, score)
+                      "visits": child.visits, "score": round(score, 5),
+                      "required_gain": round(need, 5)})
+        if excess > 0 and (best is None or excess > best[3]):
+            best = (child.cand, result, score, excess)
     if memory is not None:
         for child in ranked:
             won = best is not None and child.cand is best[0]
             memory.record(perception.scene, child.cand.family, kept=won,
                           gain=(best[2] - current_score) if won else 0.0)
-    return {"best": best, "tried": tried}
+    return {"best": best[:3] if best is not None else None, "tried": tried}
 
 
 def _save_memory(memory: AutopilotMemory | None) -> None:

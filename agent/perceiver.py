@@ -27,7 +27,7 @@ import numpy as np
 
 from agent.actions import Action
 from agent.autopilot_memory import AutopilotMemory
-from eval.noref import quality_indices, to_analysis
+from eval.noref import FULL_RANGE_P99, quality_indices, to_analysis
 
 log = logging.getLogger(__name__)
 
@@ -275,24 +275,62 @@ def _clamp(x: float, lo: float, hi: float) -> float:
     return float(min(hi, max(lo, x)))
 
 
+#: Grey-edge cast (percent) above which white balance is proposed.
+CAST_GATE = 24.0
+
+
+def _exposure_off(idx: dict[str, Any]) -> bool:
+    """Whether the histogram (not just the mean) says the exposure is wrong.
+
+    Too dark: a low mean with highlights that stop short of white and true blacks present
+    (a dark low-key photo with its full tonal range is not under-exposed; lifted blacks
+    with short highlights are a contrast problem, for levels). Too bright: a high mean with
+    highlights at white, or blacks lifted far off black.
+    """
+    light = float(idx["mean_lightness"])
+    p01 = float(idx.get("light_p01", 0.0))
+    p99 = float(idx.get("light_p99", 50.0))
+    if light < 40:
+        return p99 < FULL_RANGE_P99 and p01 < 12
+    if light > 62:
+        return p99 > 97 or idx["clip_high"] > 0.02 or p01 > 25
+    return False
+
+
+def run_gates(idx: dict[str, Any]) -> frozenset[str]:
+    """Families to leave out for a whole Autopilot run, from the diagnosis of its input.
+
+    Later states can measure deficits the input never had (colour denoising flattens
+    chroma edges, which then read as a cast); a fix the input did not need moves away
+    from the photo. White balance is proposed only when the input itself shows a cast.
+
+    Args:
+        idx: ``quality_indices`` of the run's input.
+
+    Returns:
+        The operation families to exclude.
+    """
+    return frozenset() if float(idx["cast"]) > CAST_GATE else frozenset({"auto_white_balance"})
+
+
 def _needs(idx: dict[str, Any]) -> list[tuple[str, dict[str, Any], float, str]]:
     """(operation, params, need 0–1, reason) for each measured deficit."""
     out: list[tuple[str, dict[str, Any], float, str]] = []
     light = float(idx["mean_lightness"])
-    if light < 40 or light > 62:
+    if _exposure_off(idx):
         stops = _clamp(math.log2(50.0 / max(light, 3.0)) * 1.6, -2.5, 2.5)
         out.append(("exposure", {"stops": round(stops, 2)}, min(1, abs(light - 50) / 25),
                     f"mean lightness {light:.0f} is far from mid-grey"))
         out.append(("exposure", {"stops": round(stops / 2, 2)}, min(1, abs(light - 50) / 35),
                     "half-strength exposure, in case the full correction overshoots"))
-    if idx["clip_low"] > 0.05 or light < 35:
+    if idx["clip_low"] > 0.05 or (light < 35 and _exposure_off(idx)):
         out.append(("shadows", {"amount": 0.4}, min(1, idx["clip_low"] * 5 + 0.2),
                     f"{idx['clip_low']:.0%} of pixels are crushed black"))
     if idx["clip_high"] > 0.02 or light > 65:
         out.append(("highlights", {"amount": -0.4}, min(1, idx["clip_high"] * 8 + 0.2),
                     f"{idx['clip_high']:.0%} of pixels are blown out"))
     cast = float(idx["cast"])
-    if cast > 24:   # natural scenes measure 0–15; colour-denoised ones up to ~25
+    if cast > CAST_GATE:   # natural scenes measure 0–15; colour-denoised ones up to ~25
         out.append(("auto_white_balance", {"amount": 1.0}, min(1, (cast - 10) / 20),
                     f"edges are not grey: a colour cast of {cast:.0f}%"))
         out.append(("auto_white_balance", {"amount": 0.6}, min(1, (cast - 10) / 30),

@@ -293,6 +293,76 @@ def estimate_tilt(gray: np.ndarray) -> tuple[float, int]:
     return float(centre[peak] + float(np.clip(offset, -0.5, 0.5)) * 0.5), int(confidence)
 
 
+def _long_lines(gray: np.ndarray, high: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Long straight edge segments (probabilistic Hough): deviation from level/plumb, length.
+
+    Returns:
+        ``(deviation_deg, relative_length)``: each segment's angle folded onto ±45° around
+        the axes (+ = counter-clockwise) and its length over the image's long side.
+    """
+    g = cv2.GaussianBlur(gray, (0, 0), 1.0)
+    if high is None:   # thresholds that follow the photo's own gradient scale
+        mag = np.abs(cv2.Sobel(g, cv2.CV_32F, 1, 0)) + np.abs(cv2.Sobel(g, cv2.CV_32F, 0, 1))
+        high = max(24.0, float(np.percentile(mag, 80)))
+    edges = cv2.Canny(g, 0.4 * high, high)
+    long_side = max(gray.shape)
+    min_len = 0.12 * long_side
+    lines = cv2.HoughLinesP(edges, 1, np.pi / 720, threshold=max(20, int(min_len * 0.6)),
+                            minLineLength=min_len, maxLineGap=3)
+    if lines is None:
+        return np.zeros(0), np.zeros(0)
+    seg = np.asarray(lines).reshape(-1, 4).astype(np.float64)
+    dx, dy = seg[:, 2] - seg[:, 0], seg[:, 3] - seg[:, 1]
+    dev = (np.degrees(np.arctan2(-dy, dx)) + 45.0) % 90.0 - 45.0
+    return dev, np.hypot(dx, dy) / long_side
+
+
+def estimate_tilt_lines(gray: np.ndarray) -> tuple[float, int]:
+    """Tilt (degrees, + = counter-clockwise) from long near-level and near-plumb lines.
+
+    Segments from a probabilistic Hough transform at two scales and two edge thresholds
+    (fixed and relative to the photo's gradients) are pooled; those within
+    ±10° of an axis vote, the length-weighted median is the estimate, and the answer counts
+    only when at least three segments and half the voting length agree within 1°.
+
+    Returns:
+        ``(tilt, confidence)``; confidence is 6 + the number of agreeing segments when the
+        lines agree, else 0 (and the tilt 0).
+    """
+    devs, lens = [], []
+    for size in (256, 384):
+        for high in (150.0, None):   # fixed and photo-relative edge thresholds
+            d, length = _long_lines(_shrink(gray, size), high)
+            devs.append(d)
+            lens.append(length)
+    dev, length = np.concatenate(devs), np.concatenate(lens)
+    near = np.abs(dev) <= 10
+    if near.sum() < 3:
+        return 0.0, 0
+    d, w = dev[near], length[near]
+    order = np.argsort(d)
+    cum = np.cumsum(w[order])
+    median = float(d[order][np.searchsorted(cum, cum[-1] / 2)])
+    agree = np.abs(d - median) <= 1.0
+    if agree.sum() < 3 or w[agree].sum() < 0.5 * w.sum():
+        return 0.0, 0
+    return float(np.average(d[agree], weights=w[agree])), 6 + int(agree.sum())
+
+
+#: A photo whose 99th lightness percentile reaches this uses the whole tonal range.
+FULL_RANGE_P99 = 70.0
+
+
+def _low_key_floor(p99: float) -> float:
+    """Lowest mean lightness the exposure term accepts without penalty.
+
+    A dark photo whose highlights still reach near white is low-key by intent (night,
+    stage, space), not under-exposed: its floor drops from 38 to 22. Under-exposure
+    compresses the highlights too, so it keeps the normal floor.
+    """
+    return 22.0 if p99 >= FULL_RANGE_P99 else 38.0
+
+
 def quality_indices(image: np.ndarray) -> dict[str, float | int | str | None]:
     """Measurable photo indices, each raw value with a 0–1 score (1 = good).
 
@@ -300,7 +370,8 @@ def quality_indices(image: np.ndarray) -> dict[str, float | int | str | None]:
         image: ``uint8`` RGB/RGBA/grey image of any size (measured at ``ANALYSIS_SIZE``).
 
     Returns:
-        A dict: ``mean_lightness``, ``clip_low``, ``clip_high``, ``exposure_score``;
+        A dict: ``mean_lightness``, ``clip_low``, ``clip_high``, ``light_p01`` and
+        ``light_p99`` (lightness percentiles, 0–100), ``exposure_score``;
         ``cast`` (grey-edge cast, percent), ``cast_score``; ``colourfulness``,
         ``colourfulness_score``; ``contrast`` (RMS of L/100), ``contrast_score``;
         ``sharpness`` (Laplacian std), ``sharpness_score``; ``noise_sigma`` (measured on a
@@ -318,9 +389,11 @@ def quality_indices(image: np.ndarray) -> dict[str, float | int | str | None]:
     mean_l = float(np.mean(light))
     clip_low = float(np.count_nonzero(rgb.max(axis=2) <= 3)) / gray8.size
     clip_high = float(np.count_nonzero(rgb.min(axis=2) >= 252)) / gray8.size
-    out.update(mean_lightness=mean_l, clip_low=clip_low, clip_high=clip_high)
+    p01, p99 = (float(v) for v in np.percentile(light, (1, 99)))
+    out.update(mean_lightness=mean_l, clip_low=clip_low, clip_high=clip_high,
+               light_p01=p01, light_p99=p99)
     clipped = max(0.0, clip_low - 0.12) + max(0.0, clip_high - 0.03)
-    out["exposure_score"] = _band(mean_l, 38, 62, 14) * math.exp(-8 * clipped)
+    out["exposure_score"] = _band(mean_l, _low_key_floor(p99), 62, 14) * math.exp(-8 * clipped)
     # colour cast by the grey-edge hypothesis: edges average to grey under neutral light,
     # so unequal per-channel edge energy means a cast (robust to scenes that are simply
     # warm or green, unlike grey-world means)
@@ -337,7 +410,11 @@ def quality_indices(image: np.ndarray) -> dict[str, float | int | str | None]:
     out.update(noise_sigma=noise, noise_score=_band(noise, 0, 4.0, 4.0))
     sharp = float(cv2.Laplacian(cv2.GaussianBlur(gray8, (3, 3), 0), cv2.CV_32F).std())
     out.update(sharpness=sharp, sharpness_score=_band(sharp, 6, 40, 6))
-    tilt, confidence = estimate_tilt(_shrink(gray8, 256))
+    # long straight lines first (horizons, buildings, door frames); the orientation
+    # histogram covers dense regular texture (brick, tiles) where single lines are ambiguous
+    tilt, confidence = estimate_tilt_lines(gray8)
+    if confidence < 6:
+        tilt, confidence = estimate_tilt(_shrink(gray8, 256))
     out.update(tilt_deg=tilt, tilt_confidence=confidence,
                level_score=_band(abs(tilt), 0, 0.5, 2.0) if confidence >= 6 else 1.0)
     value = brisque(rgb, size=None)
@@ -374,9 +451,37 @@ def preservation(image: np.ndarray, original: np.ndarray) -> float:
     a = _grad_field(image)
     if a.shape != b.shape:
         b = cv2.resize(b, (a.shape[1], a.shape[0]), interpolation=cv2.INTER_AREA)
-    a, b = a - a.mean(), b - b.mean()
-    corr = float((a * b).sum() / (np.sqrt((a * a).sum() * (b * b).sum()) + 1e-9))
+    corr = _corr(a, b)
+    if corr < 0.9:
+        # a global rotate-and-zoom (straighten, crop) keeps the content; align and compare,
+        # charging for the share of the original's frame that was cropped away
+        corr = max(corr, _aligned_corr(a, b))
     return float(np.clip(corr, 0, 1))
+
+
+def _corr(a: np.ndarray, b: np.ndarray) -> float:
+    a, b = a - a.mean(), b - b.mean()
+    return float((a * b).sum() / (np.sqrt((a * a).sum() * (b * b).sum()) + 1e-9))
+
+
+def _aligned_corr(a: np.ndarray, b: np.ndarray) -> float:
+    """Correlation of field ``a`` with ``b`` warped onto it by an ECC similarity fit, times
+    the square root of the kept share of ``b``'s frame (0 when the fit fails)."""
+    warp = np.eye(2, 3, dtype=np.float32)
+    sa, sb = (cv2.GaussianBlur(x, (0, 0), 1.0) for x in (a, b))
+    try:
+        _, warp = cv2.findTransformECC(sa, sb, warp, cv2.MOTION_AFFINE,
+                                       (cv2.TERM_CRITERIA_EPS | cv2.TERM_CRITERIA_COUNT, 40,
+                                        1e-4), None, 1)
+    except cv2.error:
+        return 0.0
+    kept = abs(float(np.linalg.det(warp[:, :2].astype(np.float64))))
+    if not 0.5 <= kept <= 1.05:
+        return 0.0
+    aligned = cv2.warpAffine(b, warp, (a.shape[1], a.shape[0]),
+                             flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+                             borderMode=cv2.BORDER_REFLECT)
+    return _corr(a, aligned) * math.sqrt(min(1.0, kept))
 
 
 def _learned_score(image: np.ndarray) -> float | None:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from agent.autopilot_memory import AutopilotMemory
-from agent.mcts import apply_candidate, autopilot
+from agent.mcts import apply_candidate, autopilot, mean_delta_e, required_gain
 from agent.perceiver import propose
 
 
@@ -113,3 +113,28 @@ def test_mood_steers_the_result_warmer(coffee: np.ndarray) -> None:
                        top_k=3, memory=AutopilotMemory())
     assert result.tree["style"] == "warm" and result.steps
     assert image_stats(result.image)["warmth"] > image_stats(small)["warmth"] + 1
+
+
+def test_later_steps_must_clear_a_growing_margin() -> None:
+    first = required_gain(0, 30.0)
+    assert first == required_gain(0, 0.0)              # the main fix pays no fidelity cost
+    assert required_gain(1, 0.0) > first
+    assert required_gain(2, 0.0) > required_gain(1, 0.0)
+    assert required_gain(1, 20.0) > required_gain(1, 2.0)   # big late moves cost more
+
+
+def test_delta_e_is_zero_for_the_same_photo_and_grows_with_a_cast(coffee: np.ndarray) -> None:
+    assert mean_delta_e(coffee, coffee.copy()) == 0.0
+    mild = np.clip(coffee * np.array([1.05, 1.0, 0.95]), 0, 255).astype(np.uint8)
+    strong = np.clip(coffee * np.array([1.2, 1.0, 0.75]), 0, 255).astype(np.uint8)
+    assert 0 < mean_delta_e(coffee, mild) < mean_delta_e(coffee, strong)
+
+
+def test_noisy_photo_without_a_cast_gets_no_white_balance(coffee: np.ndarray) -> None:
+    small = cv2.resize(coffee, (192, 128), interpolation=cv2.INTER_AREA)
+    noisy = np.clip(small + np.random.default_rng(0).normal(0, 12, small.shape), 0, 255)
+    result = autopilot(noisy.astype(np.uint8), iterations=2, simulations=8, depth=2,
+                       memory=AutopilotMemory())
+    ops = [s.action["operation"] for s in result.steps]
+    assert "denoise" in ops and "auto_white_balance" not in ops
+    assert _psnr(result.image, small) > _psnr(noisy.astype(np.uint8), small)

@@ -114,3 +114,45 @@ def test_learned_term_is_skipped_cleanly_when_unavailable(chelsea: np.ndarray) -
     assert "exposure" in terms   # the rest of the ensemble still scores
     score = noref.aesthetic_score(chelsea, weights={"learned": 1.0})
     assert 0 < score <= 1
+
+
+def _rendered_street(angle: float) -> np.ndarray:
+    """A rendered scene of long level/plumb edges (horizon, facades), rotated to fill."""
+    img = np.full((300, 400, 3), 200, np.uint8)
+    img[170:] = (90, 110, 80)                      # ground below a horizon
+    for x0 in (40, 150, 270):
+        cv2.rectangle(img, (x0, 60), (x0 + 80, 170), (120, 90, 70), -1)   # buildings
+        cv2.rectangle(img, (x0 + 25, 110), (x0 + 50, 170), (40, 40, 40), -1)  # doors
+    matrix = cv2.getRotationMatrix2D((199.5, 149.5), angle, 1.12)
+    return cv2.warpAffine(img, matrix, (400, 300), flags=cv2.INTER_CUBIC,
+                          borderMode=cv2.BORDER_REFLECT)
+
+
+@pytest.mark.parametrize("angle", [4.0, -3.0])
+def test_tilt_from_long_lines(angle: float) -> None:
+    gray = cv2.cvtColor(_rendered_street(angle), cv2.COLOR_RGB2GRAY)
+    tilt, confidence = noref.estimate_tilt_lines(gray)
+    assert confidence >= 6 and abs(tilt - angle) < 0.6
+    level, level_conf = noref.estimate_tilt_lines(cv2.cvtColor(_rendered_street(0.0),
+                                                               cv2.COLOR_RGB2GRAY))
+    assert level_conf >= 6 and abs(level) < 0.3
+    idx = noref.quality_indices(_rendered_street(angle))
+    assert idx["tilt_confidence"] >= 6 and idx["level_score"] < 0.5
+
+
+def test_no_long_lines_means_no_tilt_claim() -> None:
+    rng = np.random.default_rng(1)
+    blobs = cv2.GaussianBlur(rng.integers(0, 255, (240, 320, 3)).astype(np.uint8), (0, 0), 6)
+    assert noref.estimate_tilt_lines(cv2.cvtColor(blobs, cv2.COLOR_RGB2GRAY)) == (0.0, 0)
+
+
+def test_low_key_photo_is_not_called_under_exposed(coffee: np.ndarray) -> None:
+    # a dark scene that still reaches near-white highlights (low-key) vs the same mean
+    # lightness reached by squeezing the highlights (under-exposure)
+    x = coffee.astype(np.float32) / 255
+    low_key = (255 * x ** 2.2).astype(np.uint8)
+    under = (coffee * 0.6).astype(np.uint8)
+    lk, un = noref.quality_indices(low_key), noref.quality_indices(under)
+    assert abs(lk["mean_lightness"] - un["mean_lightness"]) < 2
+    assert lk["light_p99"] >= noref.FULL_RANGE_P99 > un["light_p99"]
+    assert lk["exposure_score"] > un["exposure_score"] + 0.2

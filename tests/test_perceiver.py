@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from agent.autopilot_memory import AutopilotMemory
-from agent.perceiver import match_mood, perceive, propose
+from agent.perceiver import match_mood, perceive, propose, run_gates
 
 
 def _families(cands: list) -> list[str]:
@@ -85,3 +85,20 @@ def test_corrupt_memory_file_starts_afresh(tmp_path) -> None:
     memory.record("portrait", "exposure", kept=False, gain=0.0)
     memory.save()
     assert json.loads(path.read_text())["scenes"]["portrait"]["exposure"]["tries"] == 1
+
+
+def test_exposure_push_needs_an_under_used_histogram(coffee: np.ndarray) -> None:
+    x = coffee.astype(np.float32) / 255
+    low_key = (255 * x ** 2.2).astype(np.uint8)      # dark, but highlights reach white
+    under = (coffee * 0.6).astype(np.uint8)          # same mean, highlights squeezed
+    assert "exposure" not in _families(propose(low_key, k=8))
+    pushed = [c for c in propose(under, k=8) if c.family == "exposure"]
+    assert pushed and pushed[0].action.params["stops"] > 0.5
+
+
+def test_white_balance_is_gated_on_the_input_cast(coffee: np.ndarray) -> None:
+    cast = np.clip(coffee * np.array([1.25, 1.0, 0.7]), 0, 255).astype(np.uint8)
+    assert "auto_white_balance" not in run_gates(perceive(cast).indices)
+    assert "auto_white_balance" in run_gates(perceive(coffee).indices)
+    gated = propose(cast, k=8, exclude=run_gates(perceive(coffee).indices))
+    assert "auto_white_balance" not in _families(gated)
