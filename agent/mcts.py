@@ -560,7 +560,8 @@ def _execute_best(root: _Node, top_k: int, current: np.ndarray, original: np.nda
     """Run the ``top_k`` most-visited root actions at full resolution; keep the best gain.
 
     A result counts only by how far its gain exceeds ``required_gain`` (which grows with the
-    steps already kept and with how far the step moves the photo).
+    steps already kept and with how far the step moves the photo); after the first kept step,
+    undiagnosed polish proposals are not executed.
 
     Ties in visits go to the better simulated single-step score, and the best single-step
     action always takes the last slot (small simulation budgets credit rollouts noisily).
@@ -573,8 +574,8 @@ def _execute_best(root: _Node, top_k: int, current: np.ndarray, original: np.nda
         ranked[-1] = greedy
     best, tried = None, []
     for child in ranked:
-        if child.visits == 0:
-            continue
+        if child.visits == 0 or (steps_taken and not child.cand.diagnosed):
+            continue   # after the main fix, only measured deficits justify more change
         result = apply_candidate(current, child.cand)
         score = evaluate(result, original, style,
                          carried.after(child.cand) if carried is not None else None)

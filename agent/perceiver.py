@@ -66,6 +66,7 @@ class Candidate:
     priority: float
     protect: list[Box] = field(default_factory=list)   # boxes that get a milder edit
     protect_strength: float = 0.35                     # share of the edit inside them
+    diagnosed: bool = True     # answers a measured deficit or the mood (not mere polish)
 
     @property
     def key(self) -> str:
@@ -277,6 +278,11 @@ def _clamp(x: float, lo: float, hi: float) -> float:
 
 #: Grey-edge cast (percent) above which white balance is proposed.
 CAST_GATE = 24.0
+#: Tones are "flat" only when the 1–99 % lightness range is narrower than this (a low-key
+#: photo can have a low RMS contrast while already spanning black to near-white).
+FLAT_RANGE = 65.0
+#: Noise sigma (grey levels) above which denoise is proposed and sharpening is not.
+NOISE_GATE = 3.0
 
 
 def _exposure_off(idx: dict[str, Any]) -> bool:
@@ -302,7 +308,8 @@ def run_gates(idx: dict[str, Any]) -> frozenset[str]:
 
     Later states can measure deficits the input never had (colour denoising flattens
     chroma edges, which then read as a cast); a fix the input did not need moves away
-    from the photo. White balance is proposed only when the input itself shows a cast.
+    from the photo. White balance is proposed only when the input itself shows a cast,
+    and a noisy input is never sharpened (sharpening re-grows the noise a denoise removed).
 
     Args:
         idx: ``quality_indices`` of the run's input.
@@ -310,7 +317,12 @@ def run_gates(idx: dict[str, Any]) -> frozenset[str]:
     Returns:
         The operation families to exclude.
     """
-    return frozenset() if float(idx["cast"]) > CAST_GATE else frozenset({"auto_white_balance"})
+    gates = set()
+    if float(idx["cast"]) <= CAST_GATE:
+        gates.add("auto_white_balance")
+    if float(idx["noise_sigma"]) > NOISE_GATE:
+        gates.add("sharpen")
+    return frozenset(gates)
 
 
 def _needs(idx: dict[str, Any]) -> list[tuple[str, dict[str, Any], float, str]]:
@@ -336,7 +348,8 @@ def _needs(idx: dict[str, Any]) -> list[tuple[str, dict[str, Any], float, str]]:
         out.append(("auto_white_balance", {"amount": 0.6}, min(1, (cast - 10) / 30),
                     "a gentler white balance keeps some of the mood"))
     contrast = float(idx["contrast"])
-    if contrast < 0.17:
+    tonal_range = float(idx.get("light_p99", 100.0)) - float(idx.get("light_p01", 0.0))
+    if contrast < 0.17 and tonal_range < FLAT_RANGE:
         out.append(("auto_levels", {"clip": 0.5}, min(1, (0.2 - contrast) / 0.1),
                     f"flat tones (RMS contrast {contrast:.2f}); stretch the levels"))
         out.append(("contrast", {"amount": round(_clamp(0.22 / max(contrast, 0.03) - 1, 0.1,
@@ -346,7 +359,7 @@ def _needs(idx: dict[str, Any]) -> list[tuple[str, dict[str, Any], float, str]]:
         out.append(("contrast", {"amount": -0.2}, min(1, (contrast - 0.3) / 0.1),
                     f"harsh contrast ({contrast:.2f})"))
     noise = float(idx["noise_sigma"])
-    if noise > 3:
+    if noise > NOISE_GATE:
         out.append(("denoise", {"strength": round(_clamp(noise / 12, 0.3, 1.0), 2)},
                     min(1, noise / 8), f"visible noise (sigma ≈ {noise:.1f})"))
     if idx["tilt_confidence"] >= 6 and abs(idx["tilt_deg"]) > 0.4:
@@ -401,17 +414,17 @@ def propose(image: np.ndarray | None = None, *, perception: Perception | None = 
             raise ValueError("propose needs an image or a perception")
         perception = perceive(image, mood)
     style = match_mood(mood) if mood else perception.style
-    raw = [(op, params, need, reason) for op, params, need, reason in
+    raw = [(op, params, need, reason, True) for op, params, need, reason in
            _needs(perception.indices)]
     if style:
-        raw += [(op, params, 0.9, f"fits the '{style}' mood") for op, params in
+        raw += [(op, params, 0.9, f"fits the '{style}' mood", True) for op, params in
                 STYLES[style]["actions"]]
-    raw += [(op, params, 0.1, reason) for op, params, reason in _POLISH]
+    raw += [(op, params, 0.1, reason, False) for op, params, reason in _POLISH]
     people = perception.people if perception.scene == "portrait" else []
     seen: set[str] = set()
     per_family: dict[str, int] = {}
     out: list[Candidate] = []
-    for op, params, need, reason in raw:
+    for op, params, need, reason, diagnosed in raw:
         if op in exclude:
             continue
         prior = memory.prior(perception.scene, op) if memory else 0.0
@@ -422,7 +435,8 @@ def propose(image: np.ndarray | None = None, *, perception: Perception | None = 
             reason += "; bolder on the background, faces protected"
         action = Action(kind="adjust", operation=op, params=params, instruction=reason,
                         target="the whole image")
-        cand = Candidate(action, op, reason, need + 5 * prior, protect=list(protect))
+        cand = Candidate(action, op, reason, need + 5 * prior, protect=list(protect),
+                         diagnosed=diagnosed)
         if cand.key in seen or per_family.get(op, 0) >= 2:
             continue
         seen.add(cand.key)

@@ -102,3 +102,12 @@ def test_white_balance_is_gated_on_the_input_cast(coffee: np.ndarray) -> None:
     assert "auto_white_balance" in run_gates(perceive(coffee).indices)
     gated = propose(cast, k=8, exclude=run_gates(perceive(coffee).indices))
     assert "auto_white_balance" not in _families(gated)
+
+
+def test_noisy_input_is_never_sharpened_and_polish_is_marked(coffee: np.ndarray) -> None:
+    noisy = np.clip(coffee + np.random.default_rng(0).normal(0, 12, coffee.shape), 0, 255)
+    assert "sharpen" in run_gates(perceive(noisy.astype(np.uint8)).indices)
+    assert "sharpen" not in run_gates(perceive(coffee).indices)
+    cands = propose(coffee, k=8)
+    polish = [c for c in cands if not c.diagnosed]
+    assert polish and all(c.priority < 0.3 for c in polish)
