@@ -138,3 +138,24 @@ def test_noisy_photo_without_a_cast_gets_no_white_balance(coffee: np.ndarray) ->
     ops = [s.action["operation"] for s in result.steps]
     assert "denoise" in ops and "auto_white_balance" not in ops
     assert _psnr(result.image, small) > _psnr(noisy.astype(np.uint8), small)
+
+
+def test_tilt_and_cast_are_carried_through_the_right_edits(coffee: np.ndarray) -> None:
+    from agent.mcts import Carried, evaluate
+
+    idx = {"tilt_deg": 4.0, "tilt_confidence": 10, "cast": 35.0, "cast_score": 0.2}
+    start = Carried.of(idx)
+    cands = {c.family: c for c in propose(coffee, k=12)}
+    tone = cands.get("shadows") or cands["vibrance"]
+    assert start.after(tone).level_score() == start.level_score() < 0.5
+    assert start.after(tone).apply({"cast": 1.0, "cast_score": 1.0})["cast_score"] == 0.2
+    straighten = tone.__class__(tone.action.model_copy(update={
+        "operation": "straighten", "params": {"angle": -4.0}}), "straighten", "level", 1.0)
+    assert start.after(straighten).level_score() == 1.0
+    wb = tone.__class__(tone.action.model_copy(update={
+        "operation": "auto_white_balance", "params": {"amount": 1.0}}),
+        "auto_white_balance", "cast", 1.0)
+    assert start.after(wb).apply({"cast": 1.0, "cast_score": 1.0})["cast_score"] == 1.0
+    # the carried level term is what the reward uses, whatever the image's edges say
+    assert evaluate(coffee, coffee, None, start) < evaluate(coffee, coffee, None,
+                                                            start.after(straighten))
