@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,28 +12,13 @@ from PIL import Image
 gradio_client = pytest.importorskip("gradio_client")
 from gradio_client import Client, handle_file  # noqa: E402
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.serving import served_app  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
-    import app
-
-    mp = pytest.MonkeyPatch()
-    mp.setenv("LOUPE_DATA_DIR", str(tmp_path_factory.mktemp("api-data")))
-    demo = app.make_demo()
-    options = {**app.launch_options(), "server_port": _free_port(),
-               "prevent_thread_lock": True, "quiet": True}
-    demo.launch(**options)
-    try:
-        yield Client(demo.local_url, verbose=False)
-    finally:
-        demo.close()
-        mp.undo()
+    with served_app(tmp_path_factory.mktemp("api-data")) as url:
+        yield Client(url, verbose=False)
 
 
 @pytest.fixture()

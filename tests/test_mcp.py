@@ -7,7 +7,6 @@ import asyncio
 import base64
 import io
 import re
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,27 +19,13 @@ pytest.importorskip("mcp")
 from mcp import ClientSession  # noqa: E402
 from mcp.client.streamable_http import streamablehttp_client  # noqa: E402
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.serving import served_app  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def mcp_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    import app
-
-    mp = pytest.MonkeyPatch()
-    mp.setenv("LOUPE_DATA_DIR", str(tmp_path_factory.mktemp("mcp-data")))
-    demo = app.make_demo()
-    demo.launch(**{**app.launch_options(), "server_port": _free_port(),
-                   "prevent_thread_lock": True, "quiet": True})
-    try:
-        yield demo.local_url.rstrip("/") + "/gradio_api/mcp/"
-    finally:
-        demo.close()
-        mp.undo()
+    with served_app(tmp_path_factory.mktemp("mcp-data")) as url:
+        yield url.rstrip("/") + "/gradio_api/mcp/"
 
 
 def _data_url(pixels: np.ndarray) -> str:
