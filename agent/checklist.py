@@ -26,6 +26,8 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 
+from pipelines.images import downscale
+
 log = logging.getLogger(__name__)
 
 _SPLIT = re.compile(r"\s*(?:;|\.|,\s*(?:and\s+|then\s+|also\s+)*|\band then\b|\bthen\b|"
@@ -140,12 +142,7 @@ class Checker(Protocol):
 
 def image_stats(image: np.ndarray) -> dict[str, float]:
     """Mean lightness, warmth (b*), chroma, RMS contrast and greyness of an image."""
-    small = image[..., :3]
-    h, w = small.shape[:2]
-    if max(h, w) > 256:
-        s = 256 / max(h, w)
-        small = cv2.resize(small, (max(1, round(w * s)), max(1, round(h * s))),
-                           interpolation=cv2.INTER_AREA)
+    small = downscale(image[..., :3], 256)
     lab = cv2.cvtColor(np.ascontiguousarray(small), cv2.COLOR_RGB2LAB).astype(np.float32)
     light = lab[..., 0] * 100 / 255
     a, b = lab[..., 1] - 128, lab[..., 2] - 128

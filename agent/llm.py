@@ -36,6 +36,7 @@ import numpy as np
 from jsonschema import Draft202012Validator
 
 from pipelines.config import Settings, get_settings
+from pipelines.images import downscale
 
 log = logging.getLogger(__name__)
 
@@ -210,19 +211,12 @@ class RetryingLLM:
 # --- images -----------------------------------------------------------------------------
 
 def _as_rgb(image: np.ndarray, max_side: int) -> np.ndarray:
-    import cv2
 
     if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim not in (2, 3):
         raise ValueError("images must be uint8 HxW or HxWxC arrays")
     if image.ndim == 2:
         image = np.stack([image] * 3, axis=-1)
-    image = image[..., :3]
-    h, w = image.shape[:2]
-    scale = max_side / max(h, w)
-    if scale < 1:
-        image = cv2.resize(image, (max(1, round(w * scale)), max(1, round(h * scale))),
-                           interpolation=cv2.INTER_AREA)
-    return np.ascontiguousarray(image)
+    return np.ascontiguousarray(downscale(image[..., :3], max_side))
 
 
 def image_data_url(image: np.ndarray, max_side: int = 1024) -> str:

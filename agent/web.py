@@ -36,6 +36,7 @@ import cv2
 import numpy as np
 
 from pipelines.config import get_settings
+from pipelines.images import downscale
 
 log = logging.getLogger(__name__)
 
@@ -67,12 +68,7 @@ def preview(image: np.ndarray, max_side: int = PREVIEW_MAX_SIDE) -> np.ndarray:
     Returns:
         The image itself when already small enough, else an area-resampled copy.
     """
-    h, w = image.shape[:2]
-    scale = max_side / max(h, w)
-    if scale >= 1:
-        return image
-    size = (max(1, round(w * scale)), max(1, round(h * scale)))
-    return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+    return downscale(image, max_side)
 
 
 def mask_from_editor(value: Any, shape: tuple[int, int]) -> np.ndarray | None:

@@ -34,6 +34,8 @@ from typing import Any
 import cv2
 import numpy as np
 
+from pipelines.images import downscale
+
 log = logging.getLogger(__name__)
 
 #: Long side (pixels) every measure works at.
@@ -57,13 +59,7 @@ DEFAULT_WEIGHTS: dict[str, float] = {
 
 def to_analysis(image: np.ndarray, size: int = ANALYSIS_SIZE) -> np.ndarray:
     """RGB ``uint8`` copy with its long side at most ``size`` (area interpolation)."""
-    image = _rgb(image)
-    h, w = image.shape[:2]
-    scale = size / max(h, w)
-    if scale >= 1:
-        return image
-    return cv2.resize(image, (max(1, round(w * scale)), max(1, round(h * scale))),
-                      interpolation=cv2.INTER_AREA)
+    return downscale(_rgb(image), size)
 
 
 def _rgb(image: np.ndarray) -> np.ndarray:
@@ -218,11 +214,7 @@ def _lab(rgb: np.ndarray) -> np.ndarray:
 
 
 def _shrink(gray: np.ndarray, size: int) -> np.ndarray:
-    h, w = gray.shape
-    scale = size / max(h, w)
-    if scale >= 1:
-        return gray
-    return cv2.resize(gray, (round(w * scale), round(h * scale)), interpolation=cv2.INTER_AREA)
+    return downscale(gray, size)
 
 
 def grey_edge_cast(rgb: np.ndarray) -> float:

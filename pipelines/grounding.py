@@ -23,6 +23,8 @@ from typing import ClassVar
 import cv2
 import numpy as np
 
+from pipelines.images import downscale
+
 log = logging.getLogger(__name__)
 
 Box = tuple[int, int, int, int]
@@ -303,12 +305,7 @@ def _rgb(image: np.ndarray) -> np.ndarray:
 
 
 def _work_copy(rgb: np.ndarray) -> np.ndarray:
-    h, w = rgb.shape[:2]
-    scale = WORK_SIDE / max(h, w)
-    if scale >= 1:
-        return rgb
-    size = (max(1, round(w * scale)), max(1, round(h * scale)))
-    return cv2.resize(rgb, size, interpolation=cv2.INTER_AREA)
+    return downscale(rgb, WORK_SIDE)
 
 
 def _to_size(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:

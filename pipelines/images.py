@@ -108,6 +108,24 @@ class LoadedImage:
 # ---------------------------------------------------------------------------- loading
 
 
+def downscale(image: np.ndarray, max_side: int) -> np.ndarray:
+    """``image`` with its long side at most ``max_side`` (area resampling, never enlarged).
+
+    Args:
+        image: any 2-D or HWC array OpenCV can resize.
+        max_side: the longest side allowed.
+
+    Returns:
+        The image itself when it already fits, else a resampled copy.
+    """
+    h, w = image.shape[:2]
+    scale = max_side / max(h, w)
+    if scale >= 1:
+        return image
+    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+
+
 def load_image(src: ImageSource | LoadedImage, *, max_pixels: int | None = None) -> LoadedImage:
     """Load ``src`` as an upright ``uint8`` RGB/RGBA working image.
 

@@ -318,3 +318,14 @@ def test_image_info_reads_the_header(tmp_path, coffee):
                     "has_alpha": False, "has_icc": True, "has_exif": True, "orientation": 6,
                     "within_limit": True}
     assert isinstance(load_image(path), LoadedImage)
+
+
+def test_downscale_fits_the_long_side_and_never_enlarges(coffee):
+    from pipelines.images import downscale
+
+    small = downscale(coffee, 300)
+    assert small.shape == (200, 300, 3)
+    assert abs(float(small.mean()) - float(coffee.mean())) < 1.0
+    assert downscale(coffee, 600) is coffee
+    assert downscale(coffee[:, :, 0], 60).shape == (40, 60)
+    assert downscale(np.zeros((1, 900), np.uint8), 90).shape == (1, 90)
