@@ -1,26 +1,29 @@
 """Loupe's web app: the Edit, Autopilot and Benchmark tabs, plus an API and MCP tools.
 
-UI only: every callback is a short call into ``agent.web`` (sessions, edits, autopilot,
+UI only: every callback is a short call into ``web`` (sessions, edits, autopilot,
 benchmarks), so the same actions are plain Python calls, ``gradio_client`` endpoints and
-MCP tools. Nothing heavy happens at import time; models load on first use.
+MCP tools. Nothing heavy happens at import time; models load on first use. Errors from
+the service layer become one ``gr.Error`` each, in ``_friendly``.
 
 Run ``python app.py`` (``make demo``) for http://127.0.0.1:7860; ``LOUPE_HOST`` /
-``LOUPE_PORT`` / ``LOUPE_APP_CONCURRENCY`` / ``LOUPE_MAX_UPLOAD_MB`` tune the server.
+``LOUPE_PORT`` / ``LOUPE_APP_CONCURRENCY`` / ``LOUPE_MAX_UPLOAD_MB`` tune the server
+(``pipelines.config.Settings``).
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
-import os
 from pathlib import Path
 from typing import Any
 
 import gradio as gr
-import spaces
+import spaces  # noqa: F401  (on a ZeroGPU Space it must be imported before CUDA starts)
 
-from agent import web
+import web
 from pipelines.config import get_settings
+from pipelines.gpu import gpu_task
 
 log = logging.getLogger("loupe.app")
 ASSETS = Path(__file__).resolve().parent / "assets"
@@ -44,20 +47,25 @@ CSS = """
 #status-line { font-size: 0.85em; opacity: 0.85; }
 """
 UI = {"api_visibility": "undocumented"}
-GPU_SECONDS = int(os.environ.get("LOUPE_GPU_SECONDS", "120"))
 
 
 def _gpu(fn):
     """Mark a GPU entry point (a ZeroGPU slice on Spaces; elsewhere frees CUDA cache after)."""
-    try:
-        from pipelines.gpu import gpu_task
-    except ImportError:
-        return spaces.GPU(duration=GPU_SECONDS)(fn)
-    return gpu_task(GPU_SECONDS)(fn)
+    return gpu_task(get_settings().gpu_seconds)(fn)
 
 
-def _user_error(exc: Exception) -> gr.Error:
-    return gr.Error(str(exc), print_exception=False)
+def _friendly(fn):
+    """Turn any error of a service call into one ``gr.Error`` with a message for people."""
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except gr.Error:
+            raise
+        except Exception as exc:  # noqa: BLE001 - every failure reaches the user as a message
+            raise gr.Error(web.user_message(exc), print_exception=False) from exc
+
+    return call
 
 
 # ----------------------------------------------------------------------------- UI callbacks
@@ -72,23 +80,23 @@ def _edit_outputs(view: web.SessionView) -> tuple:
             view.message)
 
 
+@_friendly
 def ui_load(session_id: str | None) -> tuple:
     """Restore this browser's session (after a refresh or a server restart)."""
     return _edit_outputs(web.get_view(web.ensure_session(session_id)))
 
 
+@_friendly
 def ui_open(session_id: str | None, path: str | None) -> tuple:
     """Open the uploaded photo in this browser's session."""
     session_id = web.ensure_session(session_id)
     if not path:
         return _edit_outputs(web.get_view(session_id))
-    try:
-        return _edit_outputs(web.open_image(session_id, path, Path(path).name))
-    except web.SessionError as exc:
-        raise _user_error(exc) from exc
+    return _edit_outputs(web.open_image(session_id, path, Path(path).name))
 
 
 @_gpu
+@_friendly
 def ui_edit(session_id: str | None, message: dict | None, canvas: dict | None, tree: bool,
             progress: gr.Progress = gr.Progress()) -> tuple:
     """Run the typed instruction (with the brushed mask, if any) as one turn.
@@ -98,28 +106,23 @@ def ui_edit(session_id: str | None, message: dict | None, canvas: dict | None, t
     message = message if isinstance(message, dict) else {"text": str(message or "")}
     text, files = message.get("text", ""), message.get("files") or []
     session_id = web.ensure_session(session_id)
-    try:
-        if files:
-            first = files[0] if isinstance(files[0], str) else files[0].get("path")
-            view = web.open_image(session_id, first, Path(first).name)
-            if not text.strip():
-                return (*_edit_outputs(view), "", {"text": "", "files": []})
-            canvas = None
-        size = web.image_size(session_id)
-        mask = web.mask_from_editor(canvas, (size[1], size[0])) if size else None
-        view, result = web.edit_turn(session_id, text, mask, search="tree" if tree else "none",
-                                     progress=lambda f, t: progress(f, desc=t or "editing"))
-    except web.SessionError as exc:
-        raise _user_error(exc) from exc
+    if files:
+        first = files[0] if isinstance(files[0], str) else files[0].get("path")
+        view = web.open_image(session_id, first, Path(first).name)
+        if not text.strip():
+            return (*_edit_outputs(view), "", {"text": "", "files": []})
+        canvas = None
+    size = web.image_size(session_id)
+    mask = web.mask_from_editor(canvas, (size[1], size[0])) if size else None
+    view, result = web.edit_turn(session_id, text, mask, search="tree" if tree else "none",
+                                 progress=lambda f, t: progress(f, desc=t or "editing"))
     return (*_edit_outputs(view), result.get("topology_svg", ""), {"text": "", "files": []})
 
 
+@_friendly
 def _move(fn, *args) -> tuple:
     log.info("%s starts", fn.__name__)
-    try:
-        return _edit_outputs(fn(*args))
-    except web.SessionError as exc:
-        raise _user_error(exc) from exc
+    return _edit_outputs(fn(*args))
 
 
 def ui_undo(session_id: str | None) -> tuple:
@@ -138,22 +141,19 @@ def ui_checkout(session_id: str | None, evt: gr.EventData) -> tuple:
     return _move(web.checkout, session_id, str(node))
 
 
+@_friendly
 def ui_download(session_id: str | None) -> str:
     """Full-resolution file of the current state, original format, ICC/EXIF kept."""
-    try:
-        return str(web.download(session_id))
-    except web.SessionError as exc:
-        raise _user_error(exc) from exc
+    return str(web.download(session_id))
 
 
+@_friendly
 def ui_export(session_id: str | None) -> str:
     """The whole session as a zip archive."""
-    try:
-        return str(web.export_archive(session_id))
-    except web.SessionError as exc:
-        raise _user_error(exc) from exc
+    return str(web.export_archive(session_id))
 
 
+@_friendly
 def ui_import(session_id: str | None, path: str | None) -> tuple:
     """Replace the session with an exported archive."""
     if not path:
@@ -162,6 +162,7 @@ def ui_import(session_id: str | None, path: str | None) -> tuple:
 
 
 @_gpu
+@_friendly
 def ui_autopilot(session_id: str | None, path: str | None, mood: str, iterations: float,
                  simulations: float, depth: float, top_k: float, seed: float,
                  progress: gr.Progress = gr.Progress()) -> tuple:
@@ -169,13 +170,10 @@ def ui_autopilot(session_id: str | None, path: str | None, mood: str, iterations
     def report(fraction: float, text: str) -> None:
         progress(fraction, desc=text or "simulations")
 
-    try:
-        result = web.run_autopilot(
-            web.ensure_session(session_id), path, mood=mood, iterations=int(iterations),
-            simulations=int(simulations), depth=int(depth), top_k=int(top_k), seed=int(seed),
-            progress=report)
-    except web.SessionError as exc:
-        raise _user_error(exc) from exc
+    result = web.run_autopilot(
+        web.ensure_session(session_id), path, mood=mood, iterations=int(iterations),
+        simulations=int(simulations), depth=int(depth), top_k=int(top_k), seed=int(seed),
+        progress=report)
     return (result.slider, result.rows, result.tree_svg, result.summary)
 
 
@@ -185,21 +183,21 @@ def ui_autopilot_cancel(session_id: str | None) -> str:
     return "Cancelling…"
 
 
+@_friendly
 def ui_send_to_edit(session_id: str | None) -> tuple:
     """Land the Autopilot steps in the Edit session as undoable nodes."""
     return _move(web.send_autopilot_to_edit, session_id)
 
 
+@_friendly
 def ui_score(before: str | None, after: str | None, mask: str | None, bbox: str,
              instruction: str) -> dict:
     """Score one before/after pair (optionally inside a mask or box)."""
-    try:
-        return web.score_files(before, after, mask=mask, bbox=bbox, instruction=instruction)
-    except web.SessionError as exc:
-        raise _user_error(exc) from exc
+    return web.score_files(before, after, mask=mask, bbox=bbox, instruction=instruction)
 
 
 @_gpu
+@_friendly
 def ui_benchmark(dataset: str, archive: str | None, agent_name: str,
                  progress: gr.Progress = gr.Progress()) -> tuple:
     """Run a benchmark (bundled mini HDD set or an uploaded archive)."""
@@ -207,12 +205,9 @@ def ui_benchmark(dataset: str, archive: str | None, agent_name: str,
 
     if dataset == "uploaded archive" and not archive:
         raise gr.Error("Upload a dataset archive (.zip) first, or pick the bundled mini set.")
-    try:
-        res = web.run_benchmark(archive if dataset == "uploaded archive" else None,
-                                agent=agent_name,
-                                progress=lambda f, t: progress(f, desc=t or "benchmark"))
-    except web.SessionError as exc:
-        raise _user_error(exc) from exc
+    res = web.run_benchmark(archive if dataset == "uploaded archive" else None,
+                            agent=agent_name,
+                            progress=lambda f, t: progress(f, desc=t or "benchmark"))
     return (pd.DataFrame(res.table, columns=res.headers),
             pd.DataFrame(res.per_turn, columns=res.per_turn_headers),
             str(res.plot) if res.plot else None, [str(res.csv_path), str(res.json_path)],
@@ -222,6 +217,7 @@ def ui_benchmark(dataset: str, archive: str | None, agent_name: str,
 # ----------------------------------------------------------------------------- API / MCP
 
 
+@_friendly
 def new_session(image: str) -> tuple[str, dict]:
     """Start an editing session with a photo.
 
@@ -232,11 +228,12 @@ def new_session(image: str) -> tuple[str, dict]:
         The session id to pass to the other tools, and the photo's size.
     """
     session_id = web.ensure_session(None)
-    view = ui_api_call(web.open_image, session_id, image, Path(image).name)
+    view = web.open_image(session_id, image, Path(image).name)
     return session_id, view.info()
 
 
 @_gpu
+@_friendly
 def edit(session_id: str, instruction: str, mask: str | None = None,
          tree_search: bool = False) -> tuple[Any, dict]:
     """Apply a plain-language edit to the session's current photo (one undoable turn).
@@ -257,9 +254,10 @@ def edit(session_id: str, instruction: str, mask: str | None = None,
                                      search="tree" if tree_search else "none")
         return view.image, result
 
-    return ui_api_call(run)
+    return run()
 
 
+@_friendly
 def undo(session_id: str) -> tuple[Any, dict]:
     """Undo the last edit of a session (the state stays in the graph).
 
@@ -269,10 +267,11 @@ def undo(session_id: str) -> tuple[Any, dict]:
     Returns:
         A preview of the now-current state, and the session summary.
     """
-    view = ui_api_call(web.undo, session_id)
+    view = web.undo(session_id)
     return view.image, view.info()
 
 
+@_friendly
 def redo(session_id: str) -> tuple[Any, dict]:
     """Redo the last undone edit of a session.
 
@@ -282,10 +281,11 @@ def redo(session_id: str) -> tuple[Any, dict]:
     Returns:
         A preview of the now-current state, and the session summary.
     """
-    view = ui_api_call(web.redo, session_id)
+    view = web.redo(session_id)
     return view.image, view.info()
 
 
+@_friendly
 def checkout(session_id: str, node_id: str) -> tuple[Any, dict]:
     """Go to any earlier state of a session; the next edit from there starts a branch.
 
@@ -296,10 +296,11 @@ def checkout(session_id: str, node_id: str) -> tuple[Any, dict]:
     Returns:
         A preview of that state, and the session summary.
     """
-    view = ui_api_call(web.checkout, session_id, node_id)
+    view = web.checkout(session_id, node_id)
     return view.image, view.info()
 
 
+@_friendly
 def graph(session_id: str) -> dict:
     """The session's state graph: every node (id, parent, description) and the head.
 
@@ -309,9 +310,10 @@ def graph(session_id: str) -> dict:
     Returns:
         The graph as JSON.
     """
-    return ui_api_call(web.graph_json, session_id)
+    return web.graph_json(session_id)
 
 
+@_friendly
 def download(session_id: str) -> str:
     """The current state at full resolution, in the original format with ICC/EXIF.
 
@@ -321,9 +323,10 @@ def download(session_id: str) -> str:
     Returns:
         The image file.
     """
-    return str(ui_api_call(web.download, session_id))
+    return str(web.download(session_id))
 
 
+@_friendly
 def export_session(session_id: str) -> str:
     """Export a session (graph, layers, original) as a zip archive.
 
@@ -333,9 +336,10 @@ def export_session(session_id: str) -> str:
     Returns:
         The archive file.
     """
-    return str(ui_api_call(web.export_archive, session_id))
+    return str(web.export_archive(session_id))
 
 
+@_friendly
 def import_session(archive: str) -> tuple[str, dict]:
     """Open an exported session archive as a new session.
 
@@ -346,11 +350,12 @@ def import_session(archive: str) -> tuple[str, dict]:
         The new session id and its summary.
     """
     session_id = web.ensure_session(None)
-    view = ui_api_call(web.import_archive, session_id, archive)
+    view = web.import_archive(session_id, archive)
     return session_id, view.info()
 
 
 @_gpu
+@_friendly
 def autopilot(image: str, mood: str = "", iterations: int = 2, simulations: int = 8,
               depth: int = 2, top_k: int = 3, seed: int = 0) -> tuple[Any, dict]:
     """Improve a photo automatically (Monte-Carlo tree search over candidate edits).
@@ -368,12 +373,13 @@ def autopilot(image: str, mood: str = "", iterations: int = 2, simulations: int 
         A preview of the improved photo, and the executed steps with score changes.
     """
     session_id = web.ensure_session(None)
-    res = ui_api_call(web.run_autopilot, session_id, image, mood=mood,
+    res = web.run_autopilot(session_id, image, mood=mood,
                       iterations=int(iterations), simulations=int(simulations),
                       depth=int(depth), top_k=int(top_k), seed=int(seed))
     return res.slider[1], {"session_id": session_id, **res.summary}
 
 
+@_friendly
 def score(before: str, after: str, mask: str | None = None, bbox: str = "",
           instruction: str = "") -> dict:
     """Score an edit: fidelity outside the edited area, change inside it, perceptual metrics.
@@ -388,10 +394,11 @@ def score(before: str, after: str, mask: str | None = None, bbox: str = "",
     Returns:
         The metrics as JSON.
     """
-    return ui_api_call(web.score_files, before, after, mask=mask, bbox=bbox,
+    return web.score_files(before, after, mask=mask, bbox=bbox,
                        instruction=instruction)
 
 
+@_friendly
 def benchmark(archive: str | None = None, agent_name: str = "embedded") -> tuple[dict, str]:
     """Run a benchmark: the bundled mini HDD set, or an uploaded dataset archive.
 
@@ -402,18 +409,10 @@ def benchmark(archive: str | None = None, agent_name: str = "embedded") -> tuple
     Returns:
         The summary and per-session results as JSON, and a CSV file of the results.
     """
-    res = ui_api_call(web.run_benchmark, archive or None, agent=agent_name)
+    res = web.run_benchmark(archive or None, agent=agent_name)
     return {"summary": res.summary, "per_turn": [dict(zip(res.per_turn_headers, row))
                                                  for row in res.per_turn],
             "rows": [dict(zip(res.headers, row)) for row in res.table]}, str(res.csv_path)
-
-
-def ui_api_call(fn, *args, **kwargs):
-    """Call into ``agent.web``, turning its user-facing errors into ``gr.Error``."""
-    try:
-        return fn(*args, **kwargs)
-    except web.SessionError as exc:
-        raise _user_error(exc) from exc
 
 
 # ----------------------------------------------------------------------------- layout
@@ -625,12 +624,10 @@ def launch_options() -> dict:
     settings = get_settings()
     settings.sessions_dir.mkdir(parents=True, exist_ok=True)
     return {
-        "server_name": os.environ.get("LOUPE_HOST") or os.environ.get("GRADIO_SERVER_NAME")
-        or ("0.0.0.0" if os.environ.get("SPACE_ID") else "127.0.0.1"),
-        "server_port": int(os.environ.get("LOUPE_PORT")
-                           or os.environ.get("GRADIO_SERVER_PORT") or "7860"),
+        "server_name": settings.host or ("0.0.0.0" if settings.space_id else "127.0.0.1"),
+        "server_port": settings.port,
         "allowed_paths": [str(settings.sessions_dir), str(ASSETS)],
-        "max_file_size": f"{int(os.environ.get('LOUPE_MAX_UPLOAD_MB', '500'))}mb",
+        "max_file_size": f"{settings.max_upload_mb}mb",
         "mcp_server": True,
         "css": CSS,
         "show_error": True,
@@ -640,13 +637,13 @@ def launch_options() -> dict:
 def make_demo() -> gr.Blocks:
     """The app with its queue configured (concurrency from ``LOUPE_APP_CONCURRENCY``)."""
     demo = build_app()
-    demo.queue(default_concurrency_limit=int(os.environ.get("LOUPE_APP_CONCURRENCY", "2")),
-               max_size=int(os.environ.get("LOUPE_QUEUE_SIZE", "64")))
+    settings = get_settings()
+    demo.queue(default_concurrency_limit=settings.app_concurrency, max_size=settings.queue_size)
     return demo
 
 
 if __name__ == "__main__":
-    logging.basicConfig(level=os.environ.get("LOUPE_LOG_LEVEL", "INFO"),
+    logging.basicConfig(level=get_settings().log_level,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per internal request
     make_demo().launch(**launch_options())

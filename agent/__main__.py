@@ -25,6 +25,10 @@ from typing import Any
 
 import numpy as np
 
+from agent.search.mcts import autopilot
+from agent.session import SESSION_FILE, EditSession, SessionError
+from pipelines.images import ImageLoadError, load_image, save_image
+
 log = logging.getLogger("agent.cli")
 
 
@@ -81,14 +85,10 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _open(folder: str) -> Any:
-    from agent.session import EditSession
-
     return EditSession.open(folder)
 
 
 def _session_for(image: str, folder: str | None) -> Any:
-    from agent.session import SESSION_FILE, EditSession
-
     if folder and (Path(folder) / SESSION_FILE).is_file():
         _say(f"continuing session {folder}")
         return EditSession.open(folder)
@@ -96,8 +96,6 @@ def _session_for(image: str, folder: str | None) -> Any:
 
 
 def _load_mask(path: str) -> np.ndarray:
-    from pipelines.images import load_image
-
     pixels = load_image(path).pixels
     if pixels.shape[2] == 4 and pixels[..., 3].min() < 255:
         return pixels[..., 3] > 127
@@ -171,8 +169,6 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from agent.session import EditSession
-
     limit = int(args.max_mb * 1024 * 1024) if args.max_mb else None
     session = EditSession.import_archive(args.zip, args.session, max_bytes=limit)
     _say(f"imported into {session.folder} ({len(session.graph.nodes)} states, "
@@ -181,13 +177,6 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_autopilot(args: argparse.Namespace) -> int:
-    try:
-        from agent.mcts import autopilot
-    except ImportError as err:
-        _say(f"autopilot is not available in this build ({err})")
-        return 1
-    from pipelines.images import load_image
-
     session = _session_for(args.image, args.session) if args.session else None
     image = np.array(session.current_image()) if session else load_image(args.image).pixels
     result = autopilot(image, mood=args.mood, iterations=args.iterations,
@@ -205,8 +194,6 @@ def cmd_autopilot(args: argparse.Namespace) -> int:
     if session is not None:
         path = session.save_image(_output_path(session, args.out))
     else:
-        from pipelines.images import save_image
-
         out = args.out or str(Path(args.image).with_name(Path(args.image).stem + "-auto.png"))
         path = save_image(result.image, out, like=load_image(args.image))
     _say(f"saved: {path}")
@@ -223,9 +210,6 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
-    from agent.session import SessionError
-    from pipelines.images import ImageLoadError
-
     try:
         return COMMANDS[args.command](args)
     except (SessionError, ImageLoadError, FileNotFoundError) as err:

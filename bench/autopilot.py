@@ -4,7 +4,7 @@ Usage: ``python bench/autopilot.py [--iterations 3 --simulations 20 --depth 3 --
 
 Builds a 4000×3000 photo by upscaling scikit-image's ``astronaut`` after a known
 degradation (darker, warm cast, flatter) so that there is something to fix, runs
-``agent.mcts.autopilot`` and times it. Then, for every candidate the perceiver proposes on
+``agent.search.mcts.autopilot`` and times it. Then, for every candidate the perceiver proposes on
 that photo, it executes the edit at 1/4 resolution and at full resolution, scores both with
 the evaluator, and reports the Spearman rank correlation of the two reward lists
 (PhotoAgent's Table 3 reports 0.79 at 1/4). The last line is one JSON object; besides the
@@ -28,9 +28,9 @@ from scipy.stats import spearmanr
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent.autopilot_memory import AutopilotMemory  # noqa: E402
-from agent.mcts import apply_candidate, autopilot, evaluate  # noqa: E402
-from agent.perceiver import _POLISH, perceive, propose  # noqa: E402
+from agent.brain.perceiver import _POLISH, perceive, propose  # noqa: E402
+from agent.search.autopilot_memory import AutopilotMemory  # noqa: E402
+from agent.search.mcts import apply_candidate, autopilot, evaluate  # noqa: E402
 
 
 def make_photo(width: int = 4000, height: int = 3000) -> np.ndarray:
@@ -48,7 +48,7 @@ def spearman_quarter(photo: np.ndarray) -> tuple[float, int]:
     cands = propose(perception=perception, k=12)
     # the polish actions widen the candidate set beyond the measured needs
     from agent.actions import Action
-    from agent.perceiver import Candidate
+    from agent.brain.perceiver import Candidate
     known = {c.key for c in cands}
     for op, params, reason in _POLISH:
         cand = Candidate(Action(kind="adjust", operation=op, params=params), op, reason, 0.1)

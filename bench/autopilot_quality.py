@@ -32,8 +32,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent.autopilot_memory import AutopilotMemory  # noqa: E402
-from agent.mcts import autopilot  # noqa: E402
+from agent.search.autopilot_memory import AutopilotMemory  # noqa: E402
+from agent.search.mcts import autopilot  # noqa: E402
 
 PHOTOS = ("astronaut", "coffee", "chelsea", "rocket", "camera")
 

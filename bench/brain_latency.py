@@ -19,8 +19,8 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.actions import Action  # noqa: E402
-from agent.critic import MeasuredCritic  # noqa: E402
-from agent.planner import RulePlanner  # noqa: E402
+from agent.brain.critic import MeasuredCritic  # noqa: E402
+from agent.brain.planner import RulePlanner  # noqa: E402
 from pipelines.editors.classical import ClassicalEditor  # noqa: E402
 
 INSTRUCTIONS = ["make the car red, brighten the sky a bit and remove the bird",

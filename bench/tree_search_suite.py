@@ -35,8 +35,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agent.checklist import MeasuredChecker  # noqa: E402
-from agent.tree_search import MODES, ClassicalActor, tree_search  # noqa: E402
+from agent.brain.checklist import MeasuredChecker  # noqa: E402
+from agent.search.tree_search import MODES, ClassicalActor, tree_search  # noqa: E402
 from eval import hdd  # noqa: E402
 from pipelines.editors.operations import NAMED_COLORS  # noqa: E402
 

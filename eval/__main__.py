@@ -10,6 +10,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from eval.hdd import make_dataset
+from eval.metrics import load_mask, score_pair
+from eval.report import write_reports
+from eval.runner import run
+from pipelines.images import load_image
+
 log = logging.getLogger("eval")
 
 
@@ -49,8 +55,6 @@ def _jsonable(value: Any) -> Any:
 
 
 def _cmd_make_hdd(args: argparse.Namespace) -> int:
-    from eval.hdd import make_dataset
-
     root = make_dataset(args.out, sessions=args.sessions, turns=args.turns, size=args.size,
                         seed=args.seed, targets=not args.no_targets)
     _emit({"dataset": str(root), "sessions": args.sessions, "turns": args.turns,
@@ -59,9 +63,6 @@ def _cmd_make_hdd(args: argparse.Namespace) -> int:
 
 
 def _cmd_score(args: argparse.Namespace) -> int:
-    from eval.metrics import load_mask, score_pair
-    from pipelines.images import load_image
-
     before = load_image(args.before).pixels
     after = load_image(args.after).pixels
     mask = load_mask(args.mask, before.shape[:2]) if args.mask else None
@@ -70,23 +71,17 @@ def _cmd_score(args: argparse.Namespace) -> int:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from eval.runner import run
-
     summary = run(args.dataset, args.out, agent=args.agent, engine=args.engine,
                   workers=args.workers, limit=args.limit, kind=args.kind,
                   lpips_side=None if args.lpips_side < 0 else args.lpips_side,
                   save_images=args.save_images)
     if args.report:
-        from eval.report import write_reports
-
         summary["reports"] = [str(p) for p in write_reports(args.out)]
     _emit(summary)
     return 0
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    from eval.report import write_reports
-
     _emit({"written": [str(p) for p in write_reports(args.results, args.out)]})
     return 0
 

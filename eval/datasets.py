@@ -16,6 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from eval.dle import DLEError, DLESample
+from eval.hdd import HDDError, load_session
+
 IMAGE_EXTS = (".png", ".jpg", ".jpeg", ".webp", ".tif", ".tiff", ".bmp")
 MAX_JSON_BYTES = 256 * 1024 * 1024
 
@@ -225,8 +228,6 @@ def load_complex_edit(root: Path) -> list[Sample]:
 def load_dle(root: Path) -> list[Sample]:
     """DLEBench-style JSON (see ``eval.dle.DLESample``): source, instruction, type among
     the seven categories, target boxes, optional reference."""
-    from eval.dle import DLEError, DLESample
-
     path = _json_file(root, ("dlebench.json", "dle.json"))
     base = path.parent
     samples = []
@@ -246,8 +247,6 @@ def load_dle(root: Path) -> list[Sample]:
 
 def load_hdd(root: Path) -> list[Sample]:
     """An HDD folder written by ``eval.hdd.make_dataset`` (``manifest.json``)."""
-    from eval.hdd import HDDError, load_session
-
     manifest = _read_json(root / "manifest.json")
     if not isinstance(manifest, dict) or manifest.get("benchmark") != "hdd":
         raise DatasetError(f"{root}/manifest.json is not an HDD manifest")

@@ -26,7 +26,9 @@ from typing import Any
 import cv2
 import numpy as np
 
-from pipelines.layers import context_lambda, expand_box
+from eval.metrics import ssim
+from pipelines.grounding import get_localizer
+from pipelines.layers import context_lambda, expand_box, mask_bbox
 
 Box = tuple[int, int, int, int]
 
@@ -204,9 +206,6 @@ def detect_object(image: np.ndarray, phrase: str) -> dict[str, Any]:
     Returns:
         ``{"status", "boxes", "scores", "reason"}``.
     """
-    from pipelines.grounding import get_localizer
-    from pipelines.layers import mask_bbox
-
     found = get_localizer().locate(image, phrase)
     boxes, scores = [], []
     for candidate in found.masks:
@@ -278,8 +277,6 @@ def measured_vc(source: np.ndarray, edited: np.ndarray, boxes: Sequence[Box]) ->
     """VC rubric from changed regions outside the (padded) targets: none 4, one 3,
     several 2; a different scene (more than half the pixels changed, or SSIM of the
     target-painted images below 0.4) 1."""
-    from eval.metrics import ssim
-
     ignore = _target_mask(source.shape, boxes, pad=3)
     changed = change_mask(source, edited) & ~ignore
     if changed.sum() > 0.5 * max(1, (~ignore).sum()) or \
@@ -327,7 +324,7 @@ def _label_score(answer: dict[str, Any], labels: dict[int, str]) -> int:
 
 def vlm_judge(model: Any, criterion: str, instruction: str, images: list[np.ndarray],
               *, tools: dict[str, np.ndarray] | None = None, max_steps: int = 5) -> int:
-    """Ask a VLM (``agent.llm`` protocol) for one rubric label; returns its 1–4 score.
+    """Ask a VLM (``pipelines.llm`` protocol) for one rubric label; returns its 1–4 score.
 
     Args:
         model: object with ``complete_json(system, messages, images, schema)``.
@@ -388,7 +385,7 @@ def evaluate(source: np.ndarray, edited: np.ndarray, instruction: str, boxes: Se
         boxes: target boxes in source pixels.
         reference: ground-truth edited image (enables the measured judge).
         mode: ``"oracle"`` (crops / white targets) or ``"tool"`` (tool-driven; VLM only).
-        model: a VLM following ``agent.llm.LLM``; None uses the measured judge, which
+        model: a VLM following ``pipelines.llm.LLM``; None uses the measured judge, which
             needs ``reference``.
 
     Returns:

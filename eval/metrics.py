@@ -23,6 +23,10 @@ from typing import Any
 import cv2
 import numpy as np
 
+from pipelines import embeddings
+from pipelines.images import load_image
+from pipelines.llm import get_model_llm
+
 log = logging.getLogger(__name__)
 
 UNAVAILABLE = "unavailable"
@@ -418,10 +422,6 @@ def embedding_metrics(before: np.ndarray, after: np.ndarray,
     Returns:
         ``{"clip_i", "dino", "clip_t"}``, each a float or ``"unavailable"``.
     """
-    try:
-        from pipelines import embeddings
-    except ImportError:
-        return {"clip_i": UNAVAILABLE, "dino": UNAVAILABLE, "clip_t": UNAVAILABLE}
     missing = (embeddings.ModelUnavailable, MetricUnavailable)
     out: dict[str, float | str] = {
         "clip_i": _optional(lambda: embeddings.clip_image_similarity(before, after), missing),
@@ -437,13 +437,10 @@ def vlm_metrics(before: np.ndarray, after: np.ndarray, instruction: str | None,
     """VQAScore and CIF through the configured VLM (``"unavailable"`` without one)."""
     if not instruction:
         return {"vqascore": UNAVAILABLE, "cif": UNAVAILABLE}
-    try:
-        from agent import llm
-    except ImportError:
+    model = get_model_llm()
+    if model is None:
         return {"vqascore": UNAVAILABLE, "cif": UNAVAILABLE}
-    if not llm.llm_configured():
-        return {"vqascore": UNAVAILABLE, "cif": UNAVAILABLE}
-    score = vqa_score(llm.get_llm(), before, after, instruction, repeats=repeats)
+    score = vqa_score(model, before, after, instruction, repeats=repeats)
     return {"vqascore": score, "cif": 1.0 if score >= 1.0 else 0.0}
 
 
@@ -469,7 +466,7 @@ def vqa_score(model: Any, before: np.ndarray, after: np.ndarray, instruction: st
     ``repeats`` times about (before, after) and settled by majority.
 
     Args:
-        model: an object with the ``agent.llm.LLM`` protocol (``complete_json``).
+        model: an object with the ``pipelines.llm.LLM`` protocol (``complete_json``).
         before: the source image.
         after: the edited image.
         instruction: the edit instruction.
@@ -505,8 +502,6 @@ def _bbox_mask(bbox: Box, shape: tuple[int, ...]) -> np.ndarray:
 
 def load_mask(path: str | Path, shape: tuple[int, ...]) -> np.ndarray:
     """Read a mask image (non-zero = edit area) and check it matches ``shape``."""
-    from pipelines.images import load_image
-
     pixels = load_image(path).pixels
     mask = pixels[..., :3].max(axis=2) > 127 if pixels.ndim == 3 else pixels > 127
     if mask.shape != tuple(shape[:2]):

@@ -34,6 +34,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from pipelines import embeddings
 from pipelines.images import downscale
 
 log = logging.getLogger(__name__)
@@ -479,16 +480,7 @@ def _aligned_corr(a: np.ndarray, b: np.ndarray) -> float:
 def _learned_score(image: np.ndarray) -> float | None:
     """CLIP aesthetic from ``pipelines.embeddings`` when configured, else None (logged)."""
     try:
-        from pipelines import embeddings  # lazy: optional, needs weights
-    except ImportError as err:
-        log.info("learned scorer skipped: pipelines.embeddings unavailable (%s)", err)
-        return None
-    scorer = getattr(embeddings, "aesthetic_score", None)
-    if scorer is None:
-        log.info("learned scorer skipped: pipelines.embeddings has no aesthetic_score")
-        return None
-    try:
-        return float(scorer(image))
+        return float(embeddings.aesthetic_score(image))
     except Exception as err:  # noqa: BLE001 - model loading failures are many and varied
         log.info("learned scorer skipped: %s", err)
         return None

@@ -25,7 +25,12 @@ from typing import Any
 import cv2
 import numpy as np
 
+from eval import dle, hdd
 from eval.datasets import Sample, Turn, load_dataset
+from eval.hdd import SceneState, render
+from eval.metrics import psnr, score_pair, ssim
+from eval.systems import EditSystem, TurnContext, get_system, system_name
+from pipelines.images import load_image
 
 log = logging.getLogger(__name__)
 
@@ -39,8 +44,6 @@ METRICS = ("psnr_om", "ssim_om", "lpips_om", "if", "ic", "psnr", "ssim", "lpips"
 
 
 def _read_image(path: Path) -> np.ndarray:
-    from pipelines.images import load_image
-
     pixels = load_image(path).pixels
     return np.ascontiguousarray(pixels[..., :3]) if pixels.ndim == 3 else \
         np.stack([pixels] * 3, axis=-1)
@@ -64,8 +67,6 @@ def _finite(value: Any) -> Any:
 def score_turn(before: np.ndarray, after: np.ndarray, turn: Turn, sample: Sample,
                index: int, target: np.ndarray | None, lpips_side: int | None) -> dict[str, Any]:
     """Every measure of one turn (see the module doc); infinite values as ``"inf"``."""
-    from eval.metrics import score_pair
-
     if after.shape[:2] != before.shape[:2]:
         after = cv2.resize(after, (before.shape[1], before.shape[0]),
                            interpolation=cv2.INTER_CUBIC)
@@ -78,8 +79,6 @@ def score_turn(before: np.ndarray, after: np.ndarray, turn: Turn, sample: Sample
     elif "lpips" in pair and pair["lpips"] != "unavailable":
         out["lpips_kind"] = "lpips"
     if target is not None:
-        from eval.metrics import psnr, ssim
-
         if target.shape[:2] != after.shape[:2]:
             target = cv2.resize(target, (after.shape[1], after.shape[0]),
                                 interpolation=cv2.INTER_AREA)
@@ -87,8 +86,6 @@ def score_turn(before: np.ndarray, after: np.ndarray, turn: Turn, sample: Sample
     if turn.state is not None and sample.meta.get("states"):
         out.update(_hdd_scores(after, sample.meta["states"][index - 1], turn.state))
     if sample.dataset == "dle" and target is not None:
-        from eval import dle
-
         boxes = [tuple(b) for b in sample.meta.get("boxes", [])]
         graded = dle.evaluate(before, after, turn.instruction, boxes, reference=target)
         out.update(dle_if=graded["if_score"], dle_vc=graded["vc_score"],
@@ -97,8 +94,6 @@ def score_turn(before: np.ndarray, after: np.ndarray, turn: Turn, sample: Sample
 
 
 def _hdd_scores(after: np.ndarray, previous: dict, target: dict) -> dict[str, Any]:
-    from eval import hdd
-
     aspect = after.shape[1] / after.shape[0]
     predicted = hdd.perceive(after)
     prev, goal = hdd.SceneState.from_json(previous), hdd.SceneState.from_json(target)
@@ -107,14 +102,15 @@ def _hdd_scores(after: np.ndarray, previous: dict, target: dict) -> dict[str, An
             "objects_seen": len(predicted.objects)}
 
 
-def evaluate_sample(sample: Sample, agent_name: str, *, lpips_side: int | None = 1024,
+def evaluate_sample(sample: Sample, agent: str | EditSystem, *,
+                    lpips_side: int | None = 1024,
                     save_images: Path | None = None,
                     agent_options: dict[str, Any] | None = None) -> dict[str, Any]:
     """Run one agent on one sample, turn by turn, and score every turn.
 
     Args:
         sample: the sample.
-        agent_name: a name in ``eval.agents.AGENTS``.
+        agent: an ``EditSystem`` or a name registered in ``eval.systems``.
         lpips_side: LPIPS working long side (None = native).
         save_images: folder to write each turn's output into (``<id>/turn_<t>.png``).
         agent_options: keyword arguments for the agent's constructor.
@@ -123,16 +119,15 @@ def evaluate_sample(sample: Sample, agent_name: str, *, lpips_side: int | None =
         ``{"sample", "type", "dataset", "agent", "turns": [...], "error"}``; an agent
         failure is recorded (``error``) rather than raised.
     """
-    from eval.agents import TurnContext, get_agent
-
     record: dict[str, Any] = {"sample": sample.id, "type": sample.type,
-                              "dataset": sample.dataset, "agent": agent_name, "turns": [],
+                              "dataset": sample.dataset, "agent": system_name(agent),
+                              "turns": [],
                               "error": None}
     scratch = Path(tempfile.mkdtemp(prefix="loupe-eval-"))
     try:
         image = _read_image(sample.source)
         size = (image.shape[1], image.shape[0])
-        run = get_agent(agent_name, **(agent_options or {})).start(image, scratch)
+        run = get_system(agent, **(agent_options or {})).start(image, scratch)
         for index, turn in enumerate(sample.turns, start=1):
             target = _ground_truth(turn, size)
             started = time.perf_counter()
@@ -161,8 +156,6 @@ def _ground_truth(turn: Turn, size: tuple[int, int]) -> np.ndarray | None:
     if turn.target:
         return _read_image(turn.target)
     if turn.state is not None:
-        from eval.hdd import SceneState, render
-
         return render(SceneState.from_json(turn.state), size)
     return None
 
@@ -215,13 +208,13 @@ def _append(out: Path, record: dict[str, Any]) -> None:
 # --- engines ---------------------------------------------------------------------------
 
 
-def _run_local(samples: list[Sample], agent: str, options: dict[str, Any],
+def _run_local(samples: list[Sample], agent: str | EditSystem, options: dict[str, Any],
                sink: Callable[[dict[str, Any]], None]) -> None:
     for sample in samples:
         sink(evaluate_sample(sample, agent, **options))
 
 
-def _run_ray(samples: list[Sample], agent: str, options: dict[str, Any],
+def _run_ray(samples: list[Sample], agent: str | EditSystem, options: dict[str, Any],
              sink: Callable[[dict[str, Any]], None], workers: int) -> None:
     import ray
 
@@ -244,7 +237,7 @@ def _run_ray(samples: list[Sample], agent: str, options: dict[str, Any],
             ray.shutdown()
 
 
-def run(dataset: str | Path, out: str | Path, *, agent: str = "embedded",
+def run(dataset: str | Path, out: str | Path, *, agent: str | EditSystem = "embedded",
         engine: str = "local", workers: int = 1, limit: int | None = None,
         kind: str | None = None, lpips_side: int | None = 1024, save_images: bool = False,
         agent_options: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -253,7 +246,8 @@ def run(dataset: str | Path, out: str | Path, *, agent: str = "embedded",
     Args:
         dataset: dataset folder or JSON file (see ``eval.datasets``).
         out: the run folder (created); holds ``results.jsonl`` and ``summary.json``.
-        agent: a name in ``eval.agents.AGENTS``.
+        agent: an ``EditSystem``, or a name registered in ``eval.systems`` (results are
+            recorded under the system's name).
         engine: ``"local"`` (in process, one sample at a time) or ``"ray"``.
         workers: Ray workers (CPUs given to the local Ray cluster).
         limit: only the first ``limit`` samples.
@@ -269,18 +263,17 @@ def run(dataset: str | Path, out: str | Path, *, agent: str = "embedded",
         raise ValueError(f"engine must be 'local' or 'ray', got {engine!r}")
     if workers < 1:
         raise ValueError("workers must be at least 1")
-    from eval.agents import get_agent
-
-    get_agent(agent, **(agent_options or {}))  # fail fast on an unknown agent
+    get_system(agent, **(agent_options or {}))  # fail fast on an unknown system
+    name = system_name(agent)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     samples = load_dataset(dataset, kind, limit=limit)
-    done = {r["sample"] for r in read_results(out) if r.get("agent") == agent}
+    done = {r["sample"] for r in read_results(out) if r.get("agent") == name}
     todo = [s for s in samples if s.id not in done]
     log.info("%d samples, %d already done, %d to run", len(samples), len(done), len(todo))
     options = {"lpips_side": lpips_side, "agent_options": agent_options,
                "save_images": (out / "images") if save_images else None}
-    config = {"dataset": str(dataset), "agent": agent, "engine": engine, "workers": workers,
+    config = {"dataset": str(dataset), "agent": name, "engine": engine, "workers": workers,
               "limit": limit, "lpips_side": lpips_side}
     (out / "run.json").write_text(json.dumps(config, indent=1))
     started = time.perf_counter()
@@ -289,7 +282,7 @@ def run(dataset: str | Path, out: str | Path, *, agent: str = "embedded",
         _run_ray(todo, agent, options, sink, workers)
     else:
         _run_local(todo, agent, options, sink)
-    records = [r for r in read_results(out) if r.get("agent") == agent]
+    records = [r for r in read_results(out) if r.get("agent") == name]
     summary = summarize(records)
     summary.update(run_seconds=round(time.perf_counter() - started, 3), ran=len(todo),
                    resumed=len(done), **config)

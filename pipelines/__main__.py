@@ -26,8 +26,14 @@ from typing import Any
 import cv2
 import numpy as np
 
+from pipelines.config import get_settings
+from pipelines.editors.base import EditRequest
+from pipelines.editors.operations import get_operation
+from pipelines.editors.registry import get_editor
+from pipelines.grounding import get_localizer
 from pipelines.images import ImageLoadError, LoadedImage, image_info, load_image, save_image
 from pipelines.layers import compose, decompose, default_feather, feather_alpha
+from pipelines.models import main as models_main
 
 log = logging.getLogger("pipelines.cli")
 
@@ -60,9 +66,6 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def cmd_edit(args: argparse.Namespace) -> int:
     """Edit ``args.input`` as asked and write ``args.output``."""
-    from pipelines.editors.base import EditRequest
-    from pipelines.editors.operations import get_operation
-
     spec = get_operation(args.op)
     params = _parse_params(args.param, spec)
     printable = _printable(spec.validate(params))  # bad values fail before any work
@@ -135,11 +138,6 @@ def _mask_from_box(text: str, width: int, height: int) -> np.ndarray:
 
 
 def _masks_from_phrase(phrase: str, pixels: np.ndarray) -> list[np.ndarray]:
-    try:
-        from pipelines.grounding import get_localizer
-    except ModuleNotFoundError as exc:
-        raise CliError(f"--phrase needs pipelines.grounding, which is not available "
-                       f"({exc.name})") from exc
     found = get_localizer().locate(pixels, phrase)
     if found.status != "resolved" or not found.masks:
         reason = found.reason or "no region matches"
@@ -180,16 +178,7 @@ def _printable(params: dict[str, Any]) -> dict[str, Any]:
 
 
 def _classical_editor() -> Any:
-    """The registry's classical editor (the registry module is imported lazily)."""
-    try:
-        from pipelines.editors.registry import get_editor
-    except ModuleNotFoundError as exc:
-        if exc.name != "pipelines.editors.registry":
-            raise
-        import pipelines.editors.classical  # noqa: F401  (registers the editor)
-        from pipelines.editors.base import EDITORS
-
-        return EDITORS["classical"]()
+    """The registry's classical editor."""
     return get_editor("classical")
 
 
@@ -198,10 +187,6 @@ def _classical_editor() -> Any:
 
 def cmd_models(argv: Sequence[str]) -> int:
     """Delegate to ``pipelines.models.main``."""
-    try:
-        from pipelines.models import main as models_main
-    except ImportError as exc:
-        raise CliError(f"model management is not available in this install ({exc})") from exc
     return int(models_main(list(argv)) or 0)
 
 
@@ -249,7 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ImageLoadError, ValueError, RuntimeError, OSError) as exc:
         return _fail(str(exc) or type(exc).__name__, EXIT_ERROR)
     except Exception as exc:  # noqa: BLE001  (last resort: one line, never a traceback)
-        if os.environ.get("LOUPE_DEBUG"):
+        if get_settings().debug:
             raise
         return _fail(f"{type(exc).__name__}: {exc}", EXIT_ERROR)
 

@@ -9,6 +9,8 @@ defaults are ``DEFAULT_MODEL_IDS`` below (the aesthetic scorer has none).
 ``LOUPE_QUANT_<ROLE>`` is ``nf4`` (bitsandbytes, CUDA only), ``int8`` (torchao
 weight-only) or ``none``. ``LOUPE_LLM_BASE_URL`` / ``LOUPE_LLM_MODEL`` /
 ``LOUPE_LLM_API_KEY`` select an OpenAI-compatible endpoint for the planner and critic.
+Every other variable is listed in the README's settings table; this module is the only
+place that reads them.
 """
 
 from __future__ import annotations
@@ -39,19 +41,45 @@ def _env(name: str, default: str) -> str:
     return os.environ.get(name, default).strip()
 
 
+def _flag(name: str) -> bool:
+    return _env(name, "").lower() in ("1", "true", "yes", "on")
+
+
 @dataclass
 class Settings:
-    """A snapshot of the configuration (read from the environment by ``get_settings``)."""
+    """A snapshot of the configuration (read from the environment by ``get_settings``).
+
+    Secrets (``llm_api_key``, ``session_secret``) are left out of ``repr`` so that a logged
+    or printed settings object never shows them.
+    """
 
     models: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_MODEL_IDS))
     quantization: dict[str, str] = field(default_factory=dict)
     device: str = "auto"
+    dtype: str = "auto"
+    offload: str = "none"
+    memory_budget_gb: float | None = None
     max_pixels: int = DEFAULT_MAX_PIXELS
     data_dir: Path = Path("~/.cache/loupe").expanduser()
     session_ttl_hours: float = 24.0
+    max_open_sessions: int = 8
+    session_secret: str = field(default="", repr=False)
+    max_archive_mb: float = 2048.0
+    preview_side: int = 1024
     llm_base_url: str = ""
     llm_model: str = ""
-    llm_api_key: str = ""
+    llm_api_key: str = field(default="", repr=False)
+    edit_systems: tuple[str, ...] = ("agent.systems",)
+    gpu_seconds: int = 120
+    host: str = ""
+    port: int = 7860
+    max_upload_mb: int = 500
+    app_concurrency: int = 2
+    queue_size: int = 64
+    log_level: str = "INFO"
+    debug: bool = False
+    space_id: str = ""
+    zero_gpu: bool = False
 
     @property
     def sessions_dir(self) -> Path:
@@ -59,18 +87,41 @@ class Settings:
 
 
 def get_settings() -> Settings:
-    """Read the settings from ``LOUPE_*`` environment variables (see the module doc)."""
+    """Read the settings from ``LOUPE_*`` environment variables (see the module doc and
+    the README's settings table). Read anew on each call, so a changed variable applies
+    to the next request."""
     models = {role: _env(f"LOUPE_MODEL_{role.upper()}", default)
               for role, default in DEFAULT_MODEL_IDS.items()}
     quant = {role: _env(f"LOUPE_QUANT_{role.upper()}", "none").lower() for role in ROLES}
+    budget = _env("LOUPE_MEMORY_BUDGET_GB", "")
+    systems = tuple(m.strip() for m in _env("LOUPE_EDIT_SYSTEMS", "agent.systems").split(",")
+                    if m.strip())
     return Settings(
         models=models,
         quantization=quant,
         device=_env("LOUPE_DEVICE", "auto"),
+        dtype=_env("LOUPE_DTYPE", "auto").lower(),
+        offload=_env("LOUPE_OFFLOAD", "none").lower(),
+        memory_budget_gb=float(budget) if budget else None,
         max_pixels=int(_env("LOUPE_MAX_PIXELS", str(DEFAULT_MAX_PIXELS))),
         data_dir=Path(_env("LOUPE_DATA_DIR", "~/.cache/loupe")).expanduser(),
         session_ttl_hours=float(_env("LOUPE_SESSION_TTL_HOURS", "24")),
+        max_open_sessions=max(1, int(_env("LOUPE_MAX_OPEN_SESSIONS", "8"))),
+        session_secret=_env("LOUPE_SESSION_SECRET", ""),
+        max_archive_mb=float(_env("LOUPE_MAX_ARCHIVE_MB", "2048")),
+        preview_side=max(64, int(_env("LOUPE_PREVIEW_SIDE", "1024"))),
         llm_base_url=_env("LOUPE_LLM_BASE_URL", ""),
         llm_model=_env("LOUPE_LLM_MODEL", ""),
         llm_api_key=_env("LOUPE_LLM_API_KEY", ""),
+        edit_systems=systems,
+        gpu_seconds=int(_env("LOUPE_GPU_SECONDS", "120")),
+        host=_env("LOUPE_HOST", "") or _env("GRADIO_SERVER_NAME", ""),
+        port=int(_env("LOUPE_PORT", "") or _env("GRADIO_SERVER_PORT", "") or "7860"),
+        max_upload_mb=int(_env("LOUPE_MAX_UPLOAD_MB", "500")),
+        app_concurrency=int(_env("LOUPE_APP_CONCURRENCY", "2")),
+        queue_size=int(_env("LOUPE_QUEUE_SIZE", "64")),
+        log_level=_env("LOUPE_LOG_LEVEL", "INFO").upper(),
+        debug=_flag("LOUPE_DEBUG"),
+        space_id=_env("SPACE_ID", ""),
+        zero_gpu=_flag("SPACES_ZERO_GPU"),
     )

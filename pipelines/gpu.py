@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import functools
 import logging
-import os
 from collections.abc import Callable
 from typing import Any, TypeVar
+
+from pipelines.config import get_settings
 
 log = logging.getLogger(__name__)
 
@@ -24,12 +25,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def on_zerogpu() -> bool:
     """True on a Hugging Face ZeroGPU Space."""
-    return os.environ.get("SPACES_ZERO_GPU", "").strip().lower() in ("1", "true", "yes")
+    return get_settings().zero_gpu
 
 
 def on_space() -> bool:
     """True on any Hugging Face Space (``SPACE_ID`` is set there)."""
-    return bool(os.environ.get("SPACE_ID"))
+    return bool(get_settings().space_id)
 
 
 def release_cuda_cache() -> None:

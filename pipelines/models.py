@@ -216,7 +216,7 @@ def pick_dtype(device: str) -> Any:
     """``LOUPE_DTYPE`` or, by default, bfloat16 on CUDA and float32 elsewhere."""
     import torch
 
-    wanted = os.environ.get("LOUPE_DTYPE", "auto").strip().lower()
+    wanted = get_settings().dtype
     table = {"float16": torch.float16, "fp16": torch.float16, "bfloat16": torch.bfloat16,
              "bf16": torch.bfloat16, "float32": torch.float32, "fp32": torch.float32}
     if wanted in table:
@@ -226,9 +226,9 @@ def pick_dtype(device: str) -> Any:
 
 def memory_budget(device: str) -> int | None:
     """Bytes of model weights kept loaded at once, or None for no limit."""
-    value = os.environ.get("LOUPE_MEMORY_BUDGET_GB", "").strip()
-    if value:
-        return int(float(value) * 1024**3)
+    value = get_settings().memory_budget_gb
+    if value is not None:
+        return int(value * 1024**3)
     if device.startswith("cuda"):
         import torch
 
@@ -280,7 +280,7 @@ def _load_pipeline(role: str, folder: Path, device: str, dtype: Any, quant: str)
         for name in heavy:
             if isinstance(getattr(pipe, name, None), torch.nn.Module):
                 _int8(getattr(pipe, name))
-    offload = os.environ.get("LOUPE_OFFLOAD", "none").strip().lower()
+    offload = get_settings().offload
     if device.startswith("cuda") and offload == "model":
         pipe.enable_model_cpu_offload()
     elif device.startswith("cuda") and offload == "sequential":
@@ -316,7 +316,7 @@ def _load_transformers(role: str, folder: Path, device: str, dtype: Any,
         kwargs["quantization_config"] = BitsAndBytesConfig(
             load_in_4bit=True, bnb_4bit_quant_type="nf4", bnb_4bit_compute_dtype=dtype)
         kwargs["device_map"] = device
-    elif os.environ.get("LOUPE_OFFLOAD", "none").strip().lower() != "none" \
+    elif get_settings().offload != "none" \
             and device.startswith("cuda"):
         kwargs["device_map"] = "auto"
     model = model_cls.from_pretrained(folder, **kwargs)

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 import cv2
 import numpy as np
 
+from pipelines.editors.diffusion import working_dims
+
 if TYPE_CHECKING:
     from pipelines.editors.base import Editor, EditRequest
 
@@ -144,8 +146,6 @@ def edit_whole_frame(native: np.ndarray, editor: Editor, request: EditRequest, *
     Returns:
         The edited frame at native resolution.
     """
-    from pipelines.editors.diffusion import working_dims
-
     _check(native, "native")
     area = int(area or getattr(editor, "working_area", 0) or 1024 * 1024)
     multiple = int(getattr(editor, "multiple", 16))

@@ -1,4 +1,4 @@
-"""The app's library layer (agent.web, agent.graph_view) and the Blocks it builds.
+"""The app's service layer (web, web.graph_view) and the Blocks it builds.
 
 Sessions, isolation, expiry, restore-after-restart, the brush mask at native resolution,
 the graph drawing, and a full edit → undo → checkout → download → export/import cycle
@@ -17,7 +17,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from agent import graph_view, web
+import web
+from pipelines.config import get_settings
+from web import graph_view
 
 
 @pytest.fixture()
@@ -39,7 +41,7 @@ def photo(tmp_path: Path, coffee: np.ndarray) -> Path:
 
 
 def test_graph_svg_marks_head_and_branch():
-    from agent.state import StateGraph
+    from agent.session.state import StateGraph
 
     base = np.zeros((40, 60, 3), np.uint8)
     graph = StateGraph(base)
@@ -117,7 +119,7 @@ def test_preview_keeps_small_images_and_shrinks_large():
     assert web.preview(small) is small
     big = np.zeros((3000, 4000, 3), np.uint8)
     assert web.preview(big, 1600).shape == (1200, 1600, 3)
-    assert max(web.preview(big).shape[:2]) == web.PREVIEW_MAX_SIDE
+    assert max(web.preview(big).shape[:2]) == get_settings().preview_side
 
 
 def test_bad_upload_gives_a_clear_message(manager, tmp_path: Path):
@@ -339,7 +341,7 @@ def test_autopilot_send_to_edit_lands_each_step(manager, tmp_path: Path, chelsea
 
 
 def test_status_line_names_a_configured_generative_editor(monkeypatch):
-    from agent import web
+    import web
     from pipelines.models import get_manager
     from tests.tiny_models import tiny_model_dir
 

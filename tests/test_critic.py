@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from agent.actions import Action
-from agent.critic import CRITIQUE_SCHEMA, Critique, MeasuredCritic, PanelCritic, get_critic
-from agent.llm import OpenAICompatible
+from agent.brain.critic import CRITIQUE_SCHEMA, Critique, MeasuredCritic, PanelCritic, get_critic
 from pipelines.config import Settings
 from pipelines.editors.classical import ClassicalEditor
 from pipelines.layers import compose, decompose, feather_alpha
+from pipelines.llm import OpenAICompatible
 from tests.openai_stub_server import running_stub
 
 CRITIC = MeasuredCritic()
@@ -357,7 +357,7 @@ def test_panel_falls_back_to_measurements_when_the_model_is_down(astro_small):
 
 
 def test_critique_schema_rejects_out_of_range_scores():
-    from agent.llm import AnswerError, validate_answer
+    from pipelines.llm import AnswerError, validate_answer
 
     with pytest.raises(AnswerError, match="score"):
         validate_answer({"score": 11, "keep": [], "fix": []}, CRITIQUE_SCHEMA)

@@ -51,7 +51,6 @@ class _Broken(_Silent):
 
 @pytest.fixture
 def painter(monkeypatch: pytest.MonkeyPatch) -> type[_Painter]:
-    registry._load_editors()
     monkeypatch.setitem(EDITORS, _Painter.name, _Painter)
     monkeypatch.setattr(_Painter, "ready", True)
     return _Painter
@@ -60,7 +59,6 @@ def painter(monkeypatch: pytest.MonkeyPatch) -> type[_Painter]:
 @pytest.fixture
 def no_generative(monkeypatch: pytest.MonkeyPatch) -> None:
     """Only the classical editor and editors without weights stay registered."""
-    registry._load_editors()
     for name, cls in list(EDITORS.items()):
         if cls.requires_weights:
             monkeypatch.delitem(EDITORS, name)
@@ -122,7 +120,6 @@ def test_unknown_operation_is_an_operation_error():
 
 
 def test_editors_that_cannot_vouch_for_their_weights_are_unavailable(monkeypatch):
-    registry._load_editors()
     monkeypatch.setitem(EDITORS, _Silent.name, _Silent)
     monkeypatch.setitem(EDITORS, _Broken.name, _Broken)
     status = registry.available_editors()

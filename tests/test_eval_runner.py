@@ -9,8 +9,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from eval import agents, hdd, runner
-from eval.agents import Agent
+from eval import hdd, runner, systems
 from eval.report import write_reports
 
 SIZE = (384, 216)
@@ -48,7 +47,7 @@ def test_resume_skips_finished_samples_and_survives_a_torn_line(dataset, tmp_pat
     assert len(runner.read_results(out)) == 3
 
 
-class Broken(Agent):
+class Broken:
     name = "broken"
 
     def start(self, image, folder):
@@ -56,12 +55,12 @@ class Broken(Agent):
 
 
 def test_agent_failures_are_recorded_not_raised(dataset, tmp_path, monkeypatch):
-    monkeypatch.setitem(agents.AGENTS, "broken", "tests.test_eval_runner:Broken")
+    monkeypatch.setitem(systems.SYSTEMS, "broken", Broken)
     summary = runner.run(dataset, tmp_path / "b", agent="broken", lpips_side=0)
     assert summary["errors"] == 3
     record = runner.read_results(tmp_path / "b")[0]
     assert "model crashed" in record["error"]
-    with pytest.raises(agents.AgentError, match="unknown agent"):
+    with pytest.raises(systems.EditSystemError, match="unknown agent"):
         runner.run(dataset, tmp_path / "c", agent="nobody")
 
 
@@ -98,7 +97,7 @@ def test_embedded_keeps_untouched_pixels_direct_resamples_the_frame(dataset, tmp
 
 
 def test_direct_working_size():
-    from eval.baselines import working_size
+    from agent.systems import working_size
 
     w, h = working_size(3840, 2160)
     assert abs(w * h - 1024 * 1024) < 0.03 * 1024 * 1024 and w % 8 == 0 and h % 8 == 0

@@ -18,18 +18,17 @@ import pytest
 from PIL import Image
 
 from agent.actions import PLAN_SCHEMA, parse_actions
-from agent.llm import (
+from agent.brain.llm import RuleBased, get_llm
+from pipelines.config import Settings
+from pipelines.llm import (
     AnswerError,
     LLMError,
     OpenAICompatible,
-    RuleBased,
     TransformersVLM,
     extract_json,
-    get_llm,
     image_data_url,
     validate_answer,
 )
-from pipelines.config import Settings
 from tests.openai_stub_server import running_stub
 
 SCHEMA = {"type": "object", "properties": {"score": {"type": "number", "minimum": 0,
@@ -373,8 +372,8 @@ def test_tiny_vlm_missing_folder_fails_clearly(tmp_path):
 
 
 def test_tiny_vlm_serves_the_planner_and_the_critic_panel(tiny_vlm, astronaut):
-    from agent.critic import MeasuredCritic, PanelCritic
-    from agent.planner import LLMPlanner
+    from agent.brain.critic import MeasuredCritic, PanelCritic
+    from agent.brain.planner import LLMPlanner
 
     plan_json = '{"is_edit":true,"actions":[{"kind":"adjust","operation":"sharpen"}]}'
     planner = LLMPlanner(TransformersVLM(str(tiny_vlm), device="cpu", max_new_tokens=80,

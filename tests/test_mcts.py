@@ -8,9 +8,9 @@ import cv2
 import numpy as np
 import pytest
 
-from agent.autopilot_memory import AutopilotMemory
-from agent.mcts import apply_candidate, autopilot, mean_delta_e, required_gain
-from agent.perceiver import propose
+from agent.brain.perceiver import propose
+from agent.search.autopilot_memory import AutopilotMemory
+from agent.search.mcts import apply_candidate, autopilot, mean_delta_e, required_gain
 
 
 @pytest.fixture(scope="module")
@@ -106,7 +106,7 @@ def test_rgba_keeps_its_alpha(dark_small: np.ndarray) -> None:
 
 
 def test_mood_steers_the_result_warmer(coffee: np.ndarray) -> None:
-    from agent.checklist import image_stats
+    from agent.brain.checklist import image_stats
 
     small = cv2.resize(coffee, (150, 100), interpolation=cv2.INTER_AREA)
     result = autopilot(small, mood="warmer and cosy", iterations=1, simulations=6, depth=2,
@@ -141,7 +141,7 @@ def test_noisy_photo_without_a_cast_gets_no_white_balance(coffee: np.ndarray) ->
 
 
 def test_tilt_and_cast_are_carried_through_the_right_edits(coffee: np.ndarray) -> None:
-    from agent.mcts import Carried, evaluate
+    from agent.search.mcts import Carried, evaluate
 
     idx = {"tilt_deg": 4.0, "tilt_confidence": 10, "cast": 35.0, "cast_score": 0.2}
     start = Carried.of(idx)

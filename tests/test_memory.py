@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from agent.memory import ImageContext, Memory, ToolContext
+from agent.session.memory import ImageContext, Memory, ToolContext
 
 
 def _session_memory(turns: int) -> Memory:

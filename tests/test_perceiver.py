@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from agent.autopilot_memory import AutopilotMemory
-from agent.perceiver import match_mood, perceive, propose, run_gates
+from agent.brain.perceiver import match_mood, perceive, propose, run_gates
+from agent.search.autopilot_memory import AutopilotMemory
 
 
 def _families(cands: list) -> list[str]:

@@ -13,17 +13,18 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent.actions import Action, parse_actions
-from agent.llm import OpenAICompatible, RuleBased
-from agent.planner import LLMPlanner, Plan, RulePlanner, get_planner
+from agent.brain.llm import RuleBased
+from agent.brain.planner import LLMPlanner, Plan, RulePlanner, get_planner
 from pipelines.config import Settings
 from pipelines.editors.operations import get_operation
+from pipelines.llm import OpenAICompatible
 from tests.openai_stub_server import running_stub
 
 CASES = json.loads((Path(__file__).parent / "data" / "planner_cases.json").read_text())
 
 
 class FakeMemory:
-    """The memory contract (agent.memory.Memory) with fixed answers: the last target was
+    """The memory contract (agent.session.memory.Memory) with fixed answers: the last target was
     the car, the last colour red, and the sky change is node n3."""
 
     def last_target(self) -> str | None:
@@ -157,7 +158,7 @@ def test_pronoun_without_context_asks_for_the_target():
 
 
 def test_real_session_memory_resolves_references():
-    memory_mod = pytest.importorskip("agent.memory")
+    memory_mod = pytest.importorskip("agent.session.memory")
     mem = memory_mod.Memory()
     mem.add_image(memory_mod.ImageContext(id="n0", parent=None, description="original"))
     mem.add_image(memory_mod.ImageContext(id="n1", parent="n0", description="sky darker",
@@ -265,9 +266,9 @@ def test_unsupported_requests_say_why(text, words):
 
 
 def test_planner_prompt_examples_follow_the_schema():
-    from agent.llm import validate_answer
-    from agent.planner import PLANNER_SCHEMA
-    from agent.prompts import PLANNER_EXAMPLES, planner_system
+    from agent.brain.planner import PLANNER_SCHEMA
+    from agent.brain.prompts import PLANNER_EXAMPLES, planner_system
+    from pipelines.llm import validate_answer
 
     answers = [json.loads(block.split("\n", 1)[1]) for block in
                PLANNER_EXAMPLES.split("Request")[1:]]

@@ -411,11 +411,11 @@ class _ScriptedCritic:
     name = "scripted"
 
     def __init__(self, script: list[tuple[float, dict]]) -> None:
-        from agent.critic import MeasuredCritic
+        from agent.brain.critic import MeasuredCritic
 
         self.real, self.script, self.seen = MeasuredCritic(), list(script), []
 
-    def critique(self, before, after, action, mask):
+    def critique(self, before, after, action, mask, **_):
         verdict = self.real.critique(before, after, action, mask)
         score, retry = self.script.pop(0)
         self.seen.append((dict(action.params), after.copy()))
@@ -523,7 +523,7 @@ def test_a_failing_backend_changes_nothing(astronaut, tmp_path):
     class BrokenCritic:
         name = "broken"
 
-        def critique(self, before, after, action, mask):
+        def critique(self, before, after, action, mask, **_):
             raise RuntimeError("critic crashed")
 
     session = EditSession.create(astronaut, tmp_path / "s", critic=BrokenCritic())

@@ -7,7 +7,7 @@ import json
 import numpy as np
 import pytest
 
-from agent.state import (
+from agent.session.state import (
     ImageCache,
     StateError,
     StateGraph,

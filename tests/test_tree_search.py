@@ -8,8 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from agent.checklist import MeasuredChecker, VLMChecker, build_checklist, split_instruction
-from agent.tree_search import ClassicalActor, SearchLimits, tree_search
+from agent.brain.checklist import MeasuredChecker, VLMChecker, build_checklist, split_instruction
+from agent.search.tree_search import ClassicalActor, SearchLimits, tree_search
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from pipelines.editors.operations import OperationError, get_operation
+from pipelines.editors.operations import OPERATIONS, OperationError, get_operation
 from pipelines.layers import feather_alpha
 
 
@@ -118,6 +118,4 @@ def register_editor(cls: type[Editor]) -> type[Editor]:
 
 
 def _known_operations() -> set[str]:
-    from pipelines.editors.operations import OPERATIONS
-
     return set(OPERATIONS)

@@ -77,9 +77,22 @@ class ParamSpec:
         raise OperationError(f"{where}: unknown parameter type {self.type}")
 
 
+#: What an operation may declare about itself (``OperationSpec.flags``):
+FLAGS: dict[str, str] = {
+    "pointwise": "a pixel's result depends only on that pixel (and statistics of the "
+                 "masked pixels): the patch needs no surrounding context",
+    "curve": "a per-channel tone curve: on large frames it runs as a 1-D look-up table",
+    "low_frequency": "a smooth gain field: on large frames it is computed on a small copy "
+                     "and carried over",
+    "colour_balance": "changes the colour balance (white point, temperature, tint)",
+    "strong": "changes texture or colour strongly: toned down on people by Autopilot",
+    "frame_filter": "a whole-frame look when the instruction's target is a pronoun",
+}
+
+
 @dataclass(frozen=True)
 class OperationSpec:
-    """An operation: its name, the action kinds it serves and its parameters."""
+    """An operation: its name, the action kinds it serves, its parameters and its flags."""
 
     name: str
     kinds: tuple[str, ...]
@@ -89,10 +102,20 @@ class OperationSpec:
     needs_target: bool = False
     #: Needs a generative model (the embedded editor cannot do it).
     generative: bool = False
+    #: Keys of ``FLAGS`` that hold for this operation.
+    flags: frozenset[str] = frozenset()
     param_names: tuple[str, ...] = field(init=False, default=())
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "param_names", tuple(p.name for p in self.params))
+        object.__setattr__(self, "flags", frozenset(self.flags))
+        unknown = self.flags - set(FLAGS)
+        if unknown:
+            raise OperationError(f"{self.name}: unknown flag(s) {', '.join(sorted(unknown))}")
+
+    def has(self, flag: str) -> bool:
+        """Whether the operation declares ``flag`` (a key of ``FLAGS``)."""
+        return flag in self.flags
 
     def validate(self, params: dict[str, Any] | None) -> dict[str, Any]:
         """Fill defaults and check bounds; unknown names are errors, not ignored."""
@@ -120,49 +143,69 @@ def _amount(description: str, lo: float = -1.0, hi: float = 1.0, default: float 
 OPERATIONS: dict[str, OperationSpec] = {spec.name: spec for spec in [
     # --- tonal and colour adjustments ---------------------------------------------
     OperationSpec("exposure", ("adjust",), "Exposure change in photographic stops.",
-                  (ParamSpec("stops", "float", 0.5, "stops; +1 doubles the light", -3, 3),)),
+                  (ParamSpec("stops", "float", 0.5, "stops; +1 doubles the light", -3, 3),),
+                  flags={"pointwise", "curve"}),
     OperationSpec("brightness", ("adjust",), "Lighten (+) or darken (-).",
-                  (_amount("-1 black … +1 white", default=0.2),)),
+                  (_amount("-1 black … +1 white", default=0.2),),
+                  flags={"pointwise", "curve"}),
     OperationSpec("contrast", ("adjust",), "More (+) or less (-) contrast around mid-grey.",
-                  (_amount("-1 flat … +1 double", default=0.2),)),
+                  (_amount("-1 flat … +1 double", default=0.2),),
+                  flags={"pointwise", "curve", "strong"}),
     OperationSpec("saturation", ("adjust",), "More (+) or less (-) colour.",
-                  (_amount("-1 grey … +1 double", default=0.25),)),
+                  (_amount("-1 grey … +1 double", default=0.25),),
+                  flags={"pointwise", "strong"}),
     OperationSpec("vibrance", ("adjust",), "Saturation that spares already vivid colours.",
-                  (_amount("-1 … +1", default=0.3),)),
+                  (_amount("-1 … +1", default=0.3),),
+                  flags={"pointwise", "strong"}),
     OperationSpec("temperature", ("adjust",), "Warmer (+, amber) or cooler (-, blue).",
-                  (_amount("-1 … +1", default=0.2),)),
+                  (_amount("-1 … +1", default=0.2),),
+                  flags={"pointwise", "curve", "colour_balance", "strong"}),
     OperationSpec("tint", ("adjust",), "Magenta (+) or green (-).",
-                  (_amount("-1 … +1", default=0.1),)),
+                  (_amount("-1 … +1", default=0.1),),
+                  flags={"pointwise", "curve", "colour_balance"}),
     OperationSpec("gamma", ("adjust",), "Gamma curve; above 1 brightens mid-tones.",
-                  (ParamSpec("gamma", "float", 1.2, "gamma", 0.2, 5.0),)),
+                  (ParamSpec("gamma", "float", 1.2, "gamma", 0.2, 5.0),),
+                  flags={"pointwise", "curve"}),
     OperationSpec("shadows", ("adjust",), "Lift (+) or deepen (-) the shadows only.",
-                  (_amount("-1 … +1", default=0.3),)),
+                  (_amount("-1 … +1", default=0.3),),
+                  flags={"pointwise", "low_frequency"}),
     OperationSpec("highlights", ("adjust",), "Recover (-) or boost (+) the highlights only.",
-                  (_amount("-1 … +1", default=-0.3),)),
+                  (_amount("-1 … +1", default=-0.3),),
+                  flags={"pointwise", "low_frequency"}),
     OperationSpec("hue", ("adjust",), "Rotate every hue by some degrees.",
-                  (ParamSpec("degrees", "float", 15.0, "hue rotation in degrees", -180, 180),)),
+                  (ParamSpec("degrees", "float", 15.0, "hue rotation in degrees", -180, 180),),
+                  flags={"pointwise"}),
     OperationSpec("sharpen", ("adjust",), "Unsharp mask.",
                   (ParamSpec("amount", "float", 0.6, "strength", 0.0, 3.0),
-                   ParamSpec("radius", "float", 1.5, "radius in pixels", 0.3, 10.0))),
+                   ParamSpec("radius", "float", 1.5, "radius in pixels", 0.3, 10.0)),
+                  flags={"strong"}),
     OperationSpec("denoise", ("adjust",), "Edge-preserving noise reduction.",
-                  (ParamSpec("strength", "float", 0.5, "0 none … 1 strong", 0.0, 1.0),)),
+                  (ParamSpec("strength", "float", 0.5, "0 none … 1 strong", 0.0, 1.0),),
+                  flags={"strong"}),
     OperationSpec("blur", ("adjust",), "Gaussian blur (background blur, softening).",
                   (ParamSpec("radius", "float", 4.0, "radius in pixels", 0.0, 50.0),)),
     OperationSpec("grayscale", ("adjust",), "Remove colour.",
-                  (ParamSpec("amount", "float", 1.0, "0 none … 1 fully grey", 0.0, 1.0),)),
+                  (ParamSpec("amount", "float", 1.0, "0 none … 1 fully grey", 0.0, 1.0),),
+                  flags={"pointwise", "frame_filter"}),
     OperationSpec("sepia", ("adjust",), "Warm brown monochrome.",
-                  (ParamSpec("amount", "float", 1.0, "0 none … 1 full sepia", 0.0, 1.0),)),
+                  (ParamSpec("amount", "float", 1.0, "0 none … 1 full sepia", 0.0, 1.0),),
+                  flags={"pointwise", "frame_filter"}),
     OperationSpec("vignette", ("adjust",), "Darken (+) or lighten (-) towards the corners.",
-                  (_amount("-1 … +1", default=0.3),)),
+                  (_amount("-1 … +1", default=0.3),),
+                  flags={"low_frequency", "frame_filter"}),
     OperationSpec("auto_levels", ("adjust",), "Stretch levels to the full range.",
-                  (ParamSpec("clip", "float", 0.5, "percent clipped at each end", 0.0, 5.0),)),
+                  (ParamSpec("clip", "float", 0.5, "percent clipped at each end", 0.0, 5.0),),
+                  flags={"pointwise", "curve", "frame_filter"}),
     OperationSpec("auto_white_balance", ("adjust",), "Neutralise a colour cast (grey world).",
-                  (ParamSpec("amount", "float", 1.0, "0 none … 1 full correction", 0.0, 1.0),)),
+                  (ParamSpec("amount", "float", 1.0, "0 none … 1 full correction", 0.0, 1.0),),
+                  flags={"pointwise", "curve", "colour_balance", "frame_filter"}),
     OperationSpec("clahe", ("adjust",), "Local contrast (CLAHE on lightness).",
                   (ParamSpec("clip_limit", "float", 2.0, "contrast limit", 0.5, 10.0),
-                   ParamSpec("tile", "int", 8, "tiles per side", 2, 32))),
+                   ParamSpec("tile", "int", 8, "tiles per side", 2, 32)),
+                  flags={"strong", "frame_filter"}),
     OperationSpec("straighten", ("adjust",), "Rotate to level the horizon, cropped to fill.",
-                  (ParamSpec("angle", "float", 0.0, "degrees, counter-clockwise +", -45, 45),)),
+                  (ParamSpec("angle", "float", 0.0, "degrees, counter-clockwise +", -45, 45),),
+                  flags={"frame_filter"}),
     # --- object edits ----------------------------------------------------------------
     OperationSpec("recolor", ("adjust", "replace"), "Give the target a new colour, "
                   "keeping its shading and texture.",
@@ -171,7 +214,8 @@ OPERATIONS: dict[str, OperationSpec] = {spec.name: spec for spec in [
                    ParamSpec("lightness", "float", 0.0, "0 keeps the target's lightness "
                              "(shading intact) … 1 takes the new colour's lightness",
                              0.0, 1.0)),
-                  needs_target=True),
+                  needs_target=True,
+                  flags={"pointwise"}),
     OperationSpec("inpaint", ("remove",), "Remove the target and fill from its surroundings.",
                   (ParamSpec("method", "choice", "auto", "fill method",
                              choices=("auto", "telea", "ns", "patch")),
@@ -194,6 +238,13 @@ OPERATIONS: dict[str, OperationSpec] = {spec.name: spec for spec in [
                   (ParamSpec("prompt", "str", "", "what the region should show"),),
                   generative=True),
 ]}
+
+
+def operations_with(flag: str) -> frozenset[str]:
+    """Names of the operations that declare ``flag`` (a key of ``FLAGS``)."""
+    if flag not in FLAGS:
+        raise OperationError(f"unknown flag {flag!r}; known: {', '.join(FLAGS)}")
+    return frozenset(name for name, spec in OPERATIONS.items() if flag in spec.flags)
 
 
 def get_operation(name: str) -> OperationSpec:

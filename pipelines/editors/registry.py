@@ -1,7 +1,8 @@
 """Pick an editor per request: the embedded classical editor, or a generative one.
 
 Editors register into ``EDITORS`` (``pipelines.editors.base``) when their module is
-imported; this module imports the classical editor and, lazily, the diffusers editors.
+imported; this module imports the classical and the diffusers editors (whose models load
+only on first use).
 An editor with ``requires_weights = True`` counts as available only when its
 ``is_available()`` classmethod says so.
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from pipelines.editors import classical, diffusion  # noqa: F401  (they register)
 from pipelines.editors.base import EDITORS, EditError, Editor, EditRequest
 from pipelines.editors.operations import get_operation
 
@@ -20,23 +22,6 @@ log = logging.getLogger(__name__)
 DEFAULT_EDITOR = "classical"
 
 _INSTANCES: dict[str, Editor] = {}
-_PLUGINS_TRIED = False
-
-
-def _load_editors() -> None:
-    """Import the editor modules so they register (diffusers editors are optional)."""
-    global _PLUGINS_TRIED
-    import pipelines.editors.classical  # noqa: F401  (registers ClassicalEditor)
-
-    if _PLUGINS_TRIED:
-        return
-    _PLUGINS_TRIED = True
-    try:
-        import pipelines.editors.diffusion  # noqa: F401
-    except ImportError as exc:
-        log.info("generative editors not loaded: %s", exc)
-    except Exception as exc:  # a broken optional module must not take the app down
-        log.warning("generative editors failed to load: %s", exc)
 
 
 def editor_status(cls: type[Editor]) -> tuple[bool, str]:
@@ -73,7 +58,6 @@ def get_editor(name: str) -> Editor:
     Raises:
         EditError: no editor has that name (the message lists the known ones).
     """
-    _load_editors()
     cls = EDITORS.get(name)
     if cls is None:
         raise EditError(f"unknown editor {name!r}; known: {', '.join(sorted(EDITORS))}")
@@ -110,7 +94,6 @@ def pick_editor(request: EditRequest, prefer: str | None = None) -> Editor:
         OperationError: the operation is unknown.
         EditError: ``prefer`` is not a known editor, or no available editor can do it.
     """
-    _load_editors()
     spec = get_operation(request.operation)
     if prefer:
         if prefer not in EDITORS:
@@ -144,7 +127,6 @@ def available_editors() -> dict[str, dict[str, Any]]:
         ``{name: {"available": bool, "operations": [...], "reason": str,
         "requires_weights": bool}}``, the classical editor first.
     """
-    _load_editors()
     report: dict[str, dict[str, Any]] = {}
     for name in _candidates(generative=False):
         cls = EDITORS[name]

@@ -9,22 +9,21 @@ result dataclasses (``TurnResult``, ``StepResult``, ``Attempt``) are re-exported
 from __future__ import annotations
 
 import ctypes
-import inspect
 import json
 import logging
 import sys
 import time
 import uuid
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from agent import executor
 from agent.actions import Action, ActionKind, RegionType
-from agent.memory import ToolContext
-from agent.state import (
+from agent.session.memory import ToolContext
+from agent.session.state import (
     LAYER_DIR,
     SessionError,
     StateError,
@@ -37,10 +36,14 @@ from agent.state import (
     encode_png,
     split_layer,
 )
-from pipelines.layers import Layer, compose, decompose, default_feather
+from pipelines.editors.base import EditError
+from pipelines.editors.operations import OperationError, get_operation
+from pipelines.grounding import Hint
+from pipelines.layers import Layer
+from pipelines.progress import ProgressFn
 
 if TYPE_CHECKING:
-    from agent.session import EditSession
+    from agent.session.edit_session import EditSession
 
 log = logging.getLogger(__name__)
 
@@ -52,14 +55,6 @@ MAX_ATTEMPTS = 3
 #: Feather width of a retry after the critic saw a seam.
 WIDE_FEATHER = 24
 
-#: Operations whose result at a pixel depends only on that pixel (and statistics of the
-#: masked pixels): their patch needs no surrounding context.
-POINTWISE_OPS = frozenset({"exposure", "brightness", "contrast", "saturation", "vibrance",
-                           "temperature", "tint", "gamma", "shadows", "highlights", "hue",
-                           "grayscale", "sepia", "recolor", "auto_levels",
-                           "auto_white_balance"})
-
-ProgressFn = Callable[[float, str], None]
 
 # --------------------------------------------------------------------------- results
 
@@ -306,8 +301,6 @@ class TurnRunner:
 
     def _precheck(self, actions: list[Action]) -> str:
         """A refusal message when some action cannot be served, else ''."""
-        from pipelines.editors.base import EditError
-
         for step, action in zip(self.steps, actions):
             if action.kind is ActionKind.undo:
                 continue
@@ -438,8 +431,6 @@ class TurnRunner:
         return self._locate_phrase(action, image)
 
     def _locate_phrase(self, action: Action, image: np.ndarray) -> _Region:
-        from pipelines.grounding import Hint
-
         phrase = action.region.phrase or action.target
         hint = Hint(mask=self.mask) if self.mask is not None else None
         found = self.s.localizer.locate(image, phrase, hint)
@@ -462,10 +453,10 @@ class TurnRunner:
     def _attempts(self, step: StepResult, action: Action, image: np.ndarray,
                   region: _Region) -> _Best | None:
         """Up to ``max_attempts`` tries; after each poor one, reflect on the critique."""
-        editor = self.s.pick_editor(action.to_request(seed=self.s.seed))
+        request = action.to_request(seed=self.s.seed)
+        editor = self.s.pick_editor(request)
         knobs = _Knobs(dict(action.params), editor, {name_of(editor)},
-                       decompose(image, region.mask,
-                                 context=_context(action, editor, region.mask)))
+                       executor.cut(image, region.mask, request, editor))
         best: _Best | None = None
         for i in range(self.s.max_attempts):
             attempt, composed, critique = self._try_once(action, knobs, region, i)
@@ -485,19 +476,16 @@ class TurnRunner:
     def _try_once(self, action: Action, knobs: _Knobs, region: _Region,
                   index: int) -> tuple[Attempt, np.ndarray | None, Any]:
         """Edit the patch, compose it at native size and critique it."""
-        from pipelines.editors.base import EditError
-        from pipelines.editors.operations import OperationError
-
         start = time.perf_counter()
         layer = knobs.layer
         attempt = Attempt(index + 1, name_of(knobs.editor), _plain(knobs.params), region.source)
         critique = composed = None
         try:
             request = action.to_request(seed=self.s.seed + index, params=knobs.params)
-            band = default_feather(layer) if knobs.feather is None else knobs.feather
-            edited = _edit(knobs.editor, layer, request, band)
-            composed = _compose_patch(layer, edited, band)
-            critique = _critique(self.s.critic, layer, composed, action, band)
+            done = executor.run(layer, request, knobs.editor, feather=knobs.feather)
+            composed = done.patch
+            critique = self.s.critic.critique(layer.patch, composed, action, layer.mask,
+                                              feather=done.feather)
             attempt.score = float(critique.score)
             attempt.keep, attempt.fix = list(critique.keep), list(critique.fix)
         except (EditError, OperationError, ValueError) as err:
@@ -510,8 +498,6 @@ class TurnRunner:
         """Change one knob for the next attempt, as the critique suggests: its parameters,
         else another candidate region, else another editor, else a wider feather.
         Returns False when nothing is left to change (a retry would repeat itself)."""
-        from pipelines.editors.operations import OperationError, get_operation
-
         if critique is not None and getattr(critique, "retry_params", None):
             merged = dict(knobs.params) | dict(critique.retry_params)
             try:
@@ -527,7 +513,8 @@ class TurnRunner:
         if region.alternatives and any(w in fix_text for w in ("region", "mask", "target",
                                                                "locali", "outside")):
             mask = region.alternatives.pop(0)
-            knobs.layer = decompose(image, mask, context=_context(action, knobs.editor, mask))
+            knobs.layer = executor.cut(image, mask, action.to_request(seed=self.s.seed),
+                                       knobs.editor)
             knobs.change = "another candidate region"
             return True
         others = self.s.other_editors(action.to_request(seed=self.s.seed), knobs.tried)
@@ -606,21 +593,8 @@ def _release_memory() -> None:
 _LIBC: Any = None
 
 
-def no_progress(fraction: float, text: str) -> None:
-    log.debug("turn %.0f%% %s", 100 * fraction, text)
-
-
 def name_of(obj: Any) -> str:
     return str(getattr(obj, "name", "") or type(obj).__name__)
-
-
-def is_available(status: Any) -> bool:
-    if isinstance(status, bool):
-        return status
-    if isinstance(status, dict):
-        return bool(status.get("available", status.get("ok", False)))
-    text = str(status).lower()
-    return text in ("ok", "ready", "available", "loaded", "live", "true")
 
 
 def _plain(params: dict[str, Any]) -> dict[str, Any]:
@@ -651,55 +625,12 @@ def _overlap(a: np.ndarray, b: np.ndarray) -> float:
     return np.count_nonzero(a & b) / union if union else 0.0
 
 
-def _context(action: Action, editor: Any, mask: np.ndarray) -> float | None:
-    """Crop context for ``decompose``: DLEBench's λ(s) (None) where the editor can use the
-    surroundings; for per-pixel operations at native size just the feather band plus a
-    margin, so big targets do not drag 2.5× their area through the editor."""
-    if action.operation not in POINTWISE_OPS or getattr(editor, "working_size", None):
-        return None
-    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-    if rows.size == 0:
-        return None
-    short = max(1, min(rows[-1] - rows[0] + 1, cols[-1] - cols[0] + 1))
-    feather = min(24, max(2, round(0.02 * short)))
-    return (2 * feather + 8) / short
 
 
-def _critique(critic: Any, layer: Layer, composed: np.ndarray, action: Action,
-              feather: int) -> Any:
-    """The critic's verdict; the feather used is passed on when the critic takes it."""
-    try:
-        params = inspect.signature(critic.critique).parameters
-    except (TypeError, ValueError):
-        params = {}
-    if "feather" in params:
-        return critic.critique(layer.patch, composed, action, layer.mask, feather=feather)
-    return critic.critique(layer.patch, composed, action, layer.mask)
 
 
-def _edit(editor: Any, layer: Layer, request: Any, band: int) -> np.ndarray:
-    """Run the editor on the layer. A whole-frame edit by a model that works at its own
-    size goes through ``edit_whole_frame``: the model sees the frame at its working size
-    and only the low-frequency change is carried back, so the native detail survives
-    instead of being replaced by an upscale."""
-    if layer.mask.all() and getattr(editor, "working_area", None):
-        from pipelines.wholeframe import edit_whole_frame
-
-        return edit_whole_frame(layer.patch, editor, request)
-    return editor.edit(layer.patch, layer.mask, request, margin=band)
 
 
-def _compose_patch(layer: Layer, edited: np.ndarray, feather: int) -> np.ndarray:
-    """Compose an edited patch back into the layer's own pixels (native resolution).
-
-    A whole-frame edit at the frame's size is taken as is: there is no edge to feather
-    (a feather would only fade the edit out along the image border).
-    """
-    height, width = layer.patch.shape[:2]
-    if edited.shape == layer.patch.shape and layer.mask.all():
-        return edited
-    local = Layer((0, 0, width, height), layer.patch, layer.mask)
-    return compose(layer.patch, local, edited, feather=feather)
 
 
 def _dependency_order(actions: list[Action]) -> list[Action]:

@@ -2,7 +2,7 @@
 
 The operation list comes from the catalogue (``agent.actions.operation_catalogue``), so the
 prompt, the schema and the validation never disagree. The backend appends the JSON schema
-sentence (``agent.llm.schema_instruction``) to every system prompt.
+sentence (``pipelines.llm.schema_instruction``) to every system prompt.
 """
 
 from __future__ import annotations

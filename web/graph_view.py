@@ -1,6 +1,6 @@
 """Draw a state graph (or any search tree) as a small SVG tree.
 
-The Edit tab shows the session's :class:`~agent.state.StateGraph` with the head marked and
+The Edit tab shows the session's :class:`~agent.session.state.StateGraph` with the head marked and
 every node clickable (each node's ``<g>`` carries ``data-node="<id>"``; the page's script
 turns a click into a checkout). The Autopilot tab draws the MCTS tree and the
 multi-instruction mode its topology with the same code.

@@ -12,7 +12,7 @@ into an ``Item`` with a yes/no question. Two kinds are measurable without a mode
   enough from the original in the asked direction.
 
 ``MeasuredChecker`` answers both; ``VLMChecker`` asks a configured VLM the questions (with
-the original and the candidate) through ``agent.llm`` and validates its JSON answer.
+the original and the candidate) through ``pipelines.llm`` and validates its JSON answer.
 Items nothing can check are reported as such (never silently "yes").
 """
 
@@ -26,7 +26,9 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 
+from eval import hdd
 from pipelines.images import downscale
+from pipelines.llm import get_model_llm
 
 log = logging.getLogger(__name__)
 
@@ -162,8 +164,6 @@ class SceneObjects:
 
 def perceive_objects(image: np.ndarray) -> SceneObjects:
     """Objects of a rendered scene via ``eval.hdd.perceive`` (colour, shape, position)."""
-    from eval import hdd
-
     state = hdd.perceive(image)
     return SceneObjects(list(state.objects), image.shape[1] / image.shape[0])
 
@@ -246,7 +246,7 @@ _VLM_SCHEMA: dict[str, Any] = {
 
 
 class VLMChecker:
-    """Asks a vision-language model (``agent.llm`` backend) the checklist questions."""
+    """Asks a vision-language model (``pipelines.llm`` backend) the checklist questions."""
 
     def __init__(self, llm: Any, repeats: int = 1) -> None:
         self.llm = llm
@@ -274,11 +274,8 @@ class VLMChecker:
 def default_checker() -> Checker:
     """A VLM checker when a VLM/endpoint is configured, else the measured checker."""
     try:
-        from agent.llm import RuleBased, get_llm
-
-        llm = get_llm()
-        if not isinstance(llm, RuleBased):
-            return VLMChecker(llm)
-    except Exception as err:  # noqa: BLE001 - no backend: measured checks
+        llm = get_model_llm()
+    except Exception as err:  # noqa: BLE001 - a broken backend: measured checks
         log.info("no VLM checker (%s); using measured checks", err)
-    return MeasuredChecker()
+        llm = None
+    return VLMChecker(llm) if llm is not None else MeasuredChecker()

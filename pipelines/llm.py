@@ -6,10 +6,8 @@ check, e.g. ``agent.actions.parse_actions``) and, when it fails, the model is as
 with the problem spelled out. After ``attempts`` failures an ``LLMError`` says what went
 wrong. Nothing a model writes is ever executed.
 
-Backends:
+Model backends (the embedded, rule-based stand-in lives in ``agent.brain.llm``):
 
-* ``RuleBased`` — embedded, no model: answers planning requests with the rule planner, so
-  the protocol exists everywhere.
 * ``OpenAICompatible`` — any ``/v1/chat/completions`` endpoint (vLLM, Ollama, llama.cpp
   server, hosted APIs); images travel as PNG data URLs; timeouts and exponential backoff
   on 429/5xx/connection errors.
@@ -23,7 +21,6 @@ import io
 import json
 import logging
 import random
-import re
 import threading
 import time
 import urllib.error
@@ -228,7 +225,7 @@ def image_data_url(image: np.ndarray, max_side: int = 1024) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
 
 
-def _text_of(content: Any) -> str:
+def text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
@@ -237,37 +234,6 @@ def _text_of(content: Any) -> str:
 
 
 # --- backends ---------------------------------------------------------------------------
-
-class RuleBased:
-    """The embedded backend: no model. It answers planning requests (``PLAN_SCHEMA``) with
-    the rule planner; any other request fails with a clear ``LLMError``."""
-
-    name = "rule-based"
-
-    def complete_json(self, system: str, messages: list[dict[str, Any]],
-                      images: list[np.ndarray] | None, schema: dict[str, Any], *,
-                      check: Check | None = None) -> dict[str, Any]:
-        """Plan the last user message with ``RulePlanner``; see ``LLM.complete_json``."""
-        from agent.planner import RulePlanner
-
-        if "actions" not in (schema or {}).get("properties", {}):
-            raise LLMError("the rule-based backend only plans edits; configure a VLM "
-                           "(LOUPE_MODEL_VLM) or an endpoint (LOUPE_LLM_BASE_URL) for this")
-        users = [m for m in messages if m.get("role") == "user"]
-        text = _text_of(users[-1]["content"]) if users else ""
-        has_mask = "user brushed a mask this turn" in text
-        quoted = re.search(r"<<<(.*)>>>", text, re.DOTALL)  # agent.prompts.planner_user
-        plan = RulePlanner().plan(quoted.group(1) if quoted else text, has_mask=has_mask)
-        data = {"actions": [a.model_dump(mode="json") for a in plan.actions],
-                "is_edit": plan.is_edit, "message": plan.message}
-        try:
-            data = validate_answer(data, schema)
-            if check is not None:
-                check(data)
-        except ValueError as err:
-            raise LLMError(f"rule-based plan failed validation: {err}") from None
-        return data
-
 
 class OpenAICompatible(RetryingLLM):
     """A ``/v1/chat/completions`` endpoint (vLLM, Ollama, llama.cpp, hosted APIs).
@@ -304,7 +270,7 @@ class OpenAICompatible(RetryingLLM):
         chat += [{"role": m["role"], "content": m["content"]} for m in messages]
         if images:
             last = max(i for i, m in enumerate(chat) if m["role"] == "user")
-            parts = [{"type": "text", "text": _text_of(chat[last]["content"])}]
+            parts = [{"type": "text", "text": text_of(chat[last]["content"])}]
             parts += [{"type": "image_url",
                        "image_url": {"url": image_data_url(im, self.image_side)}}
                       for im in images]
@@ -355,7 +321,7 @@ class OpenAICompatible(RetryingLLM):
                   images: list[np.ndarray] | None) -> str:
         response = self._post(self._payload(system, messages, images))
         try:
-            return _text_of(response["choices"][0]["message"]["content"] or "")
+            return text_of(response["choices"][0]["message"]["content"] or "")
         except (KeyError, IndexError, TypeError):
             return ""  # treated as an invalid answer and re-asked
 
@@ -441,7 +407,7 @@ class TransformersVLM(RetryingLLM):
             parts: list[dict[str, Any]] = []
             if i == len(messages) - 1 and pictures:
                 parts += [{"type": "image"} for _ in pictures]
-            parts.append({"type": "text", "text": _text_of(m["content"])})
+            parts.append({"type": "text", "text": text_of(m["content"])})
             chat.append({"role": m["role"], "content": parts})
         text = self._processor.apply_chat_template(chat, add_generation_prompt=True,
                                                    tokenize=False)
@@ -540,15 +506,15 @@ def local_vlm_available(settings: Settings) -> bool:
     return (folder / "config.json").is_file() and has_weights
 
 
-def get_llm(settings: Settings | None = None) -> LLM:
-    """The configured backend: an endpoint if ``LOUPE_LLM_BASE_URL`` is set, else a local
-    VLM whose weights are present, else ``RuleBased``.
+def get_model_llm(settings: Settings | None = None) -> LLM | None:
+    """The configured model backend: an endpoint if ``LOUPE_LLM_BASE_URL`` is set, else a
+    local VLM whose weights are present, else None.
 
     Args:
         settings: defaults to ``get_settings()``.
 
     Returns:
-        An object following the ``LLM`` protocol.
+        An object following the ``LLM`` protocol, or None when no model is configured.
     """
     settings = settings or get_settings()
     if settings.llm_base_url:
@@ -556,10 +522,10 @@ def get_llm(settings: Settings | None = None) -> LLM:
                                 settings.llm_api_key)
     if local_vlm_available(settings):
         return TransformersVLM(settings.models["vlm"], device=settings.device)
-    return RuleBased()
+    return None
 
 
 def llm_configured(settings: Settings | None = None) -> bool:
-    """True when ``get_llm`` would return a model backend rather than ``RuleBased``."""
+    """True when ``get_model_llm`` would return a model backend."""
     settings = settings or get_settings()
     return bool(settings.llm_base_url) or local_vlm_available(settings)

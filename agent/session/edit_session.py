@@ -32,7 +32,10 @@ from typing import Any
 import numpy as np
 
 from agent.actions import Action
-from agent.archive import (
+from agent.brain.critic import get_critic
+from agent.brain.planner import get_planner
+from agent.search.tree_search import tree_search
+from agent.session.archive import (
     SESSION_FILE,
     SESSION_FORMAT,
     SESSION_VERSION,
@@ -41,8 +44,8 @@ from agent.archive import (
     unpack,
     write_archive,
 )
-from agent.memory import ImageContext, Memory
-from agent.state import (
+from agent.session.memory import ImageContext, Memory
+from agent.session.state import (
     DEFAULT_CACHE_BYTES,
     Node,
     SessionError,
@@ -53,22 +56,24 @@ from agent.state import (
     graph_from_file,
     split_layer,
 )
-from agent.turn import (
+from agent.session.turn import (
     ACCEPT_SCORE,
     MAX_ATTEMPTS,
     MIN_SCORE,
     Attempt,
-    ProgressFn,
     RegionMemory,
     StepResult,
     TurnResult,
     TurnRunner,
     action_dict,
-    is_available,
     jsonable,
     name_of,
-    no_progress,
 )
+from pipelines.config import get_settings
+from pipelines.editors.registry import available_editors, get_editor, pick_editor
+from pipelines.grounding import get_localizer
+from pipelines.images import ImageLoadError, load_image, save_image
+from pipelines.progress import ProgressFn, no_progress
 
 log = logging.getLogger(__name__)
 
@@ -132,8 +137,6 @@ class EditSession:
             ImageLoadError: the image cannot be loaded.
             SessionError: the folder is not empty.
         """
-        from pipelines.images import load_image
-
         raw, name = _source_bytes(image_src)
         loaded = load_image(raw if raw is not None else image_src)
         if name and not loaded.filename:
@@ -165,8 +168,6 @@ class EditSession:
         Raises:
             SessionError: no session there, an unknown version, or damaged files.
         """
-        from pipelines.images import ImageLoadError, load_image
-
         folder = Path(folder)
         path = folder / SESSION_FILE
         if not path.is_file():
@@ -202,24 +203,18 @@ class EditSession:
     @property
     def planner(self) -> Any:
         if self._planner is None:
-            from agent.planner import get_planner
-
             self._planner = get_planner(self.settings)
         return self._planner
 
     @property
     def critic(self) -> Any:
         if self._critic is None:
-            from agent.critic import get_critic
-
             self._critic = get_critic(self.settings)
         return self._critic
 
     @property
     def localizer(self) -> Any:
         if self._localizer is None:
-            from pipelines.grounding import get_localizer
-
             self._localizer = get_localizer()
         return self._localizer
 
@@ -227,8 +222,6 @@ class EditSession:
         """The editor for a request (raises ``EditError`` when none can do it)."""
         if self._pick is not None:
             return self._pick(request, prefer)
-        from pipelines.editors.registry import pick_editor
-
         return pick_editor(request, prefer=prefer)
 
     def other_editors(self, request: Any, tried: set[str]) -> list[Any]:
@@ -236,11 +229,9 @@ class EditSession:
         (a retry's "another editor"); none when an editor picker was injected."""
         if self._pick is not None:
             return []
-        from pipelines.editors.registry import available_editors, get_editor
-
         out = []
         for name, status in available_editors().items():
-            if name in tried or not is_available(status):
+            if name in tried or not status["available"]:
                 continue
             try:
                 editor = get_editor(name)
@@ -254,13 +245,8 @@ class EditSession:
         """Which backend serves each role, for an honest status line."""
         out = {"planner": name_of(self.planner), "critic": name_of(self.critic),
                "localizer": name_of(self.localizer)}
-        try:
-            from pipelines.editors.registry import available_editors
-
-            live = [n for n, s in available_editors().items() if is_available(s)]
-            out["editor"] = ", ".join(live) or "none"
-        except ImportError:
-            out["editor"] = "none"
+        live = [n for n, s in available_editors().items() if s["available"]]
+        out["editor"] = ", ".join(live) or "none"
         return out
 
     # ---- navigation ---------------------------------------------------------------
@@ -351,7 +337,7 @@ class EditSession:
             instruction: the user's request in plain words.
             mask: an optional brush mask (``bool``/``uint8`` of the image's size).
             search: ``"none"`` for the plan–execute–reflect loop, ``"tree"`` for the tree
-                search (``agent.tree_search``).
+                search (``agent.search.tree_search``).
             progress: called with ``(fraction, text)`` as the turn advances.
 
         Returns:
@@ -383,10 +369,6 @@ class EditSession:
         return mask if mask.any() else None
 
     def _tree_turn(self, instruction: str, progress: ProgressFn | None) -> TurnResult:
-        try:
-            from agent.tree_search import tree_search
-        except ImportError as err:
-            raise SessionError(f"tree search is not available in this build ({err})") from None
         start = time.perf_counter()
         head, known = self.graph.head, set(self.graph.nodes)
         result = tree_search(np.array(self.graph.image()), instruction, session=self,
@@ -438,8 +420,6 @@ class EditSession:
         Returns:
             The written path, or the encoded bytes when ``dest`` is None.
         """
-        from pipelines.images import save_image
-
         pixels = self.image_at(node_id) if node_id else self.current_image()
         return save_image(np.ascontiguousarray(pixels), dest, like=self.original, format=format)
 
@@ -530,15 +510,11 @@ def _source_bytes(src: Any) -> tuple[bytes | None, str | None]:
 
 
 def _encode_original(loaded: Any) -> bytes:
-    from pipelines.images import save_image
-
     return save_image(loaded.pixels, None, like=loaded, format="PNG")
 
 
 def _default_folder(backends: dict[str, Any]) -> Path:
     settings = backends.get("settings")
     if settings is None:
-        from pipelines.config import get_settings
-
         settings = get_settings()
     return Path(settings.sessions_dir) / (time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6])

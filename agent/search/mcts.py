@@ -33,10 +33,11 @@ from typing import Any
 import cv2
 import numpy as np
 
-from agent.autopilot_memory import AutopilotMemory
-from agent.perceiver import Candidate, Perception, mood_score, perceive, propose, run_gates
+from agent import executor
+from agent.brain.perceiver import Candidate, Perception, mood_score, perceive, propose, run_gates
+from agent.search.autopilot_memory import AutopilotMemory
 from eval.noref import _lab, combine, quality_indices, score_components, to_analysis
-from pipelines.editors.base import Editor
+from pipelines.editors.operations import operations_with
 
 log = logging.getLogger(__name__)
 
@@ -56,53 +57,9 @@ STEP_MARGIN = 0.02
 FIDELITY_COST = 0.001
 #: Weight of the mood term relative to the evaluator (when a mood is given).
 MOOD_WEIGHT = 0.6
-_CHANNEL_OPS = {"exposure", "brightness", "contrast", "gamma", "temperature", "tint",
-                "auto_levels", "auto_white_balance"}
-_LOWFREQ_OPS = {"shadows", "highlights", "vignette"}
 
 
 # ----------------------------------------------------------------------------- execute
-
-def _editor() -> Editor:
-    try:
-        from pipelines.editors.registry import get_editor
-
-        return get_editor("classical")
-    except ImportError:
-        from pipelines.editors.classical import ClassicalEditor
-
-        return ClassicalEditor()
-
-
-def _edit(image: np.ndarray, cand: Candidate, seed: int = 0) -> np.ndarray:
-    mask = np.ones(image.shape[:2], bool)
-    return _editor().edit(image, mask, cand.action.to_request(seed=seed))
-
-
-def _channel_lut(image: np.ndarray, cand: Candidate) -> np.ndarray:
-    """The op's per-channel curve, measured by the editor on a ramp under the image's stats."""
-    stats = to_analysis(image, 1024)
-    width = stats.shape[1]
-    rows = math.ceil(256 / width)
-    ramp = np.zeros((rows * width, 3), np.uint8)
-    ramp[:256] = np.arange(256, dtype=np.uint8)[:, None]
-    ramp[256:] = 128
-    probe = np.vstack([stats, ramp.reshape(rows, width, 3)])
-    out = _edit(probe, cand)[stats.shape[0]:].reshape(-1, 3)[:256]
-    return out
-
-
-def _gain_transfer(image: np.ndarray, cand: Candidate) -> np.ndarray:
-    """Apply a low-frequency op via its gain map computed on a 1024-px copy."""
-    small = to_analysis(image, 1024)
-    edited = _edit(small, cand).astype(np.float32)
-    gain = (edited + 4.0) / (small.astype(np.float32) + 4.0)
-    gain = cv2.GaussianBlur(gain, (0, 0), 1.5)
-    gain = cv2.resize(gain, (image.shape[1], image.shape[0]), interpolation=cv2.INTER_LINEAR)
-    out = image[..., :3].astype(np.float32)
-    out = cv2.multiply(out + 4.0, gain) - 4.0
-    return np.clip(out, 0, 255).astype(np.uint8)
-
 
 @lru_cache(maxsize=16)
 def _protect_alpha(shape: tuple[int, int], boxes: tuple[tuple[int, int, int, int], ...],
@@ -140,14 +97,7 @@ def apply_candidate(image: np.ndarray, cand: Candidate, *, full_size: tuple[int,
     """
     rgb = np.ascontiguousarray(image[..., :3])
     alpha_ch = image[..., 3:] if image.shape[2] == 4 else None
-    op = cand.action.operation
-    if fast and op in _CHANNEL_OPS and rgb.shape[0] * rgb.shape[1] > 600_000:
-        lut = _channel_lut(rgb, cand)
-        out = np.dstack([cv2.LUT(rgb[..., c], lut[:, c]) for c in range(3)])
-    elif fast and op in _LOWFREQ_OPS and rgb.shape[0] * rgb.shape[1] > 1_200_000:
-        out = _gain_transfer(rgb, cand)
-    else:
-        out = _edit(rgb, cand, seed)
+    out = executor.execute(rgb, cand.action, seed=seed, fast=fast).patch
     if cand.protect:
         scale = rgb.shape[1] / (full_size or (rgb.shape[1], rgb.shape[0]))[0]
         a = _protect_alpha(rgb.shape[:2], tuple(tuple(b) for b in cand.protect),
@@ -296,7 +246,7 @@ class _Search:
 
 
 #: Operations that change the colour balance (the only ones that move the cast term).
-COLOUR_OPS = {"auto_white_balance", "temperature", "tint"}
+COLOUR_OPS = operations_with("colour_balance")
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipelines.config import get_settings
+
 log = logging.getLogger(__name__)
 
 FILENAME = "autopilot_memory.json"
@@ -45,8 +47,6 @@ class AutopilotMemory:
     @classmethod
     def default_path(cls) -> Path:
         """``<settings.data_dir>/autopilot_memory.json``."""
-        from pipelines.config import get_settings
-
         return get_settings().data_dir / FILENAME
 
     @classmethod

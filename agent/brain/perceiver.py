@@ -20,19 +20,27 @@ import math
 import os
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import Any, Protocol
 
 import cv2
 import numpy as np
 
 from agent.actions import Action
-from agent.autopilot_memory import AutopilotMemory
 from eval.noref import FULL_RANGE_P99, quality_indices, to_analysis
+from pipelines.editors.operations import operations_with
 
 log = logging.getLogger(__name__)
 
 Box = tuple[int, int, int, int]
 
+
+
+class Priors(Protocol):
+    """What ``propose`` reads from the memory of past runs (``AutopilotMemory``)."""
+
+    def prior(self, scene: str, family: str) -> float:
+        """The bonus for ``family`` on photos of ``scene`` (0 when never tried)."""
+        ...
 
 @dataclass
 class Perception:
@@ -389,12 +397,11 @@ _POLISH: list[tuple[str, dict[str, Any], str]] = [
 ]
 
 #: Families that change texture or colour strongly; on people they are toned down.
-_PROTECTED = {"clahe", "sharpen", "saturation", "vibrance", "contrast", "temperature",
-              "denoise"}
+_PROTECTED = operations_with("strong")
 
 
 def propose(image: np.ndarray | None = None, *, perception: Perception | None = None,
-            k: int = 6, mood: str | None = None, memory: AutopilotMemory | None = None,
+            k: int = 6, mood: str | None = None, memory: Priors | None = None,
             exclude: set[str] | frozenset[str] = frozenset()) -> list[Candidate]:
     """Propose up to ``k`` diverse atomic edits, best first.
 

@@ -12,13 +12,21 @@ from __future__ import annotations
 
 import json
 import os
-import stat
 import uuid
 import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from agent.state import LAYER_DIR, SessionError, atomic_write
+from agent.session.state import LAYER_DIR, SessionError
+from pipelines.archives import (
+    ArchiveError,
+    check_members,
+    extract,
+    open_zip,
+    read_capped,
+    safe_member,
+)
+from pipelines.config import get_settings
 
 SESSION_FILE = "session.json"
 SESSION_FORMAT = "loupe-session"
@@ -58,45 +66,28 @@ def check_version(data: dict[str, Any]) -> None:
 
 
 def archive_limit(max_bytes: int | None) -> int:
-    """The size limit in bytes: the argument, else ``LOUPE_MAX_ARCHIVE_MB``, else 2 GiB."""
+    """The size limit in bytes: the argument, else ``LOUPE_MAX_ARCHIVE_MB`` (2 GiB)."""
     if max_bytes is not None:
         return int(max_bytes)
-    env = os.environ.get("LOUPE_MAX_ARCHIVE_MB", "").strip()
-    return int(float(env) * 1024 * 1024) if env else DEFAULT_MAX_ARCHIVE_BYTES
-
-
-def safe_member(name: str) -> PurePosixPath:
-    """The entry's relative path, or a ``SessionError`` if it would escape the folder."""
-    path = PurePosixPath(name.replace("\\", "/"))
-    if (not name or path.is_absolute() or ".." in path.parts or ":" in name
-            or name.startswith(("/", "\\"))):
-        raise SessionError(f"the archive entry {name!r} would escape the session folder; "
-                           "the archive is rejected")
-    return path
+    return int(get_settings().max_archive_mb * 1024 * 1024)
 
 
 def unpack(zip_path: Path, target: Path, limit: int) -> None:
     """Check an exported archive and extract its session files into ``target``."""
+    try:
+        _unpack(zip_path, target, limit)
+    except ArchiveError as err:
+        raise SessionError(str(err)) from None
+
+
+def _unpack(zip_path: Path, target: Path, limit: int) -> None:
     if not zip_path.is_file():
         raise SessionError(f"no archive at {zip_path.name}")
     if zip_path.stat().st_size > limit:
         raise SessionError(f"the archive is {zip_path.stat().st_size / 1e6:.1f} MB, over the "
                            f"{limit / 1e6:.1f} MB limit")
-    try:
-        zf = zipfile.ZipFile(zip_path)
-    except (zipfile.BadZipFile, OSError) as err:
-        raise SessionError(f"{zip_path.name} is not a valid zip archive ({err})") from None
-    with zf:
-        infos = zf.infolist()
-        for info in infos:
-            safe_member(info.filename)
-            if stat.S_ISLNK(info.external_attr >> 16):
-                raise SessionError(f"the archive entry {info.filename!r} is a link; "
-                                   "the archive is rejected")
-        if sum(i.file_size for i in infos) > limit:
-            raise SessionError(f"the archive unpacks to more than the {limit / 1e6:.1f} MB "
-                               "limit")
-        names = {i.filename: i for i in infos}
+    with open_zip(zip_path) as zf:
+        names = {i.filename: i for i in check_members(zf.infolist(), limit)}
         if SESSION_FILE not in names:
             raise SessionError("the archive holds no session.json: not a Loupe session")
         data = _read_json_member(zf, names[SESSION_FILE], limit)
@@ -107,14 +98,16 @@ def unpack(zip_path: Path, target: Path, limit: int) -> None:
             raise SessionError(f"the archive lacks {len(missing)} file(s), e.g. {missing[0]}")
         if target.exists() and any(target.iterdir()):
             raise SessionError(f"the folder {target.name} is not empty")
-        _extract(zf, [names[w] for w in sorted(wanted)], target, limit)
+        extract(zf, [names[w] for w in sorted(wanted)], target, limit)
 
 
 def _read_json_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> dict:
     try:
-        raw = _read_capped(zf, info, min(limit, 256 * 1024 * 1024))
+        raw = read_capped(zf, info, min(limit, 256 * 1024 * 1024))
         data = json.loads(raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError, zipfile.BadZipFile) as err:
+    except (ValueError, UnicodeDecodeError) as err:
+        if isinstance(err, ArchiveError):
+            raise
         raise SessionError(f"the archive's session.json is damaged ({err})") from None
     if not isinstance(data, dict):
         raise SessionError("the archive's session.json is not a Loupe session")
@@ -145,30 +138,3 @@ def _wanted_members(data: dict[str, Any]) -> set[str]:
     except (KeyError, TypeError) as err:
         raise SessionError(f"the archive's session graph is damaged ({err})") from None
     return wanted
-
-
-def _read_capped(zf: zipfile.ZipFile, info: zipfile.ZipInfo, cap: int) -> bytes:
-    chunks, total = [], 0
-    with zf.open(info) as fh:
-        while chunk := fh.read(1 << 20):
-            total += len(chunk)
-            if total > cap:
-                raise SessionError(f"the archive entry {info.filename!r} unpacks past the "
-                                   "size limit")
-            chunks.append(chunk)
-    return b"".join(chunks)
-
-
-def _extract(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo], target: Path,
-             limit: int) -> None:
-    target.mkdir(parents=True, exist_ok=True)
-    root = target.resolve()
-    total = 0
-    for info in infos:
-        dest = (target / safe_member(info.filename)).resolve()
-        if root not in dest.parents:
-            raise SessionError(f"the archive entry {info.filename!r} would escape the "
-                               "session folder")
-        data = _read_capped(zf, info, limit - total)
-        total += len(data)
-        atomic_write(dest, data)

@@ -1,7 +1,7 @@
 """Multi-instruction editing by Tree-of-States with Graph-of-References (MSRAMIE §3, app. D).
 
 ``tree_search(image, instruction)`` decomposes a long request into a checklist
-(``agent.checklist``), then grows an inference topology of states. Each new state:
+(``agent.brain.checklist``), then grows an inference topology of states. Each new state:
 
 1. Retriever — picks up to ``top_k`` states within ``search_range`` layers of the parent
    whose input resembles the parent's output (similarity 0–100 ≥ ``relevance_threshold``);
@@ -31,7 +31,8 @@ from typing import Any, Protocol
 import cv2
 import numpy as np
 
-from agent.checklist import (
+from agent import executor
+from agent.brain.checklist import (
     Checker,
     Item,
     build_checklist,
@@ -40,6 +41,7 @@ from agent.checklist import (
     perceive_objects,
 )
 from eval.noref import preservation
+from pipelines.editors.base import EditRequest
 
 log = logging.getLogger(__name__)
 
@@ -107,17 +109,6 @@ class Actor(Protocol):
             rng: random.Random) -> np.ndarray: ...
 
 
-def _editor() -> Any:
-    try:
-        from pipelines.editors.registry import get_editor
-
-        return get_editor("classical")
-    except ImportError:
-        from pipelines.editors.classical import ClassicalEditor
-
-        return ClassicalEditor()
-
-
 def object_mask(image: np.ndarray, position: tuple[float, float]) -> np.ndarray | None:
     """The saturated blob nearest ``position`` (fractions of width/height), dilated a little."""
     hsv = cv2.cvtColor(np.ascontiguousarray(image[..., :3]), cv2.COLOR_RGB2HSV)
@@ -166,8 +157,6 @@ class ClassicalActor:
 
     def _one(self, image: np.ndarray, item: Item, original: np.ndarray, mode: str,
              rng: random.Random) -> np.ndarray:
-        from pipelines.editors.base import EditRequest
-
         params = dict(item.params)
         if item.kind == "global":
             if mode == "weak":
@@ -186,7 +175,7 @@ class ClassicalActor:
         kind = {"recolor": "adjust", "remove": "remove"}.get(item.kind, "adjust")
         request = EditRequest(kind=kind, operation=item.operation, params=params,
                               instruction=item.text)
-        return _editor().edit(image, mask, request)
+        return executor.execute(image, request, mask).paste(image)
 
     @staticmethod
     def _target_mask(image: np.ndarray, item: Item, original: np.ndarray, *, wrong: bool,

@@ -1,10 +1,13 @@
-"""Baselines for the runner: the single-shot "direct" editor, identity and oracle.
+"""Loupe's edit systems for the benchmark runner: the embedded agent and the direct baseline.
 
-``direct`` edits the way single-shot editors do: every turn the whole frame is resampled
-to about 1 MP, the same embedded planner and editor edit that small image (a fresh
-session per turn, no layers at native size, no history), and the whole result is
-resampled back to the native size. Comparing it with ``embedded`` measures what layer
-decomposition at native resolution buys, instead of claiming it.
+``embedded`` is Loupe's agent (``EditSession``: layers at native resolution, the state graph,
+memory). ``direct`` edits the way single-shot editors do: every turn the whole frame is
+resampled to about 1 MP, the same embedded planner and editor edit that small image (a
+fresh session per turn, no layers at native size, no history), and the whole result is
+resampled back to the native size. Comparing the two measures what layer decomposition at
+native resolution buys, instead of claiming it.
+
+Importing this module registers both in ``eval.systems`` (it is the default plugin).
 """
 
 from __future__ import annotations
@@ -16,7 +19,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from eval.agents import Agent, AgentRun, TurnContext, TurnOutput
+from agent.session import EditSession
+from eval.systems import EditRun, TurnContext, TurnOutput, register_system
 
 #: the working size of the direct baseline, in pixels (about 1 MP like common editors)
 DIRECT_PIXELS = 1024 * 1024
@@ -40,7 +44,30 @@ def resample(image: np.ndarray, size: tuple[int, int]) -> np.ndarray:
     return cv2.resize(image, size, interpolation=cv2.INTER_AREA if shrink else cv2.INTER_CUBIC)
 
 
-class _DirectRun(AgentRun):
+class _SessionRun:
+    def __init__(self, session: EditSession) -> None:
+        self.session = session
+
+    def turn(self, instruction: str, mask: np.ndarray | None,
+             context: TurnContext) -> TurnOutput:
+        result = self.session.turn(instruction, mask)
+        return TurnOutput(self.session.current_image(), bool(result.ok), str(result.message),
+                          {"steps": len(result.steps), "changed": bool(result.changed)})
+
+
+class EmbeddedSystem:
+    """Loupe's agent: ``EditSession`` (layers at native resolution)."""
+
+    name = "embedded"
+
+    def __init__(self, **backends: Any) -> None:
+        self.backends = backends
+
+    def start(self, image: np.ndarray, folder: Path) -> EditRun:
+        return _SessionRun(EditSession.create(image, folder / "session", **self.backends))
+
+
+class _DirectRun:
     def __init__(self, image: np.ndarray, folder: Path, pixels: int, backends: dict) -> None:
         self.image = image
         self.folder = folder
@@ -50,8 +77,6 @@ class _DirectRun(AgentRun):
 
     def turn(self, instruction: str, mask: np.ndarray | None,
              context: TurnContext) -> TurnOutput:
-        from agent.session import EditSession
-
         self.turns += 1
         native = (self.image.shape[1], self.image.shape[0])
         small_size = working_size(*native, pixels=self.pixels)
@@ -67,7 +92,7 @@ class _DirectRun(AgentRun):
                           {"working_size": list(small_size)})
 
 
-class DirectAgent(Agent):
+class DirectSystem:
     """Single-shot baseline: whole frame at ~1 MP through the embedded planner+editor."""
 
     name = "direct"
@@ -76,49 +101,9 @@ class DirectAgent(Agent):
         self.pixels = int(pixels)
         self.backends = backends
 
-    def start(self, image: np.ndarray, folder: Path) -> AgentRun:
+    def start(self, image: np.ndarray, folder: Path) -> EditRun:
         return _DirectRun(image, folder, self.pixels, self.backends)
 
 
-class _IdentityRun(AgentRun):
-    def __init__(self, image: np.ndarray) -> None:
-        self.image = image
-
-    def turn(self, instruction: str, mask: np.ndarray | None,
-             context: TurnContext) -> TurnOutput:
-        return TurnOutput(self.image, True, "unchanged")
-
-
-class IdentityAgent(Agent):
-    """Does nothing: the floor of instruction following, the ceiling of preservation."""
-
-    name = "identity"
-
-    def start(self, image: np.ndarray, folder: Path) -> AgentRun:
-        return _IdentityRun(image)
-
-
-class _OracleRun(AgentRun):
-    def __init__(self, image: np.ndarray) -> None:
-        self.image = image
-
-    def turn(self, instruction: str, mask: np.ndarray | None,
-             context: TurnContext) -> TurnOutput:
-        if context.target is not None:
-            self.image = context.target
-        elif context.state is not None:
-            from eval.hdd import SceneState, render
-
-            self.image = render(SceneState.from_json(context.state), context.size)
-        else:
-            return TurnOutput(self.image, False, "no ground truth for this turn")
-        return TurnOutput(self.image, True, "ground truth")
-
-
-class OracleAgent(Agent):
-    """Returns the ground truth: checks that the benchmark's measures score it perfectly."""
-
-    name = "oracle"
-
-    def start(self, image: np.ndarray, folder: Path) -> AgentRun:
-        return _OracleRun(image)
+register_system(EmbeddedSystem.name, EmbeddedSystem)
+register_system(DirectSystem.name, DirectSystem)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-import tempfile
 from collections import OrderedDict
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -29,6 +28,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from pipelines.files import atomic_write
 from pipelines.layers import mask_bbox
 
 Box = tuple[int, int, int, int]
@@ -48,24 +48,6 @@ class SessionError(ValueError):
 
 
 # --------------------------------------------------------------------------- files
-
-
-def atomic_write(path: Path, data: bytes | str) -> None:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and
-    ``os.replace``, so a reader (or a restart after a crash) never sees half a file."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(raw)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def encode_png(pixels: np.ndarray, *, level: int = 1) -> bytes:

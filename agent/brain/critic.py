@@ -20,14 +20,18 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol, runtime_checkable
 
 import cv2
 import numpy as np
 
+from agent.brain.llm import get_llm
+from agent.brain.prompts import AGGREGATOR, aggregator_user, critic_system, critic_user
 from pipelines.config import Settings, get_settings
 from pipelines.editors.operations import OPERATIONS, OperationError, get_operation, parse_color
+from pipelines.llm import LLMError, describe, llm_configured
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +56,31 @@ class Critique:
     fix: list[str] = field(default_factory=list)
     retry_params: dict[str, Any] = field(default_factory=dict)
     measures: dict[str, float] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Critic(Protocol):
+    """Judges one attempt: the turn loop calls every critic this way."""
+
+    name: str
+
+    def critique(self, before: np.ndarray, after: np.ndarray, action: Any,
+                 mask: np.ndarray | None = None, *, feather: int | None = None,
+                 params: dict[str, Any] | None = None) -> Critique:
+        """Score ``after`` (the composed patch) against ``before`` for ``action``.
+
+        Args:
+            before: the layer's patch before the edit (uint8 HxWx3/4).
+            after: the composed patch after the edit, same size.
+            action: the ``agent.actions.Action`` attempted.
+            mask: the target mask at the patch's size (None: the whole patch).
+            feather: the feather width the attempt was composed with.
+            params: the parameters the attempt used (default: the action's).
+
+        Returns:
+            The ``Critique``.
+        """
+        ...
 
 
 #: The JSON a VLM critic (and the aggregator) must answer.
@@ -770,16 +799,14 @@ class PanelCritic:
     """Several VLM critics with different focus plus an aggregator (see the module doc).
 
     Args:
-        llm: an ``agent.llm`` backend that can see images.
-        focuses: which reviewers to ask (keys of ``agent.prompts.CRITIC_FOCUS``).
+        llm: an ``pipelines.llm`` backend that can see images.
+        focuses: which reviewers to ask (keys of ``agent.brain.prompts.CRITIC_FOCUS``).
         fallback: the measured critic, used as evidence and when the model fails.
     """
 
     @property
     def name(self) -> str:
         """'panel: <backend and model>' for the status line."""
-        from agent.llm import describe
-
         return f"panel: {describe(self.llm)}"
 
     def __init__(self, llm: Any, *, focuses: tuple[str, ...] = ("instruction", "preservation",
@@ -804,9 +831,6 @@ class PanelCritic:
         Returns:
             The aggregated ``Critique`` (its ``measures`` are the measured critic's).
         """
-        from agent.llm import LLMError
-        from agent.prompts import AGGREGATOR, aggregator_user, critic_system, critic_user
-
         measured = self.fallback.critique(before, after, action, mask, feather=feather,
                                           params=params)
         problem = _check_inputs(before, after, mask)
@@ -851,15 +875,23 @@ def _mean_review(reviews: dict[str, dict[str, Any]]) -> dict[str, Any]:
                                   if r.get("retry_params")), {})}
 
 
-def get_critic(settings: Settings | None = None) -> MeasuredCritic | PanelCritic:
-    """``PanelCritic`` when a VLM or endpoint is configured, else ``MeasuredCritic``.
+#: name → a factory taking the settings.
+CRITICS: dict[str, Callable[[Settings], Critic]] = {
+    "measured": lambda settings: MeasuredCritic(),
+    "panel": lambda settings: PanelCritic(get_llm(settings)),
+}
+
+
+def get_critic(settings: Settings | None = None, name: str | None = None) -> Critic:
+    """The critic registered under ``name``; by default ``panel`` when a VLM or endpoint
+    is configured, else ``measured``.
 
     Args:
         settings: defaults to ``get_settings()``.
+        name: a key of ``CRITICS``.
     """
-    from agent.llm import get_llm, llm_configured
-
     settings = settings or get_settings()
-    if llm_configured(settings):
-        return PanelCritic(get_llm(settings))
-    return MeasuredCritic()
+    name = name or ("panel" if llm_configured(settings) else "measured")
+    if name not in CRITICS:
+        raise ValueError(f"unknown critic {name!r}; known: {', '.join(CRITICS)}")
+    return CRITICS[name](settings)

@@ -1,11 +1,10 @@
-"""Planners: turn an instruction into atomic, ordered, validated Actions.
+"""The rule planner: turn an instruction into atomic, ordered, validated Actions, no model.
 
-``RulePlanner`` (the embedded default, no model) splits the instruction into clauses
+``RulePlanner`` (the embedded default) splits the instruction into clauses
 ("and", "then", commas, sentences), reads each clause against the operation catalogue
 (``pipelines.editors.operations``), resolves pronouns and "the same colour" through the
-session memory, and says plainly when a request is not a visual edit. ``LLMPlanner`` asks
-a configured LLM/VLM with our own prompt (``agent.prompts``) and validates the answer with
-``agent.actions.parse_actions``; when the model fails it falls back to the rules.
+session memory, and says plainly when a request is not a visual edit. ``agent.brain.planner``
+holds the model-backed planner, which falls back to this one.
 
 Decisions (documented here because users will meet them):
 
@@ -28,16 +27,13 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from agent.actions import (
-    PLAN_SCHEMA,
     Action,
-    ActionKind,
     ActionValidationError,
     Region,
     RegionType,
     parse_actions,
 )
-from pipelines.config import Settings, get_settings
-from pipelines.editors.operations import NAMED_COLORS, get_operation
+from pipelines.editors.operations import NAMED_COLORS, get_operation, operations_with
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +41,7 @@ MAX_CHARS = 1000  # Action.instruction's limit; longer requests are refused, not
 
 
 class MemoryLike(Protocol):
-    """What the planner reads from the session memory (``agent.memory.Memory``)."""
+    """What the planner reads from the session memory (``agent.session.memory.Memory``)."""
 
     def last_target(self) -> str | None: ...
 
@@ -283,8 +279,7 @@ _FILTERS: list[tuple[str, str]] = [
              r"\bdefocus\b"),
 ]
 #: Filters that mean the whole frame when the target is a pronoun.
-_FRAME_FILTERS = {"grayscale", "sepia", "vignette", "auto_levels", "auto_white_balance",
-                  "clahe", "straighten"}
+_FRAME_FILTERS = operations_with("frame_filter")
 _FILTER_BASE = {"grayscale": ("amount", 1.0), "sepia": ("amount", 1.0),
                 "vignette": ("amount", 0.3), "auto_white_balance": ("amount", 1.0),
                 "auto_levels": ("clip", 0.5), "clahe": ("clip_limit", 2.0),
@@ -697,7 +692,7 @@ def _split(text: str) -> list[str]:
     return [p.strip() for p in parts if p and p.strip()]
 
 
-def _guard(instruction: Any) -> str | None:
+def guard(instruction: Any) -> str | None:
     """A plain-words refusal for input that is not an edit request, else None."""
     if not isinstance(instruction, str):
         return "The instruction must be text."
@@ -713,7 +708,7 @@ def _guard(instruction: Any) -> str | None:
     return None
 
 
-def _not_edit_message(text: str) -> str:
+def not_edit_message(text: str) -> str:
     if _QUESTION.match(text) or text.rstrip().endswith("?"):
         return ("That is not a visual edit, so nothing was changed. I can edit the photo, "
                 "e.g. 'make the sky bluer', 'remove the red ball' or 'undo'.")
@@ -739,7 +734,7 @@ class RulePlanner:
         Returns:
             A ``Plan``; ``is_edit`` False with a plain message when nothing can be done.
         """
-        refusal = _guard(instruction)
+        refusal = guard(instruction)
         if refusal:
             return Plan([], False, refusal)
         text = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", " ", instruction).strip()
@@ -760,7 +755,7 @@ class RulePlanner:
         if ctx.problems:
             return Plan([], False, " ".join(dict.fromkeys(ctx.problems)))
         if not steps:
-            return Plan([], False, _not_edit_message(text))
+            return Plan([], False, not_edit_message(text))
         try:
             actions = _to_actions(steps, ctx)
         except _Unresolved as err:
@@ -907,97 +902,3 @@ def _order(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 # --- the LLM planner --------------------------------------------------------------------
-
-#: PLAN_SCHEMA plus the planner's verdict and a message for the user.
-PLANNER_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": dict(PLAN_SCHEMA["properties"], is_edit={"type": "boolean"},
-                       message={"type": "string", "maxLength": 500}),
-    "required": ["actions", "is_edit"],
-    "$defs": PLAN_SCHEMA["$defs"],
-}
-
-
-class LLMPlanner:
-    """Plans with an LLM/VLM through the ``agent.llm`` protocol and our own prompt.
-
-    Args:
-        llm: a backend (``agent.llm.get_llm()``).
-        fallback: the planner used when the model gives no valid plan (None: report it).
-        memory_budget: characters of memory context sent to the model.
-    """
-
-    def __init__(self, llm: Any, *, fallback: RulePlanner | None = None,
-                 memory_budget: int = 1500) -> None:
-        self.llm, self.fallback, self.memory_budget = llm, fallback, memory_budget
-
-    @property
-    def name(self) -> str:
-        """'llm: <backend and model>' for the status line."""
-        from agent.llm import describe
-
-        return f"llm: {describe(self.llm)}"
-
-    def plan(self, instruction: str, *, memory: MemoryLike | None = None,
-             has_mask: bool = False, image_size: tuple[int, int] | None = None,
-             image: Any = None) -> Plan:
-        """Ask the model for a plan; validate it (``parse_actions``), re-ask on errors.
-
-        Args:
-            instruction: the user's words.
-            memory: session memory, rendered into the prompt.
-            has_mask: the user sent a brush mask.
-            image_size: (width, height) of the image.
-            image: optional current image (RGB uint8) for a VLM.
-
-        Returns:
-            A ``Plan``; on model failure the fallback's plan, with the failure in its message.
-        """
-        from agent.llm import LLMError
-        from agent.prompts import planner_system, planner_user
-
-        refusal = _guard(instruction)
-        if refusal:
-            return Plan([], False, refusal)
-        context = memory.render(self.memory_budget) if memory is not None else ""
-        user = planner_user(instruction.strip(), context=context, has_mask=has_mask,
-                            image_size=image_size)
-
-        def _check(data: dict[str, Any]) -> None:
-            parse_actions(data.get("actions", []))
-
-        try:
-            data = self.llm.complete_json(planner_system(), [{"role": "user", "content": user}],
-                                          [image] if image is not None else None,
-                                          PLANNER_SCHEMA, check=_check)
-        except LLMError as err:
-            if self.fallback is None:
-                return Plan([], False, f"The planner model failed: {err}")
-            plan = self.fallback.plan(instruction, memory=memory, has_mask=has_mask,
-                                      image_size=image_size)
-            log.warning("LLM planner failed (%s); using the rule planner", err)
-            plan.message = f"(planner model unavailable, used rules) {plan.message}".strip()
-            return plan
-        actions = parse_actions(data.get("actions", []))
-        is_edit = bool(data.get("is_edit", True)) and bool(actions)
-        message = str(data.get("message", "")).strip()[:500]
-        if not is_edit:
-            return Plan([], False, message or _not_edit_message(instruction.strip()))
-        return Plan(actions, True, message or "; ".join(a.describe() for a in actions))
-
-
-def get_planner(settings: Settings | None = None) -> RulePlanner | LLMPlanner:
-    """``LLMPlanner`` when an endpoint or a local VLM is configured, else ``RulePlanner``.
-
-    Args:
-        settings: defaults to ``get_settings()``.
-    """
-    from agent.llm import get_llm, llm_configured
-
-    settings = settings or get_settings()
-    if llm_configured(settings):
-        return LLMPlanner(get_llm(settings), fallback=RulePlanner())
-    return RulePlanner()
-
-
-__all__ = ["Plan", "RulePlanner", "LLMPlanner", "PLANNER_SCHEMA", "get_planner", "ActionKind"]

@@ -1,0 +1,2 @@
+"""The agent's judgement: planner, critic, language/vision models, prompts, checklists,
+the perceiver of Autopilot."""

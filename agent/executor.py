@@ -1,0 +1,213 @@
+"""The one executor: how an action becomes pixels, for the turn loop and both searches.
+
+``cut(image, mask, request, editor)`` takes the layer an edit works on (the mask's box
+with the context the operation needs, DLEBench's λ(s) rule by default);
+``run(layer, request, editor)`` edits that layer and composes the result back into the
+layer's own pixels at native resolution (feathered, only masked pixels change);
+``execute(image, request, mask)`` does both. The result is an ``Execution``: the layer and
+its edited patch, which the turn loop stores as a state of the graph and the searches
+paste into their working images.
+
+Two strategies keep whole-frame edits fast without changing what they do:
+
+* a whole-frame edit by a model that works at its own size goes through
+  ``edit_whole_frame`` (the model sees the frame at its working size; only the
+  low-frequency change is carried back, so native detail survives);
+* with ``fast=True`` (the searches), whole-frame per-channel curves run as a 1-D look-up
+  table measured by the same editor on a ramp, and smooth gain fields (shadows,
+  highlights, vignette) are computed on a 1024-px copy and carried over.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+from agent.actions import Action
+from pipelines.editors.base import Editor, EditRequest
+from pipelines.editors.operations import operations_with
+from pipelines.editors.registry import pick_editor
+from pipelines.images import downscale
+from pipelines.layers import Layer, compose, decompose, default_feather
+from pipelines.wholeframe import edit_whole_frame
+
+#: Operations whose result at a pixel depends only on that pixel (and statistics of the
+#: masked pixels): their patch needs no surrounding context.
+POINTWISE_OPS = operations_with("pointwise")
+#: Per-channel tone curves (a look-up table reproduces them on large frames).
+CURVE_OPS = operations_with("curve")
+#: Smooth gain fields (carried over from a small copy on large frames).
+LOW_FREQUENCY_OPS = operations_with("low_frequency")
+#: Frame size (pixels) above which the fast strategies are worth their setup.
+LUT_MIN_PIXELS = 600_000
+GAIN_MIN_PIXELS = 1_200_000
+#: Long side of the copy the fast strategies measure on.
+FAST_SIDE = 1024
+
+
+@dataclass
+class Execution:
+    """An executed edit: the layer it worked on and that layer's pixels after the edit.
+
+    Attributes:
+        layer: bbox (full-resolution pixels), the patch before the edit, the soft mask.
+        patch: the patch after the edit, composed (feathered) into the layer's own pixels.
+        feather: the feather width used.
+    """
+
+    layer: Layer
+    patch: np.ndarray
+    feather: int
+
+    def paste(self, image: np.ndarray, *, copy: bool = True) -> np.ndarray:
+        """The frame with the edited patch in place (a copy unless ``copy=False``)."""
+        out = np.array(image, copy=True) if copy else image
+        x0, y0, x1, y1 = self.layer.bbox
+        out[y0:y1, x0:x1] = self.patch
+        return out
+
+
+def as_request(action: Action | EditRequest, *, seed: int = 0,
+               params: dict | None = None) -> EditRequest:
+    """The editor request for an action (a request is returned as it is)."""
+    if isinstance(action, EditRequest):
+        return action
+    return action.to_request(seed=seed) if params is None else \
+        action.to_request(seed=seed, params=params)
+
+
+def context_for(operation: str, editor: Editor, mask: np.ndarray) -> float | None:
+    """Crop context for ``decompose``: DLEBench's λ(s) (None) where the editor can use the
+    surroundings; for per-pixel operations at native size just the feather band plus a
+    margin, so big targets do not drag 2.5× their area through the editor."""
+    if operation not in POINTWISE_OPS or getattr(editor, "working_size", None):
+        return None
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    if rows.size == 0:
+        return None
+    short = max(1, min(rows[-1] - rows[0] + 1, cols[-1] - cols[0] + 1))
+    feather = min(24, max(2, round(0.02 * short)))
+    return (2 * feather + 8) / short
+
+
+def cut(image: np.ndarray, mask: np.ndarray, request: EditRequest, editor: Editor) -> Layer:
+    """The layer an edit of ``request`` by ``editor`` works on."""
+    return decompose(image, mask, context=context_for(request.operation, editor, mask))
+
+
+def run(layer: Layer, request: EditRequest, editor: Editor, *, feather: int | None = None,
+        fast: bool = False) -> Execution:
+    """Edit the layer and compose the result into its own pixels.
+
+    Args:
+        layer: from ``cut`` (or ``decompose``).
+        request: what to do.
+        editor: who does it.
+        feather: the feather width; default ``default_feather(layer)``.
+        fast: allow the look-up-table / gain-map strategies on whole frames.
+
+    Returns:
+        The ``Execution``.
+    """
+    band = default_feather(layer) if feather is None else int(feather)
+    whole = bool(layer.mask.all())
+    if whole and fast and _fast_kind(request.operation, layer.patch) is not None:
+        return Execution(layer, _fast_edit(layer.patch, request, editor), band)
+    if whole and getattr(editor, "working_area", None):
+        edited = edit_whole_frame(layer.patch, editor, request)
+    else:
+        edited = editor.edit(layer.patch, layer.mask, request, margin=band)
+    return Execution(layer, _compose_patch(layer, edited, band), band)
+
+
+def execute(image: np.ndarray, action: Action | EditRequest, mask: np.ndarray | None = None,
+            *, editor: Editor | None = None, seed: int = 0, params: dict | None = None,
+            feather: int | None = None, fast: bool = False) -> Execution:
+    """Apply one action to an image: cut the layer, edit it, compose it.
+
+    Args:
+        image: ``uint8`` RGB/RGBA frame at native resolution.
+        action: an ``Action`` or an ``EditRequest``.
+        mask: the target (bool, the image's size); None = the whole frame.
+        editor: default: the first available editor for the request.
+        seed: passed to the editor (with an ``Action``).
+        params: overrides the action's parameters (with an ``Action``).
+        feather: the feather width; default from the layer.
+        fast: allow the fast whole-frame strategies (see the module doc).
+
+    Returns:
+        The ``Execution``; ``execution.paste(image)`` gives the edited frame.
+    """
+    request = as_request(action, seed=seed, params=params)
+    editor = editor or pick_editor(request)
+    if mask is None:
+        mask = np.ones(image.shape[:2], bool)
+    return run(cut(image, mask, request, editor), request, editor, feather=feather, fast=fast)
+
+
+def _compose_patch(layer: Layer, edited: np.ndarray, feather: int) -> np.ndarray:
+    """Compose an edited patch back into the layer's own pixels (native resolution).
+
+    A whole-frame edit at the frame's size is taken as is: there is no edge to feather
+    (a feather would only fade the edit out along the image border).
+    """
+    height, width = layer.patch.shape[:2]
+    if edited.shape == layer.patch.shape and layer.mask.all():
+        return edited
+    local = Layer((0, 0, width, height), layer.patch, layer.mask)
+    return compose(layer.patch, local, edited, feather=feather)
+
+
+# --------------------------------------------------------------------------- fast paths
+
+
+def _fast_kind(operation: str, image: np.ndarray) -> str | None:
+    pixels = image.shape[0] * image.shape[1]
+    if operation in CURVE_OPS and pixels > LUT_MIN_PIXELS:
+        return "lut"
+    if operation in LOW_FREQUENCY_OPS and pixels > GAIN_MIN_PIXELS:
+        return "gain"
+    return None
+
+
+def _fast_edit(image: np.ndarray, request: EditRequest, editor: Editor) -> np.ndarray:
+    rgb = np.ascontiguousarray(image[..., :3])
+    if _fast_kind(request.operation, image) == "lut":
+        lut = _channel_lut(rgb, request, editor)
+        out = np.dstack([cv2.LUT(rgb[..., c], lut[:, c]) for c in range(3)])
+    else:
+        out = _gain_transfer(rgb, request, editor)
+    if image.shape[2] == 4:
+        out = np.dstack([out, image[..., 3]])
+    return np.ascontiguousarray(out)
+
+
+def _whole(image: np.ndarray, request: EditRequest, editor: Editor) -> np.ndarray:
+    return editor.edit(image, np.ones(image.shape[:2], bool), request)
+
+
+def _channel_lut(rgb: np.ndarray, request: EditRequest, editor: Editor) -> np.ndarray:
+    """The op's per-channel curve, measured by the editor on a ramp under the image's stats
+    (the small copy sits above the ramp, so statistics-driven ops see the image's)."""
+    stats = downscale(rgb, FAST_SIDE)
+    width = stats.shape[1]
+    rows = math.ceil(256 / width)
+    ramp = np.zeros((rows * width, 3), np.uint8)
+    ramp[:256] = np.arange(256, dtype=np.uint8)[:, None]
+    ramp[256:] = 128
+    probe = np.vstack([stats, ramp.reshape(rows, width, 3)])
+    return _whole(probe, request, editor)[stats.shape[0]:].reshape(-1, 3)[:256]
+
+
+def _gain_transfer(rgb: np.ndarray, request: EditRequest, editor: Editor) -> np.ndarray:
+    """Apply a low-frequency op via its gain map computed on a 1024-px copy."""
+    small = downscale(rgb, FAST_SIDE)
+    edited = _whole(small, request, editor).astype(np.float32)
+    gain = (edited + 4.0) / (small.astype(np.float32) + 4.0)
+    gain = cv2.GaussianBlur(gain, (0, 0), 1.5)
+    gain = cv2.resize(gain, (rgb.shape[1], rgb.shape[0]), interpolation=cv2.INTER_LINEAR)
+    out = cv2.multiply(rgb.astype(np.float32) + 4.0, gain) - 4.0
+    return np.clip(out, 0, 255).astype(np.uint8)

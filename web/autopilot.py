@@ -1,0 +1,163 @@
+"""The Autopilot tab's calls: run the search, cancel it, land its steps in Edit."""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agent.search.mcts import autopilot
+from agent.session import EditSession, SessionError
+from pipelines.progress import ProgressFn
+from web.edit import open_image
+from web.graph_view import render_svg
+from web.sessions import WebSession, get_manager, with_session
+from web.views import SessionView, attr, preview, rounded, session_view
+
+
+@dataclass
+class AutopilotView:
+    """What the Autopilot tab shows after a run."""
+
+    slider: tuple[np.ndarray, np.ndarray]
+    rows: list[list[Any]]
+    tree_svg: str
+    summary: dict
+
+
+def _progress_adapter(progress: ProgressFn | None) -> Callable[..., None]:
+    """Accept ``(done, total[, text])`` or ``(fraction, text)``; report ``(fraction, text)``."""
+    def call(*args: Any) -> None:
+        if progress is None or not args:
+            return
+        first, second = args[0], args[1] if len(args) > 1 else ""
+        if isinstance(second, (int, float)) and not isinstance(second, bool) and second:
+            text = str(args[2]) if len(args) > 2 else f"simulation {int(first)}/{int(second)}"
+            progress(min(1.0, float(first) / float(second)), text)
+        elif isinstance(first, (int, float)):
+            progress(min(1.0, float(first)), str(second or ""))
+
+    return call
+
+
+def cancel_autopilot(session_id: str | None) -> None:
+    """Ask this session's running Autopilot to stop (it keeps the best found so far)."""
+    if isinstance(session_id, str) and get_manager().exists(session_id):
+        get_manager().get(session_id).cancel.set()
+
+
+def _step_rows(steps: Any) -> list[list[Any]]:
+    rows = []
+    for i, step in enumerate(steps or [], 1):
+        desc = attr(step, "description") or str(attr(step, "action", ""))
+        before, after = attr(step, "score_before"), attr(step, "score_after")
+        change = round(after - before, 4) if isinstance(before, (int, float)) and isinstance(
+            after, (int, float)) else None
+        rows.append([i, desc, rounded(before), rounded(after), change])
+    return rows
+
+
+def run_autopilot(session_id: str | None, image_src: Any = None, *, mood: str = "",
+                  iterations: int = 2, simulations: int = 8, depth: int = 2, top_k: int = 3,
+                  seed: int = 0, progress: ProgressFn | None = None) -> AutopilotView:
+    """Improve a photo by MCTS over candidate edits (``agent.search.mcts.autopilot``).
+
+    The run commits its kept steps to a scratch EditSession inside the web session, so
+    "send to Edit" can later land each step, at full resolution, as an undoable node.
+
+    Args:
+        session_id: the web session (its Edit photo is used when ``image_src`` is empty).
+        image_src: an uploaded photo (path/bytes/array) or None.
+        mood: optional intent ("warm and cosy").
+        iterations, simulations, depth, top_k, seed: the search budget.
+        progress: called with ``(fraction, text)`` after each simulation.
+
+    Returns:
+        The before/after previews, executed steps with score changes, the tree drawing and
+        a JSON summary.
+    """
+    session = get_manager().get(session_id)
+    scratch_dir = session.folder / f"autopilot-{secrets.token_hex(4)}"
+    with session.lock:
+        head = None
+        if image_src is None:
+            edit = session.edit
+            head = edit.graph.head
+            image_src = np.array(edit.current_image())
+        try:
+            scratch = EditSession.create(image_src, scratch_dir)
+        except ValueError as exc:
+            shutil.rmtree(scratch_dir, ignore_errors=True)
+            raise SessionError(str(exc)) from exc
+    session.cancel.clear()
+    before = np.array(scratch.current_image())
+    try:
+        result = autopilot(before, mood=(mood or "").strip() or None, iterations=iterations,
+                           simulations=simulations, depth=depth, top_k=top_k, seed=seed,
+                           session=scratch, progress=_progress_adapter(progress),
+                           cancel=session.cancel.is_set)
+    except ValueError as exc:
+        shutil.rmtree(scratch_dir, ignore_errors=True)
+        raise SessionError(str(exc)) from exc
+    summary = {"score_before": rounded(result.score_before),
+               "score_after": rounded(result.score_after),
+               "steps": [row[1] for row in _step_rows(result.steps)],
+               "cancelled": bool(getattr(result, "cancelled", False))}
+    with session.lock:
+        old = session.ui.get("autopilot") or {}
+        if old.get("scratch"):
+            shutil.rmtree(session.folder / old["scratch"], ignore_errors=True)
+        session.ui["autopilot"] = {
+            "scratch": scratch_dir.name, "head": head,
+            "filename": Path(str(image_src)).name if isinstance(image_src, (str, Path))
+            else None,
+            "steps": [{"node": s.node_id, "action": s.action, "description": s.description}
+                      for s in result.steps]}
+        session.save_ui()
+    tree = render_svg(result.tree, title="MCTS tree")
+    return AutopilotView((preview(before), preview(np.asarray(result.image))),
+                         _step_rows(result.steps), tree, summary)
+
+
+def send_autopilot_to_edit(session_id: str | None) -> SessionView:
+    """Land the last Autopilot run in the Edit session, one undoable node per kept step.
+
+    A run on an uploaded photo first opens that photo in the Edit tab; a run on the Edit
+    photo branches from the state it started from.
+    """
+    session = get_manager().get(session_id)
+    info = session.ui.get("autopilot")
+    if not info:
+        raise SessionError("Run Autopilot first.")
+    if not info["steps"]:
+        raise SessionError("Autopilot kept no step (nothing improved the score).")
+    scratch = EditSession.open(session.folder / info["scratch"])
+    parent = info.get("head")
+    if parent is None:  # a run on an uploaded photo: open it (under its own name) first
+        name = info.get("filename") or "autopilot" + Path(scratch.root_file).suffix
+        staged = session.folder / "incoming" / Path(name).name
+        staged.parent.mkdir(exist_ok=True)
+        shutil.copyfile(scratch.folder / scratch.root_file, staged)
+        try:
+            open_image(session_id, staged, staged.name)
+        finally:
+            staged.unlink(missing_ok=True)
+
+    def run(s: WebSession) -> SessionView:
+        edit, node_parent = s.edit, parent
+        for step in info["steps"]:
+            image = scratch.image_at(step["node"])
+            node = edit.commit(np.asarray(image), step["action"],
+                               f"Autopilot: {step['description']}", node_parent)
+            node_parent = node.id
+        note = f"Autopilot's {len(info['steps'])} step(s) landed as undoable states."
+        s.chat.append({"role": "assistant", "content": note})
+        s.save_ui()
+        return session_view(s, message=note)
+
+    return with_session(session_id, run, create=False)

@@ -1,0 +1,193 @@
+"""The Benchmark tab's calls: score one pair, run a benchmark on a dataset."""
+
+from __future__ import annotations
+
+import secrets
+import shutil
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import agent.systems  # noqa: F401  (registers the embedded and direct systems)
+from agent.session import SessionError
+from eval import report, runner
+from eval.datasets import load_dataset
+from eval.hdd import make_dataset
+from eval.metrics import score_pair
+from eval.systems import system_names
+from pipelines.archives import ArchiveError, check_members, extract, open_zip
+from pipelines.config import get_settings
+from pipelines.images import load_image
+from pipelines.progress import ProgressFn
+from web.masks import load_mask_file, parse_bbox
+from web.views import rounded
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, np.ndarray):
+        return value.tolist() if value.size <= 64 else f"array{value.shape}"
+    if isinstance(value, float) and not np.isfinite(value):
+        return None
+    return value
+
+
+def score_files(before: Any, after: Any, *, mask: Any = None, bbox: str | None = "",
+                instruction: str = "") -> dict:
+    """Score one before/after pair with ``eval.metrics.score_pair``.
+
+    Args:
+        before, after: images (paths/bytes/arrays) of the same size.
+        mask: optional mask image of the edited area (white = edited, any size).
+        bbox: optional ``"x0,y0,x1,y1"``.
+        instruction: optional instruction text.
+
+    Returns:
+        The metrics as a JSON-able dict.
+    """
+    if before is None or after is None:
+        raise SessionError("Give both a before and an after image.")
+    try:
+        a, b = load_image(before).pixels, load_image(after).pixels
+    except ValueError as exc:
+        raise SessionError(str(exc)) from exc
+    if a.shape[:2] != b.shape[:2]:
+        raise SessionError(f"The images differ in size ({a.shape[1]}×{a.shape[0]} vs "
+                           f"{b.shape[1]}×{b.shape[0]}).")
+    m = load_mask_file(mask, a.shape[:2]) if mask else None
+    scores = score_pair(a[..., :3], b[..., :3], mask=m, bbox=parse_bbox(bbox),
+                        instruction=(instruction or None))
+    return _jsonable(scores)
+
+
+MINI_HDD = {"sessions": 3, "turns": 2, "size": (384, 216), "seed": 0}
+
+
+MAX_ARCHIVE_BYTES = 512 * 1024 ** 2
+
+
+KEEP_BENCHMARK_RUNS = 10
+
+
+_MINI_LOCK = threading.Lock()
+
+
+@dataclass
+class BenchmarkView:
+    """What the Benchmark tab shows after a run."""
+
+    table: list[list[Any]]
+    headers: list[str]
+    per_turn: list[list[Any]]
+    per_turn_headers: list[str]
+    plot: Path | None
+    csv_path: Path
+    json_path: Path
+    summary: dict
+    rows: list[dict] = field(default_factory=list)
+
+
+def benchmark_agents() -> list[str]:
+    """Edit systems the benchmark can run (registered in ``eval.systems``)."""
+    return system_names()
+
+
+def mini_dataset() -> Path:
+    """The bundled mini HDD set, rendered on first use under the data folder."""
+    folder = get_settings().data_dir / "benchmarks" / "mini-hdd"
+    with _MINI_LOCK:
+        if not (folder / ".complete").exists():
+            shutil.rmtree(folder, ignore_errors=True)
+            make_dataset(folder, **MINI_HDD)
+            (folder / ".complete").touch()
+    return folder
+
+
+def unpack_dataset(archive: str | Path, dest: Path) -> Path:
+    """Unzip an uploaded dataset safely (no paths outside ``dest``, size-capped).
+
+    Returns:
+        The dataset root (the single top folder when the archive has one).
+    """
+    try:
+        with open_zip(archive, "The dataset") as zf:
+            extract(zf, check_members(zf.infolist(), MAX_ARCHIVE_BYTES), dest,
+                    MAX_ARCHIVE_BYTES)
+    except ArchiveError as exc:
+        raise SessionError(str(exc)) from exc
+    entries = [p for p in dest.iterdir() if not p.name.startswith((".", "__MACOSX"))]
+    return entries[0] if len(entries) == 1 and entries[0].is_dir() else dest
+
+
+def run_benchmark(archive: Any = None, *, agent: str = "embedded",
+                  progress: ProgressFn | None = None) -> BenchmarkView:
+    """Run ``eval.runner`` on the bundled mini HDD set (``archive=None``) or an upload.
+
+    Args:
+        archive: a ``.zip`` of a dataset in any format ``eval.datasets`` reads, or None.
+        agent: a name from :func:`benchmark_agents`.
+        progress: called with ``(fraction, text)`` after each sample.
+
+    Returns:
+        Per-sample-and-turn table, per-turn means, the curves plot and CSV/JSON reports.
+    """
+    if agent not in benchmark_agents():
+        raise SessionError(f"Unknown agent configuration {agent!r}.")
+    run_dir = get_settings().data_dir / "benchmarks" / f"run-{secrets.token_hex(6)}"
+    try:
+        dataset = mini_dataset() if not archive else unpack_dataset(archive, run_dir / "data")
+        total = len(load_dataset(dataset))
+        for i in range(1, total + 1):  # the runner resumes: one more sample per call
+            if progress:
+                progress((i - 1) / total, f"sample {i}/{total}")
+            summary = runner.run(dataset, run_dir / "out", agent=agent, limit=i,
+                                 lpips_side=256)
+    except ValueError as exc:
+        raise SessionError(f"Could not run that benchmark: {exc}") from exc
+    written = report.write_reports(run_dir / "out")
+    _prune_runs(run_dir.parent, keep=KEEP_BENCHMARK_RUNS)
+    if progress:
+        progress(1.0, "done")
+    records = runner.read_results(run_dir / "out")
+    headers, table = _turn_table(records)
+    turn_headers = ["turn", *[k for k in runner.METRICS if any(
+        k in t for t in summary["per_turn"].values())], "n"]
+    per_turn = [[turn, *[t.get(k) for k in turn_headers[1:]]]
+                for turn, t in summary["per_turn"].items()]
+    by_name = {p.name: p for p in written}
+    return BenchmarkView(table, headers, per_turn, turn_headers, by_name.get("curves.png"),
+                         by_name["report.csv"], by_name["report.json"],
+                         _jsonable({k: summary.get(k) for k in (
+                             "samples", "errors", "overall", "agent", "run_seconds")}),
+                         records)
+
+
+def _prune_runs(folder: Path, keep: int) -> None:
+    """Delete all but the ``keep`` newest benchmark runs."""
+    runs = sorted(folder.glob("run-*"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for old in runs[keep:]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _turn_table(records: list[dict]) -> tuple[list[str], list[list[Any]]]:
+    keys = ["psnr_om", "ssim_om", "lpips_om", "if", "ic", "seconds", "ok"]
+    headers = ["sample", "turn", "instruction", *keys]
+    rows = []
+    for record in records:
+        for turn in record.get("turns", []):
+            rows.append([record.get("sample"), turn.get("turn"),
+                         str(turn.get("instruction", ""))[:80],
+                         *[rounded(turn.get(k)) if not isinstance(turn.get(k), bool)
+                           else turn.get(k) for k in keys]])
+        if record.get("error"):
+            rows.append([record.get("sample"), "-", f"error: {record['error']}",
+                         *[None] * len(keys)])
+    return headers, rows

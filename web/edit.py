@@ -1,0 +1,216 @@
+"""The Edit tab's calls: open a photo, run a turn, move in the graph, download, archives."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from agent.session import EditSession, SessionError
+from pipelines.progress import ProgressFn
+from web.graph_view import render_svg
+from web.sessions import WebSession, with_session
+from web.views import SessionView, session_view, turn_messages
+
+log = logging.getLogger(__name__)
+
+
+def open_image(session_id: str | None, src: Any, filename: str | None = None) -> SessionView:
+    """Start editing a new photo in this session (replacing the previous one).
+
+    Args:
+        session_id: the web session.
+        src: path, bytes or array of the photo (any size up to the pixel limit).
+        filename: the original file name, used to name downloads.
+
+    Returns:
+        The new page state. Raises ``SessionError`` for unreadable files.
+    """
+    def run(session: WebSession) -> SessionView:
+        name = Path(filename or (str(src) if isinstance(src, (str, Path)) else "photo")).name
+        edit = _new_edit(session, lambda folder: EditSession.create(src, folder))
+        session.ui = {"chat": [], "filename": name, "edit_dir": edit.folder.name}
+        session.save_ui()
+        h, w = edit.current_image().shape[:2]
+        return session_view(session, message=f"Opened {name} ({w}×{h}).")
+
+    return with_session(session_id, run)
+
+
+def _new_edit(session: WebSession, make: Callable[[Path], Any]) -> Any:
+    """Create an EditSession in a fresh sub-folder, then drop the previous one."""
+    old = session.edit_folder if session.ui.get("edit_dir") else None
+    folder = session.folder / f"edit-{secrets.token_hex(4)}"
+    try:
+        edit = make(folder)
+    except Exception:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    session._edit = edit
+    session.autopilot = None
+    if old is not None and old != folder:
+        shutil.rmtree(old, ignore_errors=True)
+    return edit
+
+
+def edit_turn(session_id: str | None, instruction: str, mask: np.ndarray | None = None, *,
+              search: str = "none", progress: ProgressFn | None = None
+              ) -> tuple[SessionView, dict]:
+    """Run one instruction turn on the session's current state.
+
+    Args:
+        session_id: the web session (must hold a photo).
+        instruction: plain-language request (empty text is refused with a message).
+        mask: optional native-resolution ``bool`` mask from the brush.
+        search: ``"none"`` or ``"tree"`` (multi-instruction tree search).
+        progress: called with ``(fraction, text)`` while the turn runs.
+
+    Returns:
+        ``(page state, TurnResult.to_dict())``. A failing step never raises: the error is
+        reported in the chat and the session stays usable.
+    """
+    text = (instruction or "").strip()
+    if not text:
+        raise SessionError("Type an instruction first (e.g. “make it warmer”).")
+
+    def run(session: WebSession) -> tuple[SessionView, dict]:
+        edit = session.edit
+        try:
+            result = edit.turn(text, mask=mask, search=search, progress=progress).to_dict()
+        except ValueError as exc:  # the session's own refusals (bad mask, too long…)
+            raise SessionError(str(exc)) from exc
+        except Exception as exc:  # noqa: BLE001 - shown in the chat, session stays usable
+            log.exception("turn failed")
+            result = {"ok": False, "message": f"That edit failed: {exc}", "steps": [],
+                      "head": edit.graph.head}
+        session.chat.extend(turn_messages(text, result))
+        session.save_ui()
+        view = session_view(session, message=result.get("message", ""))
+        topology = (result.get("extra") or {}).get("topology")
+        if topology:
+            best = topology.get("best") if isinstance(topology, dict) else None
+            result["topology_svg"] = (
+                "<p><b>Tree-search topology</b> — the chosen (best) state is marked.</p>"
+                + render_svg(topology, None if best is None else str(best),
+                             title="Tree-search topology"))
+        return view, result
+
+    return with_session(session_id, run, create=False)
+
+
+def _graph_move(session_id: str | None, verb: str, node_id: str | None = None) -> SessionView:
+    def run(session: WebSession) -> SessionView:
+        edit = session.edit
+        before = edit.graph.head
+        try:
+            if verb == "checkout":
+                edit.checkout(str(node_id))
+            else:
+                getattr(edit, verb)()
+        except ValueError as exc:
+            raise SessionError(str(exc)) from exc
+        after = edit.graph.head
+        if verb == "checkout":
+            note = f"Went to state {after}; a new edit from here starts a branch."
+        else:
+            note = f"{verb.capitalize()}: now at state {after}." if after != before else \
+                f"Nothing to {verb}."
+        session.chat.append({"role": "assistant", "content": note})
+        session.save_ui()
+        return session_view(session, message=note)
+
+    return with_session(session_id, run, create=False)
+
+
+def undo(session_id: str | None) -> SessionView:
+    """Move the head to its parent state (nothing is deleted)."""
+    return _graph_move(session_id, "undo")
+
+
+def redo(session_id: str | None) -> SessionView:
+    """Move the head forward again along the last undone edit."""
+    return _graph_move(session_id, "redo")
+
+
+def checkout(session_id: str | None, node_id: str) -> SessionView:
+    """Make ``node_id`` the head; a later edit from there branches."""
+    return _graph_move(session_id, "checkout", node_id)
+
+
+def graph_json(session_id: str | None) -> dict:
+    """The session's graph: nodes (id, parent, description, action) and the head."""
+    def run(session: WebSession) -> dict:
+        graph = session.edit.graph
+        nodes = [{"id": n.id, "parent": n.parent, "description": n.description,
+                  "action": n.action} for n in graph.nodes.values()]
+        return {"head": graph.head, "nodes": nodes}
+
+    return with_session(session_id, run, create=False)
+
+
+def download(session_id: str | None, fmt: str | None = None) -> Path:
+    """Write the current state at full resolution in the original format (ICC/EXIF kept).
+
+    Args:
+        session_id: the web session.
+        fmt: override the format (``"PNG"``, ``"JPEG"``…); default: the original's.
+
+    Returns:
+        Path of the written file inside the session's ``downloads/`` folder.
+    """
+    def run(session: WebSession) -> Path:
+        edit = session.edit
+        out = session.folder / "downloads"
+        out.mkdir(exist_ok=True)
+        stem = Path(session.ui.get("filename") or "photo").stem or "photo"
+        suffix = _suffix(fmt or getattr(edit.original, "format", None),
+                         session.ui.get("filename"))
+        dest = out / f"{stem}-loupe-{edit.graph.head or 'n0'}{suffix}"
+        written = edit.save_image(dest, format=fmt)
+        return Path(written) if isinstance(written, (str, Path)) else dest
+
+    return with_session(session_id, run, create=False)
+
+
+_FORMAT_SUFFIX = {"JPEG": ".jpg", "MPO": ".jpg", "PNG": ".png", "WEBP": ".webp", "TIFF": ".tif",
+                  "BMP": ".bmp", "GIF": ".png"}
+
+
+def _suffix(fmt: str | None, filename: str | None) -> str:
+    if fmt and fmt.upper() in _FORMAT_SUFFIX:
+        return _FORMAT_SUFFIX[fmt.upper()]
+    suffix = Path(filename or "").suffix.lower()
+    return suffix if suffix in (".jpg", ".jpeg", ".png", ".webp", ".tif", ".tiff", ".bmp") \
+        else ".png"
+
+
+def export_archive(session_id: str | None) -> Path:
+    """Export the whole session (graph, layers, original) as one zip archive."""
+    def run(session: WebSession) -> Path:
+        out = session.folder / "downloads"
+        out.mkdir(exist_ok=True)
+        stem = Path(session.ui.get("filename") or "photo").stem or "photo"
+        return Path(session.edit.export(out / f"{stem}-session.zip"))
+
+    return with_session(session_id, run, create=False)
+
+
+def import_archive(session_id: str | None, archive: str | Path) -> SessionView:
+    """Replace this session's photo and graph with an exported archive."""
+    def run(session: WebSession) -> SessionView:
+        try:
+            edit = _new_edit(session, lambda folder: EditSession.import_archive(archive, folder))
+        except ValueError as exc:
+            raise SessionError(f"Could not import that archive: {exc}") from exc
+        name = getattr(edit.original, "filename", None) or "photo.png"
+        session.ui = {"chat": [{"role": "assistant", "content": "Imported a session archive."}],
+                      "filename": name, "edit_dir": edit.folder.name}
+        session.save_ui()
+        return session_view(session, message="Imported the session archive.")
+
+    return with_session(session_id, run)
