@@ -31,7 +31,7 @@ from pipelines.editors.base import Editor, EditRequest
 from pipelines.editors.operations import operations_with
 from pipelines.editors.registry import pick_editor
 from pipelines.images import downscale
-from pipelines.layers import Layer, compose, decompose, default_feather
+from pipelines.layers import Layer, compose, decompose, default_feather, feather_for, mask_bbox
 from pipelines.wholeframe import edit_whole_frame
 
 #: Operations whose result at a pixel depends only on that pixel (and statistics of the
@@ -85,12 +85,11 @@ def context_for(operation: str, editor: Editor, mask: np.ndarray) -> float | Non
     margin, so big targets do not drag 2.5× their area through the editor."""
     if operation not in POINTWISE_OPS or getattr(editor, "working_size", None):
         return None
-    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
-    if rows.size == 0:
+    box = mask_bbox(mask)
+    if box is None:
         return None
-    short = max(1, min(rows[-1] - rows[0] + 1, cols[-1] - cols[0] + 1))
-    feather = min(24, max(2, round(0.02 * short)))
-    return (2 * feather + 8) / short
+    short = max(1, min(box[2] - box[0], box[3] - box[1]))
+    return (2 * feather_for(mask) + 8) / short
 
 
 def cut(image: np.ndarray, mask: np.ndarray, request: EditRequest, editor: Editor) -> Layer:

@@ -144,13 +144,18 @@ def decompose(image: np.ndarray, mask: np.ndarray | Sequence[np.ndarray], *,
     return Layer(bbox=bbox, patch=image[y0:y1, x0:x1].copy(), mask=mask[y0:y1, x0:x1].copy())
 
 
-def default_feather(layer: Layer) -> int:
-    """Feather width in pixels: about 2% of the target's short side, 2 to 24 px."""
-    tight = mask_bbox(layer.mask)
+def feather_for(mask: np.ndarray) -> int:
+    """Feather width in pixels for a target: about 2% of its short side, 2 to 24 px."""
+    tight = mask_bbox(mask)
     if tight is None:
         return 2
     s = min(tight[2] - tight[0], tight[3] - tight[1])
     return int(min(24, max(2, round(0.02 * s))))
+
+
+def default_feather(layer: Layer) -> int:
+    """The feather width ``compose`` uses for a layer (``feather_for`` its mask)."""
+    return feather_for(layer.mask)
 
 
 #: OpenCV's 5×5 chamfer distance never underestimates the Euclidean distance by more than

@@ -31,6 +31,7 @@ from agent.brain.llm import get_llm
 from agent.brain.prompts import AGGREGATOR, aggregator_user, critic_system, critic_user
 from pipelines.config import Settings, get_settings
 from pipelines.editors.operations import OPERATIONS, OperationError, get_operation, parse_color
+from pipelines.layers import feather_for
 from pipelines.llm import LLMError, describe, llm_configured
 
 log = logging.getLogger(__name__)
@@ -103,15 +104,6 @@ CRITIQUE_SCHEMA: dict[str, Any] = {
 def _lab(image: np.ndarray) -> np.ndarray:
     rgb = np.ascontiguousarray(image[..., :3], dtype=np.float32) / 255.0
     return cv2.cvtColor(rgb, cv2.COLOR_RGB2Lab)
-
-
-def _feather_width(mask: np.ndarray) -> int:
-    """The compose step's default feather for this mask (2 % of the short side, 2–24 px)."""
-    ys, xs = np.nonzero(mask)
-    if ys.size == 0:
-        return 2
-    short = min(ys.max() - ys.min() + 1, xs.max() - xs.min() + 1)
-    return int(min(24, max(2, round(0.02 * short))))
 
 
 def _dilate(mask: np.ndarray, radius: int) -> np.ndarray:
@@ -191,10 +183,7 @@ class _Verdict:
 
 
 def _bounded(op: str, name: str, value: float) -> float:
-    spec = next(p for p in get_operation(op).params if p.name == name)
-    lo = spec.minimum if spec.minimum is not None else value
-    hi = spec.maximum if spec.maximum is not None else value
-    return round(float(min(hi, max(lo, value))), 3)
+    return get_operation(op).clamp(name, value, digits=3)
 
 
 def _ratio_verdict(op: str, name: str, value: float, measured: float, expected: float,
@@ -644,7 +633,7 @@ class MeasuredCritic:
         much more than the image's own gradient level (a feathered edge spreads it out)."""
         if inside.all():
             return 0.0
-        width = _feather_width(inside)
+        width = feather_for(inside)
         band = _dilate(inside, width + 2)
         edge = band & ~_erode(inside, width + 1)
         if edge.sum() < 10:
@@ -652,7 +641,7 @@ class MeasuredCritic:
         gb, ga = _grad(lb[..., 0]), _grad(la[..., 0])
         jump = float(np.percentile((ga - gb)[edge], 95))
         own = float(np.median(gb[band]))
-        rim = inside & ~_erode(inside, _feather_width(inside) + 2)
+        rim = inside & ~_erode(inside, feather_for(inside) + 2)
         step = float(np.abs(la[..., 0] - lb[..., 0])[rim].mean()) if rim.any() else 0.0
         measures["edge_gradient_jump_p95"] = round(jump, 3)
         measures["own_gradient_median"] = round(own, 3)

@@ -121,10 +121,7 @@ _QUESTION = re.compile(r"^\s*(?:what|who|whom|why|how|when|where|which|is|are|wa
 
 
 def _clamp(value: float, op: str, param: str) -> float:
-    spec = next(p for p in get_operation(op).params if p.name == param)
-    lo = spec.minimum if spec.minimum is not None else value
-    hi = spec.maximum if spec.maximum is not None else value
-    return round(min(hi, max(lo, value)), 4)
+    return get_operation(op).clamp(param, value)
 
 
 def _degree(text: str) -> float:

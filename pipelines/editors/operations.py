@@ -113,6 +113,13 @@ class OperationSpec:
         if unknown:
             raise OperationError(f"{self.name}: unknown flag(s) {', '.join(sorted(unknown))}")
 
+    def clamp(self, name: str, value: float, digits: int = 4) -> float:
+        """``value`` brought inside parameter ``name``'s bounds (rounded to ``digits``)."""
+        spec = next(p for p in self.params if p.name == name)
+        lo = spec.minimum if spec.minimum is not None else value
+        hi = spec.maximum if spec.maximum is not None else value
+        return round(float(min(hi, max(lo, value))), digits)
+
     def has(self, flag: str) -> bool:
         """Whether the operation declares ``flag`` (a key of ``FLAGS``)."""
         return flag in self.flags
