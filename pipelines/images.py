@@ -220,6 +220,25 @@ def _open(data: bytes, label: str, limit: int) -> Image.Image:
         raise ImageLoadError(f"{label} is damaged and cannot be read ({_short(exc)})") from exc
 
 
+def image_header(data: bytes) -> tuple[str, int, int] | None:
+    """``(format, width, height)`` read from an image's first bytes, without decoding
+    pixels (a prefix of the file is enough for PNG, and usually for the others).
+
+    Args:
+        data: the file's bytes, or its first few kilobytes.
+
+    Returns:
+        The header facts, or None when they cannot be read from ``data``.
+    """
+    try:
+        with _pil_bomb_limit(1 << 62), warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as img:
+                return str(img.format), int(img.width), int(img.height)
+    except (*_DECODE_ERRORS, UnidentifiedImageError, Image.DecompressionBombError):
+        return None
+
+
 @contextmanager
 def _pil_bomb_limit(limit: int):
     """Let PIL open images up to ``limit`` when it is configured above PIL's own guard
