@@ -185,8 +185,8 @@ def _from_bytes(data: bytes, name: str | None, limit: int) -> LoadedImage:
         raise ImageLoadError(f"{label} is empty (0 bytes)")
     img = _open(data, label, limit)
     if img.format not in READ_FORMATS:
-        raise ImageLoadError(f"{label} is a {img.format} file; Loupe reads JPEG, PNG, WebP, "
-                             "TIFF, BMP and GIF")
+        raise ImageLoadError(f"{label} is in {img.format} format; Loupe reads JPEG, PNG, "
+                             "WebP, TIFF, BMP and GIF")
     _check_size(*img.size, limit, label)
     frames = int(getattr(img, "n_frames", 1) or 1)
     if frames > 1 and img.format != "MPO":  # an MPO's extra frames are previews/depth

@@ -317,7 +317,8 @@ class OpenAICompatible(RetryingLLM):
     A connection that cannot be made (refused, unknown host, no answer within
     ``connect_timeout``) is not retried: the endpoint's ``CircuitBreaker`` opens and
     every call fails at once for ``cooldown_s`` (the callers' embedded fallbacks serve).
-    Rate limits, 5xx answers and slow reads are retried with backoff first. Credentials
+    Rate limits and 5xx answers are retried with backoff first, a read past ``timeout``
+    once (a server that accepts but never answers costs two timeouts, then the breaker). Credentials
     in ``base_url`` or ``api_key`` never appear in ``name``, errors or logs.
 
     Args:
@@ -408,7 +409,7 @@ class OpenAICompatible(RetryingLLM):
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
         self.breaker.check()
         data = json.dumps(body).encode("utf-8")
-        problem = ""
+        problem, timeouts = "", 0
         for attempt in range(self.http_retries):
             wait = min(self.backoff_max, self.backoff * 2 ** attempt)
             wait *= 0.8 + 0.4 * random.random()
@@ -420,6 +421,9 @@ class OpenAICompatible(RetryingLLM):
             except (OSError, http.client.HTTPException) as err:
                 status, headers, raw = 0, None, b""
                 problem = _problem(err)
+                timeouts += isinstance(err, TimeoutError)
+                if timeouts >= 2:  # a hung server: one more wait would only double it
+                    break
             if status == 200 and len(raw) > self.MAX_RESPONSE_BYTES:
                 problem = "the response is too large"
             elif status == 200:
@@ -450,7 +454,7 @@ class OpenAICompatible(RetryingLLM):
                 log.info("LLM request failed (%s); retry %d in %.2fs", problem, attempt + 1, wait)
                 time.sleep(wait)
         note = self.breaker.trip(problem)
-        raise LLMError(f"{self.endpoint} gave no answer after {self.http_retries} tries: "
+        raise LLMError(f"{self.endpoint} gave no answer after {attempt + 1} tries: "
                        f"{problem}; {note}")
 
     def _generate(self, system: str, messages: list[dict[str, Any]],

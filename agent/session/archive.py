@@ -52,6 +52,8 @@ DEFAULT_MAX_ARCHIVE_BYTES = 2 * 1024 ** 3
 MAX_SESSION_FILE_BYTES = 32 * 1024 * 1024
 #: Headroom over an image's raw pixels for its file's metadata (EXIF, ICC, chunks).
 META_BYTES = 16 * 1024 * 1024
+#: how the files this version writes as originals begin (PNG, JPEG, GIF, TIFF, BMP, WebP)
+_IMAGE_MAGIC = (b"\x89PNG", b"\xff\xd8", b"GIF8", b"II*\x00", b"MM\x00*", b"BM", b"RIFF")
 _ROOT_NAME = ("root.jpg", "root.png", "root.webp", "root.tif", "root.bmp", "root.gif",
               "root.img")
 
@@ -200,6 +202,8 @@ def _check_header(name: str, head: bytes, wanted: dict[str, tuple[int, Expect]])
     if header is None:
         if fmt is not None:  # a PNG's size is always in its first bytes
             raise ArchiveError(f"the archive's {name} is not a PNG image")
+        if not head.startswith(_IMAGE_MAGIC):
+            raise ArchiveError(f"the archive's {name} is not an image")
         return  # e.g. a JPEG with a long EXIF block: checked again before decoding
     kind, w, h = header
     if fmt is not None and kind != fmt:

@@ -19,6 +19,7 @@ everything after a crash or restart, ``export``/``import_archive`` move it as on
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
@@ -82,7 +83,7 @@ from pipelines.progress import ProgressFn, no_progress
 log = logging.getLogger(__name__)
 
 __all__ = ["EditSession", "SessionError", "TurnResult", "StepResult", "Attempt",
-           "SESSION_FILE", "ACCEPT_SCORE", "MIN_SCORE", "MAX_ATTEMPTS"]
+           "SESSION_FILE", "ACCEPT_SCORE", "MIN_SCORE", "MAX_ATTEMPTS", "check_instruction"]
 
 MAX_INSTRUCTION_CHARS = 2000
 #: control characters (other than tab and newline) and bidirectional overrides
@@ -144,7 +145,7 @@ class EditSession:
             SessionError: the folder is not empty.
         """
         raw, name = _source_bytes(image_src)
-        loaded = load_image(raw if raw is not None else image_src)
+        loaded = load_image(_named(raw, name) if raw is not None else image_src)
         if name and not loaded.filename:
             loaded.filename = name
         if raw is None:
@@ -372,7 +373,7 @@ class EditSession:
         Raises:
             SessionError: an empty or over-long instruction, or a mask of the wrong size.
         """
-        instruction = _check_instruction(instruction)
+        instruction = check_instruction(instruction)
         mask = self._check_mask(mask)
         with self._lock:
             if search == "tree":
@@ -521,7 +522,9 @@ def _memory_from(data: Any, graph: StateGraph) -> Memory:
     return memory
 
 
-def _check_instruction(instruction: Any) -> str:
+def check_instruction(instruction: Any) -> str:
+    """The instruction, cleaned (control characters dropped), or a ``SessionError``: not
+    text, not valid UTF-8, empty, or longer than ``MAX_INSTRUCTION_CHARS``."""
     if not isinstance(instruction, str):
         raise SessionError("the instruction must be text")
     try:
@@ -571,6 +574,14 @@ def _source_bytes(src: Any) -> tuple[bytes | None, str | None]:
         return (bytes(data) if isinstance(data, (bytes, bytearray)) else None,
                 Path(name).name if isinstance(name, str) else None)
     return None, None
+
+
+def _named(raw: bytes, name: str | None) -> Any:
+    """The bytes as a file object carrying the user's file name (for messages)."""
+    buffer = io.BytesIO(raw)
+    if name:
+        buffer.name = name
+    return buffer
 
 
 def _encode_original(loaded: Any) -> bytes:
