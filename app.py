@@ -238,8 +238,8 @@ def new_session(image: str) -> tuple[str, dict]:
     Returns:
         The session id to pass to the other tools, and the photo's size.
     """
-    session_id = web.ensure_session(None)
-    view = web.open_image(session_id, image, Path(image).name)
+    session_id, view = web.in_new_session(
+        lambda sid: web.open_image(sid, image, Path(image).name))
     return session_id, view.info()
 
 
@@ -360,8 +360,8 @@ def import_session(archive: str) -> tuple[str, dict]:
     Returns:
         The new session id and its summary.
     """
-    session_id = web.ensure_session(None)
-    view = web.import_archive(session_id, archive, Path(archive).name)
+    session_id, view = web.in_new_session(
+        lambda sid: web.import_archive(sid, archive, Path(archive).name))
     return session_id, view.info()
 
 
@@ -383,10 +383,9 @@ def autopilot(image: str, mood: str = "", iterations: int = 2, simulations: int 
     Returns:
         A preview of the improved photo, and the executed steps with score changes.
     """
-    session_id = web.ensure_session(None)
-    res = web.run_autopilot(session_id, image, mood=mood,
-                      iterations=int(iterations), simulations=int(simulations),
-                      depth=int(depth), top_k=int(top_k), seed=int(seed))
+    session_id, res = web.in_new_session(lambda sid: web.run_autopilot(
+        sid, image, mood=mood, iterations=int(iterations), simulations=int(simulations),
+        depth=int(depth), top_k=int(top_k), seed=int(seed)))
     return res.slider[1], {"session_id": session_id, **res.summary}
 
 

@@ -47,6 +47,7 @@ from web.sessions import (
     browser_secret,
     ensure_session,
     get_manager,
+    in_new_session,
     set_manager,
     with_session,
 )
@@ -57,7 +58,8 @@ __all__ = [
     "SessionManager", "cache_policy", "private_folder", "publish",
     "SessionView", "WebSession", "benchmark_agents", "browser_secret", "cancel_autopilot",
     "checkout", "download", "edit_turn", "ensure_session", "export_archive", "get_manager",
-    "get_view", "graph_json", "image_size", "import_archive", "load_mask_file",
+    "get_view", "graph_json", "image_size", "import_archive", "in_new_session",
+    "load_mask_file",
     "mask_from_editor", "mini_dataset", "open_image", "parse_bbox", "preview", "redo",
     "run_autopilot", "run_benchmark", "score_files", "send_autopilot_to_edit", "set_manager",
     "status_line", "turn_messages", "undo", "unpack_dataset", "user_message", "with_session",

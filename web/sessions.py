@@ -327,6 +327,22 @@ def ensure_session(session_id: str | None) -> str:
     return manager.create().id
 
 
+def in_new_session(fn: Callable[[str], Any]) -> tuple[str, Any]:
+    """Run ``fn(session_id)`` in a session made for it; the session is deleted again if
+    ``fn`` fails (a refused upload leaves no empty session behind).
+
+    Returns:
+        ``(session_id, fn's result)``.
+    """
+    manager = get_manager()
+    session = manager.create()
+    try:
+        return session.id, fn(session.id)
+    except BaseException:
+        manager.delete(session.id)
+        raise
+
+
 def with_session(session_id: str | None, fn: Callable[[WebSession], Any], *,
                  create: bool = False) -> Any:
     """Run ``fn(session)`` holding that session's lock (one change at a time per session)."""
