@@ -258,6 +258,7 @@ class CircuitBreaker:
     def __init__(self, label: str, cooldown_s: float) -> None:
         self.label, self.cooldown_s = label, float(cooldown_s)
         self.open_until, self.reason = 0.0, ""
+        self.alive = False  # answered a quick probe (or a request) since the last failure
         self._lock = threading.Lock()
 
     @property
@@ -280,13 +281,14 @@ class CircuitBreaker:
         with self._lock:
             was_open = self.remaining > 0
             self.open_until, self.reason = time.monotonic() + self.cooldown_s, reason
+            self.alive = False
         if not was_open:
             log.warning("%s failed (%s); %s", self.label, reason, note)
         return note
 
     def close(self) -> None:
         """A call succeeded: the endpoint is trusted again."""
-        self.open_until = 0.0
+        self.open_until, self.alive = 0.0, True
 
 
 _BREAKERS: dict[str, CircuitBreaker] = {}
@@ -314,8 +316,10 @@ class _Dead(Exception):
 class OpenAICompatible(RetryingLLM):
     """A ``/v1/chat/completions`` endpoint (vLLM, Ollama, llama.cpp, hosted APIs).
 
-    A connection that cannot be made (refused, unknown host, no answer within
-    ``connect_timeout``) is not retried: the endpoint's ``CircuitBreaker`` opens and
+    Before the first request, and after any failure, a quick probe (``GET …/models``,
+    any HTTP answer counts) must answer within ``connect_timeout``. A connection that
+    cannot be made, or a probe left unanswered, is not retried: the endpoint's
+    ``CircuitBreaker`` opens and
     every call fails at once for ``cooldown_s`` (the callers' embedded fallbacks serve).
     Rate limits and 5xx answers are retried with backoff first, a read past ``timeout``
     once (a server that accepts but never answers costs two timeouts, then the breaker). Credentials
@@ -386,6 +390,26 @@ class OpenAICompatible(RetryingLLM):
             headers["Authorization"] = "Basic " + base64.b64encode(pair.encode()).decode()
         return headers
 
+    def _probe(self) -> None:
+        """Before the first request (and after a failure): one ``GET …/models`` that must
+        get any HTTP answer within ``connect_timeout``, so that a server which accepts
+        connections but never answers costs seconds, not the full read timeout."""
+        if self.breaker.alive:
+            return
+        parts = urlsplit(self.url)
+        kind = http.client.HTTPSConnection if parts.scheme == "https" else \
+            http.client.HTTPConnection
+        conn = kind(parts.hostname or "", parts.port, timeout=self.connect_timeout)
+        path = parts.path.rsplit("/chat/completions", 1)[0] + "/models"
+        try:
+            conn.request("GET", path, headers=self._headers())
+            conn.getresponse().read(65536)
+        except (OSError, ValueError, http.client.HTTPException) as err:
+            raise _Dead(_problem(err)) from None
+        finally:
+            conn.close()
+        self.breaker.alive = True
+
     def _send(self, data: bytes) -> tuple[int, Any, bytes]:
         """One POST: ``(status, headers, body)``; ``_Dead`` when no connection is made."""
         parts = urlsplit(self.url)
@@ -408,6 +432,11 @@ class OpenAICompatible(RetryingLLM):
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
         self.breaker.check()
+        try:
+            self._probe()
+        except _Dead as err:
+            note = self.breaker.trip(f"unreachable: {err}")
+            raise LLMError(f"{self.endpoint} is unreachable ({err}); {note}") from None
         data = json.dumps(body).encode("utf-8")
         problem, timeouts = "", 0
         for attempt in range(self.http_retries):

@@ -167,6 +167,22 @@ def test_unreachable_endpoint_fails_at_once_and_opens_the_circuit():
     assert "unavailable; embedded fallback for 60 s" in describe(again)
 
 
+def test_a_server_that_never_answers_costs_the_connect_timeout_once():
+    import socket
+
+    with socket.socket() as silent:  # accepts connections (backlog), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+        client = OpenAICompatible(url, "m", timeout=30, connect_timeout=0.5, cooldown_s=60)
+        t = time.perf_counter()
+        with pytest.raises(LLMError, match="unreachable"):
+            client.complete_json("j", [{"role": "user", "content": "x"}], None, SCHEMA)
+        assert time.perf_counter() - t < 1.5  # not the 30 s read timeout
+        with pytest.raises(EndpointDown):
+            client.complete_json("j", [{"role": "user", "content": "x"}], None, SCHEMA)
+
+
 def test_response_format_refusal_is_retried_without_it(server):
     server.script({"status": 400, "error": "response_format is not supported"},
                   {"content": '{"score": 3, "fix": []}'})
