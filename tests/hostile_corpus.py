@@ -94,25 +94,18 @@ def _patch_sizes(path: Path, name: str, declared: int | None = None,
                  method: int | None = None) -> None:
     """Make a member lie: rewrite its declared size (or method) in both headers."""
     raw = bytearray(path.read_bytes())
-    encoded = name.encode()
-    at = 0
-    while (at := raw.find(b"PK\x03\x04", at)) != -1:
-        n = struct.unpack("<H", raw[at + 26:at + 28])[0]
-        if raw[at + 30:at + 30 + n] == encoded:
-            if declared is not None:
-                raw[at + 22:at + 26] = struct.pack("<I", declared)
-            if method is not None:
-                raw[at + 8:at + 10] = struct.pack("<H", method)
-        at += 4
-    at = 0
-    while (at := raw.find(b"PK\x01\x02", at)) != -1:
-        n = struct.unpack("<H", raw[at + 28:at + 30])[0]
-        if raw[at + 46:at + 46 + n] == encoded:
-            if declared is not None:
-                raw[at + 24:at + 28] = struct.pack("<I", declared)
-            if method is not None:
-                raw[at + 10:at + 12] = struct.pack("<H", method)
-        at += 4
+    # (signature, offset of the name length, of the name, of the size, of the method)
+    for sig, n_at, name_at, size_at, method_at in ((b"PK\x03\x04", 26, 30, 22, 8),
+                                                   (b"PK\x01\x02", 28, 46, 24, 10)):
+        at = 0
+        while (at := raw.find(sig, at)) != -1:
+            n = struct.unpack("<H", raw[at + n_at:at + n_at + 2])[0]
+            if raw[at + name_at:at + name_at + n] == name.encode():
+                if declared is not None:
+                    raw[at + size_at:at + size_at + 4] = struct.pack("<I", declared)
+                if method is not None:
+                    raw[at + method_at:at + method_at + 2] = struct.pack("<H", method)
+            at += 4
     path.write_bytes(bytes(raw))
 
 
