@@ -45,7 +45,13 @@ Check = Callable[[dict[str, Any]], Any]
 
 
 class LLMError(RuntimeError):
-    """A backend gave no usable answer (unreachable, or invalid after every retry)."""
+    """A backend gave no usable answer (unreachable, or invalid after every retry).
+
+    ``quiet`` is True when the failure was already reported (an open circuit): callers
+    fall back without warning again.
+    """
+
+    quiet = False
 
 
 class AnswerError(ValueError):
@@ -241,6 +247,8 @@ def text_of(content: Any) -> str:
 class EndpointDown(LLMError):
     """The endpoint's circuit is open: the call was not even attempted (see
     ``CircuitBreaker``); callers use their embedded fallback, quietly."""
+
+    quiet = True
 
 
 class CircuitBreaker:

@@ -31,7 +31,7 @@ from agent.brain.llm import get_llm
 from agent.brain.prompts import AGGREGATOR, aggregator_user, critic_system, critic_user
 from pipelines.config import Settings, get_settings
 from pipelines.editors.operations import OPERATIONS, OperationError, get_operation, parse_color
-from pipelines.llm import EndpointDown, LLMError, describe, llm_configured
+from pipelines.llm import LLMError, describe, llm_configured
 
 log = logging.getLogger(__name__)
 
@@ -847,7 +847,7 @@ class PanelCritic:
                     critic_system(focus), [{"role": "user", "content": critic_user(action)
                                             + evidence}], images, CRITIQUE_SCHEMA)
             except LLMError as err:  # an open circuit was reported once, when it opened
-                (log.debug if isinstance(err, EndpointDown) else log.warning)(
+                (log.debug if err.quiet else log.warning)(
                     "critic %s failed: %s", focus, err)
         if not reviews:
             measured.fix.append("(the vision critics gave no valid answer; measured only)")
@@ -857,7 +857,7 @@ class PanelCritic:
                 AGGREGATOR, [{"role": "user", "content": aggregator_user(action, reviews)
                               + evidence}], None, CRITIQUE_SCHEMA)
         except LLMError as err:
-            (log.debug if isinstance(err, EndpointDown) else log.warning)(
+            (log.debug if err.quiet else log.warning)(
                 "critic aggregator failed: %s", err)
             final = _mean_review(reviews)
         op = getattr(action, "operation", "") or ""

@@ -17,7 +17,7 @@ from agent.brain.llm import get_llm
 from agent.brain.prompts import planner_system, planner_user
 from agent.brain.rules import MemoryLike, Plan, RulePlanner, guard, not_edit_message
 from pipelines.config import Settings, get_settings
-from pipelines.llm import EndpointDown, LLMError, describe, llm_configured
+from pipelines.llm import LLMError, describe, llm_configured
 
 log = logging.getLogger(__name__)
 
@@ -96,7 +96,7 @@ class LLMPlanner:
                 return Plan([], False, f"The planner model failed: {err}")
             plan = self.fallback.plan(instruction, memory=memory, has_mask=has_mask,
                                       image_size=image_size)
-            if isinstance(err, EndpointDown):  # said once, when the circuit opened
+            if err.quiet:  # an open circuit: said once, when it opened
                 log.debug("planner endpoint down; rule planner used")
                 return plan
             log.warning("LLM planner failed (%s); using the rule planner", err)
