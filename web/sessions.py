@@ -252,12 +252,14 @@ def _clear_leftovers(session: WebSession) -> None:
     keep = {str(ui.get("edit_dir") or ""), str((ui.get("autopilot") or {}).get("scratch")
                                                 or "")}
     remove_stale(folder, STALE_AFTER_S)
-    for entry in folder.iterdir():
-        if entry.is_dir() and entry.name.startswith(("edit-", "autopilot-")) \
-                and entry.name not in keep:
-            age = time.time() - entry.stat().st_mtime
-            if age > STALE_AFTER_S:
+    try:
+        for entry in folder.iterdir():
+            if entry.is_dir() and entry.name.startswith(("edit-", "autopilot-")) \
+                    and entry.name not in keep \
+                    and time.time() - entry.stat().st_mtime > STALE_AFTER_S:
                 shutil.rmtree(entry, ignore_errors=True)
+    except OSError as exc:  # tidying must never break loading a session
+        log.warning("could not tidy a session folder: %s", exc)
 
 
 def browser_secret() -> str:
