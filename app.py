@@ -20,10 +20,13 @@ from typing import Any
 
 import gradio as gr
 import spaces  # noqa: F401  (on a ZeroGPU Space it must be imported before CUDA starts)
+from gradio import utils as gradio_utils
+from starlette.middleware import Middleware
 
 import web
 from pipelines.config import get_settings
 from pipelines.gpu import gpu_task
+from pipelines.redact import install_log_redaction
 
 log = logging.getLogger("loupe.app")
 ASSETS = Path(__file__).resolve().parent / "assets"
@@ -141,16 +144,22 @@ def ui_checkout(session_id: str | None, evt: gr.EventData) -> tuple:
     return _move(web.checkout, session_id, str(node))
 
 
+def _private() -> Path:
+    """A new unguessable folder in Gradio's own file cache: only the caller gets its URL,
+    and ``delete_cache`` removes it (see ``web.files``)."""
+    return web.private_folder(gradio_utils.get_upload_folder())
+
+
 @_friendly
 def ui_download(session_id: str | None) -> str:
     """Full-resolution file of the current state, original format, ICC/EXIF kept."""
-    return str(web.download(session_id))
+    return str(web.download(session_id, folder=_private))
 
 
 @_friendly
 def ui_export(session_id: str | None) -> str:
     """The whole session as a zip archive."""
-    return str(web.export_archive(session_id))
+    return str(web.export_archive(session_id, folder=_private))
 
 
 @_friendly
@@ -158,7 +167,7 @@ def ui_import(session_id: str | None, path: str | None) -> tuple:
     """Replace the session with an exported archive."""
     if not path:
         return _edit_outputs(web.get_view(web.ensure_session(session_id)))
-    return _move(web.import_archive, web.ensure_session(session_id), path)
+    return _move(web.import_archive, web.ensure_session(session_id), path, Path(path).name)
 
 
 @_gpu
@@ -206,11 +215,13 @@ def ui_benchmark(dataset: str, archive: str | None, agent_name: str,
     if dataset == "uploaded archive" and not archive:
         raise gr.Error("Upload a dataset archive (.zip) first, or pick the bundled mini set.")
     res = web.run_benchmark(archive if dataset == "uploaded archive" else None,
-                            agent=agent_name,
+                            agent=agent_name, label=Path(archive or "dataset.zip").name,
                             progress=lambda f, t: progress(f, desc=t or "benchmark"))
+    root = gradio_utils.get_upload_folder()
     return (pd.DataFrame(res.table, columns=res.headers),
             pd.DataFrame(res.per_turn, columns=res.per_turn_headers),
-            str(res.plot) if res.plot else None, [str(res.csv_path), str(res.json_path)],
+            str(web.publish(res.plot, root)) if res.plot else None,
+            [str(web.publish(res.csv_path, root)), str(web.publish(res.json_path, root))],
             res.summary)
 
 
@@ -227,8 +238,8 @@ def new_session(image: str) -> tuple[str, dict]:
     Returns:
         The session id to pass to the other tools, and the photo's size.
     """
-    session_id = web.ensure_session(None)
-    view = web.open_image(session_id, image, Path(image).name)
+    session_id, view = web.in_new_session(
+        lambda sid: web.open_image(sid, image, Path(image).name))
     return session_id, view.info()
 
 
@@ -323,7 +334,7 @@ def download(session_id: str) -> str:
     Returns:
         The image file.
     """
-    return str(web.download(session_id))
+    return str(web.download(session_id, folder=_private))
 
 
 @_friendly
@@ -336,7 +347,7 @@ def export_session(session_id: str) -> str:
     Returns:
         The archive file.
     """
-    return str(web.export_archive(session_id))
+    return str(web.export_archive(session_id, folder=_private))
 
 
 @_friendly
@@ -349,8 +360,8 @@ def import_session(archive: str) -> tuple[str, dict]:
     Returns:
         The new session id and its summary.
     """
-    session_id = web.ensure_session(None)
-    view = web.import_archive(session_id, archive)
+    session_id, view = web.in_new_session(
+        lambda sid: web.import_archive(sid, archive, Path(archive).name))
     return session_id, view.info()
 
 
@@ -372,10 +383,9 @@ def autopilot(image: str, mood: str = "", iterations: int = 2, simulations: int 
     Returns:
         A preview of the improved photo, and the executed steps with score changes.
     """
-    session_id = web.ensure_session(None)
-    res = web.run_autopilot(session_id, image, mood=mood,
-                      iterations=int(iterations), simulations=int(simulations),
-                      depth=int(depth), top_k=int(top_k), seed=int(seed))
+    session_id, res = web.in_new_session(lambda sid: web.run_autopilot(
+        sid, image, mood=mood, iterations=int(iterations), simulations=int(simulations),
+        depth=int(depth), top_k=int(top_k), seed=int(seed)))
     return res.slider[1], {"session_id": session_id, **res.summary}
 
 
@@ -409,10 +419,12 @@ def benchmark(archive: str | None = None, agent_name: str = "embedded") -> tuple
     Returns:
         The summary and per-session results as JSON, and a CSV file of the results.
     """
-    res = web.run_benchmark(archive or None, agent=agent_name)
+    res = web.run_benchmark(archive or None, agent=agent_name,
+                            label=Path(archive or "dataset.zip").name)
     return {"summary": res.summary, "per_turn": [dict(zip(res.per_turn_headers, row))
                                                  for row in res.per_turn],
-            "rows": [dict(zip(res.headers, row)) for row in res.table]}, str(res.csv_path)
+            "rows": [dict(zip(res.headers, row)) for row in res.table]}, \
+        str(web.publish(res.csv_path, gradio_utils.get_upload_folder()))
 
 
 # ----------------------------------------------------------------------------- layout
@@ -573,7 +585,7 @@ def build_app() -> gr.Blocks:
     Returns:
         The ``gr.Blocks`` with the three tabs and the API/MCP endpoints.
     """
-    with gr.Blocks(title="Loupe") as demo:
+    with gr.Blocks(title="Loupe", delete_cache=web.cache_policy()) as demo:
         sid = gr.BrowserState(None, storage_key="loupe-session",
                               secret=web.browser_secret())
         gr.Markdown("# Loupe\nAgentic, multi-turn photo editing at native resolution.")
@@ -623,10 +635,15 @@ def launch_options() -> dict:
     """``launch()`` keyword arguments from the environment (also used by tests/benches)."""
     settings = get_settings()
     settings.sessions_dir.mkdir(parents=True, exist_ok=True)
+    private = [settings.sessions_dir, settings.data_dir / "benchmarks",
+               settings.data_dir / "browser-secret"]
     return {
         "server_name": settings.host or ("0.0.0.0" if settings.space_id else "127.0.0.1"),
         "server_port": settings.port,
-        "allowed_paths": [str(settings.sessions_dir), str(ASSETS)],
+        # Nothing of ours is served by path: files go out through web.private_folder.
+        "allowed_paths": [str(ASSETS)],
+        "blocked_paths": [str(p.resolve()) for p in private],
+        "app_kwargs": {"middleware": [Middleware(web.NotFoundForRefused)]},
         "max_file_size": f"{settings.max_upload_mb}mb",
         "mcp_server": True,
         "css": CSS,
@@ -646,4 +663,5 @@ if __name__ == "__main__":
     logging.basicConfig(level=get_settings().log_level,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per internal request
+    install_log_redaction()  # no key, token or password in the logs
     make_demo().launch(**launch_options())

@@ -11,7 +11,10 @@ Examples::
     python -m agent autopilot photo.jpg --mood "warm evening" --session s2
 
 Exit status: 0 done, 1 the request was refused or not carried out (the message says
-why), 2 bad input (missing file, damaged session…).
+why), 2 any failure: bad input (missing file, damaged session, malformed archive, an
+output it cannot write…), one line on stderr, never a traceback. Everything that can be
+checked is checked before anything is written: a failed command leaves no new session
+folder, no half-written output and no half-imported session behind.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,7 +31,11 @@ import numpy as np
 
 from agent.search.mcts import autopilot
 from agent.session import SESSION_FILE, EditSession, SessionError
-from pipelines.images import ImageLoadError, load_image, save_image
+from agent.session.edit_session import check_instruction
+from pipelines.config import get_settings
+from pipelines.images import SUFFIX_FORMATS, load_image, save_image
+from pipelines.masks import load_mask
+from pipelines.redact import install_log_redaction, redact
 
 log = logging.getLogger("agent.cli")
 
@@ -88,31 +96,52 @@ def _open(folder: str) -> Any:
     return EditSession.open(folder)
 
 
-def _session_for(image: str, folder: str | None) -> Any:
+def _session_for(image: str, folder: str | None) -> tuple[Any, bool]:
+    """The session to edit and whether this call created it."""
     if folder and (Path(folder) / SESSION_FILE).is_file():
         _say(f"continuing session {folder}")
-        return EditSession.open(folder)
-    return EditSession.create(image, folder)
+        return EditSession.open(folder), False
+    if folder and Path(folder).exists() and (not Path(folder).is_dir()
+                                             or any(Path(folder).iterdir())):
+        raise SessionError(f"{Path(folder).name} exists and is not a Loupe session")
+    return EditSession.create(image, folder), True
 
 
-def _load_mask(path: str) -> np.ndarray:
-    pixels = load_image(path).pixels
-    if pixels.shape[2] == 4 and pixels[..., 3].min() < 255:
-        return pixels[..., 3] > 127
-    return pixels[..., :3].max(axis=2) > 127
+def _check_output(out: str | None) -> None:
+    """Refuse an output path that cannot be written, before any work is done."""
+    if not out:
+        return
+    path = Path(out)
+    if path.is_dir():
+        raise SessionError(f"{path.name or out} is a folder: give the output's file name")
+    if path.suffix.lower() not in SUFFIX_FORMATS:
+        raise SessionError(f"cannot write {path.suffix or 'a file without a suffix'}: Loupe "
+                           "writes .jpg, .png, .webp, .tif and .bmp")
+    if not path.parent.is_dir():
+        raise SessionError(f"the folder for {path.name} does not exist")
 
 
 def _output_path(session: Any, out: str | None) -> Path:
     if out:
         return Path(out)
     suffix = Path(session.root_file).suffix or ".png"
-    return session.folder / f"output{suffix}"
+    return session.folder / f"output{suffix if suffix in SUFFIX_FORMATS else '.png'}"
 
 
 def cmd_edit(args: argparse.Namespace) -> int:
-    session = _session_for(args.image, args.session)
-    mask = _load_mask(args.mask) if args.mask else None
-    result = session.turn(args.instruction, mask, search=args.search)
+    instruction = check_instruction(args.instruction)
+    _check_output(args.out)
+    session, created = _session_for(args.image, args.session)
+    try:
+        mask = None
+        if args.mask:
+            width, height = session.graph.size
+            mask = load_mask(args.mask, (height, width), label=Path(args.mask).name)
+        result = session.turn(instruction, mask, search=args.search)
+    except BaseException:
+        if created:  # nothing half-made: the new session goes with the failed command
+            shutil.rmtree(session.folder, ignore_errors=True)
+        raise
     if args.json:
         _say(json.dumps(result.to_dict(), indent=1, default=str))
     else:
@@ -177,7 +206,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_autopilot(args: argparse.Namespace) -> int:
-    session = _session_for(args.image, args.session) if args.session else None
+    _check_output(args.out)
+    session = _session_for(args.image, args.session)[0] if args.session else None
     image = np.array(session.current_image()) if session else load_image(args.image).pixels
     result = autopilot(image, mood=args.mood, iterations=args.iterations,
                        simulations=args.simulations, depth=args.depth, top_k=args.top_k,
@@ -210,11 +240,26 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    install_log_redaction()
     try:
         return COMMANDS[args.command](args)
-    except (SessionError, ImageLoadError, FileNotFoundError) as err:
-        sys.stderr.write(f"error: {err}\n")
-        return 2
+    except (ValueError, OSError) as err:  # SessionError, ImageLoadError, MaskError…
+        return _fail(str(err) or type(err).__name__)
+    except KeyboardInterrupt:
+        return _fail("interrupted")
+    except Exception as err:  # noqa: BLE001 - one line, never a traceback
+        if get_settings().debug:
+            raise
+        log.debug("unexpected error", exc_info=err)
+        return _fail(f"internal error ({type(err).__name__}): {err}")
+
+
+def _fail(message: str) -> int:
+    """One line on stderr (secrets and server paths scrubbed), exit status 2."""
+    line = redact(message.strip().splitlines()[0] if message.strip() else "failed")
+    safe = line.encode("utf-8", "backslashreplace").decode("utf-8")
+    sys.stderr.write(f"error: {safe}\n")
+    return 2
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ from pipelines.editors.registry import get_editor
 from pipelines.grounding import get_localizer
 from pipelines.images import ImageLoadError, LoadedImage, image_info, load_image, save_image
 from pipelines.layers import compose, decompose, default_feather, feather_alpha
+from pipelines.masks import MaskError, load_mask
 from pipelines.models import main as models_main
 
 log = logging.getLogger("pipelines.cli")
@@ -108,18 +109,10 @@ def _target_masks(args: argparse.Namespace, loaded: LoadedImage) -> list[np.ndar
 
 
 def _mask_from_file(path: str, width: int, height: int) -> np.ndarray:
-    pixels = load_image(path).pixels
-    alpha = pixels[..., 3] if pixels.shape[2] == 4 else None
-    if alpha is not None and (alpha < 255).any():
-        values = alpha
-    else:
-        values = cv2.cvtColor(np.ascontiguousarray(pixels[..., :3]), cv2.COLOR_RGB2GRAY)
-    if values.shape != (height, width):
-        values = cv2.resize(values, (width, height), interpolation=cv2.INTER_NEAREST)
-    mask = values > 127
-    if not mask.any():
-        raise CliError(f"the mask {os.path.basename(path)} marks nothing (no pixel is white)")
-    return mask
+    try:
+        return load_mask(path, (height, width), label=os.path.basename(path))
+    except MaskError as exc:
+        raise CliError(str(exc)) from None
 
 
 def _mask_from_box(text: str, width: int, height: int) -> np.ndarray:

@@ -49,8 +49,9 @@ def _flag(name: str) -> bool:
 class Settings:
     """A snapshot of the configuration (read from the environment by ``get_settings``).
 
-    Secrets (``llm_api_key``, ``session_secret``) are left out of ``repr`` so that a logged
-    or printed settings object never shows them.
+    Secrets (``llm_api_key``, ``session_secret``, and ``llm_base_url``, which may carry
+    credentials) are left out of ``repr`` so that a logged or printed settings object never
+    shows them; ``pipelines.redact`` scrubs them from any other text.
     """
 
     models: dict[str, str] = field(default_factory=lambda: dict(DEFAULT_MODEL_IDS))
@@ -61,14 +62,19 @@ class Settings:
     memory_budget_gb: float | None = None
     max_pixels: int = DEFAULT_MAX_PIXELS
     data_dir: Path = Path("~/.cache/loupe").expanduser()
-    session_ttl_hours: float = 24.0
+    session_ttl_hours: float = 72.0
+    session_quota_mb: float = 1024.0
+    cache_ttl_hours: float = 12.0
     max_open_sessions: int = 8
     session_secret: str = field(default="", repr=False)
     max_archive_mb: float = 2048.0
     preview_side: int = 1024
-    llm_base_url: str = ""
+    llm_base_url: str = field(default="", repr=False)
     llm_model: str = ""
     llm_api_key: str = field(default="", repr=False)
+    llm_timeout_s: float = 60.0
+    llm_connect_timeout_s: float = 3.0
+    llm_cooldown_s: float = 300.0
     edit_systems: tuple[str, ...] = ("agent.systems",)
     gpu_seconds: int = 120
     host: str = ""
@@ -105,7 +111,9 @@ def get_settings() -> Settings:
         memory_budget_gb=float(budget) if budget else None,
         max_pixels=int(_env("LOUPE_MAX_PIXELS", str(DEFAULT_MAX_PIXELS))),
         data_dir=Path(_env("LOUPE_DATA_DIR", "~/.cache/loupe")).expanduser(),
-        session_ttl_hours=float(_env("LOUPE_SESSION_TTL_HOURS", "24")),
+        session_ttl_hours=float(_env("LOUPE_SESSION_TTL_HOURS", "72")),
+        session_quota_mb=float(_env("LOUPE_SESSION_QUOTA_MB", "1024")),
+        cache_ttl_hours=float(_env("LOUPE_CACHE_TTL_HOURS", "12")),
         max_open_sessions=max(1, int(_env("LOUPE_MAX_OPEN_SESSIONS", "8"))),
         session_secret=_env("LOUPE_SESSION_SECRET", ""),
         max_archive_mb=float(_env("LOUPE_MAX_ARCHIVE_MB", "2048")),
@@ -113,6 +121,9 @@ def get_settings() -> Settings:
         llm_base_url=_env("LOUPE_LLM_BASE_URL", ""),
         llm_model=_env("LOUPE_LLM_MODEL", ""),
         llm_api_key=_env("LOUPE_LLM_API_KEY", ""),
+        llm_timeout_s=float(_env("LOUPE_LLM_TIMEOUT_S", "60")),
+        llm_connect_timeout_s=float(_env("LOUPE_LLM_CONNECT_TIMEOUT_S", "3")),
+        llm_cooldown_s=float(_env("LOUPE_LLM_COOLDOWN_S", "300")),
         edit_systems=systems,
         gpu_seconds=int(_env("LOUPE_GPU_SECONDS", "120")),
         host=_env("LOUPE_HOST", "") or _env("GRADIO_SERVER_NAME", ""),

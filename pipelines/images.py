@@ -185,8 +185,8 @@ def _from_bytes(data: bytes, name: str | None, limit: int) -> LoadedImage:
         raise ImageLoadError(f"{label} is empty (0 bytes)")
     img = _open(data, label, limit)
     if img.format not in READ_FORMATS:
-        raise ImageLoadError(f"{label} is a {img.format} file; Loupe reads JPEG, PNG, WebP, "
-                             "TIFF, BMP and GIF")
+        raise ImageLoadError(f"{label} is in {img.format} format; Loupe reads JPEG, PNG, "
+                             "WebP, TIFF, BMP and GIF")
     _check_size(*img.size, limit, label)
     frames = int(getattr(img, "n_frames", 1) or 1)
     if frames > 1 and img.format != "MPO":  # an MPO's extra frames are previews/depth
@@ -218,6 +218,25 @@ def _open(data: bytes, label: str, limit: int) -> Image.Image:
                              "TIFF, BMP or GIF)") from exc
     except _DECODE_ERRORS as exc:
         raise ImageLoadError(f"{label} is damaged and cannot be read ({_short(exc)})") from exc
+
+
+def image_header(data: bytes) -> tuple[str, int, int] | None:
+    """``(format, width, height)`` read from an image's first bytes, without decoding
+    pixels (a prefix of the file is enough for PNG, and usually for the others).
+
+    Args:
+        data: the file's bytes, or its first few kilobytes.
+
+    Returns:
+        The header facts, or None when they cannot be read from ``data``.
+    """
+    try:
+        with _pil_bomb_limit(1 << 62), warnings.catch_warnings():
+            warnings.simplefilter("ignore", Image.DecompressionBombWarning)
+            with Image.open(io.BytesIO(data)) as img:
+                return str(img.format), int(img.width), int(img.height)
+    except (*_DECODE_ERRORS, UnidentifiedImageError, Image.DecompressionBombError):
+        return None
 
 
 @contextmanager

@@ -42,6 +42,14 @@ def chelsea() -> np.ndarray:
 
 
 @pytest.fixture(autouse=True)
+def _fresh_endpoint_breakers() -> None:
+    """An endpoint failure in one test never opens the circuit for the next one."""
+    from pipelines.llm import reset_breakers
+
+    reset_breakers()
+
+
+@pytest.fixture(autouse=True)
 def _isolated_data_dir(tmp_path_factory: pytest.TempPathFactory,
                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Sessions and caches of a test never land in the user's home."""

@@ -88,7 +88,7 @@ def test_truncated_file(tmp_path, coffee, fmt):
 def test_unsupported_format(tmp_path, chelsea):
     path = tmp_path / "cat.pcx"
     path.write_bytes(encode(chelsea, "PCX"))
-    with pytest.raises(ImageLoadError, match="cat.pcx is a PCX file; Loupe reads JPEG"):
+    with pytest.raises(ImageLoadError, match="cat.pcx is in PCX format; Loupe reads JPEG"):
         load_image(path)
 
 

@@ -22,9 +22,11 @@ from agent.brain.llm import RuleBased, get_llm
 from pipelines.config import Settings
 from pipelines.llm import (
     AnswerError,
+    EndpointDown,
     LLMError,
     OpenAICompatible,
     TransformersVLM,
+    describe,
     extract_json,
     image_data_url,
     validate_answer,
@@ -149,11 +151,36 @@ def test_slow_answer_times_out_then_retries(server):
     assert time.perf_counter() - t < 1.5  # did not wait for the slow answer
 
 
-def test_unreachable_endpoint_fails_clearly():
-    client = OpenAICompatible("http://127.0.0.1:9/v1", "m", timeout=0.5, http_retries=2,
-                              backoff=0.01)
-    with pytest.raises(LLMError, match="no answer after 2 tries"):
+def test_unreachable_endpoint_fails_at_once_and_opens_the_circuit():
+    client = OpenAICompatible("http://127.0.0.1:9/v1", "m", timeout=0.5, http_retries=4,
+                              backoff=1.0, cooldown_s=60)
+    t = time.perf_counter()
+    with pytest.raises(LLMError, match="unreachable") as err:
         client.complete_json("j", [{"role": "user", "content": "x"}], None, SCHEMA)
+    assert time.perf_counter() - t < 0.9  # no backoff on a connection that cannot be made
+    assert "embedded fallback" in str(err.value)
+    again = OpenAICompatible("http://127.0.0.1:9/v1", "m", cooldown_s=60)  # shared breaker
+    t = time.perf_counter()
+    with pytest.raises(EndpointDown, match="unavailable"):
+        again.complete_json("j", [{"role": "user", "content": "x"}], None, SCHEMA)
+    assert time.perf_counter() - t < 0.05
+    assert "unavailable; embedded fallback for 60 s" in describe(again)
+
+
+def test_a_server_that_never_answers_costs_the_connect_timeout_once():
+    import socket
+
+    with socket.socket() as silent:  # accepts connections (backlog), never answers
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        url = f"http://127.0.0.1:{silent.getsockname()[1]}/v1"
+        client = OpenAICompatible(url, "m", timeout=30, connect_timeout=0.5, cooldown_s=60)
+        t = time.perf_counter()
+        with pytest.raises(LLMError, match="unreachable"):
+            client.complete_json("j", [{"role": "user", "content": "x"}], None, SCHEMA)
+        assert time.perf_counter() - t < 1.5  # not the 30 s read timeout
+        with pytest.raises(EndpointDown):
+            client.complete_json("j", [{"role": "user", "content": "x"}], None, SCHEMA)
 
 
 def test_response_format_refusal_is_retried_without_it(server):

@@ -211,8 +211,11 @@ def test_not_an_edit_and_bad_input(astronaut, tmp_path):
     assert not result.ok and not result.changed and result.message
     with pytest.raises(SessionError, match="empty"):
         session.turn("   ")
-    with pytest.raises(SessionError, match="brush mask is"):
-        session.turn("brighten this", np.ones((10, 10), bool))
+    with pytest.raises(SessionError, match="brush mask is 20x10 but the image is 512x512"):
+        session.turn("brighten this", np.ones((10, 20), bool))
+    with pytest.raises(SessionError, match="marks nothing: brush the area"):
+        session.turn("brighten this", np.zeros((512, 512), bool))
+    assert session.head == "n0"
 
 
 def test_commit_stores_only_the_changed_pixels(tmp_path):

@@ -5,9 +5,10 @@ button is also a plain Python call. One error type, ``SessionError``, carries a 
 meant for the person using the app; ``web.errors.user_message`` is the one place that
 turns an exception into such a message.
 
-Modules: ``sessions`` (ids, folders, locks, expiry), ``views`` (previews, page state, chat,
-status line), ``masks`` (brush canvas, mask files, boxes), ``edit`` (the Edit tab),
-``autopilot``, ``benchmark`` and ``graph_view`` (SVG drawings). The names below are the
+Modules: ``sessions`` (ids, folders, locks, expiry, quotas), ``views`` (previews, page
+state, chat, status line), ``masks`` (brush canvas, mask files, boxes), ``edit`` (the Edit
+tab), ``autopilot``, ``benchmark``, ``graph_view`` (SVG drawings) and ``files`` (private,
+unguessable download folders; 404 for everything else on the file route). The names below are the
 public calls, re-exported so that callers can write ``web.open_image(...)``.
 """
 
@@ -37,6 +38,7 @@ from web.edit import (
     undo,
 )
 from web.errors import SessionError, user_message
+from web.files import NotFoundForRefused, cache_policy, private_folder, publish
 from web.masks import load_mask_file, mask_from_editor, parse_bbox
 from web.sessions import (
     SESSION_ID_RE,
@@ -45,16 +47,19 @@ from web.sessions import (
     browser_secret,
     ensure_session,
     get_manager,
+    in_new_session,
     set_manager,
     with_session,
 )
 from web.views import SessionView, get_view, image_size, preview, status_line, turn_messages
 
 __all__ = [
-    "AutopilotView", "BenchmarkView", "SESSION_ID_RE", "SessionError", "SessionManager",
+    "AutopilotView", "BenchmarkView", "NotFoundForRefused", "SESSION_ID_RE", "SessionError",
+    "SessionManager", "cache_policy", "private_folder", "publish",
     "SessionView", "WebSession", "benchmark_agents", "browser_secret", "cancel_autopilot",
     "checkout", "download", "edit_turn", "ensure_session", "export_archive", "get_manager",
-    "get_view", "graph_json", "image_size", "import_archive", "load_mask_file",
+    "get_view", "graph_json", "image_size", "import_archive", "in_new_session",
+    "load_mask_file",
     "mask_from_editor", "mini_dataset", "open_image", "parse_bbox", "preview", "redo",
     "run_autopilot", "run_benchmark", "score_files", "send_autopilot_to_edit", "set_manager",
     "status_line", "turn_messages", "undo", "unpack_dataset", "user_message", "with_session",

@@ -20,8 +20,9 @@ from eval.metrics import score_pair
 from eval.systems import system_names
 from pipelines.archives import ArchiveError, check_members, extract, open_zip
 from pipelines.config import get_settings
-from pipelines.images import load_image
+from pipelines.images import image_header, load_image
 from pipelines.progress import ProgressFn
+from pipelines.redact import hide_paths
 from web.masks import load_mask_file, parse_bbox
 from web.views import rounded
 
@@ -74,6 +75,13 @@ MINI_HDD = {"sessions": 3, "turns": 2, "size": (384, 216), "seed": 0}
 MAX_ARCHIVE_BYTES = 512 * 1024 ** 2
 
 
+#: most samples an uploaded dataset may hold (the CLI runs any number)
+MAX_UPLOAD_SAMPLES = 200
+
+
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp", ".tif", ".tiff", ".bmp", ".gif"})
+
+
 KEEP_BENCHMARK_RUNS = 10
 
 
@@ -111,48 +119,78 @@ def mini_dataset() -> Path:
     return folder
 
 
-def unpack_dataset(archive: str | Path, dest: Path) -> Path:
-    """Unzip an uploaded dataset safely (no paths outside ``dest``, size-capped).
+def unpack_dataset(archive: str | Path, dest: Path, label: str | None = None) -> Path:
+    """Unzip an uploaded dataset safely (``pipelines.archives``: no paths outside ``dest``,
+    no links or duplicates, inflated bytes capped, image headers within the pixel limit,
+    staged so that a refusal leaves nothing behind).
+
+    Args:
+        archive: the ``.zip`` on disk.
+        dest: the folder to create.
+        label: the archive's name as the user gave it (default: its file name).
 
     Returns:
         The dataset root (the single top folder when the archive has one).
     """
+    label = label or Path(str(archive)).name
     try:
-        with open_zip(archive, "The dataset") as zf:
-            extract(zf, check_members(zf.infolist(), MAX_ARCHIVE_BYTES), dest,
-                    MAX_ARCHIVE_BYTES)
+        with open_zip(archive, label) as zf:
+            infos = check_members(zf.infolist(), MAX_ARCHIVE_BYTES, label=label)
+            extract(zf, infos, dest, MAX_ARCHIVE_BYTES, inspect=_image_within_limit)
     except ArchiveError as exc:
         raise SessionError(str(exc)) from exc
     entries = [p for p in dest.iterdir() if not p.name.startswith((".", "__MACOSX"))]
     return entries[0] if len(entries) == 1 and entries[0].is_dir() else dest
 
 
+def _image_within_limit(info: Any, head: bytes) -> None:
+    """Refuse an archived image whose header is over the pixel limit (before it inflates)."""
+    header = image_header(head) if Path(info.filename).suffix.lower() in IMAGE_SUFFIXES \
+        else None
+    limit = get_settings().max_pixels
+    if header is not None and header[1] * header[2] > limit:
+        raise ArchiveError(f"the archive's {info.filename} is {header[1]}x{header[2]}, more "
+                           f"than the {limit / 1e6:g}-MP limit (LOUPE_MAX_PIXELS)")
+
+
 def run_benchmark(archive: Any = None, *, agent: str = "embedded",
-                  progress: ProgressFn | None = None) -> BenchmarkView:
+                  progress: ProgressFn | None = None, label: str | None = None
+                  ) -> BenchmarkView:
     """Run ``eval.runner`` on the bundled mini HDD set (``archive=None``) or an upload.
 
     Args:
         archive: a ``.zip`` of a dataset in any format ``eval.datasets`` reads, or None.
         agent: a name from :func:`benchmark_agents`.
         progress: called with ``(fraction, text)`` after each sample.
+        label: the archive's name as the user gave it (messages never name server paths).
 
     Returns:
         Per-sample-and-turn table, per-turn means, the curves plot and CSV/JSON reports.
+        A run that fails leaves no files behind.
     """
     if agent not in benchmark_agents():
-        raise SessionError(f"Unknown agent configuration {agent!r}.")
+        raise SessionError(f"Unknown agent configuration {str(agent)[:40]!r}.")
     run_dir = get_settings().data_dir / "benchmarks" / f"run-{secrets.token_hex(6)}"
     try:
-        dataset = mini_dataset() if not archive else unpack_dataset(archive, run_dir / "data")
+        dataset = mini_dataset() if not archive else unpack_dataset(archive, run_dir / "data",
+                                                                   label)
         total = len(load_dataset(dataset))
+        if archive and total > MAX_UPLOAD_SAMPLES:
+            raise SessionError(f"The dataset has {total} samples; the app runs at most "
+                               f"{MAX_UPLOAD_SAMPLES} (use `python -m eval run` for more).")
         for i in range(1, total + 1):  # the runner resumes: one more sample per call
             if progress:
                 progress((i - 1) / total, f"sample {i}/{total}")
             summary = runner.run(dataset, run_dir / "out", agent=agent, limit=i,
                                  lpips_side=256)
-    except ValueError as exc:
-        raise SessionError(f"Could not run that benchmark: {exc}") from exc
-    written = report.write_reports(run_dir / "out")
+        written = report.write_reports(run_dir / "out")
+    except BaseException as exc:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        if isinstance(exc, SessionError):
+            raise
+        if isinstance(exc, ValueError):
+            raise SessionError(f"Could not run that benchmark: {hide_paths(exc)}") from None
+        raise
     _prune_runs(run_dir.parent, keep=KEEP_BENCHMARK_RUNS)
     if progress:
         progress(1.0, "done")
@@ -188,6 +226,6 @@ def _turn_table(records: list[dict]) -> tuple[list[str], list[list[Any]]]:
                          *[rounded(turn.get(k)) if not isinstance(turn.get(k), bool)
                            else turn.get(k) for k in keys]])
         if record.get("error"):
-            rows.append([record.get("sample"), "-", f"error: {record['error']}",
+            rows.append([record.get("sample"), "-", f"error: {hide_paths(record['error'])}",
                          *[None] * len(keys)])
     return headers, rows

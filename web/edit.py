@@ -12,12 +12,18 @@ from typing import Any
 import numpy as np
 
 from agent.session import EditSession, SessionError
+from agent.session.archive import archive_limit
+from pipelines.files import check_id, slug, tree_size
 from pipelines.progress import ProgressFn
+from pipelines.redact import redact
 from web.graph_view import render_svg
-from web.sessions import WebSession, with_session
+from web.sessions import WebSession, get_manager, with_session
 from web.views import SessionView, session_view, turn_messages
 
 log = logging.getLogger(__name__)
+
+#: where a download goes: a folder, a function that makes one, or None (the session's)
+Folder = str | Path | Callable[[], Path] | None
 
 
 def open_image(session_id: str | None, src: Any, filename: str | None = None) -> SessionView:
@@ -29,10 +35,16 @@ def open_image(session_id: str | None, src: Any, filename: str | None = None) ->
         filename: the original file name, used to name downloads.
 
     Returns:
-        The new page state. Raises ``SessionError`` for unreadable files.
+        The new page state. Raises ``SessionError`` for unreadable files, or when the
+        photo would take the session past its disk quota.
     """
     def run(session: WebSession) -> SessionView:
         name = Path(filename or (str(src) if isinstance(src, (str, Path)) else "photo")).name
+        name = name[:120] or "photo"
+        incoming = _size_of(src)
+        old = session.edit_folder if session.ui.get("edit_dir") else None
+        get_manager().check_room(session, incoming, tree_size(old) if old else 0,
+                                 "Opening that photo")
         edit = _new_edit(session, lambda folder: EditSession.create(src, folder))
         session.ui = {"chat": [], "filename": name, "edit_dir": edit.folder.name}
         session.save_ui()
@@ -40,6 +52,18 @@ def open_image(session_id: str | None, src: Any, filename: str | None = None) ->
         return session_view(session, message=f"Opened {name} ({w}×{h}).")
 
     return with_session(session_id, run)
+
+
+def _size_of(src: Any) -> int:
+    """Bytes a source will take on disk, as far as can be told before reading it."""
+    if isinstance(src, (bytes, bytearray, memoryview)):
+        return len(src)
+    if isinstance(src, np.ndarray):
+        return int(src.nbytes)
+    try:
+        return Path(src).stat().st_size if isinstance(src, (str, Path)) else 0
+    except OSError:
+        return 0
 
 
 def _new_edit(session: WebSession, make: Callable[[Path], Any]) -> Any:
@@ -80,14 +104,16 @@ def edit_turn(session_id: str | None, instruction: str, mask: np.ndarray | None 
 
     def run(session: WebSession) -> tuple[SessionView, dict]:
         edit = session.edit
+        width, height = edit.graph.size
+        get_manager().check_room(session, width * height, what="This edit")
         try:
             result = edit.turn(text, mask=mask, search=search, progress=progress).to_dict()
         except ValueError as exc:  # the session's own refusals (bad mask, too long…)
             raise SessionError(str(exc)) from exc
         except Exception as exc:  # noqa: BLE001 - shown in the chat, session stays usable
             log.exception("turn failed")
-            result = {"ok": False, "message": f"That edit failed: {exc}", "steps": [],
-                      "head": edit.graph.head}
+            result = {"ok": False, "message": redact(f"That edit failed: {exc}"),
+                      "steps": [], "head": edit.graph.head}
         session.chat.extend(turn_messages(text, result))
         session.save_ui()
         view = session_view(session, message=result.get("message", ""))
@@ -104,6 +130,12 @@ def edit_turn(session_id: str | None, instruction: str, mask: np.ndarray | None 
 
 
 def _graph_move(session_id: str | None, verb: str, node_id: str | None = None) -> SessionView:
+    if verb == "checkout":
+        try:
+            check_id(node_id, "state id")
+        except ValueError as exc:
+            raise SessionError(f"{exc} (state ids look like n3)") from None
+
     def run(session: WebSession) -> SessionView:
         edit = session.edit
         before = edit.graph.head
@@ -153,28 +185,45 @@ def graph_json(session_id: str | None) -> dict:
     return with_session(session_id, run, create=False)
 
 
-def download(session_id: str | None, fmt: str | None = None) -> Path:
+def download(session_id: str | None, fmt: str | None = None, folder: Folder = None) -> Path:
     """Write the current state at full resolution in the original format (ICC/EXIF kept).
 
     Args:
         session_id: the web session.
         fmt: override the format (``"PNG"``, ``"JPEG"``…); default: the original's.
+        folder: where to write it, or a function making that folder once the session is
+            known (the app passes ``web.private_folder``); default the session's
+            ``downloads/`` folder, which keeps only the latest file.
 
     Returns:
-        Path of the written file inside the session's ``downloads/`` folder.
+        Path of the written file, named from the photo's name and the state id only.
     """
     def run(session: WebSession) -> Path:
         edit = session.edit
-        out = session.folder / "downloads"
-        out.mkdir(exist_ok=True)
-        stem = Path(session.ui.get("filename") or "photo").stem or "photo"
+        out = _out_folder(session, folder, edit.graph.size)
+        stem = slug(Path(session.ui.get("filename") or "photo").stem)
         suffix = _suffix(fmt or getattr(edit.original, "format", None),
                          session.ui.get("filename"))
-        dest = out / f"{stem}-loupe-{edit.graph.head or 'n0'}{suffix}"
+        dest = out / f"{stem}-loupe-{check_id(edit.graph.head, 'state id')}{suffix}"
         written = edit.save_image(dest, format=fmt)
         return Path(written) if isinstance(written, (str, Path)) else dest
 
     return with_session(session_id, run, create=False)
+
+
+def _out_folder(session: WebSession, folder: Folder, size: tuple[int, int]) -> Path:
+    """The folder a download or export goes to (see ``download``)."""
+    if callable(folder):
+        return Path(folder())
+    if folder is not None:
+        out = Path(folder)
+        out.mkdir(parents=True, exist_ok=True)
+        return out
+    out = session.folder / "downloads"
+    shutil.rmtree(out, ignore_errors=True)
+    get_manager().check_room(session, size[0] * size[1] * 3, what="This download")
+    out.mkdir()
+    return out
 
 
 _FORMAT_SUFFIX = {"JPEG": ".jpg", "MPO": ".jpg", "PNG": ".png", "WEBP": ".webp", "TIFF": ".tif",
@@ -189,28 +238,54 @@ def _suffix(fmt: str | None, filename: str | None) -> str:
         else ".png"
 
 
-def export_archive(session_id: str | None) -> Path:
-    """Export the whole session (graph, layers, original) as one zip archive."""
+def export_archive(session_id: str | None, folder: Folder = None) -> Path:
+    """Export the whole session (graph, layers, original) as one zip archive.
+
+    Args:
+        session_id: the web session.
+        folder: where to write it (see ``download``).
+
+    Returns:
+        The archive's path.
+    """
     def run(session: WebSession) -> Path:
-        out = session.folder / "downloads"
-        out.mkdir(exist_ok=True)
-        stem = Path(session.ui.get("filename") or "photo").stem or "photo"
+        out = _out_folder(session, folder, (0, 0))
+        if folder is None:
+            get_manager().check_room(session, tree_size(session.edit_folder),
+                                     what="This export")
+        stem = slug(Path(session.ui.get("filename") or "photo").stem)
         return Path(session.edit.export(out / f"{stem}-session.zip"))
 
     return with_session(session_id, run, create=False)
 
 
-def import_archive(session_id: str | None, archive: str | Path) -> SessionView:
-    """Replace this session's photo and graph with an exported archive."""
+def import_archive(session_id: str | None, archive: str | Path,
+                   label: str | None = None) -> SessionView:
+    """Replace this session's photo and graph with an exported archive.
+
+    Args:
+        session_id: the web session.
+        archive: the ``.zip`` on disk.
+        label: its name as the user gave it (messages never show a server path).
+    """
+    label = label or Path(str(archive)).name
+
     def run(session: WebSession) -> SessionView:
+        manager = get_manager()
+        old = tree_size(session.edit_folder) if session.ui.get("edit_dir") else 0
+        size = Path(archive).stat().st_size if Path(archive).is_file() else 0
+        manager.check_room(session, size, old, "Importing that archive")
+        room = manager.quota_bytes - tree_size(session.folder) + old
+        limit = min(archive_limit(None), max(0, room))
         try:
-            edit = _new_edit(session, lambda folder: EditSession.import_archive(archive, folder))
+            edit = _new_edit(session, lambda folder: EditSession.import_archive(
+                archive, folder, max_bytes=limit, label=label))
         except ValueError as exc:
-            raise SessionError(f"Could not import that archive: {exc}") from exc
+            raise SessionError(f"Could not import {label}: {exc}") from exc
         name = getattr(edit.original, "filename", None) or "photo.png"
         session.ui = {"chat": [{"role": "assistant", "content": "Imported a session archive."}],
-                      "filename": name, "edit_dir": edit.folder.name}
+                      "filename": str(name)[:120], "edit_dir": edit.folder.name}
         session.save_ui()
-        return session_view(session, message="Imported the session archive.")
+        return session_view(session, message=f"Imported {label}.")
 
     return with_session(session_id, run)

@@ -9,9 +9,13 @@ client) mapped to a folder ``<sessions_dir>/<id>/``::
     <id>/downloads/   full-resolution downloads and exported archives
 
 Everything needed to redraw the page lives on disk, so a page refresh or a server restart
-restores the graph, the images and the chat. Ids are 128-bit random tokens checked against
-a strict pattern, so a session can reach only its own folder. Sessions not used for
-``Settings.session_ttl_hours`` are deleted by :meth:`SessionManager.sweep`.
+restores the graph, the images and the chat. Ids are 128-bit random tokens minted here and
+checked against a strict pattern (``pipelines.files.ID_RE``'s alphabet, 16–64 characters,
+nothing else), so a session can reach only its own folder, and an id the server did not
+mint never creates one. Each session may hold ``Settings.session_quota_mb`` on disk
+(``check_room``); sessions not used for ``Settings.session_ttl_hours`` are deleted by
+:meth:`SessionManager.sweep`, and what a killed process left half-written (staging and
+unreferenced edit folders) is cleared when a session is next loaded from disk.
 """
 
 from __future__ import annotations
@@ -30,11 +34,16 @@ from typing import Any
 
 from agent.session import EditSession, SessionError
 from pipelines.config import get_settings
+from pipelines.files import atomic_write, remove_stale, tree_size
 
 log = logging.getLogger(__name__)
 
 
-SESSION_ID_RE = re.compile(r"^[A-Za-z0-9_-]{16,64}$")
+#: session ids: the id alphabet of ``pipelines.files.ID_RE``, at least 16 characters
+#: (``\Z``, not ``$``: a trailing newline is not part of an id)
+SESSION_ID_RE = re.compile(r"[A-Za-z0-9_-]{16,64}\Z")
+#: a half-written folder older than this is a leftover of a killed process
+STALE_AFTER_S = 3600.0
 
 
 SWEEP_EVERY_S = 60.0
@@ -76,9 +85,7 @@ class WebSession:
         return self.ui.setdefault("chat", [])
 
     def save_ui(self) -> None:
-        tmp = self.folder / "ui.json.tmp"
-        tmp.write_text(json.dumps(self.ui, default=str))
-        tmp.replace(self.folder / "ui.json")
+        atomic_write(self.folder / "ui.json", json.dumps(self.ui, default=str))
 
     def touch(self) -> None:
         self.used = time.monotonic()
@@ -93,10 +100,13 @@ class SessionManager:
         ttl_hours: idle time after which a session is deleted (default: settings).
     """
 
-    def __init__(self, root: str | Path | None = None, ttl_hours: float | None = None):
+    def __init__(self, root: str | Path | None = None, ttl_hours: float | None = None,
+                 quota_mb: float | None = None):
         settings = get_settings()
         self.root = Path(root) if root is not None else settings.sessions_dir
         self.ttl_s = 3600.0 * (settings.session_ttl_hours if ttl_hours is None else ttl_hours)
+        self.quota_bytes = int(1024 * 1024 * (settings.session_quota_mb if quota_mb is None
+                                              else quota_mb))
         self.root.mkdir(parents=True, exist_ok=True)
         self._sessions: dict[str, WebSession] = {}
         self._lock = threading.Lock()
@@ -108,12 +118,13 @@ class SessionManager:
         """Return a fresh random session id (128 bits, URL-safe)."""
         return secrets.token_urlsafe(16)
 
-    def get(self, session_id: str | None, *, create: bool = True) -> WebSession:
+    def get(self, session_id: str | None, *, create: bool = False) -> WebSession:
         """Return the session for ``session_id``, loading it from disk after a restart.
 
         Args:
             session_id: the id; must match ``SESSION_ID_RE``.
-            create: make the folder when it does not exist (else raise ``SessionError``).
+            create: make the folder when it does not exist (only for ids minted by
+                ``new_id``; else an unknown id raises ``SessionError``).
 
         Returns:
             The ``WebSession`` (its access time refreshed).
@@ -134,13 +145,40 @@ class SessionManager:
                 if ui_file.exists():
                     try:
                         session.ui = json.loads(ui_file.read_text())
-                    except (OSError, ValueError):
-                        log.warning("session %s: unreadable ui.json, starting a fresh chat",
-                                    session_id)
+                        if not isinstance(session.ui, dict):
+                            raise ValueError("not an object")
+                    except (OSError, ValueError, RecursionError):
+                        session.ui = {}
+                        log.warning("session %s…: unreadable ui.json, starting a fresh chat",
+                                    session_id[:6])
+                _clear_leftovers(session)
                 self._sessions[session_id] = session
         session.touch()
         self._close_idle(keep=session_id)
         return session
+
+    def create(self) -> WebSession:
+        """A new session under a fresh random id (its folder created)."""
+        return self.get(self.new_id(), create=True)
+
+    def check_room(self, session: WebSession, incoming: int = 0, freed: int = 0,
+                   what: str = "This") -> None:
+        """Refuse work that would take the session past its disk quota.
+
+        Args:
+            session: the web session.
+            incoming: bytes the work is expected to add.
+            freed: bytes it will delete (a replaced photo).
+            what: the work, for the message ("This edit", "Importing that archive"…).
+        """
+        used = tree_size(session.folder)
+        if used - freed + incoming <= self.quota_bytes:
+            return
+        raise SessionError(
+            f"{what} would take this session past its disk space: it uses "
+            f"{used / 1e6:.0f} MB of {self.quota_bytes / 1e6:.0f} MB "
+            f"(LOUPE_SESSION_QUOTA_MB) and needs about {incoming / 1e6:.0f} MB more. "
+            "Export the session and start a new one, or open a smaller photo.")
 
     def _close_idle(self, keep: str) -> None:
         """Keep at most ``max_open`` EditSessions in memory (the rest reopen from disk)."""
@@ -207,6 +245,23 @@ class SessionManager:
                 log.warning("session sweep failed: %s", exc)
 
 
+def _clear_leftovers(session: WebSession) -> None:
+    """Delete what a killed process left in a session folder: staging folders, and edit
+    or autopilot folders the session's ``ui.json`` does not name (a half import)."""
+    folder, ui = session.folder, session.ui
+    keep = {str(ui.get("edit_dir") or ""), str((ui.get("autopilot") or {}).get("scratch")
+                                                or "")}
+    remove_stale(folder, STALE_AFTER_S)
+    try:
+        for entry in folder.iterdir():
+            if entry.is_dir() and entry.name.startswith(("edit-", "autopilot-")) \
+                    and entry.name not in keep \
+                    and time.time() - entry.stat().st_mtime > STALE_AFTER_S:
+                shutil.rmtree(entry, ignore_errors=True)
+    except OSError as exc:  # tidying must never break loading a session
+        log.warning("could not tidy a session folder: %s", exc)
+
+
 def browser_secret() -> str:
     """Key that encrypts the session id kept in the browser; stable across restarts.
 
@@ -255,7 +310,8 @@ def set_manager(manager: SessionManager | None) -> None:
 
 
 def ensure_session(session_id: str | None) -> str:
-    """Return ``session_id`` when it is well-formed, else a new id (its folder created).
+    """Return ``session_id`` when it names an existing session, else a new id (its
+    folder created): an id the server did not mint never creates a folder.
 
     Args:
         session_id: the id stored in the browser, possibly empty or stale.
@@ -264,16 +320,33 @@ def ensure_session(session_id: str | None) -> str:
         A usable session id.
     """
     manager = get_manager()
-    if isinstance(session_id, str) and SESSION_ID_RE.match(session_id):
-        manager.get(session_id)
-        return session_id
-    new = manager.new_id()
-    manager.get(new)
-    return new
+    if manager.exists(session_id):
+        try:
+            manager.get(session_id)
+            return session_id  # type: ignore[return-value]
+        except SessionError:
+            pass  # expired between the check and the load
+    return manager.create().id
+
+
+def in_new_session(fn: Callable[[str], Any]) -> tuple[str, Any]:
+    """Run ``fn(session_id)`` in a session made for it; the session is deleted again if
+    ``fn`` fails (a refused upload leaves no empty session behind).
+
+    Returns:
+        ``(session_id, fn's result)``.
+    """
+    manager = get_manager()
+    session = manager.create()
+    try:
+        return session.id, fn(session.id)
+    except BaseException:
+        manager.delete(session.id)
+        raise
 
 
 def with_session(session_id: str | None, fn: Callable[[WebSession], Any], *,
-                 create: bool = True) -> Any:
+                 create: bool = False) -> Any:
     """Run ``fn(session)`` holding that session's lock (one change at a time per session)."""
     session = get_manager().get(session_id, create=create)
     with session.lock:

@@ -11,6 +11,7 @@ import numpy as np
 from pipelines.config import get_settings
 from pipelines.editors.registry import available_editors
 from pipelines.images import downscale
+from pipelines.redact import redact, redact_url
 from web.graph_view import render_svg
 from web.sessions import WebSession, with_session
 
@@ -92,7 +93,7 @@ def status_line(session: WebSession | None = None) -> str:
     text = " · ".join(f"**{role}**: {name}" for role, name in roles.items())
     embedded = all(("classical" in v or "rule" in v or "embedded" in v or "measured" in v)
                    for v in roles.values()) if roles else True
-    return text + ("\n\n" + _EMBEDDED_LIMITS if embedded else "")
+    return redact(text + ("\n\n" + _EMBEDDED_LIMITS if embedded else ""))  # never a secret
 
 
 def _configured_backends() -> dict[str, str]:
@@ -107,7 +108,7 @@ def _configured_backends() -> dict[str, str]:
         log.debug("editor registry unavailable: %s", exc)
     settings = get_settings()
     if settings.llm_base_url:
-        roles["planner"] = f"{settings.llm_model or 'LLM'} @ {settings.llm_base_url}"
+        roles["planner"] = f"{settings.llm_model or 'LLM'} @ {redact_url(settings.llm_base_url)}"
     return roles
 
 

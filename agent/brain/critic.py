@@ -835,8 +835,9 @@ class PanelCritic:
                 reviews[focus] = self.llm.complete_json(
                     critic_system(focus), [{"role": "user", "content": critic_user(action)
                                             + evidence}], images, CRITIQUE_SCHEMA)
-            except LLMError as err:
-                log.warning("critic %s failed: %s", focus, err)
+            except LLMError as err:  # an open circuit was reported once, when it opened
+                (log.debug if err.quiet else log.warning)(
+                    "critic %s failed: %s", focus, err)
         if not reviews:
             measured.fix.append("(the vision critics gave no valid answer; measured only)")
             return measured
@@ -845,7 +846,8 @@ class PanelCritic:
                 AGGREGATOR, [{"role": "user", "content": aggregator_user(action, reviews)
                               + evidence}], None, CRITIQUE_SCHEMA)
         except LLMError as err:
-            log.warning("critic aggregator failed: %s", err)
+            (log.debug if err.quiet else log.warning)(
+                "critic aggregator failed: %s", err)
             final = _mean_review(reviews)
         op = getattr(action, "operation", "") or ""
         retry = _valid_retry(op, dict(final.get("retry_params") or {})) or measured.retry_params

@@ -96,6 +96,9 @@ class LLMPlanner:
                 return Plan([], False, f"The planner model failed: {err}")
             plan = self.fallback.plan(instruction, memory=memory, has_mask=has_mask,
                                       image_size=image_size)
+            if err.quiet:  # an open circuit: said once, when it opened
+                log.debug("planner endpoint down; rule planner used")
+                return plan
             log.warning("LLM planner failed (%s); using the rule planner", err)
             plan.message = f"(planner model unavailable, used rules) {plan.message}".strip()
             return plan

@@ -1,11 +1,24 @@
 """The session folder's format and its one-file ``.zip`` archive.
 
 A session folder holds ``session.json`` (format, version, graph, memory), the original
-image as uploaded (``root.<ext>``) and ``layers/*.png``. Importing an archive rejects
-entries that would escape the folder (absolute paths, ``..``, drive letters, links),
-archives over the size limit (compressed or unpacked, counted while reading), missing
-files and unknown versions, each with a clear ``SessionError``; nothing is written
-until the archive has passed every check.
+image as uploaded (``root.<ext>``) and ``layers/*.png``. An archive is a stranger's file,
+so importing one checks, in this order, before any pixel is decoded:
+
+1. the zip itself and its entries (``pipelines.archives.check_members``: no escaping
+   names, links, duplicates, encryption, too many entries or declared sizes over the
+   limit);
+2. ``session.json`` (read capped), its format and version, and its graph
+   (``state.check_graph``: ids, a tree rooted at the first state, boxes inside the
+   image, layer files named ``layers/<id>.png``, the image within ``LOUPE_MAX_PIXELS``);
+3. each wanted file while it streams, with a cap on the bytes actually inflated that
+   follows from the graph (a layer cannot be bigger than its box's raw pixels) and its
+   image header checked from its first bytes (size, format);
+4. the whole session, opened in the staging folder, which then becomes the target by
+   one rename. Any refusal leaves nothing behind; a process killed midway leaves only a
+   hidden staging folder.
+
+Every refusal is a ``SessionError`` whose message names the user's file, never a
+server path.
 """
 
 from __future__ import annotations
@@ -14,19 +27,20 @@ import json
 import os
 import uuid
 import zipfile
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from agent.session.state import LAYER_DIR, SessionError
-from pipelines.archives import (
-    ArchiveError,
-    check_members,
-    extract,
-    open_zip,
-    read_capped,
-    safe_member,
+from agent.session.state import (
+    SessionError,
+    StateError,
+    check_box,
+    check_graph,
+    check_layer_path,
 )
+from pipelines.archives import ArchiveError, check_members, extract, open_zip, read_capped
 from pipelines.config import get_settings
+from pipelines.images import image_header
 
 SESSION_FILE = "session.json"
 SESSION_FORMAT = "loupe-session"
@@ -34,6 +48,14 @@ SESSION_VERSION = 1
 #: Largest archive ``import_archive`` accepts (compressed and uncompressed), in bytes;
 #: ``LOUPE_MAX_ARCHIVE_MB`` overrides it.
 DEFAULT_MAX_ARCHIVE_BYTES = 2 * 1024 ** 3
+#: Largest ``session.json`` read (it is parsed in memory).
+MAX_SESSION_FILE_BYTES = 32 * 1024 * 1024
+#: Headroom over an image's raw pixels for its file's metadata (EXIF, ICC, chunks).
+META_BYTES = 16 * 1024 * 1024
+#: how the files this version writes as originals begin (PNG, JPEG, GIF, TIFF, BMP, WebP)
+_IMAGE_MAGIC = (b"\x89PNG", b"\xff\xd8", b"GIF8", b"II*\x00", b"MM\x00*", b"BM", b"RIFF")
+_ROOT_NAME = ("root.jpg", "root.png", "root.webp", "root.tif", "root.bmp", "root.gif",
+              "root.img")
 
 
 def write_archive(folder: Path, names: list[str], dest: Path) -> Path:
@@ -42,6 +64,9 @@ def write_archive(folder: Path, names: list[str], dest: Path) -> Path:
     Returns:
         ``dest``.
     """
+    dest = Path(dest)
+    if dest.is_dir():
+        raise SessionError(f"{dest.name} is a folder: give the archive's file name")
     dest.parent.mkdir(parents=True, exist_ok=True)
     tmp = dest.with_name(f".{dest.name}.{uuid.uuid4().hex[:8]}.tmp")
     try:
@@ -61,8 +86,8 @@ def check_version(data: dict[str, Any]) -> None:
         raise SessionError("this is not a Loupe session file")
     version = data.get("version")
     if version != SESSION_VERSION:
-        raise SessionError(f"unknown session version {version!r}: this Loupe reads version "
-                           f"{SESSION_VERSION}")
+        raise SessionError(f"unknown session version {str(version)[:20]}: this Loupe reads "
+                           f"version {SESSION_VERSION}")
 
 
 def archive_limit(max_bytes: int | None) -> int:
@@ -72,69 +97,124 @@ def archive_limit(max_bytes: int | None) -> int:
     return int(get_settings().max_archive_mb * 1024 * 1024)
 
 
-def unpack(zip_path: Path, target: Path, limit: int) -> None:
-    """Check an exported archive and extract its session files into ``target``."""
+def unpack(zip_path: Path, target: Path, limit: int, *, label: str | None = None,
+           finish: Callable[[Path], None] | None = None) -> None:
+    """Check an exported archive and extract its session files into ``target``.
+
+    Args:
+        zip_path: the archive on disk.
+        target: the session folder to create (absent or empty).
+        limit: bytes the archive may hold and inflate to.
+        label: the archive's name as the user gave it (default: the file's name).
+        finish: called with the staging folder once every file is written, before it
+            becomes ``target`` (e.g. to open the session there); raise to refuse.
+    """
+    label = label or Path(zip_path).name
     try:
-        _unpack(zip_path, target, limit)
-    except ArchiveError as err:
+        _unpack(Path(zip_path), Path(target), limit, label, finish)
+    except (ArchiveError, StateError) as err:
         raise SessionError(str(err)) from None
 
 
-def _unpack(zip_path: Path, target: Path, limit: int) -> None:
+def _unpack(zip_path: Path, target: Path, limit: int, label: str,
+            finish: Callable[[Path], None] | None) -> None:
     if not zip_path.is_file():
-        raise SessionError(f"no archive at {zip_path.name}")
+        raise SessionError(f"no archive at {label}")
     if zip_path.stat().st_size > limit:
-        raise SessionError(f"the archive is {zip_path.stat().st_size / 1e6:.1f} MB, over the "
+        raise SessionError(f"{label} is {zip_path.stat().st_size / 1e6:.1f} MB, over the "
                            f"{limit / 1e6:.1f} MB limit")
-    with open_zip(zip_path) as zf:
-        names = {i.filename: i for i in check_members(zf.infolist(), limit)}
+    if target.exists() and (not target.is_dir() or any(target.iterdir())):
+        raise SessionError(f"the folder {target.name} is not empty")
+    with open_zip(zip_path, label) as zf:
+        names = {i.filename: i for i in check_members(zf.infolist(), limit, label=label)}
         if SESSION_FILE not in names:
-            raise SessionError("the archive holds no session.json: not a Loupe session")
-        data = _read_json_member(zf, names[SESSION_FILE], limit)
+            raise SessionError(f"{label} holds no session.json: not a Loupe session")
+        data = _read_json_member(zf, names[SESSION_FILE])
         check_version(data)
+        check_graph(data.get("graph"), max_pixels=get_settings().max_pixels)
         wanted = _wanted_members(data)
         missing = sorted(w for w in wanted if w not in names)
         if missing:
-            raise SessionError(f"the archive lacks {len(missing)} file(s), e.g. {missing[0]}")
-        if target.exists() and any(target.iterdir()):
-            raise SessionError(f"the folder {target.name} is not empty")
-        extract(zf, [names[w] for w in sorted(wanted)], target, limit)
+            raise SessionError(f"{label} lacks {len(missing)} file(s), e.g. {missing[0]}")
+        caps = {name: cap for name, (cap, _) in wanted.items()}
+        extract(zf, [names[w] for w in sorted(wanted)], target, limit,
+                member_cap=lambda info: caps[info.filename],
+                inspect=lambda info, head: _check_header(info.filename, head, wanted),
+                finish=finish)
 
 
-def _read_json_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo, limit: int) -> dict:
+def _read_json_member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> dict:
     try:
-        raw = read_capped(zf, info, min(limit, 256 * 1024 * 1024))
+        raw = read_capped(zf, info, MAX_SESSION_FILE_BYTES)
         data = json.loads(raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as err:
-        if isinstance(err, ArchiveError):
-            raise
-        raise SessionError(f"the archive's session.json is damaged ({err})") from None
+    except ArchiveError:
+        raise
+    except (ValueError, RecursionError) as err:
+        raise SessionError(f"the archive's session.json is damaged ({type(err).__name__})") \
+            from None
     if not isinstance(data, dict):
         raise SessionError("the archive's session.json is not a Loupe session")
     return data
 
 
-def _wanted_members(data: dict[str, Any]) -> set[str]:
-    root = str(data.get("root_file", ""))
-    if not root or PurePosixPath(root).name != root:
-        raise SessionError(f"the archive names a bad original image {root!r}")
-    wanted = {SESSION_FILE, root}
-    try:
-        for node in data["graph"]["nodes"]:
-            for layer in node.get("layers", []):
-                for key in ("patch", "mask"):
-                    name = str(layer[key])
-                    path = safe_member(name)
-                    if path.parts[0] != LAYER_DIR:
-                        raise SessionError(f"the archive's layer {name!r} is outside "
-                                           f"{LAYER_DIR}/")
-                    wanted.add(name)
-        for item in data.get("regions") or []:
-            name = str(item["mask"])
-            if safe_member(name).parts[0] != LAYER_DIR:
-                raise SessionError(f"the archive's region mask {name!r} is outside "
-                                   f"{LAYER_DIR}/")
-            wanted.add(name)
-    except (KeyError, TypeError) as err:
-        raise SessionError(f"the archive's session graph is damaged ({err})") from None
+#: what a wanted file must be: ``(format or None for any image, width, height)``
+Expect = tuple[str | None, int, int]
+
+
+def _wanted_members(data: dict[str, Any]) -> dict[str, tuple[int, Expect]]:
+    """Every file the session needs, with its inflated-byte cap and expected header.
+
+    Call after ``check_graph``: sizes and boxes are known to be sane.
+    """
+    graph = data["graph"]
+    width, height = graph["width"], graph["height"]
+    root = data.get("root_file")
+    if not isinstance(root, str) or root not in _ROOT_NAME:
+        raise SessionError(f"the archive names a bad original image {str(root)[:40]!r}")
+    wanted: dict[str, tuple[int, Expect]] = {
+        SESSION_FILE: (MAX_SESSION_FILE_BYTES, (None, 0, 0)),
+        root: (width * height * 8 + META_BYTES, (None, width, height))}
+    for node in graph["nodes"]:
+        for layer in node.get("layers") or []:
+            x0, y0, x1, y1 = layer["bbox"]
+            area = (x1 - x0) * (y1 - y0)
+            expect: Expect = ("PNG", x1 - x0, y1 - y0)
+            wanted[layer["patch"]] = (area * 8 + 65536, expect)
+            wanted[layer["mask"]] = (area * 2 + 65536, expect)
+    regions = data.get("regions") or []
+    if not isinstance(regions, list):
+        raise SessionError("the archive's region list is damaged")
+    for item in regions:
+        if not isinstance(item, dict):
+            raise SessionError("the archive's region list is damaged")
+        x0, y0, x1, y1 = check_box(item.get("bbox"), width, height)
+        name = check_layer_path(item.get("mask"))
+        wanted[name] = ((x1 - x0) * (y1 - y0) * 2 + 65536, ("PNG", x1 - x0, y1 - y0))
     return wanted
+
+
+def _check_header(name: str, head: bytes, wanted: dict[str, tuple[int, Expect]]) -> None:
+    """Refuse a file whose header contradicts the graph, before the rest inflates."""
+    fmt, width, height = wanted[name][1]
+    if name == SESSION_FILE:
+        return
+    header = image_header(head)
+    if header is None:
+        if fmt is not None:  # a PNG's size is always in its first bytes
+            raise ArchiveError(f"the archive's {name} is not a PNG image")
+        if not head.startswith(_IMAGE_MAGIC):
+            raise ArchiveError(f"the archive's {name} is not an image")
+        return  # e.g. a JPEG with a long EXIF block: checked again before decoding
+    kind, w, h = header
+    if fmt is not None and kind != fmt:
+        raise ArchiveError(f"the archive's {name} is a {kind} file, not a PNG")
+    if (w, h) != (width, height) and not (fmt is None and (h, w) == (width, height)):
+        raise ArchiveError(f"the archive's {name} is {w}x{h} but the session says "
+                           f"{width}x{height}")
+
+
+def safe_root_name(name: Any) -> str:
+    """The original image's file name when it is one this version writes."""
+    if not isinstance(name, str) or PurePosixPath(name).name != name or name not in _ROOT_NAME:
+        raise SessionError(f"the session's original image {str(name)[:40]!r} is missing")
+    return name

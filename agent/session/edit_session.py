@@ -19,14 +19,16 @@ everything after a crash or restart, ``export``/``import_archive`` move it as on
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
+import re
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -41,6 +43,7 @@ from agent.session.archive import (
     SESSION_VERSION,
     archive_limit,
     check_version,
+    safe_root_name,
     unpack,
     write_archive,
 )
@@ -52,6 +55,7 @@ from agent.session.state import (
     StateError,
     StateGraph,
     atomic_write,
+    check_graph,
     diff_layer,
     graph_from_file,
     split_layer,
@@ -73,14 +77,17 @@ from pipelines.config import get_settings
 from pipelines.editors.registry import available_editors, get_editor, pick_editor
 from pipelines.grounding import get_localizer
 from pipelines.images import ImageLoadError, load_image, save_image
+from pipelines.masks import MaskError, fit_mask
 from pipelines.progress import ProgressFn, no_progress
 
 log = logging.getLogger(__name__)
 
 __all__ = ["EditSession", "SessionError", "TurnResult", "StepResult", "Attempt",
-           "SESSION_FILE", "ACCEPT_SCORE", "MIN_SCORE", "MAX_ATTEMPTS"]
+           "SESSION_FILE", "ACCEPT_SCORE", "MIN_SCORE", "MAX_ATTEMPTS", "check_instruction"]
 
 MAX_INSTRUCTION_CHARS = 2000
+#: control characters (other than tab and newline) and bidirectional overrides
+_CONTROL_CHARS = re.compile("[\x01-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _ROOT_SUFFIX = {"JPEG": ".jpg", "PNG": ".png", "WEBP": ".webp", "TIFF": ".tif", "BMP": ".bmp",
                 "GIF": ".gif"}
 
@@ -138,7 +145,7 @@ class EditSession:
             SessionError: the folder is not empty.
         """
         raw, name = _source_bytes(image_src)
-        loaded = load_image(raw if raw is not None else image_src)
+        loaded = load_image(_named(raw, name) if raw is not None else image_src)
         if name and not loaded.filename:
             loaded.filename = name
         if raw is None:
@@ -165,39 +172,59 @@ class EditSession:
              **backends: Any) -> EditSession:
         """Reopen a session folder (after a restart or a crash).
 
+        The folder is read as a stranger's: the graph is checked (``check_graph``) and the
+        original's header must match it, within ``LOUPE_MAX_PIXELS``, before any pixel is
+        decoded.
+
         Raises:
             SessionError: no session there, an unknown version, or damaged files.
         """
         folder = Path(folder)
         path = folder / SESSION_FILE
         if not path.is_file():
-            raise SessionError(f"no Loupe session in {folder}")
+            raise SessionError(f"no Loupe session in {folder.name or folder}")
         try:
             data = graph_from_file(path)
-        except StateError as err:
-            raise SessionError(str(err)) from None
-        check_version(data)
-        root_file = str(data.get("root_file", ""))
-        if PurePosixPath(root_file).name != root_file or not (folder / root_file).is_file():
-            raise SessionError(f"the session's original image {root_file!r} is missing")
-        graph_data = data["graph"]
-        pixels = int(graph_data["width"]) * int(graph_data["height"])
-        try:
-            loaded = load_image((folder / root_file).read_bytes(), max_pixels=pixels)
-        except ImageLoadError as err:
-            raise SessionError(f"the session's original image is damaged: {err}") from None
-        loaded.filename = data.get("filename") or loaded.filename
-        try:
+            if not isinstance(data, dict):
+                raise StateError("the session file is not an object")
+            check_version(data)
+            root_file = safe_root_name(data.get("root_file"))
+            limit = get_settings().max_pixels
+            graph_data = data.get("graph")
+            check_graph(graph_data, max_pixels=limit)
+            if not (folder / root_file).is_file():
+                raise SessionError(f"the session's original image {root_file!r} is missing")
+            declared = graph_data["width"] * graph_data["height"]
+            try:
+                loaded = load_image((folder / root_file).read_bytes(),
+                                    max_pixels=min(limit, declared))
+            except ImageLoadError as err:
+                raise SessionError(f"the session's original image is damaged: {err}") \
+                    from None
+            filename = data.get("filename")
+            loaded.filename = filename[:255] if isinstance(filename, str) else loaded.filename
             graph = StateGraph.from_json(graph_data, loaded.pixels, folder,
                                          cache_bytes=cache_bytes)
-        except (StateError, KeyError, TypeError, ValueError) as err:
+            memory = _memory_from(data.get("memory"), graph)
+            session = cls(folder, graph, memory, loaded, root_file, **backends)
+            turns = data.get("turns", 0)
+            session.turns = turns if isinstance(turns, int) and turns >= 0 else 0
+            regions = data.get("regions")
+            session.regions.load(folder, regions if isinstance(regions, list) else [])
+        except SessionError:
+            raise
+        except (StateError, KeyError, TypeError, ValueError, AttributeError,
+                RecursionError) as err:
             raise SessionError(f"the session graph is damaged: {err}") from None
-        memory = Memory.from_json(data.get("memory") or {})
-        memory.head = graph.head
-        session = cls(folder, graph, memory, loaded, root_file, **backends)
-        session.turns = int(data.get("turns", 0))
-        session.regions.load(folder, list(data.get("regions") or []))
         return session
+
+    def _relocate(self, folder: Path) -> None:
+        """The session's files moved to ``folder`` (one rename): follow them."""
+        old, self.folder = self.folder, Path(folder)
+        for node in self.graph.nodes.values():
+            for layer in node.layers:
+                if layer.folder is not None and Path(layer.folder) == old:
+                    layer.folder = self.folder
 
     # ---- backends -----------------------------------------------------------------
     @property
@@ -346,7 +373,7 @@ class EditSession:
         Raises:
             SessionError: an empty or over-long instruction, or a mask of the wrong size.
         """
-        instruction = _check_instruction(instruction)
+        instruction = check_instruction(instruction)
         mask = self._check_mask(mask)
         with self._lock:
             if search == "tree":
@@ -356,17 +383,14 @@ class EditSession:
             return TurnRunner(self, instruction, mask, progress or no_progress).run()
 
     def _check_mask(self, mask: np.ndarray | None) -> np.ndarray | None:
+        """The brush mask at the image's size (see ``pipelines.masks.fit_mask``)."""
         if mask is None:
             return None
-        mask = np.asarray(mask)
-        if mask.ndim == 3:
-            mask = mask[..., -1] if mask.shape[2] in (2, 4) else mask.max(axis=2)
         width, height = self.graph.size
-        if mask.shape != (height, width):
-            raise SessionError(f"the brush mask is {mask.shape[1]}x{mask.shape[0]} but the "
-                               f"image is {width}x{height}")
-        mask = mask > 0 if mask.dtype != bool else mask
-        return mask if mask.any() else None
+        try:
+            return fit_mask(mask, (height, width), label="the brush mask")
+        except MaskError as err:
+            raise SessionError(str(err)) from None
 
     def _tree_turn(self, instruction: str, progress: ProgressFn | None) -> TurnResult:
         start = time.perf_counter()
@@ -437,17 +461,34 @@ class EditSession:
 
     @classmethod
     def import_archive(cls, zip_path: str | os.PathLike, folder: str | os.PathLike | None =
-                       None, *, max_bytes: int | None = None, **backends: Any) -> EditSession:
+                       None, *, max_bytes: int | None = None, label: str | None = None,
+                       **backends: Any) -> EditSession:
         """Unpack an exported session into ``folder`` and open it.
 
+        The files are written to a hidden staging folder, the session is opened there,
+        and only then does the folder get its name (one rename): a refusal, or a process
+        killed midway, never leaves a half session at ``folder``.
+
+        Args:
+            zip_path: the archive.
+            folder: the session folder to create (absent or empty); default a new folder
+                under the configured sessions directory.
+            max_bytes: the archive's size limit (default ``LOUPE_MAX_ARCHIVE_MB``).
+            label: the archive's name for messages (default its file name).
+            **backends: as for ``create``.
+
         Raises:
-            SessionError: not a zip, too large, an entry escaping the folder, a missing
-                session file or an unknown version.
+            SessionError: not a zip, too large, an entry escaping the folder, a malformed
+                graph, a missing or mismatched file or an unknown version.
         """
         limit = archive_limit(max_bytes)
         target = Path(folder) if folder is not None else _default_folder(backends)
-        unpack(Path(zip_path), target, limit)
-        return cls.open(target, **backends)
+        opened: list[EditSession] = []
+        unpack(Path(zip_path), target, limit, label=label,
+               finish=lambda stage: opened.append(cls.open(stage, **backends)))
+        session = opened[-1]
+        session._relocate(target)
+        return session
 
     # ---- views --------------------------------------------------------------------
     def log_lines(self) -> list[str]:
@@ -462,10 +503,36 @@ class EditSession:
         return lines
 
 
-def _check_instruction(instruction: Any) -> str:
+def _memory_from(data: Any, graph: StateGraph) -> Memory:
+    """The memory saved with a session, keeping only states the graph has; a memory that
+    does not read back cleanly (a stranger's file) is rebuilt from the graph instead."""
+    try:
+        memory = Memory.from_json(data if isinstance(data, dict) else {})
+        memory.images = {k: v for k, v in memory.images.items() if k in graph.nodes}
+        memory.head = graph.head
+        memory.render(4000)
+        memory.resolve("it, the same colour, before and after the last change")
+        return memory
+    except (TypeError, ValueError, AttributeError, KeyError, RecursionError):
+        log.warning("the session's memory is damaged; rebuilt from its graph")
+    memory = Memory()
+    for node in graph.nodes.values():
+        memory.add_image(ImageContext(node.id, node.parent, node.description))
+    memory.head = graph.head
+    return memory
+
+
+def check_instruction(instruction: Any) -> str:
+    """The instruction, cleaned (control characters dropped), or a ``SessionError``: not
+    text, not valid UTF-8, empty, or longer than ``MAX_INSTRUCTION_CHARS``."""
     if not isinstance(instruction, str):
         raise SessionError("the instruction must be text")
-    text = instruction.replace("\x00", "").strip()
+    try:
+        instruction.encode("utf-8")
+    except UnicodeEncodeError:
+        raise SessionError("the instruction is not valid text: it holds bytes that are not "
+                           "UTF-8") from None
+    text = _CONTROL_CHARS.sub(" ", instruction.replace("\x00", "")).strip()
     if not text:
         raise SessionError("the instruction is empty: say what to change")
     if len(text) > MAX_INSTRUCTION_CHARS:
@@ -507,6 +574,14 @@ def _source_bytes(src: Any) -> tuple[bytes | None, str | None]:
         return (bytes(data) if isinstance(data, (bytes, bytearray)) else None,
                 Path(name).name if isinstance(name, str) else None)
     return None, None
+
+
+def _named(raw: bytes, name: str | None) -> Any:
+    """The bytes as a file object carrying the user's file name (for messages)."""
+    buffer = io.BytesIO(raw)
+    if name:
+        buffer.name = name
+    return buffer
 
 
 def _encode_original(loaded: Any) -> bytes:

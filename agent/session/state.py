@@ -15,7 +15,9 @@ with neither the number of turns nor the image size times the turns.
 from __future__ import annotations
 
 import json
+import numbers
 import os
+import re
 import sys
 from collections import OrderedDict
 from collections.abc import Iterable
@@ -28,7 +30,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from pipelines.files import atomic_write
+from pipelines.files import BadIdError, atomic_write, check_id
+from pipelines.images import image_header
 from pipelines.layers import mask_bbox
 
 Box = tuple[int, int, int, int]
@@ -37,6 +40,12 @@ Box = tuple[int, int, int, int]
 DEFAULT_CACHE_BYTES = 96 * 1024 * 1024
 GRAPH_VERSION = 1
 LAYER_DIR = "layers"
+#: a layer or region file inside a session folder: ``layers/<id>.png``, nothing else
+LAYER_FILE_RE = re.compile(r"layers/[A-Za-z0-9_-]{1,64}\.png")
+#: most states a graph read from a file may hold
+MAX_NODES = 100_000
+#: longest description kept from a file
+MAX_TEXT = 1000
 
 
 class StateError(ValueError):
@@ -68,9 +77,24 @@ def encode_png(pixels: np.ndarray, *, level: int = 1) -> bytes:
     return buf.tobytes()
 
 
-def decode_png(path: Path, *, mask: bool = False) -> np.ndarray:
-    """Read a PNG written by ``encode_png`` back (RGB/RGBA ``uint8`` or a ``bool`` mask)."""
-    raw = np.fromfile(str(path), dtype=np.uint8)
+def decode_png(path: Path, *, mask: bool = False,
+               shape: tuple[int, int] | None = None) -> np.ndarray:
+    """Read a PNG written by ``encode_png`` back (RGB/RGBA ``uint8`` or a ``bool`` mask).
+
+    Args:
+        path: the file.
+        mask: read a ``bool`` mask.
+        shape: the ``(height, width)`` it must have; checked from the header before any
+            pixel is decoded (a file from an archive may claim any size).
+    """
+    raw = np.fromfile(str(path), dtype=np.uint8) if Path(path).is_file() else None
+    if raw is None or not raw.size:
+        raise StateError(f"cannot read the layer file {Path(path).name}: corrupt or missing")
+    if shape is not None:
+        header = image_header(raw[:4096].tobytes())
+        if header is None or header[0] != "PNG" or (header[2], header[1]) != tuple(shape):
+            raise StateError(f"the layer file {Path(path).name} is not the "
+                             f"{shape[1]}x{shape[0]} PNG its box says: corrupt or missing")
     arr = cv2.imdecode(raw, cv2.IMREAD_UNCHANGED)
     if arr is None:
         raise StateError(f"cannot read the layer file {Path(path).name}: corrupt or missing")
@@ -104,13 +128,19 @@ class StoredLayer:
     def patch(self) -> np.ndarray:
         if self._patch is not None:
             return self._patch
-        return decode_png(self._where(self.patch_file))
+        return decode_png(self._where(self.patch_file), shape=self.shape)
 
     @property
     def mask(self) -> np.ndarray:
         if self._mask is not None:
             return self._mask
-        return decode_png(self._where(self.mask_file), mask=True)
+        return decode_png(self._where(self.mask_file), mask=True, shape=self.shape)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        """``(height, width)`` of the box."""
+        x0, y0, x1, y1 = self.bbox
+        return y1 - y0, x1 - x0
 
     @property
     def area(self) -> int:
@@ -151,6 +181,7 @@ class StoredLayer:
 
     @classmethod
     def from_json(cls, data: dict[str, Any], folder: Path) -> StoredLayer:
+        """A layer read lazily from ``folder`` (check the data with ``check_graph``)."""
         bbox = tuple(int(v) for v in data["bbox"])
         if len(bbox) != 4:
             raise StateError(f"bad layer box {data['bbox']!r}")
@@ -160,11 +191,27 @@ class StoredLayer:
                    folder=Path(folder))
 
 
-def check_layer_path(name: str) -> None:
-    """Raise a ``StateError`` unless ``name`` is a relative path inside ``layers/``."""
-    parts = Path(name).parts
-    if not name or Path(name).is_absolute() or ".." in parts or parts[0] != LAYER_DIR:
-        raise StateError(f"layer file {name!r} is outside the session's layers folder")
+def check_layer_path(name: Any) -> str:
+    """``name`` when it is ``layers/<id>.png``, else a ``StateError``."""
+    if not isinstance(name, str) or not LAYER_FILE_RE.fullmatch(name):
+        shown = repr(name)[:60]
+        raise StateError(f"the layer file {shown} is outside the session's layers folder "
+                         "(it would escape it; layer files are layers/<id>.png)")
+    return name
+
+
+def check_box(box: Any, width: int, height: int) -> Box:
+    """``box`` as four ints inside a ``width``×``height`` image, else a ``StateError``."""
+    try:
+        if any(not isinstance(v, numbers.Integral) or isinstance(v, bool) for v in box):
+            raise TypeError
+        x0, y0, x1, y1 = (int(v) for v in box)
+    except (TypeError, ValueError, OverflowError):
+        raise StateError(f"bad layer box {str(box)[:60]}: four whole numbers expected") \
+            from None
+    if not (0 <= x0 < x1 <= width and 0 <= y0 < y1 <= height):
+        raise StateError(f"layer box {(x0, y0, x1, y1)} is outside the {width}x{height} image")
+    return x0, y0, x1, y1
 
 
 def changed_mask(before: np.ndarray, after: np.ndarray) -> np.ndarray:
@@ -374,6 +421,8 @@ class StateGraph:
         out = []
         while current is not None:
             out.append(current)
+            if len(out) > len(self.nodes):  # from_json refuses cycles; never loop anyway
+                raise StateError("the state graph has a cycle")
             current = self.nodes[current].parent
         return out[::-1]
 
@@ -399,9 +448,7 @@ class StateGraph:
         layers = list(edits)
         height, width = self.shape[:2]
         for layer in layers:
-            x0, y0, x1, y1 = layer.bbox
-            if not (0 <= x0 < x1 <= width and 0 <= y0 < y1 <= height):
-                raise StateError(f"layer box {layer.bbox} is outside the {width}x{height} image")
+            check_box(layer.bbox, width, height)
         node_id = self._new_id()
         node = Node(node_id, parent, action, description.strip() or "edit", layers=layers,
                     meta=dict(meta or {}))
@@ -507,34 +554,34 @@ class StateGraph:
     @classmethod
     def from_json(cls, data: dict[str, Any], root_image: np.ndarray, folder: Path, *,
                   cache_bytes: int = DEFAULT_CACHE_BYTES) -> StateGraph:
-        """Rebuild a graph saved by ``to_json`` (layers are read lazily from ``folder``)."""
-        version = data.get("version")
-        if version != GRAPH_VERSION:
-            raise StateError(f"unknown session graph version {version!r} "
-                             f"(this Loupe reads version {GRAPH_VERSION})")
+        """Rebuild a graph saved by ``to_json`` (layers are read lazily from ``folder``).
+
+        The data is checked first (``check_graph``): a graph from a file is a stranger's.
+        """
+        check_graph(data)
         width, height = int(data["width"]), int(data["height"])
         if root_image.shape[:2] != (height, width):
             raise StateError(f"the stored original is {root_image.shape[1]}x"
                              f"{root_image.shape[0]}, the graph expects {width}x{height}")
         graph = cls(root_image, cache_bytes=cache_bytes)
         graph.nodes.clear()
-        graph._children = {}
         for item in data["nodes"]:
-            node = Node(str(item["id"]), item.get("parent"), item.get("action"),
-                        str(item.get("description", "")), str(item.get("created", "")),
-                        [StoredLayer.from_json(x, folder) for x in item.get("layers", [])],
-                        dict(item.get("meta") or {}))
-            if node.parent is not None and node.parent not in graph.nodes:
-                raise StateError(f"state {node.id} names an unknown parent {node.parent}")
-            graph.nodes[node.id] = node
-            graph._children[node.id] = []
+            action, meta = item.get("action"), item.get("meta")
+            graph.nodes[item["id"]] = Node(
+                item["id"], item.get("parent"), action if isinstance(action, dict) else None,
+                str(item.get("description", ""))[:MAX_TEXT], str(item.get("created", ""))[:40],
+                [StoredLayer.from_json(x, folder) for x in item.get("layers") or []],
+                meta if isinstance(meta, dict) else {})
+        graph._children = {node_id: [] for node_id in graph.nodes}
+        for node in graph.nodes.values():
             if node.parent is not None:
                 graph._children[node.parent].append(node.id)
-        graph.root = str(data.get("root", "n0"))
-        graph.head = graph.node(str(data.get("head", graph.root))).id
-        graph._counter = int(data.get("counter", len(graph.nodes)))
-        graph._redo = {k: v for k, v in dict(data.get("redo") or {}).items()
-                       if k in graph.nodes and v in graph.nodes}
+        graph.root = data.get("root", "n0")
+        graph.head = data.get("head", graph.root)
+        counter = data.get("counter", len(graph.nodes))
+        graph._counter = counter if isinstance(counter, int) and 0 <= counter < 10 ** 9 else 1
+        redo = data.get("redo") if isinstance(data.get("redo"), dict) else {}
+        graph._redo = {k: v for k, v in redo.items() if k in graph.nodes and v in graph.nodes}
         return graph
 
     def persist_layers(self, folder: Path) -> None:
@@ -553,6 +600,88 @@ class StateGraph:
         """Bytes of the layer pixels held in memory (0 once persisted)."""
         return sum(layer.patch.nbytes + layer.mask.nbytes for node in self.nodes.values()
                    for layer in node.layers if layer.in_memory)
+
+
+def check_graph(data: Any, *, max_pixels: int | None = None) -> None:
+    """Raise a ``StateError`` unless ``data`` is a graph ``from_json`` may trust.
+
+    In one linear pass: the version; a positive size (within ``max_pixels`` when given);
+    at most ``MAX_NODES`` states, each with a well-formed, unique id (``check_id``) and
+    layer boxes inside the image and files named ``layers/<id>.png``; the parent links
+    form one tree rooted at ``root`` (one root, no orphan, no cycle); the head is a state.
+
+    Args:
+        data: the ``graph`` object of a session file.
+        max_pixels: the largest image allowed (None: not checked here).
+    """
+    if not isinstance(data, dict):
+        raise StateError("the session graph is not an object")
+    if data.get("version") != GRAPH_VERSION:
+        raise StateError(f"unknown session graph version {str(data.get('version'))[:20]} "
+                         f"(this Loupe reads version {GRAPH_VERSION})")
+    width, height = data.get("width"), data.get("height")
+    if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0
+               for v in (width, height)):
+        raise StateError("the session graph has no valid image size")
+    if max_pixels is not None and width * height > max_pixels:
+        raise StateError(f"the session's image is {width}x{height} "
+                         f"({width * height / 1e6:.1f} MP), more than the "
+                         f"{max_pixels / 1e6:g}-MP limit (LOUPE_MAX_PIXELS)")
+    nodes = data.get("nodes")
+    if not isinstance(nodes, list) or not 1 <= len(nodes) <= MAX_NODES:
+        raise StateError(f"the session graph must hold 1 to {MAX_NODES} states")
+    try:
+        root = check_id(data.get("root", "n0"), "root state id")
+        parent_of = _parents(nodes, width, height)
+        head = check_id(data.get("head", root), "head state id")
+    except BadIdError as err:
+        raise StateError(str(err)) from None
+    roots = [nid for nid, parent in parent_of.items() if parent is None]
+    if roots != [root]:
+        raise StateError(f"the session graph must have exactly one first state, {root!r} "
+                         f"(found {len(roots)} state(s) without a parent)")
+    children: dict[str, list[str]] = {nid: [] for nid in parent_of}
+    for nid, parent in parent_of.items():
+        if parent is not None:
+            if parent not in children:
+                raise StateError(f"state {nid} names an unknown parent {parent}")
+            children[parent].append(nid)
+    reached, todo = {root}, [root]
+    while todo:
+        kids = children[todo.pop()]
+        reached.update(kids)
+        todo.extend(kids)
+    if len(reached) != len(parent_of):
+        lost = next(n for n in parent_of if n not in reached)
+        raise StateError(f"state {lost} is not connected to {root}: the parent links "
+                         "form a cycle")
+    if head not in parent_of:
+        raise StateError(f"the session's current state {head!r} is not in its graph")
+
+
+def _parents(nodes: list[Any], width: int, height: int) -> dict[str, str | None]:
+    """``{id: parent}`` of well-formed nodes (ids unique, layers checked)."""
+    parent_of: dict[str, str | None] = {}
+    for item in nodes:
+        if not isinstance(item, dict):
+            raise StateError("a state of the session graph is not an object")
+        nid = check_id(item.get("id"), "state id")
+        parent = item.get("parent")
+        if parent is not None:
+            check_id(parent, "parent state id")
+        if nid in parent_of:
+            raise StateError(f"two states share the id {nid}")
+        layers = item.get("layers") or []
+        if not isinstance(layers, list):
+            raise StateError(f"state {nid} has malformed layers")
+        for layer in layers:
+            if not isinstance(layer, dict):
+                raise StateError(f"state {nid} has a malformed layer")
+            check_box(layer.get("bbox"), width, height)
+            check_layer_path(layer.get("patch"))
+            check_layer_path(layer.get("mask"))
+        parent_of[nid] = parent
+    return parent_of
 
 
 def graph_from_file(path: Path) -> dict[str, Any]:

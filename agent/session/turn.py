@@ -211,11 +211,11 @@ class RegionMemory:
         """Read the masks back; damaged or missing entries are skipped (a cache)."""
         for item in index[-self.limit:]:
             try:
-                name = str(item["mask"])
-                check_layer_path(name)
-                crop = decode_png(folder / name, mask=True)
+                name = check_layer_path(item["mask"])
                 bbox = tuple(int(v) for v in item["bbox"])
-            except (KeyError, TypeError, ValueError):
+                crop = decode_png(folder / name, mask=True,
+                                  shape=(bbox[3] - bbox[1], bbox[2] - bbox[0]))
+            except (KeyError, TypeError, ValueError, IndexError):
                 continue
             if crop.shape == (bbox[3] - bbox[1], bbox[2] - bbox[0]):
                 self._items[str(item["phrase"])] = (bbox, crop)
