@@ -35,6 +35,8 @@ DEFAULT_MODEL_IDS: dict[str, str] = {
 }
 
 DEFAULT_MAX_PIXELS = 100_000_000
+#: where the install step puts the embedded perception's model files (``LOUPE_WEIGHTS_DIR``)
+DEFAULT_WEIGHTS_DIR = Path(__file__).resolve().parent.parent / "weights"
 
 
 def _env(name: str, default: str) -> str:
@@ -61,6 +63,7 @@ class Settings:
     memory_budget_gb: float | None = None
     max_pixels: int = DEFAULT_MAX_PIXELS
     data_dir: Path = Path("~/.cache/loupe").expanduser()
+    weights_dir: Path = DEFAULT_WEIGHTS_DIR
     session_ttl_hours: float = 24.0
     max_open_sessions: int = 8
     session_secret: str = field(default="", repr=False)
@@ -105,6 +108,7 @@ def get_settings() -> Settings:
         memory_budget_gb=float(budget) if budget else None,
         max_pixels=int(_env("LOUPE_MAX_PIXELS", str(DEFAULT_MAX_PIXELS))),
         data_dir=Path(_env("LOUPE_DATA_DIR", "~/.cache/loupe")).expanduser(),
+        weights_dir=Path(_env("LOUPE_WEIGHTS_DIR", str(DEFAULT_WEIGHTS_DIR))).expanduser(),
         session_ttl_hours=float(_env("LOUPE_SESSION_TTL_HOURS", "24")),
         max_open_sessions=max(1, int(_env("LOUPE_MAX_OPEN_SESSIONS", "8"))),
         session_secret=_env("LOUPE_SESSION_SECRET", ""),

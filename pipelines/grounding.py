@@ -163,12 +163,15 @@ def _available(cls: type[Localizer]) -> tuple[bool, str]:
 
 
 def _load_model_localizers() -> None:
-    try:
-        import pipelines.detection  # noqa: F401  (registers GroundedSAMLocalizer)
-    except ImportError as exc:
-        log.debug("model-based localisers not loaded: %s", exc)
-    except Exception as exc:
-        log.warning("model-based localisers failed to load: %s", exc)
+    # plugins register themselves on import; they import this module, hence the late
+    # import. Order = preference: GroundingDINO+SAM, then the embedded perception stack.
+    for module in ("pipelines.detection", "pipelines.perception.localizer"):
+        try:
+            __import__(module)
+        except ImportError as exc:
+            log.debug("localiser plugin %s not loaded: %s", module, exc)
+        except Exception as exc:
+            log.warning("localiser plugin %s failed to load: %s", module, exc)
 
 # ------------------------------------------------------------------- phrase parsing
 
@@ -461,7 +464,7 @@ class EmbeddedLocalizer(Localizer):
             full[y0:y1, x0:x1] = True
             return _resolved([Mask(full, 0.6, label, "box")],
                              "the box (GrabCut found no clear object in it)")
-        full[cy0:cy1, cx0:cx1] = _smooth_resize(refined, crop.shape[:2])
+        full[cy0:cy1, cx0:cx1] = smooth_resize(refined, crop.shape[:2])
         full[:y0], full[y1:], full[:, :x0], full[:, x1:] = False, False, False, False
         return _resolved([Mask(full, 0.8, label, "box+grabcut")], "the object in the box")
 
@@ -481,7 +484,7 @@ class EmbeddedLocalizer(Localizer):
         if region.mean() > 0.9:
             return Localization([], "unresolved", "the point is on a region as large as "
                                 "the image; paint a mask instead")
-        mask = _smooth_resize(region, (h, w))
+        mask = smooth_resize(region, (h, w))
         return _resolved([Mask(mask, 0.6, label, "point")], "the region around the point")
 
     # --- phrases ------------------------------------------------------------------
@@ -500,7 +503,7 @@ class EmbeddedLocalizer(Localizer):
         parts = [p for p in parts if p.sum() >= 0.05 * biggest]
         cands = [Mask(p, _colour_score(p, biggest), f"{colour} region", "colour")
                  for p in parts]
-        return _select(cands, parsed, colour)
+        return select_candidates(cands, parsed, colour)
 
     def _sky(self, small: np.ndarray) -> Localization:
         hsv = _hsv(small)
@@ -580,7 +583,7 @@ def _colour_within(rgb: np.ndarray, mask: np.ndarray, colours: list[str]) -> np.
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3))
     match = cv2.morphologyEx(match.astype(np.uint8), cv2.MORPH_OPEN, kernel)
     match = cv2.morphologyEx(match, cv2.MORPH_CLOSE, kernel) > 0
-    refined = _smooth_resize(match, inside.shape) & inside
+    refined = smooth_resize(match, inside.shape) & inside
     if refined.sum() < 0.05 * inside.sum():
         return None
     full = np.zeros(mask.shape, bool)
@@ -595,8 +598,17 @@ def _colour_score(mask: np.ndarray, biggest: int) -> float:
     return float(np.clip(0.5 + 0.3 * area / biggest + 0.15 * fill, 0.0, 0.95))
 
 
-def _select(cands: list[Mask], parsed: Phrase, colour: str) -> Localization:
-    """Apply plural, ordinal, size and position words to colour candidates."""
+def select_candidates(cands: list[Mask], parsed: Phrase, colour: str) -> Localization:
+    """Apply plural, ordinal, size and position words to candidates.
+
+    Args:
+        cands: colour regions or detected objects, each a ``Mask``.
+        parsed: the phrase's cues.
+        colour: how the reason names the candidates ("red", "cup").
+
+    Returns:
+        The chosen candidate(s), or ``ambiguous`` with all of them.
+    """
     cands = sorted(cands, key=lambda m: -m.score)
     if parsed.plural:
         return _resolved(cands, f"all {len(cands)} {colour} regions")
@@ -661,7 +673,7 @@ def _resolved(masks: list[Mask], what: str) -> Localization:
     return Localization(masks, "resolved", f"resolved to {what}")
 
 
-def _smooth_resize(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+def smooth_resize(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     """A bool mask resized to ``shape`` with smooth (not blocky) outlines."""
     if mask.shape == shape:
         return mask.astype(bool)
@@ -673,5 +685,5 @@ def _smooth_resize(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
 def _upscale(found: Localization, shape: tuple[int, int]) -> Localization:
     """Bring work-copy masks to the image's size."""
     for m in found.masks:
-        m.mask = _smooth_resize(m.mask, shape)
+        m.mask = smooth_resize(m.mask, shape)
     return found

@@ -1,0 +1,348 @@
+"""``PerceptionLocalizer``: the embedded localiser with eyes.
+
+It keeps everything ``EmbeddedLocalizer`` does (brush, box, point, colours, places, sky,
+whole image) and adds what people actually name:
+
+1. words → class (``words.match_noun``): a COCO class, faces, or the salient subject
+   when no class fits but the words name one thing;
+2. class → boxes (NanoDet on the frame; a zoom search over native-resolution tiles when
+   the frame finds nothing confident or only small boxes);
+3. box → pixel mask: U²-Net-p saliency on the box's crop seeds GrabCut, both at a small
+   working size, the result brought back to full resolution inside the box;
+4. plural words take every instance, "left/biggest/second…" pick one, a low score is
+   ``ambiguous`` with what was seen (the turn loop then asks for a brush).
+
+"the background" is everything but the salient subject and the people in it.
+Registered as ``perception`` and preferred over ``embedded`` when its files are
+installed; GroundingDINO+SAM (``grounded-sam``) stays first when its weights are here.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import dataclass, replace
+
+import cv2
+import numpy as np
+
+from pipelines.detection import Detection
+from pipelines.grounding import (
+    WHOLE,
+    EmbeddedLocalizer,
+    Hint,
+    Localization,
+    Mask,
+    Phrase,
+    parse_phrase,
+    register_localizer,
+    select_candidates,
+    smooth_resize,
+)
+from pipelines.images import downscale
+from pipelines.perception import store
+from pipelines.perception.detectors import FaceDetector, ObjectDetector, SalientSegmenter
+from pipelines.perception.words import FACE, SALIENT, WordMatch, match_noun
+
+log = logging.getLogger(__name__)
+
+#: a detector box needs this score to be a candidate at all
+CANDIDATE = 0.2
+#: below this best score the answer is ``ambiguous``: shown, but the user is asked to paint
+CONFIDENT = 0.35
+FACE_MIN = 0.6
+#: a box smaller than this fraction of the frame triggers the zoom search
+SMALL = 0.02
+#: long side of the frame copy the detectors and the salient map see
+FRAME_SIDE = 1024
+#: working side of a box crop during mask refinement
+CROP_SIDE = 256
+#: most candidates refined to pixel masks for one phrase
+MAX_REFINED = 8
+#: words that are not objects ("the background", places, sizes are handled elsewhere)
+NOT_NOUNS = {"subject", "background", "foreground", "sky", "one", "ones", "thing", "things"}
+#: plural nouns without an -s
+COLLECTIVE = {"people", "men", "women", "children", "kids", "faces", "persons", "crowd"}
+
+
+@dataclass
+class _Candidate:
+    det: Detection
+    mask: np.ndarray | None = None
+
+
+class _Models:
+    """The three nets, loaded once per process on first use."""
+
+    _lock = threading.Lock()
+    objects: ObjectDetector | None = None
+    faces: FaceDetector | None = None
+    salient: SalientSegmenter | None = None
+
+    @classmethod
+    def get(cls) -> type[_Models]:
+        with cls._lock:
+            if cls.objects is None:
+                cls.objects, cls.faces, cls.salient = (ObjectDetector(), FaceDetector(),
+                                                       SalientSegmenter())
+        return cls
+
+
+@register_localizer
+class PerceptionLocalizer(EmbeddedLocalizer):
+    """Objects, people, faces and the salient subject, on the CPU, from registry weights."""
+
+    name = "perception"
+    requires_weights = True
+
+    @classmethod
+    def is_available(cls) -> tuple[bool, str]:
+        """Available when the install step has put every model file in place."""
+        missing = [k for k, v in store.role_status().items() if not v.available
+                   and k != "words"]
+        if missing:
+            return False, f"perception models missing ({', '.join(missing)}); run " \
+                          "`make install`"
+        return True, ""
+
+    def locate(self, image: np.ndarray, phrase: str, hint: Hint | None = None) -> Localization:
+        """Find what ``phrase`` names (see the module doc); hints and colour/place/sky
+        phrases behave as in ``EmbeddedLocalizer``.
+
+        Args:
+            image: uint8 HWC RGB/RGBA at full resolution.
+            phrase: e.g. "the cup", "all the people", "the left cat", "the background".
+            hint: a brush mask, box or point, used first when given.
+
+        Returns:
+            Masks at the image's size with scores; ``ambiguous`` when unsure.
+        """
+        parsed = parse_phrase(phrase)
+        nouns = [w for w in parsed.unknown if len(w) > 2 and w not in NOT_NOUNS]
+        words = set(parsed.words)
+        has_hint = hint is not None and (hint.mask is not None or hint.box is not None
+                                         or hint.point is not None)
+        if has_hint or WHOLE.search(parsed.text) or "sky" in words:
+            return super().locate(image, phrase, hint)
+        rgb = np.ascontiguousarray(np.asarray(image)[..., :3])
+        if not nouns and words & {"background", "foreground", "subject"}:
+            return self._figure_ground(rgb, "background" in words)
+        if not nouns:
+            return super().locate(image, phrase, hint)
+        match = match_noun(" ".join(nouns[-2:]) if len(nouns) > 1 else nouns[0])
+        if nouns[-1] in COLLECTIVE:
+            parsed = replace(parsed, plural=True)
+        if match.label == SALIENT:
+            found = self._salient(rgb, match)
+        elif match.label == FACE:
+            found = self._faces(rgb, parsed, match)
+        else:
+            found = self._objects(rgb, parsed, match)
+        return found
+
+    # --- objects --------------------------------------------------------------------
+
+    def _objects(self, rgb: np.ndarray, parsed: Phrase, match: WordMatch) -> Localization:
+        models = _Models.get()
+        h, w = rgb.shape[:2]
+        frame = downscale(rgb, FRAME_SIDE)
+        scale = w / frame.shape[1]
+        seen = models.objects.detect(frame, CANDIDATE)
+        for d in seen:
+            d.box = tuple(v * scale for v in d.box)
+        dets = [d for d in seen if d.label == match.label]
+        tiny = all((d.box[2] - d.box[0]) * (d.box[3] - d.box[1]) < SMALL * h * w for d in dets)
+        if (not dets or tiny or parsed.plural) and max(h, w) > 1.2 * 832:
+            zoomed = models.objects.zoom_search(rgb, {match.label}, CANDIDATE)
+            if zoomed:
+                from pipelines.perception.detectors import nms
+
+                dets = nms(dets + zoomed)
+        what = _what_for(match)
+        if not dets:
+            return Localization([], "unresolved", f"no {what} found{_seen(seen)}; paint it "
+                                "with the brush")
+        dets = sorted(dets, key=lambda d: -d.score)[:MAX_REFINED]
+        cands = [Mask(self._refine(rgb, d.box), _calibrated(d.score), match.label,
+                      "nanodet+u2netp+grabcut") for d in dets]
+        cands = [c for c in cands if c.mask.any()]
+        return _decide(cands, parsed, what, seen)
+
+    def _faces(self, rgb: np.ndarray, parsed: Phrase, match: WordMatch) -> Localization:
+        models = _Models.get()
+        frame = downscale(rgb, FRAME_SIDE)
+        scale = rgb.shape[1] / frame.shape[1]
+        dets = models.faces.detect(frame, FACE_MIN)
+        if not dets:      # small faces: look inside each person box, at native resolution
+            for person in [d for d in models.objects.detect(frame, 0.3)
+                           if d.label == "person"][:6]:
+                x0, y0, x1, y1 = (int(v) for v in person.box)
+                crop = frame[y0:y1, x0:x1]
+                if min(crop.shape[:2]) >= 32:
+                    found = models.faces.detect(crop, FACE_MIN)
+                    for f in found:
+                        f.box = (f.box[0] + x0, f.box[1] + y0, f.box[2] + x0, f.box[3] + y0)
+                    dets += found
+        for d in dets:
+            d.box = tuple(v * scale for v in d.box)
+        if not dets:
+            return Localization([], "unresolved", "no face found; paint it with the brush")
+        cands = []
+        for d in sorted(dets, key=lambda d: -d.score)[:MAX_REFINED]:
+            mask = _ellipse(rgb.shape[:2], d.box)
+            cands.append(Mask(mask, _calibrated(d.score), FACE, "blazeface"))
+        return _decide(cands, parsed, "face", [])
+
+    # --- subject / background ----------------------------------------------------------
+
+    def _subject_mask(self, rgb: np.ndarray) -> np.ndarray | None:
+        models = _Models.get()
+        frame = downscale(rgb, 512)
+        prob = models.salient.saliency(frame)
+        mask = prob >= 0.5
+        if mask.mean() < 0.002:
+            return None
+        return smooth_resize(mask, rgb.shape[:2])
+
+    def _salient(self, rgb: np.ndarray, match: WordMatch) -> Localization:
+        mask = self._subject_mask(rgb)
+        if mask is None:
+            return Localization([], "unresolved", f"no {match.noun!r} (no detector class "
+                                "fits those words, and no subject stands out); paint it")
+        return Localization([Mask(mask, 0.5, match.noun, "u2netp")], "resolved",
+                            f"resolved to the main subject (no detector class fits "
+                            f"{match.noun!r}; the most salient object was taken)")
+
+    def _figure_ground(self, rgb: np.ndarray, background: bool) -> Localization:
+        subject = self._subject_mask(rgb)
+        if subject is None:
+            return super().locate(rgb, "background" if background else "subject")
+        label = "background" if background else "subject"
+        mask = ~subject if background else subject
+        if not mask.any():
+            return Localization([], "unresolved", f"the {label} is empty")
+        return Localization([Mask(mask, 0.8, label, "u2netp")], "resolved",
+                            f"resolved to the {label} (salient-object mask)")
+
+    # --- box → mask --------------------------------------------------------------------
+
+    def _refine(self, rgb: np.ndarray, box: tuple[float, ...]) -> np.ndarray:
+        """A pixel mask of the object in ``box``: saliency on the crop seeds GrabCut."""
+        h, w = rgb.shape[:2]
+        x0, y0, x1, y1 = (int(round(v)) for v in box)
+        x0, y0, x1, y1 = max(0, x0), max(0, y0), min(w, x1), min(h, y1)
+        full = np.zeros((h, w), bool)
+        if x1 - x0 < 2 or y1 - y0 < 2:
+            return full
+        pad = max(4, (x1 - x0 + y1 - y0) // 16)
+        cx0, cy0, cx1, cy1 = max(0, x0 - pad), max(0, y0 - pad), min(w, x1 + pad), \
+            min(h, y1 + pad)
+        crop = downscale(rgb[cy0:cy1, cx0:cx1], CROP_SIDE)
+        s = crop.shape[1] / (cx1 - cx0)
+        inner = (int((x0 - cx0) * s), int((y0 - cy0) * s),
+                 max(int((x0 - cx0) * s) + 1, int(round((x1 - cx0) * s))),
+                 max(int((y0 - cy0) * s) + 1, int(round((y1 - cy0) * s))))
+        prob = _Models.get().salient.saliency(crop)
+        soft = _grabcut_seeded(crop, inner, prob)
+        mask = cv2.resize(soft.astype(np.float32), (cx1 - cx0, cy1 - cy0),
+                          interpolation=cv2.INTER_LINEAR) >= 0.5
+        full[cy0:cy1, cx0:cx1] = mask
+        full[:y0], full[y1:], full[:, :x0], full[:, x1:] = False, False, False, False
+        if not full.any():
+            full[y0:y1, x0:x1] = True
+        return full
+
+
+def _grabcut_seeded(crop: np.ndarray, inner: tuple[int, int, int, int],
+                    prob: np.ndarray) -> np.ndarray:
+    """GrabCut on a crop: outside the box is background, inside it the salient map says
+    probably-foreground or probably-background. Falls back to the salient map (or the
+    box) when GrabCut degenerates."""
+    x0, y0, x1, y1 = inner
+    box = np.zeros(crop.shape[:2], bool)
+    box[y0:y1, x0:x1] = True
+    seed = np.full(crop.shape[:2], cv2.GC_BGD, np.uint8)
+    seed[box] = np.where(prob[box] >= 0.5, cv2.GC_PR_FGD, cv2.GC_PR_BGD)
+    seed[box & (prob >= 0.9)] = cv2.GC_FGD
+    area = box.sum()
+    salient = (prob >= 0.5) & box
+    if salient.sum() < 0.05 * area:          # the salient map missed it: box prior only
+        seed[box] = cv2.GC_PR_FGD
+    try:
+        bgd, fgd = np.zeros((1, 65)), np.zeros((1, 65))
+        cv2.grabCut(cv2.cvtColor(crop, cv2.COLOR_RGB2BGR), seed, None, bgd, fgd, 3,
+                    cv2.GC_INIT_WITH_MASK)
+        fg = ((seed == cv2.GC_FGD) | (seed == cv2.GC_PR_FGD)) & box
+    except cv2.error as exc:
+        log.info("GrabCut failed: %s", exc)
+        fg = salient
+    if not 0.05 <= fg.sum() / max(1, area) <= 0.98:
+        fg = salient if 0.05 <= salient.sum() / max(1, area) else box
+    return _largest_parts(fg)
+
+
+def _largest_parts(mask: np.ndarray) -> np.ndarray:
+    """Drop specks: keep components of at least 10 % of the largest one."""
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), 8)
+    if count <= 2:
+        return mask
+    areas = stats[1:, cv2.CC_STAT_AREA]
+    keep = np.nonzero(areas >= 0.1 * areas.max())[0] + 1
+    return np.isin(labels, keep)
+
+
+def _ellipse(shape: tuple[int, int], box: tuple[float, ...]) -> np.ndarray:
+    """A face box as the ellipse inscribed in it, stretched a little towards the chin."""
+    x0, y0, x1, y1 = box
+    mask = np.zeros(shape, np.uint8)
+    centre = (int(round((x0 + x1) / 2)), int(round((y0 + y1) / 2 + 0.05 * (y1 - y0))))
+    axes = (max(1, int(round((x1 - x0) * 0.55))), max(1, int(round((y1 - y0) * 0.62))))
+    cv2.ellipse(mask, centre, axes, 0, 0, 360, 1, -1)
+    return mask.astype(bool)
+
+
+def _calibrated(score: float) -> float:
+    return float(np.clip(score, 0.0, 1.0))
+
+
+def _what_for(match: WordMatch) -> str:
+    if match.noun and match.noun != match.label:
+        return f"{match.noun} ({match.label})"
+    return match.label
+
+
+def _seen(seen: list[Detection]) -> str:
+    """'; I saw: a cup (0.53), a person (0.31)' — what the detector did find."""
+    best: dict[str, float] = {}
+    for d in seen:
+        best[d.label] = max(best.get(d.label, 0.0), d.score)
+    if not best:
+        return "; the detector saw none of its 80 object classes"
+    items = sorted(best.items(), key=lambda kv: -kv[1])[:4]
+    return "; I saw: " + ", ".join(f"{label} ({score:.2f})" for label, score in items)
+
+
+def _decide(cands: list[Mask], parsed: Phrase, what: str,
+            seen: list[Detection]) -> Localization:
+    """Plural/ordinal/size/place words pick; a low best score stays ``ambiguous``."""
+    if not cands:
+        return Localization([], "unresolved", f"no {what} found{_seen(seen)}")
+    cands = sorted(cands, key=lambda m: -m.score)
+    confident = [c for c in cands if c.score >= CONFIDENT]
+    if not confident:
+        return Localization(cands, "ambiguous",
+                            f"unsure: the best {what} scored {cands[0].score:.2f} (below "
+                            f"{CONFIDENT:.2f}){_seen(seen)}; paint it with the brush")
+    selectors = parsed.plural or parsed.ordinal or parsed.last or parsed.size or \
+        parsed.spatial
+    if selectors:
+        found = select_candidates(confident, parsed, what)
+    elif len(confident) == 1 or confident[0].score - confident[1].score >= 0.15:
+        found = Localization([confident[0]], "resolved", f"resolved to the {what}")
+    else:
+        found = Localization(confident, "ambiguous", f"{len(confident)} {what}s match; say "
+                             "which (left/right, biggest, first…) or 'all'")
+    if found.status == "resolved":
+        scores = ", ".join(f"{m.score:.2f}" for m in found.masks)
+        found.reason = f"{found.reason} (confidence {scores})"
+    return found
