@@ -39,6 +39,7 @@ from pipelines.grounding import (
     select_candidates,
     smooth_resize,
 )
+from pipelines.grounding import _rgb as validated_rgb
 from pipelines.images import downscale
 from pipelines.perception import store
 from pipelines.perception.detectors import FaceDetector, ObjectDetector, SalientSegmenter
@@ -124,20 +125,28 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                                          or hint.point is not None)
         if has_hint or WHOLE.search(parsed.text) or "sky" in words:
             return super().locate(image, phrase, hint)
-        rgb = np.ascontiguousarray(np.asarray(image)[..., :3])
+        rgb = validated_rgb(image)
         if not nouns and words & {"background", "foreground", "subject"}:
             return self._figure_ground(rgb, "background" in words)
         if not nouns:
             return super().locate(image, phrase, hint)
-        match = match_noun(" ".join(nouns[-2:]) if len(nouns) > 1 else nouns[0])
+        noun = " ".join(nouns[-2:]) if len(nouns) > 1 else nouns[0]
+        # "the red disc": a colour and a word no detector knows → the colour regions
+        match = match_noun(noun, use_embedding=not parsed.colors)
+        if parsed.colors and match.label == SALIENT:
+            return super().locate(image, phrase, hint)
         if nouns[-1] in COLLECTIVE:
             parsed = replace(parsed, plural=True)
         if match.label == SALIENT:
-            found = self._salient(rgb, match)
+            return self._salient(rgb, match)
         elif match.label == FACE:
-            found = self._faces(rgb, parsed, match)
+            return self._faces(rgb, parsed, match)
         else:
             found = self._objects(rgb, parsed, match)
+        if parsed.colors and found.status != "resolved":
+            by_colour = super().locate(image, phrase, hint)
+            if by_colour.status == "resolved":
+                return by_colour
         return found
 
     # --- objects --------------------------------------------------------------------

@@ -35,7 +35,7 @@ SYNONYMS: dict[str, str] = {
     "kitten": "cat", "kitty": "cat", "cat": "cat", "cats": "cat",
     "puppy": "dog", "doggy": "dog", "dog": "dog", "dogs": "dog",
     "motorbike": "motorcycle", "motorcycle": "motorcycle", "motorcycles": "motorcycle",
-    "scooter": "motorcycle", "bike": "bicycle", "bicycle": "bicycle", "cyclist": "bicycle",
+    "scooter": "motorcycle", "bike": "bicycle", "bicycle": "bicycle", "cyclist": "person",
     "sedan": "car", "car": "car", "cars": "car", "automobile": "car", "taxi": "car",
     "plane": "airplane", "aeroplane": "airplane", "jet": "airplane",
     "sofa": "couch", "television": "tv", "monitor": "tv", "phone": "cell phone",
@@ -71,12 +71,13 @@ def _singular(word: str) -> str:
     return word
 
 
-def match_noun(noun: str) -> WordMatch:
+def match_noun(noun: str, use_embedding: bool = True) -> WordMatch:
     """Map one noun (or a short noun phrase) to a detector class, the face detector, or
     ``SALIENT`` when no class is close enough.
 
     Args:
         noun: e.g. "mug", "puppies", "sedan", "rocket".
+        use_embedding: compare with the classes by MiniLM when the table has no entry.
 
     Returns:
         The match with its similarity (1.0 for table entries).
@@ -88,7 +89,7 @@ def match_noun(noun: str) -> WordMatch:
             return WordMatch(text, SYNONYMS[key], 1.0, "table")
         if key in COCO_CLASSES:
             return WordMatch(text, key, 1.0, "table")
-    if not text:
+    if not text or not use_embedding:
         return WordMatch(text, SALIENT, 0.0, "none")
     vec = embed([f"a photo of a {text}"])[0]
     sims = _label_vectors() @ vec
