@@ -208,7 +208,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         models = _Models.get()
         frame = downscale(rgb, 512)
         prob = models.salient.saliency(frame)
-        mask = prob >= 0.5
+        mask = _largest_parts(prob >= 0.5, keep=0.25)
         if mask.mean() < 0.002:
             return None
         return smooth_resize(mask, rgb.shape[:2])
@@ -290,22 +290,22 @@ def _grabcut_seeded(crop: np.ndarray, inner: tuple[int, int, int, int],
     return _largest_parts(fg)
 
 
-def _largest_parts(mask: np.ndarray) -> np.ndarray:
-    """Drop specks: keep components of at least 10 % of the largest one."""
+def _largest_parts(mask: np.ndarray, keep: float = 0.1) -> np.ndarray:
+    """Drop specks: keep components of at least ``keep`` times the largest one."""
     count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), 8)
     if count <= 2:
         return mask
     areas = stats[1:, cv2.CC_STAT_AREA]
-    keep = np.nonzero(areas >= 0.1 * areas.max())[0] + 1
-    return np.isin(labels, keep)
+    return np.isin(labels, np.nonzero(areas >= keep * areas.max())[0] + 1)
 
 
 def _ellipse(shape: tuple[int, int], box: tuple[float, ...]) -> np.ndarray:
-    """A face box as the ellipse inscribed in it, stretched a little towards the chin."""
+    """A face box as the ellipse inscribed in it, a little taller (BlazeFace's box stops
+    at the brows; the forehead is part of the face)."""
     x0, y0, x1, y1 = box
     mask = np.zeros(shape, np.uint8)
-    centre = (int(round((x0 + x1) / 2)), int(round((y0 + y1) / 2 + 0.05 * (y1 - y0))))
-    axes = (max(1, int(round((x1 - x0) * 0.55))), max(1, int(round((y1 - y0) * 0.62))))
+    centre = (int(round((x0 + x1) / 2)), int(round((y0 + y1) / 2 - 0.03 * (y1 - y0))))
+    axes = (max(1, int(round((x1 - x0) * 0.5))), max(1, int(round((y1 - y0) * 0.58))))
     cv2.ellipse(mask, centre, axes, 0, 0, 360, 1, -1)
     return mask.astype(bool)
 
@@ -331,12 +331,24 @@ def _seen(seen: list[Detection]) -> str:
     return "; I saw: " + ", ".join(f"{label} ({score:.2f})" for label, score in items)
 
 
+def _distinct(cands: list[Mask]) -> list[Mask]:
+    """Drop a candidate mostly inside a better one (the frame and a zoomed tile seeing the
+    same object, or a part of it)."""
+    kept: list[Mask] = []
+    for cand in cands:
+        area = max(1, cand.area)
+        if all(np.logical_and(cand.mask, k.mask).sum() < 0.6 * min(area, k.area)
+               for k in kept):
+            kept.append(cand)
+    return kept
+
+
 def _decide(cands: list[Mask], parsed: Phrase, what: str,
             seen: list[Detection]) -> Localization:
     """Plural/ordinal/size/place words pick; a low best score stays ``ambiguous``."""
     if not cands:
         return Localization([], "unresolved", f"no {what} found{_seen(seen)}")
-    cands = sorted(cands, key=lambda m: -m.score)
+    cands = _distinct(sorted(cands, key=lambda m: -m.score))
     confident = [c for c in cands if c.score >= CONFIDENT]
     if not confident:
         return Localization(cands, "ambiguous",

@@ -1,0 +1,160 @@
+"""The embedded perception stack: installed files, the TF.js→ONNX converter against a numpy
+reference, known detections, the localiser's masks against hand-drawn boxes (tune and
+held-out splits, zoomed renders), word matching, selection words, and edits through
+``EditSession`` that change only the named object.
+
+The model files come from the install step (``make install``); a missing file fails
+these tests, it never skips them."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+import tfjs_reference
+from perception_cases import box_iou, load_cases, mask_box, photo_by_name
+
+from pipelines.grounding import get_localizer
+from pipelines.perception import store
+from pipelines.perception.detectors import FaceDetector, ObjectDetector
+from pipelines.perception.localizer import PerceptionLocalizer
+from pipelines.perception.words import SALIENT, match_noun
+
+CASES = load_cases()
+#: box IoU each case must reach (hand-drawn boxes are loose by a few pixels)
+MIN_IOU = 0.7
+
+
+def test_install_step_put_every_file_in_place_with_its_checksum() -> None:
+    assert store.verify() == [], "run `make install` (python -m pipelines.perception fetch)"
+    status = store.role_status()
+    assert all(info.available for info in status.values()), status
+    assert all(info.license and info.source for info in status.values())
+
+
+def test_default_localiser_is_the_perception_stack() -> None:
+    assert isinstance(get_localizer(), PerceptionLocalizer)
+
+
+@pytest.mark.parametrize("name,shape", [("blazeface", (1, 256, 256, 3)),
+                                        ("nanodet", (1, 3, 416, 416))])
+def test_converted_onnx_matches_a_numpy_run_of_the_original_graph(name, shape) -> None:
+    x = np.random.default_rng(3).random(shape, dtype=np.float32)
+    expected = tfjs_reference.run(store.model_path(f"{name}.json"), x)
+    net = cv2.dnn.readNetFromONNX(str(store.model_path(f"{name}.onnx")))
+    net.setInput(x)
+    got = net.forward(list(expected))
+    for value, (key, ref) in zip(got, expected.items(), strict=True):
+        scale = max(1.0, float(np.abs(ref).max()))
+        assert np.abs(value.reshape(ref.shape) - ref).max() <= 1e-4 * scale, key
+
+
+def test_known_detections() -> None:
+    objects, faces = ObjectDetector(), FaceDetector()
+    cup = [d for d in objects.detect(photo_by_name("coffee")) if d.label == "cup"]
+    assert cup and cup[0].score > 0.45
+    person = [d for d in objects.detect(photo_by_name("astronaut")) if d.label == "person"]
+    assert person and person[0].score > 0.6
+    face = faces.detect(photo_by_name("astronaut"))
+    assert face and box_iou(face[0].box, (178, 60, 272, 178)) > 0.5
+    assert not [d for d in objects.detect(photo_by_name("rocket")) if d.score > 0.3]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_mask_matches_the_hand_drawn_box(case) -> None:
+    image = case.image()
+    found = get_localizer().locate(image, case.phrase)
+    assert found.status == "resolved", found.reason
+    mask = found.union()
+    assert mask.shape == image.shape[:2] and mask.dtype == bool
+    assert box_iou(mask_box(mask), case.box) >= MIN_IOU
+    x0, y0, x1, y1 = case.box           # the mask lies in the box, not merely around it
+    assert mask[y0:y1, x0:x1].sum() >= 0.9 * mask.sum()
+    assert "confidence" in found.reason or "subject" in found.reason
+
+
+def test_an_object_the_detector_misses_is_refused_with_what_was_seen() -> None:
+    found = get_localizer().locate(photo_by_name("coffee"), "the spoon")
+    assert found.status != "resolved"
+    assert "cup (0." in found.reason and "brush" in found.reason
+
+
+@pytest.mark.parametrize("noun,label", [("mug", "cup"), ("puppies", "dog"), ("sedan", "car"),
+                                        ("cyclist", "person"), ("laptop computer", "laptop"),
+                                        ("rocket", SALIENT), ("skyscraper", SALIENT)])
+def test_words_map_to_classes_or_to_nothing(noun, label) -> None:
+    assert match_noun(noun).label == label
+
+
+def _two_motorcycles() -> np.ndarray:
+    """The left stereo view at full size on the right, the right view at half size on the
+    left, on a plain grey canvas."""
+    big = photo_by_name("motorcycle_left")
+    small = cv2.resize(photo_by_name("motorcycle_right"), None, fx=0.5, fy=0.5,
+                       interpolation=cv2.INTER_AREA)
+    canvas = np.full((540, 1160, 3), 200, np.uint8)
+    canvas[20:20 + small.shape[0], 20:20 + small.shape[1]] = small
+    canvas[20:520, 400:400 + big.shape[1]] = big
+    return canvas
+
+
+def test_plural_takes_every_instance_and_position_or_size_picks_one() -> None:
+    image, loc = _two_motorcycles(), get_localizer()
+    both = loc.locate(image, "the motorcycles")
+    assert both.status == "resolved" and len(both.masks) == 2, both.reason
+    left = loc.locate(image, "the left motorcycle")
+    assert left.status == "resolved" and len(left.masks) == 1
+    assert mask_box(left.masks[0].mask)[2] <= 400
+    biggest = loc.locate(image, "the biggest motorcycle")
+    assert biggest.status == "resolved" and mask_box(biggest.masks[0].mask)[0] >= 400
+
+
+def test_background_is_everything_but_the_subject() -> None:
+    image = photo_by_name("astronaut")
+    found = get_localizer().locate(image, "the background")
+    assert found.status == "resolved"
+    mask = found.masks[0].mask
+    assert not mask[250:400, 120:260].any()          # her suit
+    assert mask[:40, 300:420].mean() > 0.9           # the wall above the shuttle model
+    assert 0.2 < mask.mean() < 0.8
+
+
+def test_colour_phrases_still_use_colour_regions() -> None:
+    image = photo_by_name("chelsea").copy()
+    image[200:270, 300:380] = (20, 60, 230)
+    found = get_localizer().locate(image, "the blue square")
+    assert found.status == "resolved", found.reason
+    assert box_iou(mask_box(found.masks[0].mask), (300, 200, 380, 270)) > 0.8
+
+
+# ------------------------------------------------------------------- edits end to end
+
+
+def _outside(box: tuple[int, int, int, int], shape: tuple[int, int], margin: int
+             ) -> np.ndarray:
+    far = np.ones(shape, bool)
+    x0, y0, x1, y1 = box
+    far[max(0, y0 - margin):y1 + margin, max(0, x0 - margin):x1 + margin] = False
+    return far
+
+
+@pytest.mark.parametrize("image_name,instruction,box", [
+    ("coffee", "make the cup blue", (172, 18, 410, 290)),
+    ("chelsea", "brighten the cat", (0, 0, 398, 300)),
+    ("astronaut", "remove her face", (178, 60, 272, 178)),
+])
+def test_edit_changes_only_the_named_object(tmp_path, image_name, instruction, box) -> None:
+    """Nothing changes farther than 40 px from the hand-drawn box (the feather, and the
+    spoon's bowl, which the cup's mask takes in), and the box itself changes."""
+    from agent.session import EditSession
+
+    image = photo_by_name(image_name)
+    session = EditSession.create(image, tmp_path / "s")
+    result = session.turn(instruction)
+    after = session.current_image()
+    assert result.steps and result.steps[0].status == "applied", result.to_dict()
+    changed = np.abs(after.astype(int) - image.astype(int)).max(axis=2) > 2
+    far = _outside(box, image.shape[:2], 40)
+    assert not changed[far].any()
+    x0, y0, x1, y1 = box
+    assert changed[y0:y1, x0:x1].mean() > 0.15
