@@ -98,6 +98,8 @@ class Localizer(ABC):
 
     name: ClassVar[str] = ""
     requires_weights: ClassVar[bool] = False
+    #: among available model-based localisers the highest wins (ties: registration order)
+    priority: ClassVar[int] = 0
 
     @classmethod
     def is_available(cls) -> tuple[bool, str]:
@@ -122,7 +124,8 @@ def register_localizer(cls: type[Localizer]) -> type[Localizer]:
 
 
 def get_localizer(name: str | None = None) -> Localizer:
-    """A localiser by name, or the best available one (model-based, else ``embedded``).
+    """A localiser by name, or the best available one: the model-based one of highest
+    ``priority`` (GroundingDINO+SAM, then the embedded perception stack), else ``embedded``.
 
     Args:
         name: registry key, or None for the best available.
@@ -137,7 +140,8 @@ def get_localizer(name: str | None = None) -> Localizer:
         _load_model_localizers()
     if name is None:
         name = "embedded"
-        for key, cls in LOCALIZERS.items():
+        ranked = sorted(LOCALIZERS.items(), key=lambda kv: -kv[1].priority)
+        for key, cls in ranked:
             if key != "embedded" and cls.requires_weights and _available(cls)[0]:
                 name = key
                 break

@@ -42,7 +42,7 @@ from pipelines.grounding import (
 from pipelines.grounding import _rgb as validated_rgb
 from pipelines.images import downscale
 from pipelines.perception import store
-from pipelines.perception.detectors import FaceDetector, ObjectDetector, SalientSegmenter
+from pipelines.perception.detectors import FaceDetector, ObjectDetector, SalientSegmenter, nms
 from pipelines.perception.words import FACE, SALIENT, WordMatch, match_noun
 
 log = logging.getLogger(__name__)
@@ -95,6 +95,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
 
     name = "perception"
     requires_weights = True
+    priority = -1        # the CPU fallback: any heavier model localiser goes first
 
     @classmethod
     def is_available(cls) -> tuple[bool, str]:
@@ -138,7 +139,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         if nouns[-1] in COLLECTIVE:
             parsed = replace(parsed, plural=True)
         if match.label == SALIENT:
-            return self._salient(rgb, match)
+            return self._salient(rgb, match, parsed.text)
         elif match.label == FACE:
             return self._faces(rgb, parsed, match)
         else:
@@ -164,8 +165,6 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         if (not dets or tiny or parsed.plural) and max(h, w) > 1.2 * 832:
             zoomed = models.objects.zoom_search(rgb, {match.label}, CANDIDATE)
             if zoomed:
-                from pipelines.perception.detectors import nms
-
                 dets = nms(dets + zoomed)
         what = _what_for(match)
         if not dets:
@@ -213,14 +212,28 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             return None
         return smooth_resize(mask, rgb.shape[:2])
 
-    def _salient(self, rgb: np.ndarray, match: WordMatch) -> Localization:
+    def _salient(self, rgb: np.ndarray, match: WordMatch, text: str) -> Localization:
+        """Words no class fits: the salient subject, unless the detector says that subject
+        is something else (a person is not "the unicorn")."""
         mask = self._subject_mask(rgb)
         if mask is None:
-            return Localization([], "unresolved", f"no {match.noun!r} (no detector class "
-                                "fits those words, and no subject stands out); paint it")
+            return Localization([], "unresolved", f"{text!r}: no detector class fits those "
+                                "words and no subject stands out; paint it with the brush")
+        frame = downscale(rgb, FRAME_SIDE)
+        scale = rgb.shape[1] / frame.shape[1]
+        for det in _Models.get().objects.detect(frame, CONFIDENT):
+            box = np.zeros(mask.shape, bool)
+            x0, y0, x1, y1 = (int(v * scale) for v in det.box)
+            box[y0:y1, x0:x1] = True
+            if np.logical_and(mask, box).sum() > 0.5 * mask.sum():
+                return Localization([Mask(mask, 0.3, match.noun, "u2netp")], "ambiguous",
+                                    f"{text!r}: the main subject looks like a {det.label} "
+                                    f"({det.score:.2f}), not a {match.noun}; paint it with "
+                                    "the brush")
         return Localization([Mask(mask, 0.5, match.noun, "u2netp")], "resolved",
                             f"resolved to the main subject (no detector class fits "
-                            f"{match.noun!r}; the most salient object was taken)")
+                            f"{match.noun!r}; the most salient object, which the detector "
+                            "does not recognise, was taken)")
 
     def _figure_ground(self, rgb: np.ndarray, background: bool) -> Localization:
         subject = self._subject_mask(rgb)

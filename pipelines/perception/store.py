@@ -194,7 +194,7 @@ def convert_graphs(folder: Path) -> list[str]:
         if (folder / target).is_file() and stamp_file.is_file() and \
                 stamp_file.read_text() == stamp:
             continue
-        from pipelines.perception.convert import graph_to_onnx
+        from pipelines.perception.convert import graph_to_onnx  # torch+onnx: install only
 
         graph_json = next(f for f in role["files"] if f.endswith(".json"))
         graph_to_onnx(folder / graph_json, folder / target)

