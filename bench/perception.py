@@ -31,7 +31,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from perception_cases import box_iou, load_cases, mask_box, photo_by_name  # noqa: E402
+from perception_cases import (  # noqa: E402
+    box_iou,
+    load_cases,
+    mask_box,
+    photo_by_name,
+    render_zoom_case,
+)
 
 from pipelines.perception.detectors import (  # noqa: E402
     FaceDetector,
@@ -71,11 +77,8 @@ def main() -> None:
     loc = PerceptionLocalizer()
     cases = {c.id: c for c in load_cases()}
     zoom = next(c for c in cases.values() if c.split == "zoom" and c.image_name == "coffee")
-    render = zoom.image()
-    render20 = np.zeros((3648, 5472, 3), np.uint8)
-    render20[:render.shape[0], :render.shape[1]] = render
-    render20[render.shape[0]:] = render[-1:]
-    render20[:, render.shape[1]:] = render20[:, render.shape[1] - 1:render.shape[1]]
+    render20 = render_zoom_case(photo_by_name("coffee"), {**zoom.render,
+                                                          "canvas": [5472, 3648]})
     scenes = {
         "cup_12mp_frame": (big, "the cup"),
         "cup_20mp_frame": (_upscaled("coffee", 5472, 3648), "the cup"),

@@ -53,8 +53,9 @@ class RoleInfo:
 
     def as_dict(self) -> dict[str, Any]:
         """JSON-friendly view."""
-        return {"model": self.model, "available": self.available, "reason": self.reason,
-                "source": self.source, "license": self.license, "runtime": self.runtime}
+        return {"id": self.model, "model": self.model, "available": self.available,
+                "reason": self.reason, "backend": self.runtime, "source": self.source,
+                "license": self.license, "runtime": self.runtime}
 
 
 @lru_cache(maxsize=1)
