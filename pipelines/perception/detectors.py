@@ -121,25 +121,79 @@ class ObjectDetector(_Net):
         return nms(dets)
 
     def zoom_search(self, rgb: np.ndarray, labels: set[str], min_score: float = 0.25,
-                    tile: int = 832, max_tiles: int = 12) -> list[Detection]:
-        """Look for ``labels`` in overlapping native-resolution tiles (DLEBench's point:
-        small objects vanish on a 416-px frame). Tiles are only used on images larger than
-        one tile; when the grid would exceed ``max_tiles`` the tile grows to keep the
-        count (and the time) bounded.
+                    tile: int = 1024, max_tiles: int = 12, confirm: int = 3
+                    ) -> list[Detection]:
+        """Look for ``labels`` where the frame pass cannot see them, coarse to fine (the
+        zoom-in search of DLEBench and the agents' papers):
+
+        1. overlapping native-resolution tiles (the tile grows when the grid would exceed
+           ``max_tiles``), keeping even weak boxes of the wanted labels (half ``min_score``);
+        2. each of the ``confirm`` best boxes is looked at again on a crop of about three
+           times its size, where it fills the detector's view; only boxes that reach
+           ``min_score`` there are returned.
 
         Returns:
-            Detections of the wanted labels from every tile, in full-image coordinates.
+            Confirmed detections of the wanted labels, in full-image coordinates.
         """
         h, w = rgb.shape[:2]
         if max(h, w) <= tile * 1.2:
             return []
         while len(tile_grid(h, w, tile, 0.2)) > max_tiles:
             tile = int(tile * 1.25)
-        found = []
+        weak = []
         for x0, y0, x1, y1 in tile_grid(h, w, tile, 0.2):
-            found += [d for d in self.detect(rgb[y0:y1, x0:x1], min_score, (x0, y0))
-                      if d.label in labels and _inside_tile(d, (x0, y0, x1, y1), (w, h))]
-        return found
+            view = shrink(rgb[y0:y1, x0:x1], 2 * NANODET_SIDE)
+            k = (x1 - x0) / view.shape[1]
+            for d in self.detect(view, min_score / 2):
+                d.box = (d.box[0] * k + x0, d.box[1] * k + y0, d.box[2] * k + x0,
+                         d.box[3] * k + y0)
+                if d.label in labels and _inside_tile(d, (x0, y0, x1, y1), (w, h)):
+                    weak.append(d)
+        found = []
+        for cand in nms(weak)[:confirm]:
+            bx0, by0, bx1, by1 = cand.box
+            side = max(3.0 * max(bx1 - bx0, by1 - by0), NANODET_SIDE / 2)
+            cx, cy = (bx0 + bx1) / 2, (by0 + by1) / 2
+            x0, y0 = int(max(0, cx - side / 2)), int(max(0, cy - side / 2))
+            x1, y1 = int(min(w, cx + side / 2)), int(min(h, cy + side / 2))
+            view = shrink(rgb[y0:y1, x0:x1], 2 * NANODET_SIDE)
+            k = (x1 - x0) / view.shape[1]
+            for d in self.detect(view, min_score):
+                d.box = (d.box[0] * k + x0, d.box[1] * k + y0, d.box[2] * k + x0,
+                         d.box[3] * k + y0)
+                if d.label in labels and _box_iou(d.box, cand.box) > 0.3:
+                    found.append(d)
+        return nms(found)
+
+
+def _box_iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - ix * iy
+    return ix * iy / union if union > 0 else 0.0
+
+
+def shrink(image: np.ndarray, max_side: int) -> np.ndarray:
+    """A fast downscale for the detectors: a linear resize to twice the target when the
+    image is more than twice too large, then an area resize. About 8× faster than one area
+    resize from 20 MP; the slight aliasing does not matter to a detector.
+
+    Args:
+        image: HWC array.
+        max_side: the longest side allowed.
+
+    Returns:
+        The image itself when it fits, else a smaller copy.
+    """
+    h, w = image.shape[:2]
+    scale = max_side / max(h, w)
+    if scale >= 1:
+        return image
+    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    if scale < 0.5:
+        mid = (max(1, size[0] * 2), max(1, size[1] * 2))
+        image = cv2.resize(image, mid, interpolation=cv2.INTER_LINEAR)
+    return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
 
 
 def _inside_tile(det: Detection, tile: tuple[int, int, int, int], size: tuple[int, int]

@@ -40,9 +40,14 @@ from pipelines.grounding import (
     smooth_resize,
 )
 from pipelines.grounding import _rgb as validated_rgb
-from pipelines.images import downscale
 from pipelines.perception import store
-from pipelines.perception.detectors import FaceDetector, ObjectDetector, SalientSegmenter, nms
+from pipelines.perception.detectors import (
+    FaceDetector,
+    ObjectDetector,
+    SalientSegmenter,
+    nms,
+    shrink,
+)
 from pipelines.perception.words import FACE, SALIENT, WordMatch, match_noun
 
 log = logging.getLogger(__name__)
@@ -56,8 +61,10 @@ FACE_MIN = 0.6
 SMALL = 0.02
 #: long side of the frame copy the detectors and the salient map see
 FRAME_SIDE = 1024
-#: working side of a box crop during mask refinement
+#: working side of a box crop during mask refinement (GrabCut)
 CROP_SIDE = 256
+#: side U²-Net-p sees a box crop at (320 is its trained size; the cost is quadratic)
+SALIENT_CROP_SIDE = 224
 #: most candidates refined to pixel masks for one phrase
 MAX_REFINED = 8
 #: words that are not objects ("the background", places, sizes are handled elsewhere)
@@ -155,7 +162,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
     def _objects(self, rgb: np.ndarray, parsed: Phrase, match: WordMatch) -> Localization:
         models = _Models.get()
         h, w = rgb.shape[:2]
-        frame = downscale(rgb, FRAME_SIDE)
+        frame = shrink(rgb, FRAME_SIDE)
         scale = w / frame.shape[1]
         seen = models.objects.detect(frame, CANDIDATE)
         for d in seen:
@@ -178,7 +185,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
 
     def _faces(self, rgb: np.ndarray, parsed: Phrase, match: WordMatch) -> Localization:
         models = _Models.get()
-        frame = downscale(rgb, FRAME_SIDE)
+        frame = shrink(rgb, FRAME_SIDE)
         scale = rgb.shape[1] / frame.shape[1]
         dets = models.faces.detect(frame, FACE_MIN)
         if not dets:      # small faces: look inside each person box, at native resolution
@@ -205,7 +212,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
 
     def _subject_mask(self, rgb: np.ndarray) -> np.ndarray | None:
         models = _Models.get()
-        frame = downscale(rgb, 512)
+        frame = shrink(rgb, 512)
         prob = models.salient.saliency(frame)
         mask = _largest_parts(prob >= 0.5, keep=0.25)
         if mask.mean() < 0.002:
@@ -219,7 +226,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         if mask is None:
             return Localization([], "unresolved", f"{text!r}: no detector class fits those "
                                 "words and no subject stands out; paint it with the brush")
-        frame = downscale(rgb, FRAME_SIDE)
+        frame = shrink(rgb, FRAME_SIDE)
         scale = rgb.shape[1] / frame.shape[1]
         for det in _Models.get().objects.detect(frame, CONFIDENT):
             box = np.zeros(mask.shape, bool)
@@ -259,12 +266,12 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         pad = max(4, (x1 - x0 + y1 - y0) // 16)
         cx0, cy0, cx1, cy1 = max(0, x0 - pad), max(0, y0 - pad), min(w, x1 + pad), \
             min(h, y1 + pad)
-        crop = downscale(rgb[cy0:cy1, cx0:cx1], CROP_SIDE)
+        crop = shrink(rgb[cy0:cy1, cx0:cx1], CROP_SIDE)
         s = crop.shape[1] / (cx1 - cx0)
         inner = (int((x0 - cx0) * s), int((y0 - cy0) * s),
                  max(int((x0 - cx0) * s) + 1, int(round((x1 - cx0) * s))),
                  max(int((y0 - cy0) * s) + 1, int(round((y1 - cy0) * s))))
-        prob = _Models.get().salient.saliency(crop)
+        prob = _Models.get().salient.saliency(crop, SALIENT_CROP_SIDE)
         soft = _grabcut_seeded(crop, inner, prob)
         mask = cv2.resize(soft.astype(np.float32), (cx1 - cx0, cy1 - cy0),
                           interpolation=cv2.INTER_LINEAR) >= 0.5

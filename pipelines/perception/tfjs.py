@@ -6,9 +6,9 @@ binary shards, some quantised to float16 or uint8) plus those shards. ``load_gra
 reads both, checks every op is one this module implements, folds the nodes that depend
 only on constants, and returns a ``TfjsGraph`` that runs the rest with torch ops, keeping
 TensorFlow's semantics (NHWC tensors, ``SAME`` padding split with the extra pixel after,
-``AvgPool`` averaging only real pixels, bilinear resize with or without half-pixel
-centres). Nothing is executed from the file: it is data, and an op outside ``OPS`` is
-refused with its name.
+half-pixel bilinear resize). ``OPS`` holds exactly the ops the shipped graphs (NanoDet,
+BlazeFace) use, each checked against a numpy reference in the tests. Nothing is executed
+from the file: it is data, and an op outside ``OPS`` is refused with its name.
 """
 
 from __future__ import annotations
@@ -280,11 +280,6 @@ def _fused(node: Node, y: Tensor, extra: list[Tensor]) -> Tensor:
             shape = [1] * y.ndim
             shape[channel] = -1
             y = y + bias.reshape(shape)
-        elif name == "Prelu":
-            alpha = extra.pop(0)
-            shape = [1] * y.ndim
-            shape[channel] = -1
-            y = _torch().where(y >= 0, y, y * alpha.reshape(shape))
         else:
             y = _activation(node, name, y)
     return y
@@ -294,21 +289,15 @@ def _activation(node: Node, name: str, x: Tensor) -> Tensor:
     torch = _torch()
     if name == "Relu":
         return torch.relu(x)
-    if name == "Relu6":
-        return torch.clamp(x, 0.0, 6.0)
     if name == "LeakyRelu":
         alpha = attr_value(node.attr, "leakyrelu_alpha", attr_value(node.attr, "alpha", 0.2))
         return torch.nn.functional.leaky_relu(x, alpha)
     if name == "Sigmoid":
         return torch.sigmoid(x)
-    if name == "Tanh":
-        return torch.tanh(x)
-    if name == "Elu":
-        return torch.nn.functional.elu(x)
     raise GraphError(f"{node.name}: activation {name!r} is not supported")
 
 
-@_op("Identity", "StopGradient")
+@_op("Identity")
 def _identity(node: Node, xs: list[Tensor]) -> Tensor:
     return xs[0]
 
@@ -321,65 +310,29 @@ def _conv2d(node: Node, xs: list[Tensor]) -> Tensor:
     return _fused(node, y, list(xs[2:])) if node.op.startswith("_Fused") else y
 
 
-@_op("DepthwiseConv2dNative", "FusedDepthwiseConv2dNative")
+@_op("DepthwiseConv2dNative")
 def _depthwise(node: Node, xs: list[Tensor]) -> Tensor:
     kh, kw, cin, mult = (int(v) for v in xs[1].shape)
     filt = xs[1].permute(2, 3, 0, 1).reshape(cin * mult, 1, kh, kw)
-    y = _conv(node, xs[0], filt, cin)
-    return _fused(node, y, list(xs[2:])) if node.op.startswith("Fused") else y
+    return _conv(node, xs[0], filt, cin)
 
 
-@_op("Conv2DBackpropInput")
-def _deconv(node: Node, xs: list[Tensor]) -> Tensor:
-    torch = _torch()
-    out_shape, filt, x = _ints(xs[0]), xs[1], xs[2]
-    strides = _hw(node, "strides")
-    x = _to_nchw(node, x)
-    # filter is [h, w, out_channels, in_channels]; conv_transpose2d wants [in, out, h, w]
-    weight = filt.permute(3, 2, 0, 1)
-    full = torch.nn.functional.conv_transpose2d(x, weight, None, strides)
-    oh, ow = (out_shape[1:3] if _nhwc(node) else out_shape[2:4])
-    kh, kw = int(filt.shape[0]), int(filt.shape[1])
-    if attr_value(node.attr, "padding", "VALID") == "SAME":
-        top = _same_pads(oh, kh, strides[0], 1)[0]
-        left = _same_pads(ow, kw, strides[1], 1)[0]
-    else:
-        top = left = 0
-    y = full[:, :, top:top + oh, left:left + ow]
-    return _from_nchw(node, y)
-
-
-@_op("MaxPool", "AvgPool")
+@_op("MaxPool")
 def _pool(node: Node, xs: list[Tensor]) -> Tensor:
     torch = _torch()
     kernel, strides = _hw(node, "ksize"), _hw(node, "strides")
     x = _to_nchw(node, xs[0])
-    if node.op == "MaxPool":
-        x = _spatial_pad(node, x, kernel, strides, [1, 1], value=float("-inf"))
-        y = torch.nn.functional.max_pool2d(x, kernel, strides)
-    else:   # TF averages only the real pixels under a SAME window
-        ones = torch.ones_like(x[:, :1])
-        total = torch.nn.functional.avg_pool2d(_spatial_pad(node, x, kernel, strides, [1, 1]),
-                                               kernel, strides)
-        count = torch.nn.functional.avg_pool2d(_spatial_pad(node, ones, kernel, strides,
-                                                            [1, 1]), kernel, strides)
-        y = total / count
-    return _from_nchw(node, y)
+    x = _spatial_pad(node, x, kernel, strides, [1, 1], value=float("-inf"))
+    return _from_nchw(node, torch.nn.functional.max_pool2d(x, kernel, strides))
 
 
-@_op("Pad", "PadV2", "MirrorPad")
+@_op("Pad", "PadV2")
 def _pad(node: Node, xs: list[Tensor]) -> Tensor:
     torch = _torch()
     pads = _ints(xs[1])
     flat: list[int] = []
     for i in reversed(range(len(pads) // 2)):
         flat += [pads[2 * i], pads[2 * i + 1]]
-    if node.op == "MirrorPad":
-        mode = attr_value(node.attr, "mode", "REFLECT").lower()
-        if mode != "reflect" or xs[0].ndim != 4 or any(flat[4:]):
-            raise GraphError(f"{node.name}: only spatial REFLECT MirrorPad is supported")
-        x = xs[0].permute(0, 3, 1, 2)
-        return torch.nn.functional.pad(x, flat[2:6], mode="reflect").permute(0, 2, 3, 1)
     value = float(xs[2].reshape(-1)[0]) if len(xs) > 2 else 0.0
     return torch.nn.functional.pad(xs[0], flat, value=value)
 
@@ -388,24 +341,9 @@ def _binary(fn: Callable[[Tensor, Tensor], Tensor]) -> OpFn:
     return lambda node, xs: fn(xs[0], xs[1])
 
 
-OPS.update({
-    "Add": _binary(lambda a, b: a + b), "AddV2": _binary(lambda a, b: a + b),
-    "BiasAdd": _binary(lambda a, b: a + b), "Sub": _binary(lambda a, b: a - b),
-    "Mul": _binary(lambda a, b: a * b), "RealDiv": _binary(lambda a, b: a / b),
-    "Maximum": _binary(lambda a, b: _torch().maximum(a, b)),
-    "Minimum": _binary(lambda a, b: _torch().minimum(a, b)),
-    "SquaredDifference": _binary(lambda a, b: (a - b) ** 2),
-})
-for _name in ("Relu", "Relu6", "LeakyRelu", "Sigmoid", "Tanh", "Elu"):
+OPS.update({"Add": _binary(lambda a, b: a + b), "AddV2": _binary(lambda a, b: a + b)})
+for _name in ("Relu", "LeakyRelu", "Sigmoid"):
     OPS[_name] = lambda node, xs, _n=_name: _activation(node, _n, xs[0])
-
-
-@_op("AddN")
-def _add_n(node: Node, xs: list[Tensor]) -> Tensor:
-    total = xs[0]
-    for x in xs[1:]:
-        total = total + x
-    return total
 
 
 @_op("ConcatV2")
@@ -424,16 +362,6 @@ def _reshape(node: Node, xs: list[Tensor]) -> Tensor:
     return xs[0].reshape(_ints(xs[1]))
 
 
-@_op("Squeeze")
-def _squeeze(node: Node, xs: list[Tensor]) -> Tensor:
-    dims = attr_value(node.attr, "squeeze_dims", []) or \
-        [i for i, s in enumerate(xs[0].shape) if s == 1]
-    x = xs[0]
-    for d in sorted((d % x.ndim for d in dims), reverse=True):
-        x = x.squeeze(d)
-    return x
-
-
 @_op("SplitV")
 def _split_v(node: Node, xs: list[Tensor]) -> list[Tensor]:
     sizes, axis = _ints(xs[1]), _ints(xs[2])[0]
@@ -442,75 +370,17 @@ def _split_v(node: Node, xs: list[Tensor]) -> list[Tensor]:
     return list(_torch().split(xs[0], sizes, dim=axis))
 
 
-@_op("Split")
-def _split(node: Node, xs: list[Tensor]) -> list[Tensor]:
-    axis, x = _ints(xs[0])[0], xs[1]
-    parts = int(attr_value(node.attr, "num_split", 1))
-    return list(_torch().chunk(x, parts, dim=axis))
-
-
-@_op("Mean")
-def _mean(node: Node, xs: list[Tensor]) -> Tensor:
-    dims = [d % xs[0].ndim for d in _ints(xs[1])]
-    return xs[0].mean(dim=dims, keepdim=bool(attr_value(node.attr, "keep_dims", False)))
-
-
-@_op("MatMul")
-def _matmul(node: Node, xs: list[Tensor]) -> Tensor:
-    a, b = xs[0], xs[1]
-    if attr_value(node.attr, "transpose_a", False):
-        a = a.transpose(-1, -2)
-    if attr_value(node.attr, "transpose_b", False):
-        b = b.transpose(-1, -2)
-    y = a @ b
-    return _fused(node, y, list(xs[2:])) if node.op.startswith("_Fused") else y
-
-
-OPS["_FusedMatMul"] = _matmul
-
-
-@_op("ResizeBilinear", "ResizeNearestNeighbor")
+@_op("ResizeBilinear")
 def _resize(node: Node, xs: list[Tensor]) -> Tensor:
+    """Bilinear resize with half-pixel centres (the only form the shipped graphs use; it
+    is exactly torch's ``align_corners=False``)."""
+    if attr_value(node.attr, "align_corners", False) or \
+            not attr_value(node.attr, "half_pixel_centers", False):
+        raise GraphError(f"{node.name}: only half-pixel-centre bilinear resize is supported")
     height, width = _ints(xs[1])
-    x = xs[0].permute(0, 3, 1, 2)
-    align = bool(attr_value(node.attr, "align_corners", False))
-    half = bool(attr_value(node.attr, "half_pixel_centers", False))
-    y = _resample(x, height, width, align, half, node.op == "ResizeBilinear")
+    y = _torch().nn.functional.interpolate(xs[0].permute(0, 3, 1, 2), (height, width),
+                                           mode="bilinear", align_corners=False)
     return y.permute(0, 2, 3, 1)
-
-
-def _resample(x: Tensor, height: int, width: int, align: bool, half: bool,
-              bilinear: bool) -> Tensor:
-    """TF's resize: source coordinate per output pixel, then linear or nearest sampling."""
-    torch = _torch()
-    if bilinear and (half or align):   # torch's own kernel has exactly these semantics
-        return torch.nn.functional.interpolate(x, (height, width), mode="bilinear",
-                                               align_corners=align and not half)
-
-    def coords(out: int, size: int) -> Tensor:
-        i = torch.arange(out, dtype=torch.float32)
-        if align and out > 1:
-            return i * ((size - 1) / (out - 1))
-        scale = size / out
-        return (i + 0.5) * scale - 0.5 if half and bilinear else \
-            ((i + 0.5) * scale if half else i * scale)
-
-    ys, xs = coords(height, x.shape[2]), coords(width, x.shape[3])
-    if not bilinear:
-        yi = torch.clamp(torch.floor(ys) if not align else torch.round(ys), 0,
-                         x.shape[2] - 1).long()
-        xi = torch.clamp(torch.floor(xs) if not align else torch.round(xs), 0,
-                         x.shape[3] - 1).long()
-        return x[:, :, yi][:, :, :, xi]
-    ys, xs = ys.clamp(min=0), xs.clamp(min=0)
-    y0 = torch.floor(ys).long().clamp(max=x.shape[2] - 1)
-    x0 = torch.floor(xs).long().clamp(max=x.shape[3] - 1)
-    y1, x1 = (y0 + 1).clamp(max=x.shape[2] - 1), (x0 + 1).clamp(max=x.shape[3] - 1)
-    wy = (ys - y0.float()).view(1, 1, -1, 1)
-    wx = (xs - x0.float()).view(1, 1, 1, -1)
-    top = x[:, :, y0][:, :, :, x0] * (1 - wx) + x[:, :, y0][:, :, :, x1] * wx
-    bottom = x[:, :, y1][:, :, :, x0] * (1 - wx) + x[:, :, y1][:, :, :, x1] * wx
-    return top * (1 - wy) + bottom * wy
 
 
 @_op("SparseToDense")
@@ -522,19 +392,6 @@ def _sparse_to_dense(node: Node, xs: list[Tensor]) -> Tensor:
     vals = values.reshape(-1).expand(idx.shape[0]) if values.numel() == 1 else values
     out[tuple(idx.t())] = vals
     return out
-
-
-@_op("Cast")
-def _cast(node: Node, xs: list[Tensor]) -> Tensor:
-    torch = _torch()
-    kind = attr_value(node.attr, "DstT", "DT_FLOAT")
-    return xs[0].to({"DT_FLOAT": torch.float32, "DT_INT32": torch.int32,
-                     "DT_INT64": torch.int64, "DT_BOOL": torch.bool}.get(kind, torch.float32))
-
-
-@_op("ExpandDims")
-def _expand_dims(node: Node, xs: list[Tensor]) -> Tensor:
-    return xs[0].unsqueeze(_ints(xs[1])[0])
 
 
 # ------------------------------------------------------------------------------ runtime
