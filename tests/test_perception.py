@@ -158,3 +158,11 @@ def test_edit_changes_only_the_named_object(tmp_path, image_name, instruction, b
     assert not changed[far].any()
     x0, y0, x1, y1 = box
     assert changed[y0:y1, x0:x1].mean() > 0.15
+
+
+def test_a_small_face_in_a_20_mp_photo_is_found_inside_its_person() -> None:
+    canvas = np.full((3648, 5472, 3), 120, np.uint8)
+    canvas[1500:2012, 3000:3512] = photo_by_name("astronaut")   # face ≈ 20 px on a 1024 frame
+    found = get_localizer().locate(canvas, "her face")
+    assert found.status == "resolved", found.reason
+    assert box_iou(mask_box(found.union()), (3178, 1560, 3272, 1678)) >= MIN_IOU

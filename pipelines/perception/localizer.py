@@ -188,24 +188,24 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         frame = shrink(rgb, FRAME_SIDE)
         scale = rgb.shape[1] / frame.shape[1]
         dets = models.faces.detect(frame, FACE_MIN)
+        for d in dets:
+            d.box = tuple(v * scale for v in d.box)
         if not dets:      # small faces: look inside each person box, at native resolution
             for person in [d for d in models.objects.detect(frame, 0.3)
                            if d.label == "person"][:6]:
-                x0, y0, x1, y1 = (int(v) for v in person.box)
-                crop = frame[y0:y1, x0:x1]
-                if min(crop.shape[:2]) >= 32:
-                    found = models.faces.detect(crop, FACE_MIN)
-                    for f in found:
-                        f.box = (f.box[0] + x0, f.box[1] + y0, f.box[2] + x0, f.box[3] + y0)
-                    dets += found
-        for d in dets:
-            d.box = tuple(v * scale for v in d.box)
+                x0, y0, x1, y1 = (int(v * scale) for v in person.box)
+                crop = shrink(rgb[y0:y1, x0:x1], FRAME_SIDE)
+                if min(crop.shape[:2]) < 32:
+                    continue
+                k = (x1 - x0) / crop.shape[1]
+                for f in models.faces.detect(crop, FACE_MIN):
+                    f.box = (f.box[0] * k + x0, f.box[1] * k + y0, f.box[2] * k + x0,
+                             f.box[3] * k + y0)
+                    dets.append(f)
         if not dets:
             return Localization([], "unresolved", "no face found; paint it with the brush")
-        cands = []
-        for d in sorted(dets, key=lambda d: -d.score)[:MAX_REFINED]:
-            mask = _ellipse(rgb.shape[:2], d.box)
-            cands.append(Mask(mask, _calibrated(d.score), FACE, "blazeface"))
+        cands = [Mask(_ellipse(rgb.shape[:2], d.box), _calibrated(d.score), FACE, "blazeface")
+                 for d in sorted(dets, key=lambda d: -d.score)[:MAX_REFINED]]
         return _decide(cands, parsed, "face", [])
 
     # --- subject / background ----------------------------------------------------------
