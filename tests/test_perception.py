@@ -119,6 +119,27 @@ def test_background_is_everything_but_the_subject() -> None:
     assert 0.2 < mask.mean() < 0.8
 
 
+def test_the_sky_still_works() -> None:
+    found = get_localizer().locate(photo_by_name("rocket"), "the sky")
+    assert found.status == "resolved"
+    sky = found.masks[0].mask
+    assert sky[:60].mean() > 0.6 and sky[-12:].mean() < 0.02
+    assert not sky[150:380, 314:328].any()          # the rocket's body
+
+
+def test_background_leaves_out_every_person() -> None:
+    photo = photo_by_name("astronaut")
+    canvas = np.full((600, 1300, 3), 200, np.uint8)    # two astronauts, side by side
+    canvas[60:572, 40:552] = photo
+    canvas[60:572, 740:1252] = photo
+    found = get_localizer().locate(canvas, "the background")
+    assert found.status == "resolved"
+    mask = found.masks[0].mask
+    for x in (40, 740):                               # both suits are left out
+        assert mask[60 + 250:60 + 400, x + 120:x + 260].mean() < 0.05
+    assert mask[:50].all()
+
+
 def test_colour_phrases_still_use_colour_regions() -> None:
     image = photo_by_name("chelsea").copy()
     image[200:270, 300:380] = (20, 60, 230)

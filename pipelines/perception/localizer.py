@@ -12,7 +12,8 @@ whole image) and adds what people actually name:
 4. plural words take every instance, "left/biggest/second…" pick one, a low score is
    ``ambiguous`` with what was seen (the turn loop then asks for a brush).
 
-"the background" is everything but the salient subject and the people in it.
+"the background" is everything but the salient subject and the people in it (and "the
+subject" is that union).
 Registered as ``perception`` and preferred over ``embedded`` when its files are
 installed; GroundingDINO+SAM (``grounded-sam``) stays first when its weights are here.
 """
@@ -67,6 +68,8 @@ CROP_SIDE = 256
 SALIENT_CROP_SIDE = 224
 #: most candidates refined to pixel masks for one phrase
 MAX_REFINED = 8
+#: most people added to the subject when "the background" is asked for
+MAX_PEOPLE = 4
 #: words that are not objects ("the background", places, sizes are handled elsewhere)
 NOT_NOUNS = {"subject", "background", "foreground", "sky", "one", "ones", "thing", "things"}
 #: plural nouns without an -s
@@ -243,7 +246,16 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                             "does not recognise, was taken)")
 
     def _figure_ground(self, rgb: np.ndarray, background: bool) -> Localization:
+        """The salient subject together with every confident person (a group photo's
+        saliency map may single out one of them); the background is the rest."""
         subject = self._subject_mask(rgb)
+        frame = shrink(rgb, FRAME_SIDE)
+        scale = rgb.shape[1] / frame.shape[1]
+        people = [d for d in _Models.get().objects.detect(frame, CONFIDENT)
+                  if d.label == "person"][:MAX_PEOPLE]
+        for person in people:
+            mask = self._refine(rgb, tuple(v * scale for v in person.box))
+            subject = mask if subject is None else subject | mask
         if subject is None:
             return super().locate(rgb, "background" if background else "subject")
         label = "background" if background else "subject"
