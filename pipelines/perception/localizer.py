@@ -15,7 +15,9 @@ whole image) and adds what people actually name:
 "the background" is everything but the salient subject and the people in it (and "the
 subject" is that union).
 Registered as ``perception`` and preferred over ``embedded`` when its files are
-installed; GroundingDINO+SAM (``grounded-sam``) stays first when its weights are here.
+installed; GroundingDINO+SAM (``grounded-sam``) stays first when both weights are here.
+Per role otherwise: with GroundingDINO's weights alone its open-vocabulary boxes replace
+NanoDet's; with SAM's alone SAM turns the boxes into masks instead of U²-Net-p + GrabCut.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from dataclasses import dataclass, replace
 import cv2
 import numpy as np
 
-from pipelines.detection import Detection
+from pipelines.detection import Detection, GroundedSAMLocalizer, detector_prompt
 from pipelines.grounding import (
     WHOLE,
     EmbeddedLocalizer,
@@ -41,6 +43,7 @@ from pipelines.grounding import (
     smooth_resize,
 )
 from pipelines.grounding import _rgb as validated_rgb
+from pipelines.models import ModelUnavailable, get_manager
 from pipelines.perception import store
 from pipelines.perception.detectors import (
     FaceDetector,
@@ -148,6 +151,10 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             return super().locate(image, phrase, hint)
         if nouns[-1] in COLLECTIVE:
             parsed = replace(parsed, plural=True)
+        if _role_ready("detector"):       # GroundingDINO's weights, without SAM's
+            found = self._open_vocabulary(rgb, parsed)
+            if found.status != "unresolved":
+                return found
         if match.label == SALIENT:
             return self._salient(rgb, match, parsed.text)
         elif match.label == FACE:
@@ -181,10 +188,33 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             return Localization([], "unresolved", f"no {what} found{_seen(seen)}; paint it "
                                 "with the brush")
         dets = sorted(dets, key=lambda d: -d.score)[:MAX_REFINED]
-        cands = [Mask(self._refine(rgb, d.box), _calibrated(d.score), match.label,
-                      "nanodet+u2netp+grabcut") for d in dets]
-        cands = [c for c in cands if c.mask.any()]
-        return _decide(cands, parsed, what, seen)
+        return _decide(self._masks(rgb, dets, "nanodet"), parsed, what, seen)
+
+    def _open_vocabulary(self, rgb: np.ndarray, parsed: Phrase) -> Localization:
+        """Boxes from GroundingDINO (the phrase itself, no class list), masks as below."""
+        try:
+            dets = GroundedSAMLocalizer().detect(rgb, detector_prompt(parsed.text))
+        except ModelUnavailable as exc:
+            return Localization([], "unresolved", str(exc))
+        what = parsed.text or "target"
+        if not dets:
+            return Localization([], "unresolved", f"GroundingDINO found no {what!r}")
+        dets = sorted(dets, key=lambda d: -d.score)[:MAX_REFINED]
+        return _decide(self._masks(rgb, dets, "grounding-dino"), parsed, what, [])
+
+    def _masks(self, rgb: np.ndarray, dets: list[Detection], boxes_from: str) -> list[Mask]:
+        """One pixel mask per box: SAM when its weights are here, else U²-Net-p + GrabCut."""
+        if _role_ready("segmenter"):
+            try:
+                masks = GroundedSAMLocalizer().segment(rgb, dets)
+                for m in masks:
+                    m.source = f"{boxes_from}+sam"
+                return [m for m in masks if m.mask.any()]
+            except ModelUnavailable as exc:
+                log.warning("SAM unavailable, refining boxes on the CPU: %s", exc)
+        cands = [Mask(self._refine(rgb, d.box), _calibrated(d.score), d.label,
+                      f"{boxes_from}+u2netp+grabcut") for d in dets]
+        return [c for c in cands if c.mask.any()]
 
     def _faces(self, rgb: np.ndarray, parsed: Phrase, match: WordMatch) -> Localization:
         models = _Models.get()
@@ -292,6 +322,15 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         if not full.any():
             full[y0:y1, x0:x1] = True
         return full
+
+
+def _role_ready(role: str) -> bool:
+    """Whether a heavy model role (``detector``/``segmenter``) has its weights here."""
+    try:
+        return get_manager().role_status(role).available
+    except Exception as exc:  # noqa: BLE001 - a broken model config must not stop localising
+        log.warning("status of the %s role failed: %s", role, exc)
+        return False
 
 
 def _grabcut_seeded(crop: np.ndarray, inner: tuple[int, int, int, int],
