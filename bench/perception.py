@@ -2,7 +2,8 @@
 
 1. Latency per model on a 12-MP photo (skimage's ``coffee`` upscaled to 4240×2828): the
    frame pass of each net including its resize from 12 MP (NanoDet 416², BlazeFace 256²,
-   U²-Net-p 320²), medians of ``--repeat`` runs after one warm-up.
+   U²-Net-p 320², PP-OCRv4 text detection at 960 px), medians of ``--repeat`` runs after
+   one warm-up.
 2. The whole localisation of one target (``PerceptionLocalizer.locate``) at 12 MP and
    20 MP (5472×3648): "the cup" on the upscaled coffee photo (found on the frame) and "the
    cup" pasted small into a 20-MP render (found by the zoom search over tiles).
@@ -43,6 +44,7 @@ from pipelines.perception.detectors import (  # noqa: E402
     FaceDetector,
     ObjectDetector,
     SalientSegmenter,
+    TextDetector,
 )
 from pipelines.perception.localizer import PerceptionLocalizer  # noqa: E402
 
@@ -67,10 +69,12 @@ def main() -> None:
     args = parser.parse_args()
     big = _upscaled("coffee", 4240, 2828)
     objects, faces, salient = ObjectDetector(), FaceDetector(), SalientSegmenter()
+    text = TextDetector()
     latency = {
         "nanodet": _median_ms(lambda: objects.detect(big), args.repeat),
         "blazeface": _median_ms(lambda: faces.detect(big), args.repeat),
         "u2netp": _median_ms(lambda: salient.saliency(big), args.repeat),
+        "ppocr_det": _median_ms(lambda: text.detect(big), args.repeat),
     }
     print("latency per model at 12 MP (ms):", latency)
 

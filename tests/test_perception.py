@@ -120,6 +120,25 @@ def test_background_is_everything_but_the_subject() -> None:
     assert 0.2 < mask.mean() < 0.8
 
 
+@pytest.mark.parametrize("name,text,origin,font,scale,colour", [
+    ("coffee", "HELLO CAFE", (60, 370), cv2.FONT_HERSHEY_SIMPLEX, 1.5, (255, 255, 255)),
+    ("astronaut", "NASA 1998", (300, 480), cv2.FONT_HERSHEY_DUPLEX, 1.1, (250, 240, 60)),
+])
+def test_text_is_found_where_it_was_written(name, text, origin, font, scale, colour) -> None:
+    image = photo_by_name(name).copy()
+    cv2.putText(image, text, origin, font, scale, colour, 2)
+    (width, height), base = cv2.getTextSize(text, font, scale, 2)
+    truth = (origin[0], origin[1] - height, origin[0] + width, origin[1] + base)
+    found = get_localizer().locate(image, "the caption")
+    assert found.status == "resolved", found.reason
+    assert box_iou(mask_box(found.union()), truth) >= 0.6
+
+
+def test_no_text_is_said_plainly() -> None:
+    found = get_localizer().locate(photo_by_name("chelsea"), "the text")
+    assert found.status == "unresolved" and "no text" in found.reason
+
+
 def test_the_sky_still_works() -> None:
     found = get_localizer().locate(photo_by_name("rocket"), "the sky")
     assert found.status == "resolved"

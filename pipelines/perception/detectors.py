@@ -4,6 +4,7 @@
   native-resolution tiles for objects too small to see on the downscaled frame.
 * ``FaceDetector`` — BlazeFace full-range (face boxes, 256×256).
 * ``SalientSegmenter`` — U²-Net-p (salient-object probability map, 320×320).
+* ``TextDetector`` — PP-OCRv4's text detector (a text probability map → text boxes).
 
 Each loads its file from the weights folder on first use (``WeightsMissing`` when the
 install step has not run) and serialises calls with a lock (an OpenCV net is not
@@ -293,3 +294,43 @@ class SalientSegmenter(_Net):
         lo, hi = float(prob.min()), float(prob.max())
         prob = (prob - lo) / (hi - lo) if hi > lo else np.zeros_like(prob)
         return cv2.resize(prob.astype(np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
+
+
+# --------------------------------------------------------------------------- text
+
+
+class TextDetector(_Net):
+    """PP-OCRv4 text detection (DB): regions of text as boxes with their mean probability."""
+
+    file = "ppocrv4_det.onnx"
+    side = 960
+    threshold = 0.3
+
+    def detect(self, rgb: np.ndarray, min_score: float = 0.6) -> list[Detection]:
+        """Text boxes in full-resolution coordinates (the view is at most 960 px long,
+        each side a multiple of 32 as the network needs)."""
+        h, w = rgb.shape[:2]
+        scale = min(1.0, self.side / max(h, w))
+        tw = max(32, int(round(w * scale / 32)) * 32)
+        th = max(32, int(round(h * scale / 32)) * 32)
+        view = cv2.resize(shrink(rgb[..., :3], max(tw, th) * 2), (tw, th),
+                          interpolation=cv2.INTER_AREA)
+        blob = ((view.astype(np.float32) / 255.0 - 0.5) / 0.5).transpose(2, 0, 1)[None]
+        prob = self._forward(blob.copy())[0].reshape(th, tw)
+        binary = (prob > self.threshold).astype(np.uint8)
+        binary = cv2.dilate(binary, np.ones((3, 3), np.uint8))
+        count, labels, stats, _ = cv2.connectedComponentsWithStats(binary, 8)
+        sx, sy = w / tw, h / th
+        dets = []
+        for i in range(1, count):
+            x, y, bw, bh, area = stats[i]
+            if area < 12 or min(bw, bh) < 3:
+                continue
+            score = float(prob[labels == i].mean())
+            if score < min_score:
+                continue
+            grow = 0.5 * bh     # DB trains on text shrunk by ~0.4 of its height: unclip
+            dets.append(Detection((max(0.0, (x - grow) * sx), max(0.0, (y - grow) * sy),
+                                   min(float(w), (x + bw + grow) * sx),
+                                   min(float(h), (y + bh + grow) * sy)), score, "text"))
+        return sorted(dets, key=lambda d: -d.score)

