@@ -14,7 +14,6 @@ re-entrant).
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
 
 import cv2
 import numpy as np
@@ -222,21 +221,17 @@ def _blazeface_anchors() -> np.ndarray:
     return np.concatenate(out).astype(np.float32)
 
 
-@dataclass
-class _FaceModel:
-    side: int = 256
-    anchors: np.ndarray | None = None
-
-
 class FaceDetector(_Net):
     """BlazeFace full-range: face boxes with scores, in full-resolution coordinates."""
 
     file = "blazeface.onnx"
     outputs = ["Identity", "Identity_1", "Identity_2", "Identity_3"]
 
+    side = 256
+
     def __init__(self) -> None:
         super().__init__()
-        self.model = _FaceModel(anchors=_blazeface_anchors())
+        self.anchors = _blazeface_anchors()
 
     def detect(self, rgb: np.ndarray, min_score: float = 0.5) -> list[Detection]:
         """Faces in ``rgb`` (letterboxed to a square, so faces keep their shape)."""
@@ -244,7 +239,7 @@ class FaceDetector(_Net):
         side = max(h, w)
         square = np.zeros((side, side, 3), np.uint8)
         square[:h, :w] = rgb[..., :3]
-        size = self.model.side
+        size = self.side
         small = cv2.resize(square, (size, size), interpolation=cv2.INTER_AREA)
         blob = small.astype(np.float32)[None] / 127.5 - 1.0
         outs = self._forward(blob, self.outputs)
@@ -254,7 +249,7 @@ class FaceDetector(_Net):
                                for n in (512, 384)])
         probs = 1.0 / (1.0 + np.exp(-np.clip(scores, -80, 80)))
         keep = np.nonzero(probs >= min_score)[0]
-        anchors = self.model.anchors
+        anchors = self.anchors
         dets = []
         for k in keep:
             cx = anchors[k, 0] + regs[k, 0] / size

@@ -24,9 +24,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
-import cv2
 import numpy as np
 
 from pipelines.detection import Detection, GroundedSAMLocalizer, detector_prompt
@@ -53,6 +52,7 @@ from pipelines.perception.detectors import (
     nms,
     shrink,
 )
+from pipelines.perception.masks import face_ellipse, largest_parts, refine_box
 from pipelines.perception.words import FACE, SALIENT, TEXT, WordMatch, match_noun
 
 log = logging.getLogger(__name__)
@@ -78,12 +78,6 @@ MAX_PEOPLE = 4
 NOT_NOUNS = {"subject", "background", "foreground", "sky", "one", "ones", "thing", "things"}
 #: plural nouns without an -s
 COLLECTIVE = {"people", "men", "women", "children", "kids", "faces", "persons", "crowd"}
-
-
-@dataclass
-class _Candidate:
-    det: Detection
-    mask: np.ndarray | None = None
 
 
 class _Models:
@@ -241,7 +235,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                     dets.append(f)
         if not dets:
             return Localization([], "unresolved", "no face found; paint it with the brush")
-        cands = [Mask(_ellipse(rgb.shape[:2], d.box), _calibrated(d.score), FACE, "blazeface")
+        cands = [Mask(face_ellipse(rgb.shape[:2], d.box), _calibrated(d.score), FACE, "blazeface")
                  for d in sorted(dets, key=lambda d: -d.score)[:MAX_REFINED]]
         return _decide(cands, parsed, "face", [])
 
@@ -266,7 +260,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         models = _Models.get()
         frame = shrink(rgb, 512)
         prob = models.salient.saliency(frame)
-        mask = _largest_parts(prob >= 0.5, keep=0.25)
+        mask = largest_parts(prob >= 0.5, keep=0.25)
         if mask.mean() < 0.002:
             return None
         return smooth_resize(mask, rgb.shape[:2])
@@ -317,30 +311,10 @@ class PerceptionLocalizer(EmbeddedLocalizer):
     # --- box → mask --------------------------------------------------------------------
 
     def _refine(self, rgb: np.ndarray, box: tuple[float, ...]) -> np.ndarray:
-        """A pixel mask of the object in ``box``: saliency on the crop seeds GrabCut."""
-        h, w = rgb.shape[:2]
-        x0, y0, x1, y1 = (int(round(v)) for v in box)
-        x0, y0, x1, y1 = max(0, x0), max(0, y0), min(w, x1), min(h, y1)
-        full = np.zeros((h, w), bool)
-        if x1 - x0 < 2 or y1 - y0 < 2:
-            return full
-        pad = max(4, (x1 - x0 + y1 - y0) // 16)
-        cx0, cy0, cx1, cy1 = max(0, x0 - pad), max(0, y0 - pad), min(w, x1 + pad), \
-            min(h, y1 + pad)
-        crop = shrink(rgb[cy0:cy1, cx0:cx1], CROP_SIDE)
-        s = crop.shape[1] / (cx1 - cx0)
-        inner = (int((x0 - cx0) * s), int((y0 - cy0) * s),
-                 max(int((x0 - cx0) * s) + 1, int(round((x1 - cx0) * s))),
-                 max(int((y0 - cy0) * s) + 1, int(round((y1 - cy0) * s))))
-        prob = _Models.get().salient.saliency(crop, SALIENT_CROP_SIDE)
-        soft = _grabcut_seeded(crop, inner, prob)
-        mask = cv2.resize(soft.astype(np.float32), (cx1 - cx0, cy1 - cy0),
-                          interpolation=cv2.INTER_LINEAR) >= 0.5
-        full[cy0:cy1, cx0:cx1] = mask
-        full[:y0], full[y1:], full[:, :x0], full[:, x1:] = False, False, False, False
-        if not full.any():
-            full[y0:y1, x0:x1] = True
-        return full
+        """A pixel mask of the object in ``box`` (``masks.refine_box`` with U²-Net-p)."""
+        salient = _Models.get().salient
+        return refine_box(rgb, box, lambda crop: salient.saliency(crop, SALIENT_CROP_SIDE),
+                          CROP_SIDE)
 
 
 def _role_ready(role: str) -> bool:
@@ -350,54 +324,6 @@ def _role_ready(role: str) -> bool:
     except Exception as exc:  # noqa: BLE001 - a broken model config must not stop localising
         log.warning("status of the %s role failed: %s", role, exc)
         return False
-
-
-def _grabcut_seeded(crop: np.ndarray, inner: tuple[int, int, int, int],
-                    prob: np.ndarray) -> np.ndarray:
-    """GrabCut on a crop: outside the box is background, inside it the salient map says
-    probably-foreground or probably-background. Falls back to the salient map (or the
-    box) when GrabCut degenerates."""
-    x0, y0, x1, y1 = inner
-    box = np.zeros(crop.shape[:2], bool)
-    box[y0:y1, x0:x1] = True
-    seed = np.full(crop.shape[:2], cv2.GC_BGD, np.uint8)
-    seed[box] = np.where(prob[box] >= 0.5, cv2.GC_PR_FGD, cv2.GC_PR_BGD)
-    seed[box & (prob >= 0.9)] = cv2.GC_FGD
-    area = box.sum()
-    salient = (prob >= 0.5) & box
-    if salient.sum() < 0.05 * area:          # the salient map missed it: box prior only
-        seed[box] = cv2.GC_PR_FGD
-    try:
-        bgd, fgd = np.zeros((1, 65)), np.zeros((1, 65))
-        cv2.grabCut(cv2.cvtColor(crop, cv2.COLOR_RGB2BGR), seed, None, bgd, fgd, 3,
-                    cv2.GC_INIT_WITH_MASK)
-        fg = ((seed == cv2.GC_FGD) | (seed == cv2.GC_PR_FGD)) & box
-    except cv2.error as exc:
-        log.info("GrabCut failed: %s", exc)
-        fg = salient
-    if not 0.05 <= fg.sum() / max(1, area) <= 0.98:
-        fg = salient if 0.05 <= salient.sum() / max(1, area) else box
-    return _largest_parts(fg)
-
-
-def _largest_parts(mask: np.ndarray, keep: float = 0.1) -> np.ndarray:
-    """Drop specks: keep components of at least ``keep`` times the largest one."""
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), 8)
-    if count <= 2:
-        return mask
-    areas = stats[1:, cv2.CC_STAT_AREA]
-    return np.isin(labels, np.nonzero(areas >= keep * areas.max())[0] + 1)
-
-
-def _ellipse(shape: tuple[int, int], box: tuple[float, ...]) -> np.ndarray:
-    """A face box as the ellipse inscribed in it, a little taller (BlazeFace's box stops
-    at the brows; the forehead is part of the face)."""
-    x0, y0, x1, y1 = box
-    mask = np.zeros(shape, np.uint8)
-    centre = (int(round((x0 + x1) / 2)), int(round((y0 + y1) / 2 - 0.03 * (y1 - y0))))
-    axes = (max(1, int(round((x1 - x0) * 0.5))), max(1, int(round((y1 - y0) * 0.58))))
-    cv2.ellipse(mask, centre, axes, 0, 0, 360, 1, -1)
-    return mask.astype(bool)
 
 
 def _calibrated(score: float) -> float:
