@@ -8,11 +8,13 @@
    20 MP (5472×3648): "the cup" on the upscaled coffee photo (found on the frame) and "the
    cup" pasted small into a 20-MP render (found by the zoom search over tiles).
 3. Mean box IoU of the returned masks with the hand-drawn boxes of
-   ``tests/data/perception_cases.json``, per split (tune, held-out, zoom).
+   ``tests/data/perception_cases.json``, per split (tune, held-out, zoom), and the mask
+   IoU where a case has an outline (the cup's hand-drawn polygon, the horse's exact
+   silhouette).
 
 Usage: ``python bench/perception.py [--repeat 5]``. The last printed line is one JSON
 object with ``latency_ms_12mp`` (per model), ``locate_ms`` (per scene), ``mean_iou``
-(per split), ``cases`` and ``load_average``.
+(per split), ``mask_iou`` (per outlined case), ``cases`` and ``load_average``.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from perception_cases import (  # noqa: E402
     box_iou,
     load_cases,
     mask_box,
+    mask_iou,
     photo_by_name,
     render_zoom_case,
 )
@@ -96,15 +99,20 @@ def main() -> None:
         print(f"{key}: {found.status} ({found.reason}) {locate_ms[key]} ms")
 
     ious: dict[str, list[float]] = {}
+    outline: dict[str, float] = {}
     for case in cases.values():
         found = loc.locate(case.image(), case.phrase)
         mask = found.union() if found.status == "resolved" else None
         iou = box_iou(mask_box(mask), case.box) if mask is not None and mask.any() else 0.0
         ious.setdefault(case.split, []).append(iou)
+        truth = case.truth_mask(case.image().shape[:2])
+        if truth is not None:
+            outline[case.id] = round(mask_iou(mask, truth), 3) if mask is not None else 0.0
         print(f"{case.id}: {found.status} IoU {iou:.3f}")
     mean_iou = {k: round(float(np.mean(v)), 3) for k, v in ious.items()}
     print(json.dumps({"latency_ms_12mp": latency, "locate_ms": locate_ms,
-                      "mean_iou": mean_iou, "cases": {k: len(v) for k, v in ious.items()},
+                      "mean_iou": mean_iou, "mask_iou": outline,
+                      "cases": {k: len(v) for k, v in ious.items()},
                       "load_average": round(os.getloadavg()[0], 2)}))
 
 

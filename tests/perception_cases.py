@@ -22,10 +22,25 @@ class Case:
     phrase: str
     box: tuple[int, int, int, int]
     render: dict | None = None
+    polygon: tuple[tuple[int, int], ...] | None = None
+    silhouette: bool = False
 
     @property
     def id(self) -> str:
         return f"{self.split}:{self.image_name}:{self.phrase.replace(' ', '_')}"
+
+    def truth_mask(self, shape: tuple[int, int]) -> np.ndarray | None:
+        """The hand-drawn polygon or the exact silhouette as a bool mask, if the case has
+        one."""
+        if self.silhouette:
+            from skimage import data
+
+            return ~np.asarray(data.horse(), bool)
+        if self.polygon:
+            mask = np.zeros(shape, np.uint8)
+            cv2.fillPoly(mask, [np.array(self.polygon, np.int32)], 1)
+            return mask > 0
+        return None
 
     def image(self) -> np.ndarray:
         photo = photo_by_name(self.image_name)
@@ -71,7 +86,9 @@ def render_zoom_case(photo: np.ndarray, spec: dict) -> np.ndarray:
 def load_cases() -> list[Case]:
     """Every case, tune split first, then held-out, then zoom renders."""
     doc = json.loads(CASES_FILE.read_text())
-    cases = [Case(split, c["image"], c["phrase"], tuple(c["box"]))
+    cases = [Case(split, c["image"], c["phrase"], tuple(c["box"]),
+                  polygon=tuple(map(tuple, c["polygon"])) if "polygon" in c else None,
+                  silhouette=bool(c.get("silhouette")))
              for split in ("tune", "held_out") for c in doc[split]]
     for c in doc["zoom"]:
         x0, y0, x1, y1 = c["crop"]
@@ -95,3 +112,9 @@ def mask_box(mask: np.ndarray) -> tuple[int, int, int, int]:
     """The bounding box of a bool mask."""
     ys, xs = np.nonzero(mask)
     return int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1
+
+
+def mask_iou(a: np.ndarray, b: np.ndarray) -> float:
+    """Intersection over union of two bool masks."""
+    union = np.logical_or(a, b).sum()
+    return float(np.logical_and(a, b).sum() / union) if union else 0.0

@@ -12,7 +12,7 @@ import cv2
 import numpy as np
 import pytest
 import tfjs_reference
-from perception_cases import box_iou, load_cases, mask_box, photo_by_name
+from perception_cases import box_iou, load_cases, mask_box, mask_iou, photo_by_name
 
 from pipelines.detection import GroundedSAMLocalizer
 from pipelines.grounding import get_localizer
@@ -71,6 +71,9 @@ def test_mask_matches_the_hand_drawn_box(case) -> None:
     assert box_iou(mask_box(mask), case.box) >= MIN_IOU
     x0, y0, x1, y1 = case.box           # the mask lies in the box, not merely around it
     assert mask[y0:y1, x0:x1].sum() >= 0.9 * mask.sum()
+    truth = case.truth_mask(mask.shape)
+    if truth is not None:               # a hand-drawn outline or an exact silhouette
+        assert mask_iou(mask, truth) >= 0.75
     assert "confidence" in found.reason or "subject" in found.reason
 
 
