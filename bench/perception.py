@@ -32,16 +32,6 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "tests"))
-
-from perception_cases import (  # noqa: E402
-    box_iou,
-    load_cases,
-    mask_box,
-    mask_iou,
-    photo_by_name,
-    render_zoom_case,
-)
 
 from pipelines.perception.detectors import (  # noqa: E402
     FaceDetector,
@@ -50,6 +40,14 @@ from pipelines.perception.detectors import (  # noqa: E402
     TextDetector,
 )
 from pipelines.perception.localizer import PerceptionLocalizer  # noqa: E402
+from tests.perception_cases import (  # noqa: E402
+    box_iou,
+    load_cases,
+    mask_box,
+    mask_iou,
+    photo_by_name,
+    render_zoom_case,
+)
 
 
 def _median_ms(fn, repeat: int) -> float:

@@ -71,11 +71,17 @@ class Mask:
 
 @dataclass
 class Localization:
-    """The answer of a localiser for one phrase."""
+    """The answer of a localiser for one phrase.
+
+    ``plural`` is set when the phrase asked for every instance ("the cats", "all the red
+    ones") and the resolved masks are all targets: edit their ``union()``. Otherwise the
+    masks are candidates, best first, and a resolved answer means ``best``.
+    """
 
     masks: list[Mask] = field(default_factory=list)
     status: str = "unresolved"
     reason: str = ""
+    plural: bool = False
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -615,7 +621,9 @@ def select_candidates(cands: list[Mask], parsed: Phrase, colour: str) -> Localiz
     """
     cands = sorted(cands, key=lambda m: -m.score)
     if parsed.plural:
-        return _resolved(cands, f"all {len(cands)} {colour} regions")
+        found = _resolved(cands, f"all {len(cands)} {colour} regions")
+        found.plural = True
+        return found
     if len(cands) == 1:
         return _resolved(cands, f"the only {colour} region")
     if parsed.ordinal or parsed.last:

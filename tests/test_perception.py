@@ -11,8 +11,6 @@ from __future__ import annotations
 import cv2
 import numpy as np
 import pytest
-import tfjs_reference
-from perception_cases import box_iou, load_cases, mask_box, mask_iou, photo_by_name
 
 from pipelines.detection import GroundedSAMLocalizer
 from pipelines.grounding import get_localizer
@@ -20,6 +18,8 @@ from pipelines.perception import store
 from pipelines.perception.detectors import FaceDetector, ObjectDetector
 from pipelines.perception.localizer import PerceptionLocalizer
 from pipelines.perception.words import SALIENT, match_noun
+from tests import tfjs_reference
+from tests.perception_cases import box_iou, load_cases, mask_box, mask_iou, photo_by_name
 
 CASES = load_cases()
 #: box IoU each case must reach (hand-drawn boxes are loose by a few pixels)
@@ -106,8 +106,9 @@ def test_plural_takes_every_instance_and_position_or_size_picks_one() -> None:
     image, loc = _two_motorcycles(), get_localizer()
     both = loc.locate(image, "the motorcycles")
     assert both.status == "resolved" and len(both.masks) == 2, both.reason
+    assert both.plural and mask_box(both.union())[0] < 100 and mask_box(both.union())[2] > 1000
     left = loc.locate(image, "the left motorcycle")
-    assert left.status == "resolved" and len(left.masks) == 1
+    assert left.status == "resolved" and len(left.masks) == 1 and not left.plural
     assert mask_box(left.masks[0].mask)[2] <= 400
     biggest = loc.locate(image, "the biggest motorcycle")
     assert biggest.status == "resolved" and mask_box(biggest.masks[0].mask)[0] >= 400
