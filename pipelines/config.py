@@ -35,6 +35,8 @@ DEFAULT_MODEL_IDS: dict[str, str] = {
 }
 
 DEFAULT_MAX_PIXELS = 100_000_000
+#: where the install step puts the embedded perception's model files (``LOUPE_WEIGHTS_DIR``)
+DEFAULT_WEIGHTS_DIR = Path(__file__).resolve().parent.parent / "weights"
 
 
 def _env(name: str, default: str) -> str:
@@ -65,6 +67,7 @@ class Settings:
     session_ttl_hours: float = 72.0
     session_quota_mb: float = 1024.0
     cache_ttl_hours: float = 12.0
+    weights_dir: Path = DEFAULT_WEIGHTS_DIR
     max_open_sessions: int = 8
     session_secret: str = field(default="", repr=False)
     max_archive_mb: float = 2048.0
@@ -114,6 +117,7 @@ def get_settings() -> Settings:
         session_ttl_hours=float(_env("LOUPE_SESSION_TTL_HOURS", "72")),
         session_quota_mb=float(_env("LOUPE_SESSION_QUOTA_MB", "1024")),
         cache_ttl_hours=float(_env("LOUPE_CACHE_TTL_HOURS", "12")),
+        weights_dir=Path(_env("LOUPE_WEIGHTS_DIR", str(DEFAULT_WEIGHTS_DIR))).expanduser(),
         max_open_sessions=max(1, int(_env("LOUPE_MAX_OPEN_SESSIONS", "8"))),
         session_secret=_env("LOUPE_SESSION_SECRET", ""),
         max_archive_mb=float(_env("LOUPE_MAX_ARCHIVE_MB", "2048")),

@@ -162,8 +162,10 @@ class GroundedSAMLocalizer(Localizer):
 
     def _decide(self, masks: list[Mask], phrase: str) -> Localization:
         masks.sort(key=lambda m: m.score, reverse=True)
-        if len(masks) == 1 or PLURAL.search(phrase.lower().strip()):
-            return Localization(masks, "resolved", f"{len(masks)} match(es) for {phrase!r}")
+        plural = bool(PLURAL.search(phrase.lower().strip()))
+        if len(masks) == 1 or plural:
+            return Localization(masks, "resolved", f"{len(masks)} match(es) for {phrase!r}",
+                                plural=plural)
         if masks[0].score - masks[1].score >= self.ambiguity_margin:
             return Localization(masks, "resolved", f"best of {len(masks)} for {phrase!r}")
         return Localization(masks, "ambiguous", f"{len(masks)} candidates for {phrase!r} "

