@@ -23,7 +23,6 @@ import spaces  # noqa: F401  (on a ZeroGPU Space it must be imported before CUDA
 
 import web
 from pipelines.config import get_settings
-from pipelines.gpu import gpu_task
 
 log = logging.getLogger("loupe.app")
 ASSETS = Path(__file__).resolve().parent / "assets"
@@ -47,11 +46,6 @@ CSS = """
 #status-line { font-size: 0.85em; opacity: 0.85; }
 """
 UI = {"api_visibility": "undocumented"}
-
-
-def _gpu(fn):
-    """Mark a GPU entry point (a ZeroGPU slice on Spaces; elsewhere frees CUDA cache after)."""
-    return gpu_task(get_settings().gpu_seconds)(fn)
 
 
 def _friendly(fn):
@@ -95,7 +89,6 @@ def ui_open(session_id: str | None, path: str | None) -> tuple:
     return _edit_outputs(web.open_image(session_id, path, Path(path).name))
 
 
-@_gpu
 @_friendly
 def ui_edit(session_id: str | None, message: dict | None, canvas: dict | None, tree: bool,
             progress: gr.Progress = gr.Progress()) -> tuple:
@@ -161,7 +154,6 @@ def ui_import(session_id: str | None, path: str | None) -> tuple:
     return _move(web.import_archive, web.ensure_session(session_id), path)
 
 
-@_gpu
 @_friendly
 def ui_autopilot(session_id: str | None, path: str | None, mood: str, iterations: float,
                  simulations: float, depth: float, top_k: float, seed: float,
@@ -196,7 +188,6 @@ def ui_score(before: str | None, after: str | None, mask: str | None, bbox: str,
     return web.score_files(before, after, mask=mask, bbox=bbox, instruction=instruction)
 
 
-@_gpu
 @_friendly
 def ui_benchmark(dataset: str, archive: str | None, agent_name: str,
                  progress: gr.Progress = gr.Progress()) -> tuple:
@@ -232,7 +223,6 @@ def new_session(image: str) -> tuple[str, dict]:
     return session_id, view.info()
 
 
-@_gpu
 @_friendly
 def edit(session_id: str, instruction: str, mask: str | None = None,
          tree_search: bool = False) -> tuple[Any, dict]:
@@ -354,7 +344,6 @@ def import_session(archive: str) -> tuple[str, dict]:
     return session_id, view.info()
 
 
-@_gpu
 @_friendly
 def autopilot(image: str, mood: str = "", iterations: int = 2, simulations: int = 8,
               depth: int = 2, top_k: int = 3, seed: int = 0) -> tuple[Any, dict]:
