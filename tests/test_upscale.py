@@ -43,7 +43,10 @@ def test_realesrgan_network_from_the_wheel_restores_a_crop(crop):
         get_manager().unload("upscaler")
     assert model.scale == 4 and out.shape == (96, 96, 3)
     blurred = cv2.resize(cv2.resize(small, (12, 12), interpolation=cv2.INTER_AREA), (96, 96))
-    assert _psnr(crop, out) > max(20.0, _psnr(crop, blurred) + 2)  # restores, not noise
+    # a real restoration: far above noise, better than a 2× coarser input, near Lanczos (a
+    # GAN-trained network scores a little below it on PSNR; see bench/upscale.py)
+    assert _psnr(crop, out) > max(20.0, _psnr(crop, blurred) + 1.0,
+                                  _psnr(crop, lanczos(small, (96, 96))) - 4.0)
     assert np.corrcoef(out.reshape(-1, 3).T, crop.reshape(-1, 3).T)[0, 3] > 0.9  # R stays R
 
 
