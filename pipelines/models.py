@@ -619,9 +619,21 @@ class ModelManager:
         """Loaded roles, least recently used first."""
         return list(self._loaded)
 
-    def peek(self, role: str) -> LoadedModel | None:
-        """The loaded model of ``role`` if it is loaded, without loading anything."""
-        return self._loaded.get(role)
+    def peek(self, role: str, model_id: str | None = None) -> LoadedModel | None:
+        """The loaded model of ``role`` (configured as ``model_id`` when given), without
+        loading or looking anything up; None when it is not loaded."""
+        loaded = self._loaded.get(role)
+        if loaded is None or (model_id is not None and self._keys[role][0] != model_id):
+            return None
+        return loaded
+
+    def adopt(self, role: str, model_id: str, loaded: LoadedModel) -> None:
+        """Serve ``role`` with a model built elsewhere (a benchmark's in-memory pipeline),
+        under the name ``model_id``, as if the manager had loaded it."""
+        with self._lock:
+            self.unload(role)
+            self._loaded[role] = loaded
+            self._keys[role] = (model_id, loaded.quant, loaded.device)
 
     def unload(self, role: str) -> bool:
         """Drop ``role``'s model and free its memory; False when it was not loaded."""

@@ -114,7 +114,8 @@ def test_gated_and_missing_repos_are_reported_clearly(tmp_path):
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Hub)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("LOUPE_", "HF_", "TRANSFORMERS_"))}
+    skip = ("LOUPE_", "HF_", "TRANSFORMERS_")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(skip)}
     env.update(HF_ENDPOINT=f"http://127.0.0.1:{server.server_address[1]}",
                LOUPE_DOWNLOADS="on", LOUPE_HF_CACHE=str(tmp_path / "hub"),
                LOUPE_MODEL_EDITOR="someone/gated-editor",

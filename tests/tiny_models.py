@@ -226,6 +226,39 @@ QWEN_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|
                  "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
 
 
+def qwen_tokenizer(folder: Path, *, max_pixels: int | None = None):
+    """A byte-level Qwen2 tokenizer with Qwen-VL's special tokens, and its VL processor.
+
+    Args:
+        folder: where the vocabulary files are written.
+        max_pixels: the image processor's pixel cap (None: the library default).
+
+    Returns:
+        ``(tokenizer, processor, vocab)``.
+    """
+    from transformers import (
+        Qwen2Tokenizer,
+        Qwen2VLImageProcessor,
+        Qwen2VLProcessor,
+        Qwen2VLVideoProcessor,
+    )
+
+    folder.mkdir(parents=True, exist_ok=True)
+    vocab = {c: i for i, c in enumerate(_bytes_to_unicode().values())}
+    for token in QWEN_SPECIALS:
+        vocab[token] = len(vocab)
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    (folder / "merges.txt").write_text("#version: 0.2\n")
+    tokenizer = Qwen2Tokenizer(str(folder / "vocab.json"), str(folder / "merges.txt"),
+                               unk_token="<|endoftext|>", pad_token="<|endoftext|>",
+                               additional_special_tokens=QWEN_SPECIALS[1:])
+    images = (Qwen2VLImageProcessor(min_pixels=56 * 56, max_pixels=max_pixels) if max_pixels
+              else Qwen2VLImageProcessor())
+    processor = Qwen2VLProcessor(image_processor=images, tokenizer=tokenizer,
+                                 video_processor=Qwen2VLVideoProcessor())
+    return tokenizer, processor, vocab
+
+
 def build_qwen_image_edit(folder: Path) -> None:
     """Tiny ``QwenImageEditPipeline``: 2-layer Qwen2.5-VL text encoder with a byte-level
     tokenizer, a 4-channel Qwen VAE and a 2-layer transformer.
@@ -242,25 +275,9 @@ def build_qwen_image_edit(folder: Path) -> None:
     from transformers import (
         Qwen2_5_VLConfig,
         Qwen2_5_VLForConditionalGeneration,
-        Qwen2Tokenizer,
-        Qwen2VLImageProcessor,
-        Qwen2VLProcessor,
-        Qwen2VLVideoProcessor,
     )
 
-    tok_dir = folder / "_tok"
-    tok_dir.mkdir(parents=True, exist_ok=True)
-    vocab = {c: i for i, c in enumerate(_bytes_to_unicode().values())}
-    for token in QWEN_SPECIALS:
-        vocab[token] = len(vocab)
-    (tok_dir / "vocab.json").write_text(json.dumps(vocab))
-    (tok_dir / "merges.txt").write_text("#version: 0.2\n")
-    tokenizer = Qwen2Tokenizer(str(tok_dir / "vocab.json"), str(tok_dir / "merges.txt"),
-                               unk_token="<|endoftext|>", pad_token="<|endoftext|>",
-                               additional_special_tokens=QWEN_SPECIALS[1:])
-    processor = Qwen2VLProcessor(
-        image_processor=Qwen2VLImageProcessor(min_pixels=56 * 56, max_pixels=128 * 128),
-        tokenizer=tokenizer, video_processor=Qwen2VLVideoProcessor())
+    tokenizer, processor, vocab = qwen_tokenizer(folder / "_tok", max_pixels=128 * 128)
     config = Qwen2_5_VLConfig(
         text_config={"hidden_size": 16, "intermediate_size": 16, "num_hidden_layers": 2,
                      "num_attention_heads": 2, "num_key_value_heads": 2, "vocab_size": len(vocab),

@@ -150,7 +150,8 @@ def run_pipeline(call: PipelineCall) -> np.ndarray:
     import torch
     from PIL import Image
 
-    pipe = get_manager().load(call.role, call.model_id).model
+    manager = get_manager()
+    pipe = (manager.peek(call.role, call.model_id) or manager.load(call.role, call.model_id)).model
     kwargs = dict(call.kwargs)
     kwargs.update(image=Image.fromarray(call.image), mask_image=Image.fromarray(call.mask),
                   generator=torch.Generator(device="cpu").manual_seed(int(call.seed)))
