@@ -22,7 +22,7 @@ or ``nf4``, ``int8``, ``none`` explicitly. Settings read here besides ``pipeline
                                CPU offload of diffusers pipelines on CUDA
 ``LOUPE_MEMORY_BUDGET_GB``     model weights kept loaded at once (least recently used
                                unloaded first); default: 90% of the GPU's memory on CUDA,
-                               no limit on CPU
+                               half the RAM on CPU
 =============================  ==========================================================
 
 On a ZeroGPU Space only the roles whose inference runs inside a GPU entry point
@@ -35,6 +35,7 @@ import argparse
 import gc
 import json
 import logging
+import os
 import sys
 import threading
 import time
@@ -255,7 +256,8 @@ def pick_dtype(device: str, published: str | None = None) -> Any:
 
 
 def memory_budget(device: str) -> int | None:
-    """Bytes of model weights kept loaded at once, or None for no limit."""
+    """Bytes of model weights kept loaded at once: ``LOUPE_MEMORY_BUDGET_GB``, else 90% of
+    the GPU's memory on CUDA, else half the machine's RAM (None when it cannot be read)."""
     value = get_settings().memory_budget_gb
     if value is not None:
         return int(value * 1024**3)
@@ -266,7 +268,10 @@ def memory_budget(device: str) -> int | None:
             return int(0.9 * torch.cuda.get_device_properties(0).total_memory)
         except (RuntimeError, AssertionError):  # no usable CUDA device after all
             return None
-    return None
+    try:
+        return int(0.5 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # not a POSIX system
+        return None
 
 
 def module_nbytes(obj: Any) -> int:
