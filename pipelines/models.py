@@ -84,8 +84,9 @@ FALLBACKS: dict[str, str] = {
 
 #: roles whose weights are a diffusers pipeline (the others are transformers models)
 PIPELINE_ROLES = ("editor", "inpainter")
-#: roles whose inference runs inside a ``pipelines.gpu`` entry point (CUDA on ZeroGPU)
-GPU_ROLES = ("editor", "inpainter", "vlm")
+#: roles whose inference runs inside a ``pipelines.gpu`` entry point (CUDA on ZeroGPU; the
+#: upscaler runs inside the editor's ``run_pipeline``)
+GPU_ROLES = ("editor", "inpainter", "vlm", "upscaler")
 #: pipeline components quantized when a pipeline role asks for nf4/int8
 HEAVY_COMPONENTS = ("transformer", "unet", "text_encoder", "text_encoder_2", "text_encoder_3")
 
