@@ -116,3 +116,29 @@ def test_a_whole_turn_with_the_model_in_a_forked_worker_keeps_every_change(
     assert result.ok, result.message
     assert len(session.graph.nodes) == 2 and session.head != session.graph.root
     assert not np.array_equal(session.current_image(), before)
+
+
+def test_the_gpu_slice_follows_image_size_and_steps(monkeypatch):
+    from pipelines.editors.diffusion import call_seconds
+    from pipelines.gpu import gpu_task
+
+    def call(side: int, steps: int) -> PipelineCall:
+        image = np.zeros((side, side, 3), np.uint8)
+        return PipelineCall("editor", "m", "QwenImageEditPipeline", image, image[..., 0],
+                            {"num_inference_steps": steps}, 0, (side, side))
+
+    monkeypatch.setenv("LOUPE_GPU_SECONDS", "100000")
+    small, big = call_seconds(call(512, 50)), call_seconds(call(1024, 50))
+    assert small < big < call_seconds(call(1024, 100))
+    assert big > 120  # Qwen-Image-Edit at 1 MP needs more than the old fixed 120 s
+    monkeypatch.setenv("LOUPE_GPU_SECONDS", "300")
+    assert call_seconds(call(1024, 100)) == 300  # capped by the setting
+
+    @gpu_task(duration=lambda n: 3 * n)
+    def work(n: int) -> int:
+        """Doubles (a stand-in GPU function)."""
+        return 2 * n
+
+    assert work(21) == 42 and work.gpu_seconds(20) == 60 and work.gpu_seconds(1) == 10
+    with pytest.raises(ValueError, match="positive"):
+        work.gpu_seconds(-1)
