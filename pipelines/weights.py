@@ -270,7 +270,10 @@ def loaded_files(folder: Path, variant: str | None = None) -> dict[str, list[Pat
 def safetensors_numels(path: Path) -> dict[str, int]:
     """Element counts per dtype in a safetensors file, read from its header only."""
     with path.open("rb") as fh:
-        (length,) = struct.unpack("<Q", fh.read(8))
+        head = fh.read(8)
+        if len(head) != 8:
+            raise ValueError(f"{path.name}: not a safetensors file (too short)")
+        (length,) = struct.unpack("<Q", head)
         if length > 100_000_000:
             raise ValueError(f"{path.name}: implausible safetensors header")
         header = json.loads(fh.read(length))
@@ -311,7 +314,7 @@ def estimate_bytes(folder: Path, *, dtype_bytes: int, quant: str = "none",
             if path.suffix == ".safetensors":
                 try:
                     counts = safetensors_numels(path)
-                except (OSError, ValueError, KeyError) as exc:
+                except (OSError, ValueError, KeyError, TypeError) as exc:
                     log.debug("cannot read %s: %s", path.name, exc)
                     total += path.stat().st_size
                     continue
