@@ -165,9 +165,9 @@ def build_pipeline(family: str, tiny: bool, folder: Path) -> Any:
     try:
         if family == "kontext":
             n = len(toks["tokenizer"])
-            clip = CLIPTextModel(CLIPTextConfig(
-                **(TINY["clip"] if tiny else CLIP_L), vocab_size=n, bos_token_id=n - 2,
-                eos_token_id=n - 1, pad_token_id=n - 1))
+            clip = CLIPTextModel(CLIPTextConfig(  # CLIP-L's own vocabulary size when full
+                **(TINY["clip"] if tiny else CLIP_L), vocab_size=n if tiny else 49408,
+                bos_token_id=n - 2, eos_token_id=n - 1, pad_token_id=n - 1))
             t5 = T5EncoderModel(T5Config(**(TINY["t5"] if tiny else T5_XXL), pad_token_id=0,
                                          eos_token_id=1, decoder_start_token_id=0))
             return FluxKontextPipeline(
