@@ -25,7 +25,6 @@ from starlette.middleware import Middleware
 
 import web
 from pipelines.config import get_settings
-from pipelines.gpu import gpu_task
 from pipelines.redact import install_log_redaction
 
 log = logging.getLogger("loupe.app")
@@ -50,11 +49,6 @@ CSS = """
 #status-line { font-size: 0.85em; opacity: 0.85; }
 """
 UI = {"api_visibility": "undocumented"}
-
-
-def _gpu(fn):
-    """Mark a GPU entry point (a ZeroGPU slice on Spaces; elsewhere frees CUDA cache after)."""
-    return gpu_task(get_settings().gpu_seconds)(fn)
 
 
 def _friendly(fn):
@@ -98,7 +92,6 @@ def ui_open(session_id: str | None, path: str | None) -> tuple:
     return _edit_outputs(web.open_image(session_id, path, Path(path).name))
 
 
-@_gpu
 @_friendly
 def ui_edit(session_id: str | None, message: dict | None, canvas: dict | None, tree: bool,
             progress: gr.Progress = gr.Progress()) -> tuple:
@@ -170,7 +163,6 @@ def ui_import(session_id: str | None, path: str | None) -> tuple:
     return _move(web.import_archive, web.ensure_session(session_id), path, Path(path).name)
 
 
-@_gpu
 @_friendly
 def ui_autopilot(session_id: str | None, path: str | None, mood: str, iterations: float,
                  simulations: float, depth: float, top_k: float, seed: float,
@@ -205,7 +197,6 @@ def ui_score(before: str | None, after: str | None, mask: str | None, bbox: str,
     return web.score_files(before, after, mask=mask, bbox=bbox, instruction=instruction)
 
 
-@_gpu
 @_friendly
 def ui_benchmark(dataset: str, archive: str | None, agent_name: str,
                  progress: gr.Progress = gr.Progress()) -> tuple:
@@ -243,7 +234,6 @@ def new_session(image: str) -> tuple[str, dict]:
     return session_id, view.info()
 
 
-@_gpu
 @_friendly
 def edit(session_id: str, instruction: str, mask: str | None = None,
          tree_search: bool = False) -> tuple[Any, dict]:
@@ -365,7 +355,6 @@ def import_session(archive: str) -> tuple[str, dict]:
     return session_id, view.info()
 
 
-@_gpu
 @_friendly
 def autopilot(image: str, mood: str = "", iterations: int = 2, simulations: int = 8,
               depth: int = 2, top_k: int = 3, seed: int = 0) -> tuple[Any, dict]:

@@ -1,25 +1,32 @@
-"""GPU cost of a generative edit: a 1-MP layer patch inside a 20-MP photo vs a full-frame edit.
+"""GPU cost of a generative edit: the layer path vs a full-frame edit at 12 and 20 MP.
 
-For a lent GPU machine. Builds the full-size FLUX.1 Kontext transformer (12B) and the
-Qwen-Image-Edit transformer (20B) from their published configurations with random weights
-(nothing is downloaded; the timings do not depend on the weights), in bf16 and in NF4
-(bitsandbytes), each with a random VAE of its family's architecture. It then times:
+For a lent GPU machine. Builds the real diffusers pipelines — FLUX.1 Kontext [dev]
+(12B transformer, T5-XXL and CLIP-L text encoders, FLUX VAE) and Qwen-Image-Edit (20B
+transformer, Qwen2.5-VL-7B text encoder, Qwen VAE) — from their published configurations
+with random weights (nothing is downloaded; timings do not depend on the weights; the
+tokenizers are small stand-ins, the text encoders are full size), in bf16 and in NF4, and
+runs them through Loupe's own GPU entry point (``run_pipeline``: the model card's steps
+and guidance, true CFG with its negative pass for Qwen, the enhancer back to native size).
 
-* ``layer``: decompose a target's layer out of a 5460×3640 frame, resize the patch to the
-  model's ~1-MP working size, VAE-encode, run the denoising loop (Kontext: 28 steps, one
-  forward each; Qwen: 30 steps, two forwards each for true CFG), VAE-decode, compose the
-  patch back at native resolution;
-* ``fullframe``: resize the whole frame to ~1 MP, the same model work, upscale the result
-  back to 5460×3640 (plus, for reference, ``transfer_edit``'s time).
+* ``layer``: the target's crop (a ~1.5 % ellipse of the frame, with DLEBench's context)
+  edited at the model's native size (~1 MP) and restored into its native box; the frame
+  outside is untouched.
+* ``fullframe``: the whole frame edited at native resolution, as tiles of the model's native
+  size (the only way a 1-MP model edits a 12/20-MP frame without resampling it):
+  ``tiles`` × the per-tile cost, measured on ``--tiles`` of them and extrapolated.
 
-and the peak GPU memory of each configuration. Without CUDA it stops at once with a
-clear message (exit code 2). ``--tiny`` runs the same code with toy configurations on
-any device (a smoke test of this script; its numbers mean nothing).
+Per model, quantization and frame size: seconds per edit and the peak GPU memory of each
+path (the peak is reset after loading, so the NF4 figure never includes a bf16 build: NF4
+weights are quantized layer by layer on their way to the GPU), plus the weights' memory and
+the load time. Without CUDA it stops at once with a clear message (exit code 2); ``--tiny``
+runs the same code with toy configurations on any device (a smoke test; its numbers mean
+nothing).
 
-Run: ``.venv/bin/python bench/gpu_edit.py`` (``--models kontext qwen``, ``--quant bf16
-nf4``, ``--steps N`` to override the step counts). The last printed line is one JSON
-object: ``{"device", "results": [{"model", "quant", "params_b", "load_s", "peak_gb",
-"layer_s", "fullframe_s", "step_s", ...}], "errors"}``.
+Run (one model and quantization per command keeps each under 10 minutes):
+``.venv/bin/python bench/gpu_edit.py --models kontext --quant bf16``. The last printed line
+is one JSON object: ``{"device", "frames", "results": [{"model", "quant", "params_b",
+"weights_gb", "load_s", "steps", "frame", "layer_s", "layer_peak_gb", "fullframe_s",
+"fullframe_peak_gb", "tiles", "tiles_run"}], "errors"}``.
 """
 
 from __future__ import annotations
@@ -27,7 +34,9 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import math
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -37,34 +46,67 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipelines.editors.diffusion import working_dims  # noqa: E402
+from pipelines.editors.base import EditRequest  # noqa: E402
+from pipelines.editors.diffusion import (  # noqa: E402
+    FluxKontextEditor,
+    PipelineCall,
+    QwenImageEditor,
+    run_pipeline,
+    working_dims,
+)
 from pipelines.layers import compose, decompose  # noqa: E402
-from pipelines.wholeframe import transfer_edit, working_copy  # noqa: E402
+from pipelines.model_cards import card_for  # noqa: E402
+from pipelines.models import LoadedModel, get_manager, module_nbytes  # noqa: E402
+from pipelines.tiling import iter_tiles  # noqa: E402
 
-FRAME = (5460, 3640)  # width, height of the native photo
+FRAMES = {"12mp": (4240, 2832), "20mp": (5472, 3648)}
+TINY_FRAMES = {"12mp": (424, 283), "20mp": (547, 365)}
+PIPELINES = {"kontext": "FluxKontextPipeline", "qwen": "QwenImageEditPipeline"}
+EDITORS = {"kontext": FluxKontextEditor, "qwen": QwenImageEditor}
+TILE_OVERLAP = 64
 
 KONTEXT = dict(patch_size=1, in_channels=64, num_layers=19, num_single_layers=38,
                attention_head_dim=128, num_attention_heads=24, joint_attention_dim=4096,
                pooled_projection_dim=768, guidance_embeds=True, axes_dims_rope=(16, 56, 56))
-QWEN = dict(patch_size=2, in_channels=64, out_channels=16, num_layers=60, attention_head_dim=128,
-            num_attention_heads=24, joint_attention_dim=3584, guidance_embeds=False,
-            axes_dims_rope=(16, 56, 56))
 FLUX_VAE = dict(in_channels=3, out_channels=3, latent_channels=16,
                 block_out_channels=(128, 256, 512, 512), layers_per_block=2,
                 down_block_types=("DownEncoderBlock2D",) * 4,
                 up_block_types=("UpDecoderBlock2D",) * 4, use_quant_conv=False,
-                use_post_quant_conv=False)
+                use_post_quant_conv=False, scaling_factor=0.3611, shift_factor=0.1159)
+CLIP_L = dict(hidden_size=768, intermediate_size=3072, num_attention_heads=12,
+              num_hidden_layers=12, projection_dim=768, max_position_embeddings=77)
+T5_XXL = dict(d_model=4096, d_kv=64, d_ff=10240, num_layers=24, num_heads=64,
+              feed_forward_proj="gated-gelu", vocab_size=32128)
+QWEN = dict(patch_size=2, in_channels=64, out_channels=16, num_layers=60, attention_head_dim=128,
+            num_attention_heads=24, joint_attention_dim=3584, guidance_embeds=False,
+            axes_dims_rope=(16, 56, 56))
+QWEN_VL_7B = dict(
+    text=dict(hidden_size=3584, intermediate_size=18944, num_hidden_layers=28,
+              num_attention_heads=28, num_key_value_heads=4, vocab_size=152064),
+    vision=dict(depth=32, hidden_size=1280, intermediate_size=3420, num_heads=16,
+                out_hidden_size=3584))
 TINY = {
-    "kontext": dict(KONTEXT, num_layers=1, num_single_layers=1, attention_head_dim=16,
-                    num_attention_heads=2, joint_attention_dim=32, pooled_projection_dim=32,
-                    axes_dims_rope=(4, 6, 6)),
-    "qwen": dict(QWEN, num_layers=1, attention_head_dim=16, num_attention_heads=2,
-                 joint_attention_dim=32, axes_dims_rope=(4, 6, 6)),
-    "flux_vae": dict(FLUX_VAE, block_out_channels=(32, 32, 32, 32), layers_per_block=1),
-    "qwen_vae": dict(base_dim=16),
+    "kontext": dict(KONTEXT, in_channels=4, num_layers=1, num_single_layers=1,
+                    attention_head_dim=16, num_attention_heads=2, joint_attention_dim=32,
+                    pooled_projection_dim=32, axes_dims_rope=(4, 4, 8)),
+    "flux_vae": dict(FLUX_VAE, latent_channels=1, block_out_channels=(4,), layers_per_block=1,
+                     norm_num_groups=1, down_block_types=("DownEncoderBlock2D",),
+                     up_block_types=("UpDecoderBlock2D",)),
+    "clip": dict(CLIP_L, hidden_size=32, intermediate_size=37, num_attention_heads=4,
+                 num_hidden_layers=2, projection_dim=32),
+    "t5": dict(T5_XXL, d_model=32, d_kv=8, d_ff=37, num_layers=1, num_heads=4),
+    "qwen": dict(QWEN, in_channels=16, out_channels=4, num_layers=2, attention_head_dim=16,
+                 num_attention_heads=3, joint_attention_dim=16, axes_dims_rope=(8, 4, 4)),
+    "qwen_vae": dict(base_dim=24, z_dim=4, dim_mult=[1, 2, 4], num_res_blocks=1,
+                     temperal_downsample=[False, True], latents_mean=[0.0] * 4,
+                     latents_std=[1.0] * 4),
+    "qwen_vl": dict(text=dict(hidden_size=16, intermediate_size=16, num_hidden_layers=2,
+                              num_attention_heads=2, num_key_value_heads=2),
+                    vision=dict(depth=2, hidden_size=16, intermediate_size=16, num_heads=2,
+                                out_hidden_size=16)),
 }
-STEPS = {"kontext": 28, "qwen": 30}
-TEXT_TOKENS = 512
+#: components quantized to NF4 (what PipelineQuantizationConfig would quantize)
+HEAVY = {"kontext": ("transformer", "text_encoder_2"), "qwen": ("transformer", "text_encoder")}
 
 
 def require_cuda(tiny: bool) -> str:
@@ -82,13 +124,90 @@ def require_cuda(tiny: bool) -> str:
     raise SystemExit(2)
 
 
-def to_nf4(model: Any, compute_dtype: Any) -> Any:
-    """Replace every ``nn.Linear`` by a bitsandbytes NF4 ``Linear4bit`` (quantized on GPU)."""
+# --------------------------------------------------------------------------- building
+
+
+def _tokenizers(family: str, folder: Path) -> dict[str, Any]:
+    from tests.tiny_models import clip_tokenizer, qwen_tokenizer, t5_tokenizer
+
+    if family == "kontext":
+        return {"tokenizer": clip_tokenizer(folder / "clip"), "tokenizer_2": t5_tokenizer()[0]}
+    tokenizer, processor, vocab = qwen_tokenizer(folder / "qwen")
+    return {"tokenizer": tokenizer, "processor": processor, "vocab": vocab}
+
+
+def build_pipeline(family: str, tiny: bool, folder: Path) -> Any:
+    """The ``family`` pipeline with random weights, on the CPU (bf16; fp32 with --tiny)."""
+    import torch
+    from diffusers import (
+        AutoencoderKL,
+        AutoencoderKLQwenImage,
+        FlowMatchEulerDiscreteScheduler,
+        FluxKontextPipeline,
+        FluxTransformer2DModel,
+        QwenImageEditPipeline,
+        QwenImageTransformer2DModel,
+    )
+    from transformers import (
+        CLIPTextConfig,
+        CLIPTextModel,
+        Qwen2_5_VLConfig,
+        Qwen2_5_VLForConditionalGeneration,
+        T5Config,
+        T5EncoderModel,
+    )
+
+    dtype = torch.float32 if tiny else torch.bfloat16
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    torch.manual_seed(0)
+    toks = _tokenizers(family, folder)
+    try:
+        if family == "kontext":
+            n = len(toks["tokenizer"])
+            clip = CLIPTextModel(CLIPTextConfig(  # CLIP-L's own vocabulary size when full
+                **(TINY["clip"] if tiny else CLIP_L), vocab_size=n if tiny else 49408,
+                bos_token_id=n - 2, eos_token_id=n - 1, pad_token_id=n - 1))
+            t5 = T5EncoderModel(T5Config(**(TINY["t5"] if tiny else T5_XXL), pad_token_id=0,
+                                         eos_token_id=1, decoder_start_token_id=0))
+            return FluxKontextPipeline(
+                scheduler=FlowMatchEulerDiscreteScheduler(),
+                vae=AutoencoderKL(**(TINY["flux_vae"] if tiny else FLUX_VAE)),
+                text_encoder=clip, tokenizer=toks["tokenizer"], text_encoder_2=t5,
+                tokenizer_2=toks["tokenizer_2"],
+                transformer=FluxTransformer2DModel(**(TINY["kontext"] if tiny else KONTEXT)))
+        vocab = toks["vocab"]
+        sizes = TINY["qwen_vl"] if tiny else QWEN_VL_7B
+        text = dict(sizes["text"], rope_scaling={"mrope_section": [1, 1, 2] if tiny else
+                                                 [16, 24, 24], "rope_type": "default",
+                                                 "type": "default"}, rope_theta=1e6,
+                    bos_token_id=vocab["<|endoftext|>"], eos_token_id=vocab["<|im_end|>"])
+        if tiny:
+            text["vocab_size"] = len(vocab)
+        config = Qwen2_5_VLConfig(
+            text_config=text, vision_config=sizes["vision"],
+            hidden_size=text["hidden_size"], vocab_size=text.get("vocab_size", len(vocab)),
+            image_token_id=vocab["<|image_pad|>"], video_token_id=vocab["<|video_pad|>"],
+            vision_start_token_id=vocab["<|vision_start|>"],
+            vision_end_token_id=vocab["<|vision_end|>"])
+        return QwenImageEditPipeline(
+            scheduler=FlowMatchEulerDiscreteScheduler(),
+            vae=AutoencoderKLQwenImage(**(TINY["qwen_vae"] if tiny else {})),
+            text_encoder=Qwen2_5_VLForConditionalGeneration(config),
+            tokenizer=toks["tokenizer"], processor=toks["processor"],
+            transformer=QwenImageTransformer2DModel(**(TINY["qwen"] if tiny else QWEN)))
+    finally:
+        torch.set_default_dtype(previous)
+
+
+def to_nf4(module: Any, compute_dtype: Any, device: str) -> Any:
+    """Move ``module`` to ``device`` with every ``nn.Linear`` as a bitsandbytes NF4
+    ``Linear4bit``, one layer at a time (the GPU never holds the bf16 model)."""
     import bitsandbytes as bnb
     import torch
 
-    for module in list(model.modules()):
-        for name, child in list(module.named_children()):
+    for parent in list(module.modules()):
+        for name, child in list(parent.named_children()):
             if not isinstance(child, torch.nn.Linear):
                 continue
             q = bnb.nn.Linear4bit(child.in_features, child.out_features,
@@ -98,227 +217,165 @@ def to_nf4(model: Any, compute_dtype: Any) -> Any:
                                          quant_type="nf4")
             if child.bias is not None:
                 q.bias = torch.nn.Parameter(child.bias.data, requires_grad=False)
-            setattr(module, name, q.to(child.weight.device))
-            del child
-    gc.collect()
-    torch.cuda.empty_cache()
-    return model
+            setattr(parent, name, q.to(device))  # quantized as it lands on the GPU
+    return module.to(device)
 
 
-def build(family: str, quant: str, device: str, tiny: bool) -> tuple[Any, Any]:
-    """The transformer and VAE of ``family`` with random weights, on ``device``."""
+def load(family: str, quant: str, device: str, tiny: bool, folder: Path) -> LoadedModel:
+    """Build, quantize and place the pipeline; returns it as the manager holds models."""
     import torch
-    from diffusers import (
-        AutoencoderKL,
-        AutoencoderKLQwenImage,
-        FluxTransformer2DModel,
-        QwenImageTransformer2DModel,
-    )
 
-    dtype = torch.bfloat16 if device == "cuda" else torch.float32
-    previous = torch.get_default_dtype()
-    torch.set_default_dtype(dtype)
-    try:
-        with torch.device(device), torch.no_grad():
-            if family == "kontext":
-                transformer = FluxTransformer2DModel(**(TINY["kontext"] if tiny else KONTEXT))
-                vae = AutoencoderKL(**(TINY["flux_vae"] if tiny else FLUX_VAE))
-            else:
-                transformer = QwenImageTransformer2DModel(**(TINY["qwen"] if tiny else QWEN))
-                vae = AutoencoderKLQwenImage(**(TINY["qwen_vae"] if tiny else {}))
-    finally:
-        torch.set_default_dtype(previous)
+    pipe = build_pipeline(family, tiny, folder)
     if quant == "nf4":
-        transformer = to_nf4(transformer, dtype)
-    return transformer.eval(), vae.eval()
+        for name in HEAVY[family]:
+            to_nf4(getattr(pipe, name), torch.bfloat16, device)
+    pipe.to(device)
+    pipe.set_progress_bar_config(disable=True)
+    return LoadedModel("editor", f"bench/{family}", pipe, None, device,
+                       torch.float32 if tiny else torch.bfloat16, quant, module_nbytes(pipe))
 
 
-def _pack(latents: Any) -> Any:
-    """(B, C, H, W) latents → (B, H/2·W/2, 4C) tokens, as the FLUX/Qwen pipelines pack them."""
-    b, c, h, w = latents.shape
-    x = latents.view(b, c, h // 2, 2, w // 2, 2).permute(0, 2, 4, 1, 3, 5)
-    return x.reshape(b, (h // 2) * (w // 2), c * 4)
+# --------------------------------------------------------------------------- measuring
 
 
-def _ids(h: int, w: int, first: float, device: str) -> Any:
-    import torch
-
-    ids = torch.zeros(h, w, 3, device=device)
-    ids[..., 0] = first
-    ids[..., 1] = torch.arange(h, device=device)[:, None]
-    ids[..., 2] = torch.arange(w, device=device)[None, :]
-    return ids.reshape(h * w, 3)
-
-
-def vae_encode(vae: Any, image: np.ndarray, family: str) -> Any:
-    import torch
-
-    dtype = next(vae.parameters()).dtype
-    x = torch.from_numpy(image).to(vae.device, dtype).permute(2, 0, 1)[None] / 127.5 - 1
-    if family == "qwen":
-        return vae.encode(x[:, :, None]).latent_dist.mode()[:, :, 0]
-    return vae.encode(x).latent_dist.mode()
+def scene(size: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """A frame of ``size`` (w, h) and a target ellipse covering ~1.5 % of it."""
+    width, height = size
+    rng = np.random.default_rng(0)
+    frame = cv2.resize(rng.integers(0, 256, (91, 137, 3), dtype=np.uint8), size,
+                       interpolation=cv2.INTER_CUBIC)
+    mask = np.zeros((height, width), np.uint8)
+    cv2.ellipse(mask, (int(0.6 * width), int(0.55 * height)),
+                (int(0.06 * width), int(0.08 * height)), 0, 0, 360, 1, -1)
+    return frame, mask.astype(bool)
 
 
-def vae_decode(vae: Any, latents: Any, family: str) -> np.ndarray:
-    if family == "qwen":
-        image = vae.decode(latents[:, :, None]).sample[:, :, 0]
-    else:
-        image = vae.decode(latents).sample
-    image = ((image[0].float().clamp(-1, 1) + 1) * 127.5).permute(1, 2, 0)
-    return image.round().byte().cpu().numpy()
+def edit_call(family: str, patch: np.ndarray, mask: np.ndarray, area: int,
+              steps: int | None) -> PipelineCall:
+    """The ``PipelineCall`` Loupe's editor makes for this patch (card defaults)."""
+    card = card_for(PIPELINES[family])
+    editor = EDITORS[family]()
+    request = EditRequest("replace", "generate", {"prompt": "a red vintage car"},
+                          "turn it into a red vintage car", target="the car", seed=0,
+                          steps=steps)
+    size = working_dims(patch.shape[1], patch.shape[0], area, card.multiple)
+    rgb = cv2.resize(patch[..., :3], size, interpolation=cv2.INTER_AREA)
+    small = cv2.resize(mask.astype(np.uint8) * 255, size, interpolation=cv2.INTER_NEAREST)
+    kwargs = editor._pipeline_kwargs(small, request, {"prompt": "a red vintage car"}, card)
+    return PipelineCall("editor", f"bench/{family}", PIPELINES[family], rgb, small, kwargs, 0,
+                        (patch.shape[1], patch.shape[0]))
 
 
-def denoise(transformer: Any, family: str, cond: Any, steps: int) -> Any:
-    """The denoising loop on random text embeddings (Euler steps of a flow model)."""
-    import torch
-
-    b, c, h, w = cond.shape
-    dtype, device = cond.dtype, cond.device
-    cfg = transformer.config
-    text = torch.randn(b, TEXT_TOKENS, cfg.joint_attention_dim, device=device, dtype=dtype)
-    latents = torch.randn_like(cond)
-    sigmas = torch.linspace(1.0, 0.0, steps + 1, device=device)
-    for i in range(steps):
-        tokens = torch.cat([_pack(latents), _pack(cond)], dim=1)
-        t = sigmas[i].expand(b).to(dtype)
-        if family == "kontext":
-            img_ids = torch.cat([_ids(h // 2, w // 2, 0, device),
-                                 _ids(h // 2, w // 2, 1, device)]).to(dtype)
-            pred = transformer(
-                hidden_states=tokens, encoder_hidden_states=text,
-                pooled_projections=torch.randn(b, cfg.pooled_projection_dim, device=device,
-                                               dtype=dtype),
-                timestep=t, img_ids=img_ids,
-                txt_ids=torch.zeros(TEXT_TOKENS, 3, device=device, dtype=dtype),
-                guidance=torch.full((b,), 2.5, device=device, dtype=dtype), return_dict=False)[0]
-        else:
-            mask = torch.ones(b, TEXT_TOKENS, device=device, dtype=torch.long)
-            shapes = [[(1, h // 2, w // 2), (1, h // 2, w // 2)]] * b
-            kwargs = dict(hidden_states=tokens, encoder_hidden_states=text,
-                          encoder_hidden_states_mask=mask, timestep=t, img_shapes=shapes,
-                          return_dict=False)
-            cond_pred = transformer(**kwargs)[0]
-            uncond = transformer(**kwargs)[0]  # true CFG: a second forward per step
-            pred = uncond + 4.0 * (cond_pred - uncond)
-        pred = pred[:, : (h // 2) * (w // 2)]
-        latents = latents + (sigmas[i + 1] - sigmas[i]) * _unpack(pred, c, h, w)
-    return latents
-
-
-def _unpack(tokens: Any, c: int, h: int, w: int) -> Any:
-    b = tokens.shape[0]
-    x = tokens.view(b, h // 2, w // 2, c, 2, 2).permute(0, 3, 1, 4, 2, 5)
-    return x.reshape(b, c, h, w)
-
-
-def edit_at(transformer: Any, vae: Any, family: str, image: np.ndarray, steps: int,
-            device: str) -> tuple[np.ndarray, float]:
-    """One model edit of ``image`` (already at working size); returns it and the step time."""
-    import torch
-
-    with torch.inference_mode():
-        cond = vae_encode(vae, image, family)
-        sync(device)
-        started = time.perf_counter()
-        latents = denoise(transformer, family, cond, steps)
-        sync(device)
-        step_s = (time.perf_counter() - started) / steps
-        out = vae_decode(vae, latents, family)
-    return out, step_s
-
-
-def sync(device: str) -> None:
+def timed(device: str, fn: Any) -> tuple[Any, float, float]:
+    """``fn()``'s result, its seconds and the peak GPU memory (GB) during it."""
     import torch
 
     if device == "cuda":
         torch.cuda.synchronize()
-
-
-def scene(tiny: bool) -> tuple[np.ndarray, np.ndarray]:
-    """A 5460×3640 frame (a smaller one with --tiny) and a target mask inside it."""
-    width, height = (546, 364) if tiny else FRAME
-    rng = np.random.default_rng(0)
-    frame = cv2.resize(rng.integers(0, 256, (91, 137, 3), dtype=np.uint8), (width, height),
-                       interpolation=cv2.INTER_CUBIC)
-    mask = np.zeros((height, width), bool)
-    cv2.ellipse(mask.view(np.uint8), (int(0.6 * width), int(0.55 * height)),
-                (int(0.09 * width), int(0.12 * height)), 0, 0, 360, 1, -1)
-    return frame, mask
-
-
-def measure(family: str, quant: str, device: str, tiny: bool, steps: int) -> dict[str, Any]:
-    import torch
-
-    if device == "cuda":
-        torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
     started = time.perf_counter()
-    transformer, vae = build(family, quant, device, tiny)
-    load_s = time.perf_counter() - started
-    area = 128 * 128 if tiny else 1024 * 1024
-    frame, mask = scene(tiny)
-    result: dict[str, Any] = {"model": family, "quant": quant, "steps": steps,
-                              "dtype": str(next(vae.parameters()).dtype).replace("torch.", ""),
-                              "params_b": sum(p.numel() for p in transformer.parameters()) / 1e9,
-                              "load_s": load_s}
-    # layer path
-    started = time.perf_counter()
-    layer = decompose(frame, mask, multiple=16)
-    size = working_dims(layer.width, layer.height, area, 16)
-    patch = cv2.resize(layer.patch, size, interpolation=cv2.INTER_CUBIC)
-    edited, step_s = edit_at(transformer, vae, family, patch, steps, device)
-    composed = compose(frame, layer, edited)
-    result["layer_s"] = time.perf_counter() - started
-    result["layer_patch"] = f"{layer.width}x{layer.height} -> {size[0]}x{size[1]}"
-    result["step_s"] = step_s
-    # full-frame path
-    started = time.perf_counter()
-    size = working_dims(frame.shape[1], frame.shape[0], area, 16)
-    small = working_copy(frame, size)
-    edited, _ = edit_at(transformer, vae, family, small, steps, device)
-    upscaled = cv2.resize(edited, frame.shape[1::-1], interpolation=cv2.INTER_CUBIC)
-    result["fullframe_s"] = time.perf_counter() - started
-    started = time.perf_counter()
-    transfer_edit(frame, small, edited)
-    result["transfer_s"] = time.perf_counter() - started
-    result["fullframe_size"] = f"{size[0]}x{size[1]}"
-    assert composed.shape == upscaled.shape == frame.shape
+    out = fn()
     if device == "cuda":
-        result["peak_gb"] = torch.cuda.max_memory_allocated() / 1024**3
-    del transformer, vae
-    gc.collect()
-    return result
+        torch.cuda.synchronize()
+    seconds = time.perf_counter() - started
+    peak = torch.cuda.max_memory_allocated() / 1024**3 if device == "cuda" else 0.0
+    return out, seconds, peak
+
+
+def measure_frame(family: str, device: str, frame_name: str, size: tuple[int, int],
+                  area: int, steps: int | None, tiles_run: int) -> dict[str, Any]:
+    """Layer path and tiled full-frame path on one frame size."""
+    frame, mask = scene(size)
+    row: dict[str, Any] = {"frame": frame_name, "frame_size": f"{size[0]}x{size[1]}"}
+
+    def layer_edit() -> np.ndarray:
+        layer = decompose(frame, mask, multiple=16)
+        patch = run_pipeline(edit_call(family, layer.patch, layer.mask, area, steps))
+        return compose(frame, layer, patch)
+
+    composed, row["layer_s"], row["layer_peak_gb"] = timed(device, layer_edit)
+    assert composed.shape == frame.shape
+    side = round(math.sqrt(area))
+    overlap = min(TILE_OVERLAP, side // 8)  # padded tiles are the model's native size
+    tiles = list(iter_tiles(frame.shape[:2], side - 2 * overlap, overlap))
+    seconds, peak = [], 0.0
+    for box in tiles[:max(1, tiles_run)]:
+        tile = np.ascontiguousarray(frame[box.padded_slices])
+        whole = np.ones(tile.shape[:2], bool)
+        _, s, p = timed(device, lambda t=tile, m=whole: run_pipeline(
+            edit_call(family, t, m, area, steps)))
+        seconds.append(s)
+        peak = max(peak, p)
+    row.update(tiles=len(tiles), tiles_run=len(seconds),
+               fullframe_s=float(np.mean(seconds)) * len(tiles), fullframe_peak_gb=peak,
+               tile_s=float(np.mean(seconds)))
+    return row
+
+
+def measure(family: str, quant: str, device: str, tiny: bool, steps: int | None,
+            frames: list[str], tiles_run: int) -> list[dict[str, Any]]:
+    """Load one model/quantization and measure every frame size."""
+    import torch
+
+    manager = get_manager()
+    if device == "cuda":
+        torch.cuda.empty_cache()
+    with tempfile.TemporaryDirectory() as tmp:
+        loaded, load_s, load_peak = timed(device, lambda: load(family, quant, device, tiny,
+                                                               Path(tmp)))
+    manager.adopt("editor", f"bench/{family}", loaded)
+    pipe = loaded.model
+    base = {"model": family, "quant": quant, "dtype": str(loaded.dtype).replace("torch.", ""),
+            "load_s": load_s, "load_peak_gb": load_peak,
+            "params_b": sum(p.numel() for c in pipe.components.values()
+                            if isinstance(c, torch.nn.Module) for p in c.parameters()) / 1e9,
+            "weights_gb": (torch.cuda.memory_allocated() / 1024**3 if device == "cuda"
+                           else loaded.nbytes / 1024**3),
+            "steps": steps or card_for(PIPELINES[family]).steps}
+    area = 64 * 64 if tiny else card_for(PIPELINES[family]).area
+    rows = []
+    try:
+        for name in frames:
+            size = (TINY_FRAMES if tiny else FRAMES)[name]
+            row = {**base, **measure_frame(family, device, name, size, area, steps, tiles_run)}
+            print(json.dumps(row), file=sys.stderr)
+            rows.append(row)
+    finally:
+        manager.unload("editor")
+        del pipe, loaded
+        gc.collect()
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--models", nargs="+", default=["kontext", "qwen"],
-                        choices=["kontext", "qwen"])
+    parser.add_argument("--models", nargs="+", default=["kontext", "qwen"], choices=PIPELINES)
     parser.add_argument("--quant", nargs="+", default=["bf16", "nf4"], choices=["bf16", "nf4"])
-    parser.add_argument("--steps", type=int, default=None, help="override the step counts")
+    parser.add_argument("--frames", nargs="+", default=list(FRAMES), choices=list(FRAMES))
+    parser.add_argument("--steps", type=int, default=None,
+                        help="override the model cards' step counts")
+    parser.add_argument("--tiles", type=int, default=2,
+                        help="full-frame tiles actually run (the rest is extrapolated)")
     parser.add_argument("--tiny", action="store_true", help="toy configs: a smoke test")
     args = parser.parse_args(argv)
     device = require_cuda(args.tiny)
     import torch
 
     name = torch.cuda.get_device_name(0) if device == "cuda" else "cpu"
-    frame = "546x364" if args.tiny else f"{FRAME[0]}x{FRAME[1]}"
-    report: dict[str, Any] = {"device": name, "frame": frame,
-                              "tiny": args.tiny, "results": [], "errors": []}
+    frames = {f: "x".join(map(str, (TINY_FRAMES if args.tiny else FRAMES)[f]))
+              for f in args.frames}
+    report: dict[str, Any] = {"device": name, "frames": frames, "tiny": args.tiny,
+                              "results": [], "errors": []}
     for family in args.models:
         for quant in args.quant:
             if quant == "nf4" and device != "cuda":
                 report["errors"].append(f"{family}/nf4: bitsandbytes NF4 needs CUDA")
                 continue
-            steps = args.steps or STEPS[family]
             try:
-                row = measure(family, quant, device, args.tiny, steps)
+                report["results"] += measure(family, quant, device, args.tiny, args.steps,
+                                             args.frames, args.tiles)
             except Exception as exc:  # noqa: BLE001 - one failing config must not hide others
                 report["errors"].append(f"{family}/{quant}: {type(exc).__name__}: {exc}")
-                continue
-            print(json.dumps(row), file=sys.stderr)
-            report["results"].append(row)
     print(json.dumps(report))
     return 0
 

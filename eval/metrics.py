@@ -26,6 +26,7 @@ import numpy as np
 from pipelines import embeddings
 from pipelines.images import load_image
 from pipelines.llm import get_model_llm
+from pipelines.models import ModelUnavailable, get_manager
 
 log = logging.getLogger(__name__)
 
@@ -251,7 +252,6 @@ def ssim_om(before: np.ndarray, after: np.ndarray) -> float:
 
 # --- LPIPS / ST-LPIPS ------------------------------------------------------------------
 
-_ALEXNET_PREFIX = "alexnet-owt-"
 _PERCEPTUAL: dict[str, Any] = {}
 
 
@@ -259,56 +259,22 @@ class MetricUnavailable(RuntimeError):
     """A metric's model is not present here (the message says which)."""
 
 
-def _torch_alexnet_cached() -> bool:
-    import torch
-
-    folder = Path(torch.hub.get_dir()) / "checkpoints"
-    return folder.is_dir() and any(p.name.startswith(_ALEXNET_PREFIX) for p in folder.iterdir())
-
-
-def _load_st_lpips() -> Any:
-    """ST-LPIPS (AlexNet, shift-tolerant) from the weights inside the stlpips wheel.
-
-    The wheel's file holds the whole backbone plus the linear heads; every parameter of
-    the model must come from it, else it is refused (no random backbone ever).
-    """
-    import torch
-    from stlpips_pytorch import stlpips
-
-    model = stlpips.LPIPS(net="alex", variant="shift_tolerant", pretrained=False,
-                          verbose=False)
-    path = Path(stlpips.__file__).parent / "weights" / "vST0.0" / "alex_shift_tolerant.pth"
-    if not path.is_file():
-        raise MetricUnavailable(f"ST-LPIPS weights missing from the wheel ({path.name})")
-    state = torch.load(path, map_location="cpu", weights_only=True)
-    needed = {k for k in model.state_dict() if not k.startswith("lins.")}  # lins = aliases
-    missing = needed - set(state)
-    if missing:
-        raise MetricUnavailable(f"ST-LPIPS weights lack {sorted(missing)[:3]}…")
-    model.load_state_dict(state, strict=False)
-    return model.eval()
-
-
-def _load_lpips() -> Any:
-    import lpips
-
-    return lpips.LPIPS(net="alex", verbose=False).eval()
-
-
 def perceptual_backend() -> str:
     """``"lpips"`` when torchvision's AlexNet weights are cached, else ``"st_lpips"``.
+
+    The model comes from the model manager's ``lpips`` role (which picks between the two).
 
     Raises:
         MetricUnavailable: neither model can be built from files present here.
     """
     if "name" not in _PERCEPTUAL:
         try:
-            if _torch_alexnet_cached():
-                _PERCEPTUAL["model"], _PERCEPTUAL["name"] = _load_lpips(), "lpips"
-            else:
-                _PERCEPTUAL["model"], _PERCEPTUAL["name"] = _load_st_lpips(), "st_lpips"
+            loaded = get_manager().load("lpips")
+        except ModelUnavailable as exc:
+            raise MetricUnavailable(exc.reason) from None
         except ImportError as exc:
             raise MetricUnavailable(f"no LPIPS package: {exc}") from None
+        _PERCEPTUAL["model"], _PERCEPTUAL["name"] = loaded.model, loaded.extra["kind"]
     return _PERCEPTUAL["name"]
 
 
@@ -351,8 +317,10 @@ def lpips_map(a: np.ndarray, b: np.ndarray, *, max_side: int | None = 1024) -> n
     a, b = _check_pair(a, b)
     perceptual_backend()
     size = _work_size(a.shape, max_side)
+    model = _PERCEPTUAL["model"]
+    device = next(model.parameters()).device
     with torch.inference_mode():
-        out = _PERCEPTUAL["model"](_tensor(a, size), _tensor(b, size))
+        out = model(_tensor(a, size).to(device), _tensor(b, size).to(device))
         if out.dim() == 4 and out.shape[-2:] != (size[1], size[0]):
             out = torch.nn.functional.interpolate(out, size=(size[1], size[0]),
                                                   mode="bilinear", align_corners=False)

@@ -6,9 +6,13 @@ so a Space, a workstation and CI differ only by their environment.
 Each role's model id comes from ``LOUPE_MODEL_<ROLE>`` (``LOUPE_MODEL_EDITOR``, …); the
 defaults are ``DEFAULT_MODEL_IDS`` below (the aesthetic scorer has none).
 
-``LOUPE_QUANT_<ROLE>`` is ``nf4`` (bitsandbytes, CUDA only), ``int8`` (torchao
-weight-only) or ``none``. ``LOUPE_LLM_BASE_URL`` / ``LOUPE_LLM_MODEL`` /
-``LOUPE_LLM_API_KEY`` select an OpenAI-compatible endpoint for the planner and critic.
+``LOUPE_QUANT_<ROLE>`` is ``auto`` (the default: NF4 on CUDA, torchao int8 on CPU, only
+when the model would not fit the memory budget otherwise), ``nf4`` (bitsandbytes, CUDA
+only), ``int8`` (torchao weight-only) or ``none``. ``LOUPE_DOWNLOADS`` decides whether a
+model missing from the local Hugging Face cache may be downloaded: ``auto`` (the default:
+yes on a Space, no elsewhere), ``on`` or ``off``; ``HF_HUB_OFFLINE=1`` always means no.
+``LOUPE_LLM_BASE_URL`` / ``LOUPE_LLM_MODEL`` / ``LOUPE_LLM_API_KEY`` select an
+OpenAI-compatible endpoint for the planner and critic.
 Every other variable is listed in the README's settings table; this module is the only
 place that reads them.
 """
@@ -20,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROLES = ("editor", "inpainter", "detector", "segmenter", "vlm", "clip", "dino", "lpips",
-         "aesthetic")
+         "aesthetic", "upscaler")
 
 DEFAULT_MODEL_IDS: dict[str, str] = {
     "editor": "timbrooks/instruct-pix2pix",
@@ -32,6 +36,7 @@ DEFAULT_MODEL_IDS: dict[str, str] = {
     "dino": "facebook/dinov2-small",
     "lpips": "alex",
     "aesthetic": "",
+    "upscaler": "lanczos",
 }
 
 DEFAULT_MAX_PIXELS = 100_000_000
@@ -79,7 +84,10 @@ class Settings:
     llm_connect_timeout_s: float = 3.0
     llm_cooldown_s: float = 300.0
     edit_systems: tuple[str, ...] = ("agent.systems",)
-    gpu_seconds: int = 120
+    gpu_seconds: int = 300
+    downloads: str = "auto"
+    hf_offline: bool = False
+    hf_cache: str = ""
     host: str = ""
     port: int = 7860
     max_upload_mb: int = 500
@@ -101,7 +109,7 @@ def get_settings() -> Settings:
     to the next request."""
     models = {role: _env(f"LOUPE_MODEL_{role.upper()}", default)
               for role, default in DEFAULT_MODEL_IDS.items()}
-    quant = {role: _env(f"LOUPE_QUANT_{role.upper()}", "none").lower() for role in ROLES}
+    quant = {role: _env(f"LOUPE_QUANT_{role.upper()}", "auto").lower() for role in ROLES}
     budget = _env("LOUPE_MEMORY_BUDGET_GB", "")
     systems = tuple(m.strip() for m in _env("LOUPE_EDIT_SYSTEMS", "agent.systems").split(",")
                     if m.strip())
@@ -129,7 +137,10 @@ def get_settings() -> Settings:
         llm_connect_timeout_s=float(_env("LOUPE_LLM_CONNECT_TIMEOUT_S", "3")),
         llm_cooldown_s=float(_env("LOUPE_LLM_COOLDOWN_S", "300")),
         edit_systems=systems,
-        gpu_seconds=int(_env("LOUPE_GPU_SECONDS", "120")),
+        gpu_seconds=max(10, int(_env("LOUPE_GPU_SECONDS", "300"))),
+        downloads=_env("LOUPE_DOWNLOADS", "auto").lower(),
+        hf_offline=_flag("HF_HUB_OFFLINE") or _flag("TRANSFORMERS_OFFLINE"),
+        hf_cache=_env("LOUPE_HF_CACHE", ""),
         host=_env("LOUPE_HOST", "") or _env("GRADIO_SERVER_NAME", ""),
         port=int(_env("LOUPE_PORT", "") or _env("GRADIO_SERVER_PORT", "") or "7860"),
         max_upload_mb=int(_env("LOUPE_MAX_UPLOAD_MB", "500")),

@@ -35,7 +35,9 @@ import numpy as np
 from jsonschema import Draft202012Validator
 
 from pipelines.config import Settings, get_settings
+from pipelines.gpu import gpu_task
 from pipelines.images import downscale
+from pipelines.models import ModelUnavailable, get_manager
 from pipelines.redact import redact, redact_url
 
 log = logging.getLogger(__name__)
@@ -509,20 +511,49 @@ def _problem(err: BaseException) -> str:
     return redact(f"{type(err).__name__}: {reason}" if reason else type(err).__name__)[:200]
 
 
-_VLM_CACHE: dict[tuple[str, str, str], tuple[Any, Any]] = {}
-_VLM_LOCK = threading.Lock()
+def _vlm_seconds(model_id: str, inputs: dict[str, Any], max_new_tokens: int,
+                 generate_kwargs: dict[str, Any]) -> float:
+    """GPU seconds for one answer: loading plus about 40 ms per new token (a 3-7B VLM)."""
+    return 20 + 0.04 * max_new_tokens
+
+
+@gpu_task(duration=_vlm_seconds)
+def vlm_generate(model_id: str, inputs: dict[str, Any], max_new_tokens: int,
+                 generate_kwargs: dict[str, Any]) -> Any:
+    """The VLM's generation as a pure GPU entry point: token ids in, new token ids out.
+
+    Args:
+        model_id: the ``vlm`` role's model (loaded by the caller first; a ZeroGPU worker
+            inherits it).
+        inputs: the processor's tensors.
+        max_new_tokens: generation budget.
+        generate_kwargs: extra ``generate`` arguments.
+
+    Returns:
+        The generated ids after the prompt (a CPU tensor, one row per prompt).
+    """
+    import torch
+
+    loaded = get_manager().load("vlm", model_id)
+    batch = loaded.inputs(inputs)
+    with torch.inference_mode():
+        out = loaded.model.generate(**batch, max_new_tokens=max_new_tokens, do_sample=False,
+                                    **generate_kwargs)
+    return out[:, batch["input_ids"].shape[1]:].cpu()
 
 
 class TransformersVLM(RetryingLLM):
     """A local Qwen2.5-VL / Qwen3-VL through ``AutoModelForImageTextToText``.
 
-    Loaded lazily on first use with ``from_pretrained(model_id)`` (a hub id or a folder).
-    Where the full processor cannot load (its video part needs torchvision), an image-only
+    The model loads through the model manager (``vlm`` role: where the weights come from,
+    dtype, quantization and memory budget are decided there), lazily on first use. Where
+    the full processor cannot load (its video part needs torchvision), an image-only
     processor built from ``AutoImageProcessor`` + ``AutoTokenizer`` is used instead.
+    Generation runs in ``vlm_generate``, the GPU entry point.
 
     Args:
-        model_id: hub id or local folder.
-        device: ``"cpu"``, ``"cuda"``, or ``"auto"`` (CUDA when available).
+        model_id: hub id or local folder (default: the configured ``vlm`` role's).
+        device: kept for compatibility; the model manager places the model.
         max_new_tokens: generation budget per answer.
         attempts: answers asked for before giving up on invalid JSON.
         processor: ``"auto"`` or ``"image-only"`` (force the fallback path).
@@ -532,55 +563,40 @@ class TransformersVLM(RetryingLLM):
 
     name = "transformers-vlm"
 
-    def __init__(self, model_id: str, *, device: str = "auto", max_new_tokens: int = 512,
+    def __init__(self, model_id: str = "", *, device: str = "auto", max_new_tokens: int = 512,
                  attempts: int = 3, processor: str = "auto", image_side: int = 768,
                  generate_kwargs: dict[str, Any] | None = None) -> None:
         super().__init__(attempts)
         if processor not in ("auto", "image-only"):
             raise ValueError("processor must be 'auto' or 'image-only'")
-        self.model_id, self.device, self.max_new_tokens = model_id, device, max_new_tokens
+        self.model_id = model_id or get_settings().models.get("vlm", "")
+        self.device, self.max_new_tokens = device, max_new_tokens
         self.processor_mode, self.image_side = processor, image_side
         self.generate_kwargs = dict(generate_kwargs or {})
-        self._model: Any = None
         self._processor: Any = None
 
-    def load(self) -> None:
-        """Load the model and processor (once per process and model/device/processor)."""
-        if self._model is not None:
-            return
-        import torch
-        from transformers import AutoModelForImageTextToText
+    def load(self) -> Any:
+        """Load the model (through the manager) and this backend's processor.
 
-        device = self.device
-        if device == "auto":
-            device = "cuda" if torch.cuda.is_available() else "cpu"
-        key = (self.model_id, device, self.processor_mode)
-        with _VLM_LOCK:
-            if key not in _VLM_CACHE:
-                dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
-                try:
-                    processor = self._load_processor()
-                    model = AutoModelForImageTextToText.from_pretrained(self.model_id,
-                                                                        dtype=dtype)
-                except (OSError, ValueError) as err:
-                    raise LLMError(f"cannot load the VLM {self.model_id!r}: {err}") from None
-                _VLM_CACHE[key] = (model.to(device).eval(), processor)
-                log.info("loaded VLM %s on %s", self.model_id, device)
-            self._model, self._processor = _VLM_CACHE[key]
+        Returns:
+            The manager's ``LoadedModel``.
 
-    def _load_processor(self) -> Any:
-        from transformers import AutoProcessor
-
-        if self.processor_mode == "auto":
-            try:
-                return AutoProcessor.from_pretrained(self.model_id)
-            except ImportError as err:  # e.g. the video processor needs torchvision
-                log.info("full processor unavailable (%s); using the image-only path", err)
-        return ImageOnlyProcessor.from_pretrained(self.model_id)
+        Raises:
+            LLMError: the weights are absent, gated or cannot load.
+        """
+        try:
+            loaded = get_manager().load("vlm", self.model_id)
+        except ModelUnavailable as err:
+            raise LLMError(f"cannot load the VLM {self.model_id!r}: {err.reason}") from None
+        if self._processor is None:
+            processor = loaded.processor if self.processor_mode == "auto" else None
+            if processor is None:
+                processor = ImageOnlyProcessor.from_pretrained(str(loaded.extra["folder"]))
+            self._processor = processor
+        return loaded
 
     def _generate(self, system: str, messages: list[dict[str, Any]],
                   images: list[np.ndarray] | None) -> str:
-        import torch
         from PIL import Image
 
         self.load()
@@ -595,11 +611,8 @@ class TransformersVLM(RetryingLLM):
         text = self._processor.apply_chat_template(chat, add_generation_prompt=True,
                                                    tokenize=False)
         inputs = self._processor(text=[text], images=pictures or None, return_tensors="pt")
-        inputs = {k: v.to(self._model.device) for k, v in inputs.items() if hasattr(v, "to")}
-        with torch.inference_mode():
-            out = self._model.generate(**inputs, max_new_tokens=self.max_new_tokens,
-                                       do_sample=False, **self.generate_kwargs)
-        new = out[:, inputs["input_ids"].shape[1]:]
+        inputs = {k: v for k, v in inputs.items() if hasattr(v, "to")}
+        new = vlm_generate(self.model_id, inputs, self.max_new_tokens, self.generate_kwargs)
         return self._processor.batch_decode(new, skip_special_tokens=True)[0]
 
 
@@ -673,23 +686,11 @@ def describe(llm: Any) -> str:
 
 
 def local_vlm_available(settings: Settings) -> bool:
-    """Whether the ``vlm`` role's weights are on this machine (a folder, or the HF cache)."""
+    """Whether the ``vlm`` role's model can load here (the model manager's answer)."""
     model_id = (settings.models or {}).get("vlm", "")
     if not model_id:
         return False
-    folder = Path(model_id).expanduser()
-    if not folder.is_dir():
-        try:
-            from huggingface_hub import try_to_load_from_cache
-
-            found = try_to_load_from_cache(model_id, "config.json")
-        except Exception:  # noqa: BLE001 - a malformed id is simply "not available"
-            return False
-        if not isinstance(found, str):
-            return False
-        folder = Path(found).parent
-    has_weights = any(folder.glob("*.safetensors")) or any(folder.glob("*.bin"))
-    return (folder / "config.json").is_file() and has_weights
+    return get_manager().role_status("vlm", model_id).available
 
 
 def get_model_llm(settings: Settings | None = None) -> LLM | None:

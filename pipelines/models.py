@@ -1,24 +1,32 @@
 """The model manager: which weights serve each role, whether they are here, and loading.
 
-Each role (``config.ROLES``) maps to a model id (``LOUPE_MODEL_<ROLE>``): a local folder
-or a Hugging Face repo id. Weights are looked up offline only — a local folder, or the
-local Hugging Face cache (``local_files_only``) — and never downloaded. A role whose
-weights are absent is reported unavailable with the reason, and the caller falls back to
-its embedded backend (the classical editor, the embedded localiser, the rule-based LLM).
+Every model role (``config.ROLES``: the editors, the VLM planner/critic, grounding,
+segmentation, the metric models and the upscaler) loads here and nowhere else, so one place
+decides where weights come from, their dtype, their quantization and the memory they may
+take. Each role maps to a model id (``LOUPE_MODEL_<ROLE>``): a local folder or a Hugging
+Face repo id. Where the weights come from is ``pipelines.weights``'s decision: local files
+first (a folder, or the local Hugging Face cache), a download only where allowed (on a
+Space by default). A role whose weights cannot be had is reported unavailable with the
+reason, and the caller falls back to its embedded backend (the classical editor, the
+embedded localiser, the rule-based LLM, Lanczos resampling).
 
-Loading is lazy and cached; quantization is per role (``LOUPE_QUANT_<ROLE>``: ``nf4``
-through bitsandbytes on CUDA, ``int8`` weight-only through torchao on CPU or GPU, or
-``none``). Settings read here besides ``pipelines.config``:
+Loading is lazy and cached; quantization is per role (``LOUPE_QUANT_<ROLE>``): ``auto``
+(the default) keeps the published dtype when the model fits the memory budget and otherwise
+quantizes it — NF4 through bitsandbytes on CUDA, int8 weight-only through torchao on CPU —
+or ``nf4``, ``int8``, ``none`` explicitly. Settings read here besides ``pipelines.config``:
 
 =============================  ==========================================================
-``LOUPE_DTYPE``                ``auto`` (bfloat16 on CUDA, float32 on CPU), ``float16``,
-                               ``bfloat16`` or ``float32``
+``LOUPE_DTYPE``                ``auto`` (the model card's dtype on CUDA, float32 on CPU),
+                               ``float16``, ``bfloat16`` or ``float32``
 ``LOUPE_OFFLOAD``              ``none`` (default), ``model`` or ``sequential``: accelerate
                                CPU offload of diffusers pipelines on CUDA
-``LOUPE_MEMORY_BUDGET_GB``     models kept loaded at once (least recently used unloaded
-                               first); default: 90% of the GPU's memory on CUDA, no limit
-                               on CPU
+``LOUPE_MEMORY_BUDGET_GB``     model weights kept loaded at once (least recently used
+                               unloaded first); default: 90% of the GPU's memory on CUDA,
+                               half the RAM on CPU
 =============================  ==========================================================
+
+On a ZeroGPU Space only the roles whose inference runs inside a GPU entry point
+(``GPU_ROLES``) are placed on CUDA; the others run in the main process, on the CPU.
 """
 
 from __future__ import annotations
@@ -38,11 +46,27 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.config import ROLES, Settings, get_settings
+from pipelines.model_cards import card_for
+from pipelines.ncnn import PACKAGE_MODELS, load_package_model, package_model_problem
+from pipelines.weights import (
+    WEIGHT_SUFFIXES,
+    HubError,
+    class_name_of,
+    download,
+    downloads_allowed,
+    estimate_bytes,
+    has_variant,
+    locate,
+    remote_class_name,
+)
 
 log = logging.getLogger(__name__)
 
-WEIGHT_SUFFIXES = (".safetensors", ".bin", ".pt", ".pth", ".ckpt", ".gguf")
-QUANT_MODES = ("none", "int8", "nf4")
+__all__ = ["FALLBACKS", "GPU_ROLES", "LoadedModel", "ModelManager", "ModelUnavailable",
+           "RoleStatus", "WEIGHT_SUFFIXES", "get_manager", "locate_weights", "main",
+           "memory_budget", "pick_device", "pick_dtype", "require"]
+
+QUANT_MODES = ("auto", "none", "int8", "nf4")
 
 #: backend each role falls back to when its weights are absent
 FALLBACKS: dict[str, str] = {
@@ -55,16 +79,20 @@ FALLBACKS: dict[str, str] = {
     "dino": "none",
     "lpips": "none",
     "aesthetic": "heuristic",
+    "upscaler": "lanczos",
 }
 
 #: roles whose weights are a diffusers pipeline (the others are transformers models)
 PIPELINE_ROLES = ("editor", "inpainter")
+#: roles whose inference runs inside a ``pipelines.gpu`` entry point (CUDA on ZeroGPU; the
+#: upscaler runs inside the editor's ``run_pipeline``)
+GPU_ROLES = ("editor", "inpainter", "vlm", "upscaler")
 #: pipeline components quantized when a pipeline role asks for nf4/int8
 HEAVY_COMPONENTS = ("transformer", "unet", "text_encoder", "text_encoder_2", "text_encoder_3")
 
 
 class ModelUnavailable(RuntimeError):
-    """A role's model cannot be used here (weights absent, no CUDA for NF4, …).
+    """A role's model cannot be used here (weights absent, gated, no CUDA for NF4, …).
 
     Attributes:
         role: the role asked for.
@@ -79,7 +107,11 @@ class ModelUnavailable(RuntimeError):
 
 @dataclass
 class RoleStatus:
-    """Where one role stands: its configured id, whether it can load, and what serves it."""
+    """Where one role stands: its configured id, whether it can load, and what serves it.
+
+    ``source`` says where the weights are: ``folder``, ``cache``, ``download`` (not here
+    yet; fetched on first load), ``package`` (inside an installed package) or ``""``.
+    """
 
     role: str
     id: str
@@ -88,11 +120,12 @@ class RoleStatus:
     backend: str
     folder: Path | None = None
     quant: str = "none"
+    source: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON-friendly view printed by ``python -m pipelines models``."""
         return {"id": self.id, "available": self.available, "reason": self.reason,
-                "backend": self.backend, "quant": self.quant}
+                "backend": self.backend, "quant": self.quant, "source": self.source}
 
 
 @dataclass
@@ -126,83 +159,74 @@ class LoadedModel:
 # --------------------------------------------------------------------------- lookup
 
 
-def _has_weights(folder: Path) -> bool:
-    return any(p.suffix in WEIGHT_SUFFIXES for p in folder.rglob("*") if p.is_file())
-
-
-def _looks_like_path(model_id: str) -> bool:
-    return model_id.startswith((".", "/", "~")) or os.sep in model_id.strip("/").replace(
-        "/", "", 1) or Path(model_id).expanduser().exists()
-
-
 def locate_weights(model_id: str) -> tuple[Path | None, str]:
-    """Find a model's files without downloading anything.
-
-    Args:
-        model_id: a local folder, or a Hugging Face repo id looked up in the local cache.
+    """Find a model's files without downloading anything (see ``pipelines.weights``).
 
     Returns:
-        ``(folder, "")`` when the weights are here, else ``(None, reason)``.
+        ``(folder, "")`` when the weights are here, else ``(None, reason)`` (a model that
+        would download on first load counts as not here).
     """
-    if not model_id:
-        return None, "no model configured"
-    if _looks_like_path(model_id):
-        folder = Path(model_id).expanduser()
-        if not folder.is_dir():
-            return None, f"folder {model_id} does not exist"
-        if not _has_weights(folder):
-            return None, f"folder {model_id} holds no weight files"
-        return folder, ""
-    try:
-        from huggingface_hub import snapshot_download
-
-        folder = Path(snapshot_download(repo_id=model_id, local_files_only=True))
-    except Exception as exc:  # noqa: BLE001 - any lookup failure means "not here"
-        offline = os.environ.get("HF_HUB_OFFLINE", "0") not in ("", "0", "false")
-        why = "offline mode, " if offline else ""
-        log.debug("cache lookup of %s failed: %s", model_id, exc)
-        return None, (f"{model_id} is not in the local Hugging Face cache ({why}Loupe never "
-                      "downloads weights; fetch them with `hf download` first)")
-    if not _has_weights(folder):
-        return None, f"the cached copy of {model_id} holds no weight files"
-    return folder, ""
+    found = locate(model_id, get_settings())
+    if found.folder is None and found.source == "download":
+        return None, f"{model_id} is not downloaded yet (it downloads on first use)"
+    return found.folder, found.reason
 
 
 def model_class_name(folder: Path) -> str:
     """The class a model folder declares (``model_index.json`` or ``config.json``), or ''."""
-    for name, key in (("model_index.json", "_class_name"), ("config.json", "architectures")):
-        path = folder / name
-        if path.is_file():
-            try:
-                value = json.loads(path.read_text()).get(key, "")
-            except (OSError, ValueError):
-                return ""
-            if isinstance(value, list):
-                value = value[0] if value else ""
-            return str(value)
-    return ""
+    return class_name_of(folder)
 
 
-def _lpips_status(net: str) -> tuple[bool, str]:
+def _stlpips_weights() -> Path | None:
+    try:
+        from stlpips_pytorch import stlpips
+    except ImportError:
+        return None
+    path = Path(stlpips.__file__).parent / "weights" / "vST0.0" / "alex_shift_tolerant.pth"
+    return path if path.is_file() else None
+
+
+def _torchvision_cached(net: str) -> bool:
     import torch
 
     names = {"alex": "alexnet-owt-", "vgg": "vgg16-", "squeeze": "squeezenet1_1-"}
-    if net not in names:
-        return False, f"unknown LPIPS network {net!r} (alex, vgg or squeeze)"
     checkpoints = Path(torch.hub.get_dir()) / "checkpoints"
-    if checkpoints.is_dir() and any(p.name.startswith(names[net]) for p in checkpoints.iterdir()):
-        return True, ""
-    return False, f"torchvision {net} weights are not in {checkpoints} (never downloaded)"
+    return checkpoints.is_dir() and any(p.name.startswith(names[net])
+                                        for p in checkpoints.iterdir())
+
+
+def _lpips_status(net: str) -> tuple[bool, str, str]:
+    """``(available, reason, backend)`` of the perceptual metric for ``net``.
+
+    LPIPS needs torchvision's ImageNet backbone in the torch cache (never downloaded here);
+    without it, ST-LPIPS (AlexNet, shift-tolerant), whose wheel ships its whole network,
+    serves the role.
+    """
+    if net not in ("alex", "vgg", "squeeze"):
+        return False, f"unknown LPIPS network {net!r} (alex, vgg or squeeze)", "none"
+    if _torchvision_cached(net):
+        return True, "", f"lpips-{net}"
+    if net == "alex" and _stlpips_weights() is not None:
+        return True, "", "st-lpips-alex"
+    return False, (f"torchvision's {net} weights are not in the torch cache and ST-LPIPS "
+                   "(alex only) is not installed"), "none"
 
 
 # --------------------------------------------------------------------------- device/dtype
 
 
-def pick_device(settings: Settings | None = None) -> str:
-    """``LOUPE_DEVICE`` when set to something other than ``auto``, else cuda/mps/cpu."""
+def pick_device(settings: Settings | None = None, role: str | None = None) -> str:
+    """``LOUPE_DEVICE`` when set to something other than ``auto``, else cuda/mps/cpu.
+
+    On ZeroGPU a role outside ``GPU_ROLES`` runs in the main process, which has no GPU:
+    it gets the CPU.
+    """
     import torch
 
-    wanted = (settings or get_settings()).device
+    settings = settings or get_settings()
+    if settings.zero_gpu and role is not None and role not in GPU_ROLES:
+        return "cpu"
+    wanted = settings.device
     if wanted and wanted != "auto":
         return wanted
     if torch.cuda.is_available():
@@ -212,20 +236,29 @@ def pick_device(settings: Settings | None = None) -> str:
     return "cpu"
 
 
-def pick_dtype(device: str) -> Any:
-    """``LOUPE_DTYPE`` or, by default, bfloat16 on CUDA and float32 elsewhere."""
+_DTYPES = {"float16": "float16", "fp16": "float16", "bfloat16": "bfloat16",
+           "bf16": "bfloat16", "float32": "float32", "fp32": "float32"}
+
+
+def pick_dtype(device: str, published: str | None = None) -> Any:
+    """``LOUPE_DTYPE``, else the published dtype on CUDA (bfloat16 when unknown), else fp32.
+
+    Args:
+        device: where the model runs.
+        published: the dtype the model card publishes the weights in (``float16``, …).
+    """
     import torch
 
-    wanted = get_settings().dtype
-    table = {"float16": torch.float16, "fp16": torch.float16, "bfloat16": torch.bfloat16,
-             "bf16": torch.bfloat16, "float32": torch.float32, "fp32": torch.float32}
-    if wanted in table:
-        return table[wanted]
-    return torch.bfloat16 if device.startswith("cuda") else torch.float32
+    wanted = _DTYPES.get(get_settings().dtype)
+    if wanted is None:
+        wanted = (_DTYPES.get(published or "", "bfloat16") if device.startswith("cuda")
+                  else "float32")
+    return getattr(torch, wanted)
 
 
 def memory_budget(device: str) -> int | None:
-    """Bytes of model weights kept loaded at once, or None for no limit."""
+    """Bytes of model weights kept loaded at once: ``LOUPE_MEMORY_BUDGET_GB``, else 90% of
+    the GPU's memory on CUDA, else half the machine's RAM (None when it cannot be read)."""
     value = get_settings().memory_budget_gb
     if value is not None:
         return int(value * 1024**3)
@@ -234,9 +267,12 @@ def memory_budget(device: str) -> int | None:
 
         try:
             return int(0.9 * torch.cuda.get_device_properties(0).total_memory)
-        except (RuntimeError, AssertionError):  # ZeroGPU outside a GPU call
+        except (RuntimeError, AssertionError):  # no usable CUDA device after all
             return None
-    return None
+    try:
+        return int(0.5 * os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES"))
+    except (ValueError, OSError, AttributeError):  # not a POSIX system
+        return None
 
 
 def module_nbytes(obj: Any) -> int:
@@ -261,13 +297,23 @@ def _int8(module: Any) -> None:
     quantize_(module, Int8WeightOnlyConfig())
 
 
+def _heavy(folder: Path) -> list[str]:
+    try:
+        index = json.loads((folder / "model_index.json").read_text())
+    except (OSError, ValueError):
+        return []
+    return [name for name in HEAVY_COMPONENTS if (index.get(name) or [None])[0]]
+
+
 def _load_pipeline(role: str, folder: Path, device: str, dtype: Any, quant: str) -> LoadedModel:
     import torch
     from diffusers import DiffusionPipeline
 
+    card = card_for(class_name_of(folder))
     kwargs: dict[str, Any] = {"dtype": dtype, "local_files_only": True}
-    index = json.loads((folder / "model_index.json").read_text())
-    heavy = [name for name in HEAVY_COMPONENTS if index.get(name, [None])[0]]
+    if has_variant(folder, card.variant):
+        kwargs["variant"] = card.variant
+    heavy = _heavy(folder)
     if quant == "nf4":
         from diffusers import PipelineQuantizationConfig
 
@@ -289,7 +335,9 @@ def _load_pipeline(role: str, folder: Path, device: str, dtype: Any, quant: str)
         pipe.to(device)
     pipe.set_progress_bar_config(disable=True)
     return LoadedModel(role, str(folder), pipe, None, device, dtype, quant, module_nbytes(pipe),
-                       {"offload": offload if device.startswith("cuda") else "none"})
+                       {"offload": offload if device.startswith("cuda") else "none",
+                        "variant": kwargs.get("variant"), "pipeline": type(pipe).__name__,
+                        "folder": folder})
 
 
 def _transformers_classes(role: str) -> tuple[Any, Any]:
@@ -325,16 +373,51 @@ def _load_transformers(role: str, folder: Path, device: str, dtype: Any,
     if quant == "int8":
         _int8(model)
     model.eval()
-    processor = processor_cls.from_pretrained(folder, local_files_only=True)
+    try:
+        processor = processor_cls.from_pretrained(folder, local_files_only=True)
+    except ImportError as exc:  # e.g. a VLM's video processor needs torchvision
+        if role != "vlm":
+            raise
+        log.info("%s: full processor unavailable (%s); the caller builds its own", role, exc)
+        processor = None
     return LoadedModel(role, str(folder), model, processor, device, dtype, quant,
-                       module_nbytes(model))
+                       module_nbytes(model), {"folder": folder})
 
 
 def _load_lpips(role: str, net: str, device: str) -> LoadedModel:
-    import lpips
+    """LPIPS with torchvision's backbone when cached, else ST-LPIPS from its wheel."""
+    if _torchvision_cached(net):
+        import lpips
 
-    model = lpips.LPIPS(net=net, verbose=False).to(device).eval()
-    return LoadedModel(role, net, model, None, device, None, "none", module_nbytes(model))
+        model = lpips.LPIPS(net=net, verbose=False).to(device).eval()
+        kind = "lpips"
+    else:
+        model, kind = _load_st_lpips().to(device), "st_lpips"
+    return LoadedModel(role, net, model, None, device, None, "none", module_nbytes(model),
+                       {"kind": kind})
+
+
+def _load_st_lpips() -> Any:
+    """ST-LPIPS (AlexNet, shift-tolerant) from the weights inside the stlpips wheel.
+
+    The wheel's file holds the whole backbone plus the linear heads; every parameter of
+    the model must come from it, else it is refused (no random backbone ever).
+    """
+    import torch
+    from stlpips_pytorch import stlpips
+
+    path = _stlpips_weights()
+    if path is None:
+        raise ModelUnavailable("lpips", "the ST-LPIPS weights are missing from its wheel")
+    model = stlpips.LPIPS(net="alex", variant="shift_tolerant", pretrained=False,
+                          verbose=False)
+    state = torch.load(path, map_location="cpu", weights_only=True)
+    needed = {k for k in model.state_dict() if not k.startswith("lins.")}  # lins = aliases
+    missing = needed - set(state)
+    if missing:
+        raise ModelUnavailable("lpips", f"the ST-LPIPS weights lack {sorted(missing)[:3]}…")
+    model.load_state_dict(state, strict=False)
+    return model.eval()
 
 
 # --------------------------------------------------------------------------- manager
@@ -345,17 +428,25 @@ class ModelManager:
 
     One instance per process (``get_manager()``): a model is loaded once and shared by
     every session. Settings are re-read on each call, so a changed ``LOUPE_MODEL_<ROLE>``
-    takes effect on the next ``load``.
+    takes effect on the next ``load``. A download that failed (gated, missing) is
+    remembered, so the status reports it instead of retrying on every call.
     """
 
     def __init__(self) -> None:
         self._loaded: OrderedDict[str, LoadedModel] = OrderedDict()
-        self._keys: dict[str, tuple[str, str]] = {}
+        self._keys: dict[str, tuple[str, str, str]] = {}
+        self._failures: dict[str, str] = {}
+        self._remote: dict[str, str] = {}
+        self._estimates: dict[tuple[str, int, str, str], int] = {}
         self._lock = threading.RLock()
 
     # -- status ---------------------------------------------------------------------
-    def role_status(self, role: str) -> RoleStatus:
+    def role_status(self, role: str, model_id: str | None = None) -> RoleStatus:
         """Whether ``role`` can load here, and the backend that serves it either way.
+
+        Args:
+            role: one of ``config.ROLES``.
+            model_id: this id instead of the configured ``LOUPE_MODEL_<ROLE>``.
 
         Raises:
             KeyError: unknown role.
@@ -363,25 +454,73 @@ class ModelManager:
         if role not in ROLES:
             raise KeyError(f"unknown role {role!r}; known: {', '.join(ROLES)}")
         settings = get_settings()
-        model_id = settings.models.get(role, "")
-        quant = settings.quantization.get(role, "none") or "none"
+        model_id = settings.models.get(role, "") if model_id is None else model_id
+        wanted = settings.quantization.get(role, "auto") or "auto"
         if role == "lpips":
-            ok, reason = _lpips_status(model_id)
-            return RoleStatus(role, model_id, ok, reason,
-                              f"lpips-{model_id}" if ok else FALLBACKS[role], None, quant)
-        folder, reason = locate_weights(model_id)
-        if folder is not None:
-            reason = _quant_problem(quant, pick_device(settings))
-        available = folder is not None and not reason
-        backend = (model_class_name(folder) or model_id) if available else _fallback(role, settings)
-        return RoleStatus(role, model_id, available, reason, backend, folder, quant)
+            ok, reason, backend = _lpips_status(model_id)
+            return RoleStatus(role, model_id, ok, reason, backend, None, "none",
+                              "package" if ok else "")
+        if role == "upscaler":
+            return _upscaler_status(model_id)
+        fallback = _fallback(role, settings)
+        if model_id in self._failures:
+            return RoleStatus(role, model_id, False, self._failures[model_id], fallback,
+                              None, wanted, "")
+        found = locate(model_id, settings)
+        device = pick_device(settings, role)
+        if found.source == "download":
+            return self._remote_status(role, model_id, wanted, device, fallback)
+        if found.folder is None:
+            return RoleStatus(role, model_id, False, found.reason, fallback, None, wanted, "")
+        quant = self._resolve_quant(role, wanted, found.folder, device)
+        reason = _quant_problem(quant, device)
+        backend = (class_name_of(found.folder) or model_id) if not reason else fallback
+        return RoleStatus(role, model_id, not reason, reason, backend, found.folder, quant,
+                          found.source)
+
+    def _remote_status(self, role: str, model_id: str, wanted: str, device: str,
+                       fallback: str) -> RoleStatus:
+        if model_id not in self._remote:
+            try:
+                self._remote[model_id] = remote_class_name(model_id, get_settings())
+            except HubError as exc:
+                self._failures[model_id] = str(exc)
+                return RoleStatus(role, model_id, False, str(exc), fallback, None, wanted, "")
+        reason = _quant_problem(wanted, device)
+        backend = self._remote[model_id] if not reason else fallback
+        return RoleStatus(role, model_id, not reason, reason, backend, None, wanted, "download")
+
+    def _resolve_quant(self, role: str, wanted: str, folder: Path, device: str) -> str:
+        """``auto`` → ``none`` when the model fits the budget, else nf4 (CUDA) / int8."""
+        if wanted != "auto":
+            return wanted
+        budget = memory_budget(device)
+        if budget is None:
+            return "none"
+        need = self.estimate(role, folder, device, "none")
+        if need <= budget:
+            return "none"
+        return "nf4" if device.startswith("cuda") else "int8"
+
+    def estimate(self, role: str, folder: Path, device: str, quant: str) -> int:
+        """Bytes ``role``'s weights in ``folder`` take loaded on ``device`` with ``quant``."""
+        pipeline = role in PIPELINE_ROLES
+        card = card_for(class_name_of(folder)) if pipeline else None
+        dtype_bytes = pick_dtype(device, card.dtype if card else None).itemsize
+        key = (str(folder), dtype_bytes, quant, device)
+        if key not in self._estimates:
+            self._estimates[key] = estimate_bytes(
+                folder, dtype_bytes=dtype_bytes, quant=quant,
+                variant=card.variant if card and has_variant(folder, card.variant) else None,
+                quantized=tuple(_heavy(folder)) if pipeline else None)
+        return self._estimates[key]
 
     def available(self, role: str) -> bool:
         """Shorthand for ``role_status(role).available``."""
         return self.role_status(role).available
 
     def status(self) -> dict[str, dict[str, Any]]:
-        """Every role's ``{id, available, reason, backend, quant, loaded}``."""
+        """Every role's ``{id, available, reason, backend, quant, source, loaded}``."""
         out = {}
         for role in ROLES:
             entry = self.role_status(role).as_dict()
@@ -390,50 +529,89 @@ class ModelManager:
         return out
 
     # -- loading --------------------------------------------------------------------
-    def load(self, role: str) -> LoadedModel:
+    def load(self, role: str, model_id: str | None = None) -> LoadedModel:
         """The loaded model for ``role`` (loaded on first use, then cached).
 
+        Args:
+            role: one of ``config.ROLES``.
+            model_id: this id instead of the configured one (it replaces the role's model).
+
         Raises:
-            ModelUnavailable: the weights are absent, or the quantization cannot run here.
+            ModelUnavailable: the weights are absent, gated, or the quantization cannot run.
         """
-        status = self.role_status(role)
+        status = self.role_status(role, model_id)
         if not status.available:
             raise ModelUnavailable(role, status.reason)
-        key = (status.id, status.quant)
+        device = pick_device(get_settings(), role)
+        key = (status.id, status.quant, device)
         with self._lock:
             if role in self._loaded and self._keys.get(role) == key:
                 self._loaded.move_to_end(role)
                 return self._loaded[role]
             self.unload(role)
-            device = pick_device()
+            if status.source == "download":
+                status = self._download(status)
             self._make_room(role, status, device)
             started = time.perf_counter()
-            try:
-                loaded = self._load(status, device)
-            except ModelUnavailable:
-                raise
-            except Exception as exc:
-                raise ModelUnavailable(role, f"loading {status.id} failed: {exc}") from exc
+            loaded = self._load_or_refetch(status, device)
             log.info("loaded %s (%s) on %s in %.1f s, %.0f MB", role, status.id, device,
                      time.perf_counter() - started, loaded.nbytes / 2**20)
             self._loaded[role] = loaded
             self._keys[role] = key
             return loaded
 
+    def _download(self, status: RoleStatus) -> RoleStatus:
+        pipeline = status.role in PIPELINE_ROLES
+        variant = card_for(status.backend).variant if pipeline else None
+        log.info("downloading %s for %s", status.id, status.role)
+        try:
+            download(status.id, get_settings(), pipeline=pipeline, variant=variant)
+        except HubError as exc:
+            self._failures[status.id] = str(exc)
+            raise ModelUnavailable(status.role, str(exc)) from exc
+        fresh = self.role_status(status.role, status.id)
+        if not fresh.available or fresh.folder is None:
+            raise ModelUnavailable(status.role, fresh.reason or "the download left no weights")
+        return fresh
+
+    def _load_or_refetch(self, status: RoleStatus, device: str) -> LoadedModel:
+        try:
+            return self._load(status, device)
+        except ModelUnavailable:
+            raise
+        except Exception as exc:
+            message = _clean(str(exc), status)
+            if status.source != "cache" or not downloads_allowed(get_settings()):
+                raise ModelUnavailable(status.role,
+                                       f"loading {status.id} failed: {message}") from exc
+            log.info("cached %s is incomplete (%s); downloading the rest", status.id, message)
+        status = self._download(status)  # a preloaded subset: fetch what is missing
+        try:
+            return self._load(status, device)
+        except Exception as exc:
+            raise ModelUnavailable(status.role, f"loading {status.id} failed: "
+                                                f"{_clean(str(exc), status)}") from exc
+
     def _load(self, status: RoleStatus, device: str) -> LoadedModel:
-        dtype = pick_dtype(device)
         if status.role == "lpips":
             return _load_lpips(status.role, status.id, device)
+        if status.role == "upscaler":
+            model = load_package_model(status.id, device)
+            return LoadedModel(status.role, status.id, model, None, device, None, "none",
+                               module_nbytes(model), {"scale": model.scale})
         assert status.folder is not None
         if status.role in PIPELINE_ROLES:
+            dtype = pick_dtype(device, card_for(status.backend).dtype)
             return _load_pipeline(status.role, status.folder, device, dtype, status.quant)
+        dtype = pick_dtype(device)
         return _load_transformers(status.role, status.folder, device, dtype, status.quant)
 
     def _make_room(self, role: str, status: RoleStatus, device: str) -> None:
         budget = memory_budget(device)
         if budget is None:
             return
-        need = _disk_size(status.folder) if status.folder else 0
+        need = (self.estimate(role, status.folder, device, status.quant)
+                if status.folder else 0)
         while self._loaded and self.loaded_bytes() + need > budget:
             victim = next(iter(self._loaded))
             log.info("unloading %s to stay under the %.1f GB budget", victim, budget / 1024**3)
@@ -447,6 +625,22 @@ class ModelManager:
         """Loaded roles, least recently used first."""
         return list(self._loaded)
 
+    def peek(self, role: str, model_id: str | None = None) -> LoadedModel | None:
+        """The loaded model of ``role`` (configured as ``model_id`` when given), without
+        loading or looking anything up; None when it is not loaded."""
+        loaded = self._loaded.get(role)
+        if loaded is None or (model_id is not None and self._keys[role][0] != model_id):
+            return None
+        return loaded
+
+    def adopt(self, role: str, model_id: str, loaded: LoadedModel) -> None:
+        """Serve ``role`` with a model built elsewhere (a benchmark's in-memory pipeline),
+        under the name ``model_id``, as if the manager had loaded it."""
+        with self._lock:
+            self.unload(role)
+            self._loaded[role] = loaded
+            self._keys[role] = (model_id, loaded.quant, loaded.device)
+
     def unload(self, role: str) -> bool:
         """Drop ``role``'s model and free its memory; False when it was not loaded."""
         with self._lock:
@@ -459,9 +653,31 @@ class ModelManager:
         return True
 
     def unload_all(self) -> None:
-        """Drop every loaded model."""
+        """Drop every loaded model (and forget remembered download failures)."""
         for role in list(self._loaded):
             self.unload(role)
+        self._failures.clear()
+        self._remote.clear()
+
+
+def _clean(message: str, status: RoleStatus) -> str:
+    """An error message without this server's paths (the model id stands for its folder)."""
+    if status.folder is not None:
+        message = message.replace(str(status.folder), status.id)
+    return message.splitlines()[0][:300] if message else "unknown error"
+
+
+def _upscaler_status(model_id: str) -> RoleStatus:
+    if model_id in ("", "lanczos"):
+        return RoleStatus("upscaler", model_id or "lanczos", True, "", "lanczos")
+    if model_id not in PACKAGE_MODELS:
+        return RoleStatus("upscaler", model_id, False,
+                          f"unknown upscaler {model_id!r}; known: lanczos, "
+                          f"{', '.join(PACKAGE_MODELS)}", FALLBACKS["upscaler"])
+    problem = package_model_problem(model_id)
+    return RoleStatus("upscaler", model_id, not problem, problem,
+                      model_id if not problem else FALLBACKS["upscaler"], None, "none",
+                      "package" if not problem else "")
 
 
 def _fallback(role: str, settings: Settings) -> str:
@@ -472,16 +688,11 @@ def _fallback(role: str, settings: Settings) -> str:
 
 def _quant_problem(quant: str, device: str) -> str:
     if quant not in QUANT_MODES:
-        return f"unknown quantization {quant!r} (use nf4, int8 or none)"
+        return f"unknown quantization {quant!r} (use auto, nf4, int8 or none)"
     if quant == "nf4" and not device.startswith("cuda"):
         return ("NF4 quantization (bitsandbytes) needs a CUDA GPU and this machine runs on "
-                f"{device}; set the role's LOUPE_QUANT_* to int8 or none")
+                f"{device}; set the role's LOUPE_QUANT_* to int8, auto or none")
     return ""
-
-
-def _disk_size(folder: Path) -> int:
-    return sum(p.stat().st_size for p in folder.rglob("*")
-               if p.is_file() and p.suffix in WEIGHT_SUFFIXES)
 
 
 def _free_memory() -> None:
@@ -525,7 +736,7 @@ def main(argv: Sequence[str] | None = None,
         The exit code (0).
     """
     parser = argparse.ArgumentParser(prog="python -m pipelines models",
-                                     description="Which model serves each role, offline.")
+                                     description="Which model serves each role, and why.")
     parser.add_argument("--role", action="append", choices=ROLES,
                         help="only these roles (repeatable)")
     args = parser.parse_args(list(argv) if argv is not None else None)

@@ -1,8 +1,11 @@
-"""Diffusers editors on tiny pipelines: real loading, one call on CPU, compose accepts it."""
+"""Diffusers editors on tiny pipelines: real loading, one call on CPU, the model card's
+defaults reach the pipeline, the result comes back at native size and composes."""
 
 from __future__ import annotations
 
+import functools
 import os
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -17,6 +20,7 @@ from pipelines.editors.diffusion import (
 )
 from pipelines.editors.registry import pick_editor
 from pipelines.layers import compose, decompose, feather_alpha
+from pipelines.model_cards import CARDS
 from pipelines.models import get_manager
 from tests.tiny_models import tiny_model_dir
 
@@ -57,13 +61,14 @@ def test_working_dims_keep_aspect_and_multiple(width, height, area, multiple):
     assert abs(w / h - aspect) < 0.1 * aspect
 
 
-def test_ip2p_patch_at_working_size_composes(tiny_editors, scene):
+def test_ip2p_patch_comes_back_at_native_size_and_composes(tiny_editors, scene):
     image, _, layer = scene
     request = EditRequest("replace", "generate", {"prompt": "a tiger"}, "turn the cat into a "
                           "tiger", seed=3, steps=2, guidance=5.0, negative_prompt="blurry")
-    out = InstructPix2PixEditor().edit(layer.patch, layer.mask, request)
-    expected = working_dims(layer.width, layer.height, 64 * 64, 64)
-    assert out.dtype == np.uint8 and out.shape == (expected[1], expected[0], 3)
+    out = InstructPix2PixEditor().edit(layer.patch, layer.mask, request, margin=4)
+    assert out.dtype == np.uint8 and out.shape == layer.patch.shape  # restored to native
+    far = _outside_feather(layer, 4)
+    assert np.array_equal(out[far], layer.patch[far])  # the editor keeps the outside
     result = compose(image, layer, out, feather=4)
     rows, cols = layer.slices
     assert result.shape == image.shape
@@ -86,8 +91,7 @@ def test_flux_kontext_editor_on_a_tiny_pipeline(monkeypatch, scene):
             "replace", "recolor", {"color": "red"}, target="the cat", steps=2, seed=0))
     finally:
         get_manager().unload_all()
-    w, h = working_dims(layer.width, layer.height, 64 * 96, 16)
-    assert out.shape == (h, w, 3) and out.dtype == np.uint8
+    assert out.shape == layer.patch.shape and out.dtype == np.uint8
     assert compose(image, layer, out).shape == image.shape
 
 
@@ -105,8 +109,7 @@ def test_qwen_image_edit_editor_on_a_tiny_pipeline(monkeypatch, scene):
             "add", "generate", {}, "add a red hat", steps=1, seed=0))
     finally:
         get_manager().unload_all()
-    w, h = working_dims(layer.width, layer.height, 64 * 64, 16)
-    assert out.shape == (h, w, 3) and out.dtype == np.uint8
+    assert out.shape == layer.patch.shape and out.dtype == np.uint8
     assert compose(image, layer, out).shape == image.shape
 
 
@@ -137,8 +140,7 @@ def test_inpainter_removes_inside_the_layer(tiny_editors, scene):
     image, _, layer = scene
     request = EditRequest("remove", "inpaint", {}, "remove the cat", target="cat", steps=2)
     out = InpaintEditor().edit(layer.patch, layer.mask, request)
-    w, h = working_dims(layer.width, layer.height, 128 * 128, 64)
-    assert out.shape == (h, w, 3) and out.dtype == np.uint8
+    assert out.shape == layer.patch.shape and out.dtype == np.uint8
     result = compose(image, layer, out, feather=3)
     rows, cols = layer.slices
     far = _outside_feather(layer, 3)
@@ -174,3 +176,129 @@ def test_registry_falls_back_without_weights(monkeypatch, scene):
     _, _, layer = scene
     with pytest.raises(EditError, match="unavailable"):
         InpaintEditor().edit(layer.patch, layer.mask, remove)
+
+
+# --- model cards: the pipelines receive each card's defaults --------------------------------
+
+
+class _Recorded(Exception):  # noqa: N818 - a signal, not an error
+    """Stops a spied call once its arguments are recorded."""
+
+
+@pytest.fixture()
+def received(monkeypatch):
+    """The keyword arguments each pipeline class's ``__call__`` receives (then run with two
+    steps, so that the check stays fast; the recorded values are those Loupe passed)."""
+    calls: dict[str, dict] = {}
+
+    def spy(cls, run=True):
+        original = cls.__call__
+
+        @functools.wraps(original)
+        def record(self, *args, **kwargs):
+            calls[type(self).__name__] = dict(kwargs)
+            if not run:
+                raise _Recorded
+            return original(self, *args, **{**kwargs, "num_inference_steps": 2})
+
+        monkeypatch.setattr(cls, "__call__", record)
+
+    yield spy, calls
+    get_manager().unload_all()
+
+
+def _defaults_request(operation="generate", kind="replace"):
+    params = {"prompt": "a tiger"} if operation == "generate" else {}
+    return EditRequest(kind, operation, params, "turn the cat into a tiger", target="cat",
+                       seed=1)
+
+
+def test_ip2p_receives_its_card(monkeypatch, received, scene):
+    from diffusers import StableDiffusionInstructPix2PixPipeline
+
+    spy, calls = received
+    spy(StableDiffusionInstructPix2PixPipeline, run=False)  # at the card's 512²: record only
+    monkeypatch.setenv("LOUPE_MODEL_EDITOR", str(tiny_model_dir("ip2p")))
+    _, _, layer = scene
+    with pytest.raises(_Recorded):
+        InstructPix2PixEditor().edit(layer.patch, layer.mask, _defaults_request())
+    got = calls["StableDiffusionInstructPix2PixPipeline"]
+    card = CARDS["StableDiffusionInstructPix2PixPipeline"]
+    assert (got["num_inference_steps"], got["guidance_scale"]) == (card.steps, card.guidance)
+    assert got["image_guidance_scale"] == card.extra["image_guidance_scale"] == 1.0
+    assert got["image"].size[0] * got["image"].size[1] <= 1.2 * card.area  # trained at 512²
+
+
+def test_sd15_inpainting_works_at_512_not_1mp(monkeypatch, received, scene):
+    from diffusers import StableDiffusionInpaintPipeline
+
+    spy, calls = received
+    spy(StableDiffusionInpaintPipeline, run=False)  # 512² on CPU is slow: record only
+    monkeypatch.setenv("LOUPE_MODEL_INPAINTER", str(tiny_model_dir("sd_inpaint")))
+    image, _, _ = scene
+    big = np.kron(image, np.ones((2, 2, 1), np.uint8))  # a 902×600 layer patch
+    mask = np.zeros(big.shape[:2], bool)
+    mask[150:450, 200:600] = True
+    with pytest.raises(_Recorded):
+        InpaintEditor().edit(big, mask, _defaults_request("inpaint", "remove"))
+    got = calls["StableDiffusionInpaintPipeline"]
+    area = got["width"] * got["height"]
+    assert 0.8 * 512 * 512 <= area <= 1.2 * 512 * 512, (got["width"], got["height"])
+    assert got["guidance_scale"] == 7.5 and got["num_inference_steps"] == 50
+
+
+def test_sdxl_inpainting_loads_fp16_variant_and_receives_its_card(monkeypatch, received, scene):
+    from diffusers import StableDiffusionXLInpaintPipeline
+
+    spy, calls = received
+    spy(StableDiffusionXLInpaintPipeline)
+    monkeypatch.setenv("LOUPE_MODEL_INPAINTER", str(tiny_model_dir("sdxl_inpaint")))
+    monkeypatch.setattr(InpaintEditor, "working_area", 128 * 128)
+    assert InpaintEditor.is_available() == (True, "")
+    _, _, layer = scene
+    out = InpaintEditor().edit(layer.patch, layer.mask, _defaults_request("inpaint", "remove"))
+    loaded = get_manager().load("inpainter")
+    assert loaded.extra["variant"] == "fp16"  # the folder holds only *.fp16.safetensors
+    got = calls["StableDiffusionXLInpaintPipeline"]
+    assert (got["guidance_scale"], got["num_inference_steps"], got["strength"]) == (8.0, 20, 0.99)
+    assert out.shape == layer.patch.shape
+
+
+def test_flux_kontext_receives_guidance_2_5(monkeypatch, received, scene):
+    from diffusers import FluxKontextPipeline
+
+    spy, calls = received
+    spy(FluxKontextPipeline)
+    monkeypatch.setenv("LOUPE_MODEL_EDITOR", str(tiny_model_dir("flux_kontext")))
+    monkeypatch.setattr(FluxKontextEditor, "working_area", 64 * 96)
+    _, _, layer = scene
+    FluxKontextEditor().edit(layer.patch, layer.mask, _defaults_request())
+    got = calls["FluxKontextPipeline"]
+    assert (got["guidance_scale"], got["num_inference_steps"]) == (2.5, 28)
+    assert got["max_area"] == got["width"] * got["height"]
+
+
+def test_the_request_overrides_the_card(monkeypatch, received, scene):
+    from diffusers import StableDiffusionInstructPix2PixPipeline
+
+    spy, calls = received
+    spy(StableDiffusionInstructPix2PixPipeline, run=False)
+    monkeypatch.setenv("LOUPE_MODEL_EDITOR", str(tiny_model_dir("ip2p")))
+    _, _, layer = scene
+    with pytest.raises(_Recorded):
+        InstructPix2PixEditor().edit(layer.patch, layer.mask, replace(
+            _defaults_request(), steps=3, guidance=4.0, negative_prompt="blurry"))
+    got = calls["StableDiffusionInstructPix2PixPipeline"]
+    assert (got["num_inference_steps"], got["guidance_scale"]) == (3, 4.0)
+    assert got["negative_prompt"] == "blurry"
+
+
+def test_qwen_and_kontext_inpaint_cards_follow_their_model_cards():
+    """The values the issue found wrong: Kontext inpainting at guidance ~2.5 (not 7.5),
+    Qwen true CFG at the card's 4.0, SD 1.5 at 512², SDXL with its fp16 variant."""
+    assert CARDS["FluxKontextInpaintPipeline"].guidance == 2.5
+    for name in ("QwenImageEditPipeline", "QwenImageEditPlusPipeline",
+                 "QwenImageInpaintPipeline", "QwenImageEditInpaintPipeline"):
+        assert CARDS[name].guidance_key == "true_cfg_scale" and CARDS[name].guidance == 4.0
+    assert CARDS["StableDiffusionInpaintPipeline"].area == 512 * 512
+    assert CARDS["StableDiffusionXLInpaintPipeline"].variant == "fp16"

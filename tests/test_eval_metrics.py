@@ -80,8 +80,13 @@ def test_otsu_background_separates_the_edit_from_noise(astronaut):
 def no_torch_cache(tmp_path, monkeypatch):
     import torch
 
+    from pipelines.models import get_manager
+
     monkeypatch.setattr(torch.hub, "get_dir", lambda: str(tmp_path / "hub"))
     monkeypatch.setattr(M, "_PERCEPTUAL", {})
+    get_manager().unload("lpips")
+    yield
+    get_manager().unload("lpips")
 
 
 def test_st_lpips_from_the_wheel_weights(no_torch_cache, astronaut):

@@ -3,12 +3,15 @@ frame, and the native detail is carried through (no plain upscale of the model's
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import cv2
 import numpy as np
 import pytest
 
 from agent.session import EditSession
 from pipelines.editors.diffusion import InstructPix2PixEditor
+from pipelines.model_cards import CARDS
 from pipelines.models import get_manager
 from tests.tiny_models import tiny_model_dir
 
@@ -24,9 +27,10 @@ def _correlation(a: np.ndarray, b: np.ndarray) -> float:
 
 @pytest.fixture()
 def tiny_ip2p(monkeypatch):
+    card = CARDS["StableDiffusionInstructPix2PixPipeline"]
     monkeypatch.setenv("LOUPE_MODEL_EDITOR", str(tiny_model_dir("ip2p")))
     monkeypatch.setattr(InstructPix2PixEditor, "working_area", 64 * 64)
-    monkeypatch.setattr(InstructPix2PixEditor, "default_steps", 1)
+    monkeypatch.setitem(CARDS, card.pipeline, replace(card, steps=1))
     yield
     get_manager().unload_all()
 

@@ -118,6 +118,67 @@ def build_sd_inpaint(folder: Path) -> None:
     pipe.save_pretrained(folder)
 
 
+def build_sdxl_inpaint(folder: Path) -> None:
+    """Tiny ``StableDiffusionXLInpaintPipeline`` saved as the ``fp16`` variant only (as the
+    SDXL inpainting repo publishes it): loading it needs ``variant="fp16"``."""
+    from diffusers import (
+        EulerDiscreteScheduler,
+        StableDiffusionXLInpaintPipeline,
+        UNet2DConditionModel,
+    )
+    from transformers import CLIPTextConfig, CLIPTextModelWithProjection
+
+    tokenizer = clip_tokenizer(folder / "_tok")
+    vocab = len(tokenizer)
+    unet = UNet2DConditionModel(
+        block_out_channels=(32, 64), layers_per_block=1, sample_size=32, in_channels=9,
+        out_channels=4, down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),
+        up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"), attention_head_dim=(2, 4),
+        use_linear_projection=True, addition_embed_type="text_time", addition_time_embed_dim=8,
+        transformer_layers_per_block=(1, 1), projection_class_embeddings_input_dim=80,
+        cross_attention_dim=64)
+    text_2 = CLIPTextModelWithProjection(CLIPTextConfig(
+        bos_token_id=vocab - 2, eos_token_id=vocab - 1, pad_token_id=vocab - 1, hidden_size=32,
+        intermediate_size=37, num_attention_heads=4, num_hidden_layers=2, vocab_size=vocab,
+        projection_dim=32))
+    pipe = StableDiffusionXLInpaintPipeline(
+        vae=_vae(), text_encoder=_clip_text_encoder(vocab), text_encoder_2=text_2,
+        tokenizer=tokenizer, tokenizer_2=tokenizer, unet=unet,
+        scheduler=EulerDiscreteScheduler(steps_offset=1), requires_aesthetics_score=False,
+        force_zeros_for_empty_prompt=True)
+    pipe.to(torch.float16).save_pretrained(folder, variant="fp16")
+
+
+def write_hf_cache(source: Path, cache: Path, repo_id: str) -> Path:
+    """Copy a model folder into a Hugging Face hub cache as ``repo_id`` (the real layout:
+    content-addressed ``blobs/``, ``snapshots/<commit>/`` links, ``refs/main``).
+
+    Args:
+        source: a saved model folder.
+        cache: the cache root (what ``HF_HUB_CACHE`` / ``LOUPE_HF_CACHE`` point at).
+        repo_id: ``owner/name``.
+
+    Returns:
+        The snapshot folder.
+    """
+    import hashlib
+
+    repo = cache / ("models--" + repo_id.replace("/", "--"))
+    commit = hashlib.sha1(repo_id.encode()).hexdigest()
+    snapshot = repo / "snapshots" / commit
+    (repo / "blobs").mkdir(parents=True, exist_ok=True)
+    for path in sorted(p for p in source.rglob("*") if p.is_file()):
+        data = path.read_bytes()
+        blob = repo / "blobs" / hashlib.sha256(data).hexdigest()
+        blob.write_bytes(data)
+        link = snapshot / path.relative_to(source)
+        link.parent.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(Path("../" * (len(link.relative_to(repo).parts) - 1)) / "blobs" / blob.name)
+    (repo / "refs").mkdir(exist_ok=True)
+    (repo / "refs" / "main").write_text(commit)
+    return snapshot
+
+
 def t5_tokenizer():
     """A T5 tokenizer (Unigram, Metaspace) over a few words and the letters."""
     from tokenizers import Tokenizer, models, pre_tokenizers
@@ -165,6 +226,39 @@ QWEN_SPECIALS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|vision_start|
                  "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
 
 
+def qwen_tokenizer(folder: Path, *, max_pixels: int | None = None):
+    """A byte-level Qwen2 tokenizer with Qwen-VL's special tokens, and its VL processor.
+
+    Args:
+        folder: where the vocabulary files are written.
+        max_pixels: the image processor's pixel cap (None: the library default).
+
+    Returns:
+        ``(tokenizer, processor, vocab)``.
+    """
+    from transformers import (
+        Qwen2Tokenizer,
+        Qwen2VLImageProcessor,
+        Qwen2VLProcessor,
+        Qwen2VLVideoProcessor,
+    )
+
+    folder.mkdir(parents=True, exist_ok=True)
+    vocab = {c: i for i, c in enumerate(_bytes_to_unicode().values())}
+    for token in QWEN_SPECIALS:
+        vocab[token] = len(vocab)
+    (folder / "vocab.json").write_text(json.dumps(vocab))
+    (folder / "merges.txt").write_text("#version: 0.2\n")
+    tokenizer = Qwen2Tokenizer(str(folder / "vocab.json"), str(folder / "merges.txt"),
+                               unk_token="<|endoftext|>", pad_token="<|endoftext|>",
+                               additional_special_tokens=QWEN_SPECIALS[1:])
+    images = (Qwen2VLImageProcessor(min_pixels=56 * 56, max_pixels=max_pixels) if max_pixels
+              else Qwen2VLImageProcessor())
+    processor = Qwen2VLProcessor(image_processor=images, tokenizer=tokenizer,
+                                 video_processor=Qwen2VLVideoProcessor())
+    return tokenizer, processor, vocab
+
+
 def build_qwen_image_edit(folder: Path) -> None:
     """Tiny ``QwenImageEditPipeline``: 2-layer Qwen2.5-VL text encoder with a byte-level
     tokenizer, a 4-channel Qwen VAE and a 2-layer transformer.
@@ -181,25 +275,9 @@ def build_qwen_image_edit(folder: Path) -> None:
     from transformers import (
         Qwen2_5_VLConfig,
         Qwen2_5_VLForConditionalGeneration,
-        Qwen2Tokenizer,
-        Qwen2VLImageProcessor,
-        Qwen2VLProcessor,
-        Qwen2VLVideoProcessor,
     )
 
-    tok_dir = folder / "_tok"
-    tok_dir.mkdir(parents=True, exist_ok=True)
-    vocab = {c: i for i, c in enumerate(_bytes_to_unicode().values())}
-    for token in QWEN_SPECIALS:
-        vocab[token] = len(vocab)
-    (tok_dir / "vocab.json").write_text(json.dumps(vocab))
-    (tok_dir / "merges.txt").write_text("#version: 0.2\n")
-    tokenizer = Qwen2Tokenizer(str(tok_dir / "vocab.json"), str(tok_dir / "merges.txt"),
-                               unk_token="<|endoftext|>", pad_token="<|endoftext|>",
-                               additional_special_tokens=QWEN_SPECIALS[1:])
-    processor = Qwen2VLProcessor(
-        image_processor=Qwen2VLImageProcessor(min_pixels=56 * 56, max_pixels=128 * 128),
-        tokenizer=tokenizer, video_processor=Qwen2VLVideoProcessor())
+    tokenizer, processor, vocab = qwen_tokenizer(folder / "_tok", max_pixels=128 * 128)
     config = Qwen2_5_VLConfig(
         text_config={"hidden_size": 16, "intermediate_size": 16, "num_hidden_layers": 2,
                      "num_attention_heads": 2, "num_key_value_heads": 2, "vocab_size": len(vocab),
@@ -335,6 +413,7 @@ def build_sam(folder: Path) -> None:
 BUILDERS: dict[str, Callable[[Path], None]] = {
     "ip2p": build_ip2p,
     "sd_inpaint": build_sd_inpaint,
+    "sdxl_inpaint": build_sdxl_inpaint,
     "flux_kontext": build_flux_kontext,
     "qwen_image_edit": build_qwen_image_edit,
     "clip": build_clip,
@@ -350,8 +429,8 @@ def tiny_model_dir(kind: str) -> Path:
     """Folder holding the tiny ``kind`` model (built on first use, once per process).
 
     Args:
-        kind: one of ``BUILDERS`` (ip2p, sd_inpaint, flux_kontext, qwen_image_edit, clip,
-            dino, aesthetic, grounding_dino, sam).
+        kind: one of ``BUILDERS`` (ip2p, sd_inpaint, sdxl_inpaint, flux_kontext,
+            qwen_image_edit, clip, dino, aesthetic, grounding_dino, sam).
 
     Returns:
         The folder, loadable with ``from_pretrained``.
