@@ -54,7 +54,7 @@ class RoleInfo:
     def as_dict(self) -> dict[str, Any]:
         """JSON-friendly view."""
         return {"id": self.model, "model": self.model, "available": self.available,
-                "reason": self.reason, "backend": self.runtime, "source": self.source,
+                "reason": self.reason, "backend": self.runtime, "quant": "none", "source": self.source,
                 "license": self.license, "runtime": self.runtime}
 
 
