@@ -239,7 +239,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--crops", type=int, default=8)
     parser.add_argument("--degradations", type=int, default=12)
-    parser.add_argument("--hidden", type=int, default=16)
+    parser.add_argument("--hidden", type=int, default=32)
     parser.add_argument("--ensemble", type=int, default=4)
     parser.add_argument("--epochs", type=int, default=200)
     parser.add_argument("--decay", type=float, default=1e-3)
@@ -294,7 +294,7 @@ def main() -> None:
         "heldout": heldout, "seconds": round(time.perf_counter() - start, 1)}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    rounded = {k: (np.round(np.asarray(v), 5).tolist()
+    rounded = {k: (np.round(np.asarray(v), 4).tolist()
                    if k in ("mean", "scale", "w1", "b1", "w2", "b2") else v)
                for k, v in model.items()}
     out.write_text(json.dumps(rounded, separators=(",", ":")) + "\n")

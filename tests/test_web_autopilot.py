@@ -6,22 +6,14 @@ from pathlib import Path
 
 import cv2
 import numpy as np
-import pytest
 from PIL import Image
 
 import web
 from eval.photos import linear_gains, psnr
+from tests.test_app import manager  # noqa: F401  (the session-manager fixture)
 
 
-@pytest.fixture()
-def manager():
-    mgr = web.SessionManager(ttl_hours=1.0)  # under the isolated LOUPE_DATA_DIR
-    web.set_manager(mgr)
-    yield mgr
-    web.set_manager(None)
-
-
-def test_cancel_keeps_the_best_so_far_and_send_to_edit_lands_it(manager, tmp_path: Path,
+def test_cancel_keeps_the_best_so_far_and_send_to_edit_lands_it(manager, tmp_path: Path,  # noqa: F811
                                                                   coffee: np.ndarray) -> None:
     clean = cv2.resize(coffee, (300, 200), interpolation=cv2.INTER_AREA)
     dark = linear_gains(clean, (0.45, 0.45, 0.45))
