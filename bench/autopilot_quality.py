@@ -1,21 +1,21 @@
-"""Autopilot quality on photos degraded in known ways, and on photos that are already good.
+"""Autopilot against one-click auto-enhance on photos it has never seen (issue 15).
 
-Usage: ``python bench/autopilot_quality.py [--iterations 3 --simulations 20 --depth 3]``
+Usage: ``python bench/autopilot_quality.py [--split heldout] [--size 512]
+[--iterations 3 --simulations 20 --depth 3] [--methods autopilot,autocontrast,greyworld]``
 
-Photos: scikit-image's astronaut, coffee, chelsea, rocket and camera (long side 384 px).
-Degradations: under-exposure (−1.5 stops), over-exposure (+1.2 stops), a warm colour cast,
-low contrast (×0.45 around the mean), Gaussian noise (σ = 12) and a tilt (4°, cropped to
-fill). For every pair, Autopilot runs from the degraded photo; the bench counts how often
-the evaluator score rises and how often the result moves closer to the undegraded original
-(PSNR). For the tilt the reference is the original as a perfect fill-crop straighten must
-frame it: a rotation cropped to fill loses the corners for good, and undoing it with the
-editor's ``straighten`` (the same rotate-and-zoom-to-fill model as the degradation) zooms
-once more, so the best reachable result is the original zoomed by the square of the fill
-scale, without rotation. Both the degraded photo and the result are compared with that
-framing (an untouched tilted photo stays as far from it as before; the plain PSNR against
-the unzoomed original is printed too). On the undegraded photos it reports how much
-Autopilot changes them (PSNR result vs input, steps taken). The last line is one JSON
-object.
+Photos: ``eval.photos.HELDOUT_PHOTOS`` by default (colour photos shipped inside Gradio,
+Matplotlib and scikit-learn that no training or tuning has seen), long side at most
+``--size``; ``--split train`` runs the photos the evaluator was fitted on instead.
+Each photo is degraded in the six ordinary ways of ``eval.photos.BENCH_DEGRADATIONS`` and
+every method runs on the degraded copy; a case counts as "closer" when the result's PSNR
+against the undegraded photo beats the degraded copy's. Each method also runs on the
+untouched photo (PSNR of its output against its input: 100 = unchanged).
+
+Methods: ``autopilot`` (``agent.search.mcts.autopilot``, one persisted memory shared by the
+whole run, as in the app), ``autocontrast`` (PIL's ``ImageOps.autocontrast``) and
+``greyworld`` (grey-world channel gains, then ``autocontrast``). The last line is one JSON
+object with, per method, the share of cases brought closer, the mean PSNR gain and the
+mean/min PSNR on the untouched photos.
 """
 
 from __future__ import annotations
@@ -24,147 +24,111 @@ import argparse
 import json
 import logging
 import sys
+import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-import cv2
 import numpy as np
+from PIL import Image, ImageOps
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.search.autopilot_memory import AutopilotMemory  # noqa: E402
 from agent.search.mcts import autopilot  # noqa: E402
-
-PHOTOS = ("astronaut", "coffee", "chelsea", "rocket", "camera")
-
-
-def load(name: str, size: int = 384) -> np.ndarray:
-    """A scikit-image photo as RGB uint8 with long side ``size``."""
-    from skimage import data
-
-    img = getattr(data, name)()
-    if img.ndim == 2:
-        img = np.stack([img] * 3, axis=-1)
-    img = np.ascontiguousarray(img[..., :3])
-    h, w = img.shape[:2]
-    s = size / max(h, w)
-    return cv2.resize(img, (round(w * s), round(h * s)), interpolation=cv2.INTER_AREA)
+from eval.photos import (  # noqa: E402
+    BENCH_DEGRADATIONS,
+    HELDOUT_PHOTOS,
+    TRAIN_PHOTOS,
+    load_photo,
+    psnr,
+)
 
 
-def _linear_gain(img: np.ndarray, stops: float) -> np.ndarray:
-    x = img.astype(np.float32) / 255
-    lin = np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4) * 2 ** stops
-    lin = np.clip(lin, 0, 1)
-    out = np.where(lin <= 0.0031308, lin * 12.92, 1.055 * lin ** (1 / 2.4) - 0.055)
-    return (out * 255 + 0.5).astype(np.uint8)
+def autocontrast(img: np.ndarray) -> np.ndarray:
+    """PIL's one-line auto-enhance (per-channel stretch of the histogram's ends)."""
+    return np.asarray(ImageOps.autocontrast(Image.fromarray(img)), dtype=np.uint8)
 
 
-def _tilt(img: np.ndarray, degrees: float) -> np.ndarray:
-    h, w = img.shape[:2]
-    a = np.radians(abs(degrees))
-    scale = max((w * np.cos(a) + h * np.sin(a)) / w, (w * np.sin(a) + h * np.cos(a)) / h)
-    m = cv2.getRotationMatrix2D(((w - 1) / 2, (h - 1) / 2), degrees, scale)
-    return cv2.warpAffine(img, m, (w, h), flags=cv2.INTER_CUBIC,
-                          borderMode=cv2.BORDER_REFLECT)
+def greyworld_autocontrast(img: np.ndarray) -> np.ndarray:
+    """Grey-world balance (channel means made equal) followed by ``autocontrast``."""
+    x = img.astype(np.float32)
+    means = x.reshape(-1, 3).mean(axis=0)
+    balanced = np.clip(x * (means.mean() / np.maximum(means, 1e-3)) + 0.5, 0, 255)
+    return autocontrast(balanced.astype(np.uint8))
 
 
-def _fill_scale(w: int, h: int, degrees: float) -> float:
-    a = np.radians(abs(degrees))
-    return float(max((w * np.cos(a) + h * np.sin(a)) / w, (w * np.sin(a) + h * np.cos(a)) / h))
+def _autopilot_method(budget: dict, memory_path: Path) -> Callable[[np.ndarray], np.ndarray]:
+    def run(img: np.ndarray) -> np.ndarray:
+        memory = AutopilotMemory.load(memory_path)
+        return autopilot(img, memory=memory, **budget).image
+    return run
 
 
-def straightened_reference(img: np.ndarray, degrees: float) -> np.ndarray:
-    """The original as a perfect straighten of a ``degrees`` fill-crop tilt frames it.
-
-    The tilt zooms by the fill scale s and the correcting rotation zooms by s again, so the
-    ideal correction is the original zoomed by s² about its centre (no rotation).
-    """
-    h, w = img.shape[:2]
-    m = cv2.getRotationMatrix2D(((w - 1) / 2, (h - 1) / 2), 0.0, _fill_scale(w, h, degrees) ** 2)
-    return cv2.warpAffine(img, m, (w, h), flags=cv2.INTER_CUBIC, borderMode=cv2.BORDER_REFLECT)
-
-
-TILT_DEGREES = 4.0
-
-DEGRADATIONS = {
-    "under_exposed": lambda im: _linear_gain(im, -1.5),
-    "over_exposed": lambda im: _linear_gain(im, 1.2),
-    "colour_cast": lambda im: np.clip(im * np.array([1.18, 1.0, 0.72]), 0, 255)
-    .astype(np.uint8),
-    "low_contrast": lambda im: np.clip((im.astype(np.float32) - im.mean()) * 0.45 + im.mean(),
-                                       0, 255).astype(np.uint8),
-    "noise": lambda im: np.clip(im + np.random.default_rng(0).normal(0, 12, im.shape), 0, 255)
-    .astype(np.uint8),
-    "tilt": lambda im: _tilt(im, TILT_DEGREES),
-}
-
-
-def psnr(a: np.ndarray, b: np.ndarray) -> float:
-    """PSNR in dB of two same-size uint8 images."""
-    return float(cv2.PSNR(a, b))
+def _summary(rows: list[dict], untouched: list[float]) -> dict:
+    gains = [r["after"] - r["before"] for r in rows]
+    return {"closer_rate": round(float(np.mean([g > 0 for g in gains])), 3),
+            "mean_psnr_gain": round(float(np.mean(gains)), 2),
+            "worse_cases": int(sum(g < 0 for g in gains)),
+            "untouched_psnr_mean": round(float(np.mean(untouched)), 2),
+            "untouched_psnr_min": round(float(np.min(untouched)), 2),
+            "per_degradation": {k: {"closer": int(sum(r["after"] > r["before"] for r in rows
+                                                      if r["degradation"] == k)),
+                                    "mean_gain": round(float(np.mean(
+                                        [r["after"] - r["before"] for r in rows
+                                         if r["degradation"] == k])), 2)}
+                                for k in BENCH_DEGRADATIONS}}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--split", choices=("heldout", "train"), default="heldout")
+    parser.add_argument("--photos", default="", help="comma-separated names (overrides --split)")
+    parser.add_argument("--size", type=int, default=512, help="long side of the photos")
     parser.add_argument("--iterations", type=int, default=3)
     parser.add_argument("--simulations", type=int, default=20)
     parser.add_argument("--depth", type=int, default=3)
-    parser.add_argument("--photos", default=",".join(PHOTOS))
-    parser.add_argument("--size", type=int, default=384, help="long side of the photos")
+    parser.add_argument("--methods", default="autopilot,autocontrast,greyworld")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
+    photos = [p for p in args.photos.split(",") if p] or \
+        list(HELDOUT_PHOTOS if args.split == "heldout" else TRAIN_PHOTOS)
     budget = dict(iterations=args.iterations, simulations=args.simulations, depth=args.depth)
-    rows, start = [], time.perf_counter()
-    for name in args.photos.split(","):
-        clean = load(name, args.size)
-        for kind, degrade in DEGRADATIONS.items():
-            bad = degrade(clean)
-            result = autopilot(bad, memory=AutopilotMemory(), **budget)
-            ref = straightened_reference(clean, TILT_DEGREES) if kind == "tilt" else clean
-            row = {"photo": name, "degradation": kind,
-                   "score_before": round(result.score_before, 4),
-                   "score_after": round(result.score_after, 4),
-                   "psnr_before": round(psnr(bad, ref), 2),
-                   "psnr_after": round(psnr(result.image, ref), 2),
-                   "steps": [s.description for s in result.steps]}
-            if kind == "tilt":
-                row["plain_psnr_before"] = round(psnr(bad, clean), 2)
-                row["plain_psnr_after"] = round(psnr(result.image, clean), 2)
-            rows.append(row)
-            print(f"{name:16s} {kind:14s} score {row['score_before']:.3f}->"
-                  f"{row['score_after']:.3f}  PSNR {row['psnr_before']:5.2f}->"
-                  f"{row['psnr_after']:5.2f}  {'; '.join(row['steps'])}", flush=True)
-        good = autopilot(clean, memory=AutopilotMemory(), **budget)
-        rows.append({"photo": name, "degradation": "none",
-                     "score_before": round(good.score_before, 4),
-                     "score_after": round(good.score_after, 4),
-                     "psnr_vs_input": round(psnr(good.image, clean), 2) if good.steps else None,
-                     "steps": [s.description for s in good.steps]})
-        print(f"{name:16s} {'(good photo)':14s} score {good.score_before:.3f}->"
-              f"{good.score_after:.3f}  steps: {'; '.join(rows[-1]['steps']) or 'none'}",
-              flush=True)
-    degraded = [r for r in rows if r["degradation"] != "none"]
-    good_rows = [r for r in rows if r["degradation"] == "none"]
-    per_kind = {k: {"score_up": sum(r["score_after"] > r["score_before"] for r in degraded
-                                    if r["degradation"] == k),
-                    "closer": sum(r["psnr_after"] > r["psnr_before"] for r in degraded
-                                  if r["degradation"] == k),
-                    "n": sum(r["degradation"] == k for r in degraded)}
-                for k in DEGRADATIONS}
-    changed = [r["psnr_vs_input"] for r in good_rows if r["psnr_vs_input"] is not None]
-    print(json.dumps({
-        "cases": len(degraded),
-        "score_raised_rate": round(np.mean([r["score_after"] > r["score_before"]
-                                            for r in degraded]), 3),
-        "closer_psnr_rate": round(np.mean([r["psnr_after"] > r["psnr_before"]
-                                           for r in degraded]), 3),
-        "per_degradation": per_kind,
-        "good_photos_unchanged": sum(r["psnr_vs_input"] is None for r in good_rows),
-        "good_photos": len(good_rows),
-        "good_photos_min_psnr_vs_input": round(min(changed), 2) if changed else None,
-        "good_photos_mean_score_gain": round(float(np.mean(
-            [r["score_after"] - r["score_before"] for r in good_rows])), 4),
-        "budget": budget, "size": args.size, "seconds": round(time.perf_counter() - start, 1)}))
+    memory_path = Path(tempfile.mkdtemp(prefix="autopilot-bench-")) / "memory.json"
+    methods: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+        "autopilot": _autopilot_method(budget, memory_path),
+        "autocontrast": autocontrast, "greyworld": greyworld_autocontrast}
+    chosen = [m for m in args.methods.split(",") if m]
+    rows: dict[str, list[dict]] = {m: [] for m in chosen}
+    untouched: dict[str, list[float]] = {m: [] for m in chosen}
+    seconds: dict[str, float] = {m: 0.0 for m in chosen}
+    for name in photos:
+        clean = load_photo(name, args.size)
+        cases = [("untouched", clean)] + [(k, f(clean)) for k, f in BENCH_DEGRADATIONS.items()]
+        for kind, img in cases:
+            line = [f"{name:13s} {kind:16s}"]
+            for m in chosen:
+                start = time.perf_counter()
+                out = methods[m](img)
+                seconds[m] += time.perf_counter() - start
+                if kind == "untouched":
+                    untouched[m].append(psnr(out, clean))
+                    line.append(f"{m} {untouched[m][-1]:6.2f}")
+                else:
+                    row = {"photo": name, "degradation": kind, "before": psnr(img, clean),
+                           "after": psnr(out, clean)}
+                    rows[m].append(row)
+                    line.append(f"{m} {row['before']:5.2f}->{row['after']:5.2f}")
+            print("  ".join(line), flush=True)
+    result = {m: {**_summary(rows[m], untouched[m]), "seconds": round(seconds[m], 1)}
+              for m in chosen}
+    for m in chosen:
+        r = result[m]
+        print(f"{m:13s} closer {r['closer_rate']:.0%}  mean gain {r['mean_psnr_gain']:+.2f} dB"
+              f"  untouched {r['untouched_psnr_mean']:.1f} dB (min {r['untouched_psnr_min']:.1f})")
+    print(json.dumps({"split": args.split if not args.photos else "custom", "photos": photos,
+                      "cases": len(photos) * len(BENCH_DEGRADATIONS), "size": args.size,
+                      "budget": budget, "methods": result}))
 
 
 if __name__ == "__main__":

@@ -34,6 +34,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from eval import naturalness
 from pipelines import embeddings
 from pipelines.images import downscale
 
@@ -42,9 +43,9 @@ log = logging.getLogger(__name__)
 #: Long side (pixels) every measure works at.
 ANALYSIS_SIZE = 384
 
-#: Default weights of the ensemble (they are normalised by their sum). Quality terms dominate;
+#: Weights of the hand-set ensemble (normalised by their sum). Quality terms dominate;
 #: preservation only matters when an ``original`` is given (it stops runaway edits).
-DEFAULT_WEIGHTS: dict[str, float] = {
+HAND_WEIGHTS: dict[str, float] = {
     "brisque": 1.0,        # natural-scene statistics (BRISQUE mapped to 0–1)
     "exposure": 1.5,       # mid-tones near middle grey, little clipping
     "cast": 1.5,           # edges stay grey (no colour cast)
@@ -55,7 +56,25 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "level": 1.0,          # dominant lines level/plumb
     "preservation": 1.5,   # structure kept against the original (only with ``original``)
     "learned": 0.0,        # CLIP aesthetic (pipelines.embeddings), when configured
+    "natural": 0.0,        # the learned naturalness model (eval.naturalness)
 }
+
+#: Weights when the learned naturalness model is present: it replaces the hand-set norms of
+#: exposure, colour cast, contrast and colourfulness (it beats them on the held-out photos,
+#: see ``eval/data/naturalness.json``); noise, tilt and preservation stay hand-set (the
+#: model was not trained on noise, blur or geometry).
+LEARNED_WEIGHTS: dict[str, float] = {
+    **HAND_WEIGHTS, "exposure": 0.0, "cast": 0.0, "contrast": 0.0, "colourfulness": 0.0,
+    "brisque": 0.0, "sharpness": 0.0, "natural": 6.0,
+}
+
+#: Kept for callers of the old name: the hand-set mix.
+DEFAULT_WEIGHTS = HAND_WEIGHTS
+
+
+def default_weights() -> dict[str, float]:
+    """``LEARNED_WEIGHTS`` when the naturalness model loads, else ``HAND_WEIGHTS``."""
+    return LEARNED_WEIGHTS if naturalness.load_model() is not None else HAND_WEIGHTS
 
 
 def to_analysis(image: np.ndarray, size: int = ANALYSIS_SIZE) -> np.ndarray:
@@ -356,11 +375,15 @@ def _low_key_floor(p99: float) -> float:
     return 22.0 if p99 >= FULL_RANGE_P99 else 38.0
 
 
-def quality_indices(image: np.ndarray) -> dict[str, float | int | str | None]:
+def quality_indices(image: np.ndarray, *, tilt: bool = True,
+                    with_brisque: bool = True) -> dict[str, float | int | str | None]:
     """Measurable photo indices, each raw value with a 0–1 score (1 = good).
 
     Args:
         image: ``uint8`` RGB/RGBA/grey image of any size (measured at ``ANALYSIS_SIZE``).
+        tilt: measure the tilt of the dominant lines (the costliest index); without it the
+            tilt is reported as 0 with confidence 0 (the Autopilot carries its input's).
+        with_brisque: compute BRISQUE (without it, ``brisque`` is None, status "skipped").
 
     Returns:
         A dict: ``mean_lightness``, ``clip_low``, ``clip_high``, ``light_p01`` and
@@ -405,15 +428,18 @@ def quality_indices(image: np.ndarray) -> dict[str, float | int | str | None]:
     out.update(sharpness=sharp, sharpness_score=_band(sharp, 6, 40, 6))
     # long straight lines first (horizons, buildings, door frames); the orientation
     # histogram covers dense regular texture (brick, tiles) where single lines are ambiguous
-    tilt, confidence = estimate_tilt_lines(gray8)
-    if confidence < 6:
-        tilt, confidence = estimate_tilt(_shrink(gray8, 256))
-    out.update(tilt_deg=tilt, tilt_confidence=confidence,
-               level_score=_band(abs(tilt), 0, 0.5, 2.0) if confidence >= 6 else 1.0)
-    value = brisque(rgb, size=None)
+    angle, confidence = 0.0, 0
+    if tilt:
+        angle, confidence = estimate_tilt_lines(gray8)
+        if confidence < 6:
+            angle, confidence = estimate_tilt(_shrink(gray8, 256))
+    out.update(tilt_deg=angle, tilt_confidence=confidence,
+               level_score=_band(abs(angle), 0, 0.5, 2.0) if confidence >= 6 else 1.0)
+    value = brisque(rgb, size=None) if with_brisque else None
     out["brisque"] = value
     out["brisque_score"] = None if value is None else float(np.clip(1 - value / 100, 0, 1))
-    out["brisque_status"] = "ok" if value is not None else "brisque package not installed"
+    out["brisque_status"] = "ok" if value is not None else \
+        ("skipped" if not with_brisque else "brisque package not installed")
     return out
 
 
@@ -488,7 +514,8 @@ def _learned_score(image: np.ndarray) -> float | None:
 
 def score_components(image: np.ndarray, original: np.ndarray | None = None,
                      weights: dict[str, float] | None = None,
-                     indices: dict[str, Any] | None = None) -> dict[str, float]:
+                     indices: dict[str, Any] | None = None,
+                     natural: float | None = None) -> dict[str, float]:
     """The ensemble's terms (each 0–1) that ``aesthetic_score`` combines.
 
     Args:
@@ -496,16 +523,25 @@ def score_components(image: np.ndarray, original: np.ndarray | None = None,
         original: the image before any edit; enables the ``preservation`` term.
         weights: as in ``aesthetic_score`` (terms with weight 0 are not computed).
         indices: ``quality_indices(image)`` when the caller already has them.
+        natural: the learned term when the caller already knows it (the Autopilot reads a
+            correction's result off the model's head for it on the photo it was applied to).
 
     Returns:
         ``{term: value}`` for every term that could be computed.
     """
-    weights = {**DEFAULT_WEIGHTS, **(weights or {})}
-    idx = indices if indices is not None else quality_indices(image)
+    weights = {**default_weights(), **(weights or {})}
+    idx = indices if indices is not None else quality_indices(
+        image, with_brisque=weights.get("brisque", 0) > 0)
     terms = {name: float(idx[f"{name}_score"]) for name in
-             ("exposure", "cast", "contrast", "colourfulness", "sharpness", "noise", "level")}
-    if idx["brisque_score"] is not None:
+             ("exposure", "cast", "contrast", "colourfulness", "sharpness", "noise", "level")
+             if weights.get(name, 0) > 0}
+    if idx["brisque_score"] is not None and weights.get("brisque", 0) > 0:
         terms["brisque"] = float(idx["brisque_score"])
+    if weights.get("natural", 0) > 0:
+        if natural is None:
+            natural = naturalness.naturalness(image)
+        if natural is not None:
+            terms["natural"] = natural
     if original is not None and weights.get("preservation", 0) > 0:
         terms["preservation"] = preservation(image, original)
     if weights.get("learned", 0) > 0:
@@ -528,13 +564,13 @@ def aesthetic_score(image: np.ndarray, original: np.ndarray | None = None,
     Returns:
         ``sum(w_i * term_i) / sum(w_i)`` over the terms available.
     """
-    merged = {**DEFAULT_WEIGHTS, **(weights or {})}
+    merged = {**default_weights(), **(weights or {})}
     return combine(score_components(image, original, merged), merged)
 
 
 def combine(terms: dict[str, float], weights: dict[str, float] | None = None) -> float:
-    """Weighted mean of ensemble terms (``weights`` override ``DEFAULT_WEIGHTS``)."""
-    merged = {**DEFAULT_WEIGHTS, **(weights or {})}
+    """Weighted mean of ensemble terms (``weights`` override ``default_weights()``)."""
+    merged = {**default_weights(), **(weights or {})}
     total = sum(merged.get(k, 0.0) for k in terms)
     if total <= 0:
         raise ValueError("aesthetic_score: the weights give no term a positive weight")

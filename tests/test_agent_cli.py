@@ -83,9 +83,11 @@ def test_clear_errors_and_refusals(photo, tmp_path):
     assert junk.returncode == 2 and "not a valid zip" in junk.stderr
 
 
-def test_autopilot_and_tree_search_land_in_the_session(photo, tmp_path):
+def test_autopilot_and_tree_search_land_in_the_session(photo, chelsea, tmp_path):
     session = tmp_path / "s"
-    auto = _agent("autopilot", photo, "--iterations", "1", "--simulations", "4", "--depth",
+    dark = tmp_path / "dark-cat.png"   # Autopilot leaves a photo that is already fine alone
+    Image.fromarray((chelsea * 0.5).astype(np.uint8)).save(dark)
+    auto = _agent("autopilot", dark, "--iterations", "1", "--simulations", "4", "--depth",
                   "2", "--session", session, cwd=tmp_path)
     assert auto.returncode == 0, auto.stderr
     assert "score:" in auto.stdout and "saved:" in auto.stdout

@@ -49,13 +49,36 @@ def test_same_seed_same_result(dark_small: np.ndarray) -> None:
     assert runs[0].tree == runs[1].tree
 
 
-def test_cancel_returns_the_best_so_far(dark_small: np.ndarray) -> None:
+def test_cancel_returns_the_best_so_far(dark_small: np.ndarray, tmp_path) -> None:
+    """Issue 15 changed this requirement: a cancelled run used to return its input; it now
+    returns (and commits) the best state its search had found when it stopped."""
+    from skimage import data
+
+    from agent.session import EditSession
+
+    truth = cv2.resize(data.coffee(), (192, 128), interpolation=cv2.INTER_AREA)
+    session = EditSession.create(dark_small, tmp_path / "s")
     done: list[int] = []
     result = autopilot(dark_small, iterations=3, simulations=10, depth=2, seed=0,
-                       memory=AutopilotMemory(), progress=lambda d, t, m: done.append(d),
-                       cancel=lambda: len(done) >= 3)
+                       memory=AutopilotMemory(), session=session,
+                       progress=lambda d, t, m: done.append(d), cancel=lambda: len(done) >= 3)
     assert result.cancelled and len(done) == 3
-    assert np.array_equal(result.image, dark_small) and not result.steps
+    assert result.steps and result.score_after > result.score_before
+    assert _psnr(result.image, truth) > _psnr(dark_small, truth) + 3
+    # the kept state is the best the interrupted search had scored
+    tree = result.tree["iterations"][0]
+    scores = []
+    stack = list(tree["root"]["children"])
+    while stack:
+        node = stack.pop()
+        scores.append(node["score"] or 0.0)
+        stack.extend(node["children"])
+    assert tree["kept_on_cancel"] and max(scores) <= result.score_after + 0.05
+    # and it landed in the session, one undoable node per step
+    assert np.array_equal(session.current_image(), result.image)
+    for _ in result.steps:
+        session.undo()
+    assert np.array_equal(session.current_image(), dark_small)
 
 
 def test_good_photo_changes_little(astronaut: np.ndarray) -> None:
@@ -105,6 +128,11 @@ def test_rgba_keeps_its_alpha(dark_small: np.ndarray) -> None:
     assert np.array_equal(result.image[..., 3], rgba[..., 3])
 
 
+def _sharpness(image: np.ndarray) -> float:
+    grey = cv2.cvtColor(image, cv2.COLOR_RGB2GRAY)
+    return float(cv2.Laplacian(grey, cv2.CV_32F).std())
+
+
 def test_mood_steers_the_result_warmer(coffee: np.ndarray) -> None:
     from agent.brain.checklist import image_stats
 
@@ -113,6 +141,66 @@ def test_mood_steers_the_result_warmer(coffee: np.ndarray) -> None:
                        top_k=3, memory=AutopilotMemory())
     assert result.tree["style"] == "warm" and result.steps
     assert image_stats(result.image)["warmth"] > image_stats(small)["warmth"] + 1
+
+
+def test_two_moods_give_measurably_different_results(chelsea: np.ndarray) -> None:
+    from agent.brain.checklist import image_stats
+
+    small = cv2.resize(chelsea, (240, 160), interpolation=cv2.INTER_AREA)
+    budget = dict(iterations=2, simulations=10, depth=2, top_k=3)
+    warm = autopilot(small, mood="warm and cosy", memory=AutopilotMemory(), **budget)
+    cool = autopilot(small, mood="crisp and cool", memory=AutopilotMemory(), **budget)
+    assert warm.tree["style"] == "warm" and set(cool.tree["style"].split("+")) == {"pop",
+                                                                                  "cool"}
+    w, c = image_stats(warm.image), image_stats(cool.image)
+    assert w["warmth"] > c["warmth"] + 4                     # warmer …
+    assert w["contrast"] < c["contrast"]                    # … and softer
+    assert _sharpness(warm.image) < _sharpness(cool.image)
+
+
+def test_results_do_not_depend_on_the_photos_before(tmp_path, coffee: np.ndarray,
+                                                     chelsea: np.ndarray,
+                                                     astronaut: np.ndarray) -> None:
+    from eval.photos import linear_gains
+
+    def small(img: np.ndarray) -> np.ndarray:
+        return cv2.resize(img, (160, 120), interpolation=cv2.INTER_AREA)
+
+    photos = {"dark coffee": linear_gains(small(coffee), (0.5, 0.5, 0.5)),
+              "cool cat": linear_gains(small(chelsea), (0.75, 0.9, 1.0)),
+              "astronaut": small(astronaut)}
+
+    def run_all(order: list[str], memory_file) -> dict:
+        out = {}
+        for name in order:
+            out[name] = autopilot(photos[name], iterations=2, simulations=8, depth=2,
+                                  memory=AutopilotMemory.load(memory_file))
+        return out
+
+    forward = run_all(list(photos), tmp_path / "a.json")
+    backward = run_all(list(photos)[::-1], tmp_path / "b.json")
+    for name in photos:
+        assert np.array_equal(forward[name].image, backward[name].image), name
+        assert [s.description for s in forward[name].steps] == \
+            [s.description for s in backward[name].steps]
+    assert AutopilotMemory.load(tmp_path / "a.json").scenes   # the memory did learn
+
+
+def test_memory_changes_where_the_search_starts_not_the_result(tmp_path,
+                                                               dark_small: np.ndarray) -> None:
+    plain = autopilot(dark_small, iterations=1, simulations=8, depth=2,
+                      memory=AutopilotMemory())
+    children = plain.tree["iterations"][0]["root"]["children"]
+    last = children[-1]["action"]["operation"]
+    primed = AutopilotMemory(path=tmp_path / "m.json")
+    for scene in ("general", "portrait", "low_light", "landscape"):
+        for _ in range(5):
+            primed.record(scene, last, kept=True, gain=0.2)
+    steered = autopilot(dark_small, iterations=1, simulations=8, depth=2, memory=primed)
+    first = steered.tree["iterations"][0]["first_visits"][0]
+    assert first.startswith(last) and not plain.tree["iterations"][0][
+        "first_visits"][0].startswith(last)
+    assert np.array_equal(plain.image, steered.image)
 
 
 def test_later_steps_must_clear_a_growing_margin() -> None:

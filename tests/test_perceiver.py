@@ -108,6 +108,7 @@ def test_noisy_input_is_never_sharpened_and_polish_is_marked(coffee: np.ndarray)
     noisy = np.clip(coffee + np.random.default_rng(0).normal(0, 12, coffee.shape), 0, 255)
     assert "sharpen" in run_gates(perceive(noisy.astype(np.uint8)).indices)
     assert "sharpen" not in run_gates(perceive(coffee).indices)
-    cands = propose(coffee, k=8)
+    cands = propose(coffee, k=40)
     polish = [c for c in cands if not c.diagnosed]
     assert polish and all(c.priority < 0.3 for c in polish)
+    assert all(c.diagnosed for c in propose(coffee, k=40, polish=False))

@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Protocol
@@ -26,6 +27,7 @@ import cv2
 import numpy as np
 
 from agent.actions import Action
+from eval.naturalness import action_key
 from eval.noref import FULL_RANGE_P99, quality_indices, to_analysis
 from pipelines.editors.operations import operations_with
 
@@ -78,10 +80,8 @@ class Candidate:
 
     @property
     def key(self) -> str:
-        """A stable identity: operation and rounded params."""
-        args = ",".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}"
-                        for k, v in sorted(self.action.params.items()))
-        return f"{self.family}({args})"
+        """A stable identity: operation and rounded params (``eval.naturalness.action_key``)."""
+        return action_key(self.family, self.action.params)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form (the action as the schema's dict)."""
@@ -171,9 +171,9 @@ def perceive(image: np.ndarray, mood: str | None = None) -> Perception:
 #: (warmth = mean b*, lightness = mean L, contrast = RMS L/100, chroma = colourfulness).
 STYLES: dict[str, dict[str, Any]] = {
     "warm": {"text": "warm, cosy, golden, sunset, autumn, candle light, inviting",
-             "actions": [("temperature", {"amount": 0.3}), ("shadows", {"amount": 0.2}),
-                         ("vibrance", {"amount": 0.2})],
-             "target": {"warmth": 8.0, "chroma": 6.0}},
+             "actions": [("temperature", {"amount": 0.3}), ("shadows", {"amount": 0.25}),
+                         ("vibrance", {"amount": 0.2}), ("contrast", {"amount": -0.1})],
+             "target": {"warmth": 8.0, "chroma": 6.0, "contrast": -0.02}},
     "cinematic": {"text": "cinematic, moody, film look, dramatic, dark, teal and orange",
                   "actions": [("contrast", {"amount": 0.25}), ("vignette", {"amount": 0.4}),
                               ("saturation", {"amount": -0.15}), ("highlights",
@@ -189,7 +189,8 @@ STYLES: dict[str, dict[str, Any]] = {
             "target": {"chroma": 15.0, "contrast": 0.03}},
     "cool": {"text": "cool, calm, icy, blue hour, winter, serene, clinical",
              "actions": [("temperature", {"amount": -0.3}), ("saturation",
-                                                             {"amount": -0.1})],
+                                                             {"amount": -0.1}),
+                         ("temperature", {"amount": -0.15})],
              "target": {"warmth": -8.0}},
     "vintage": {"text": "vintage, faded, retro, nostalgic, old photo, matte",
                 "actions": [("contrast", {"amount": -0.2}), ("sepia", {"amount": 0.3}),
@@ -231,9 +232,59 @@ def _style_vectors() -> np.ndarray:
     return _embedder()([STYLES[n]["text"] for n in STYLES])
 
 
+#: Words that join the parts of a mood ("crisp and cool", "warm, soft").
+_MOOD_JOINS = re.compile(r"\s*(?:,|;|&|\+|/|\band\b|\bbut\b|\bwith\b|\bplus\b)\s*", re.I)
+
+
 @lru_cache(maxsize=64)
 def match_mood(mood: str) -> str | None:
-    """The style closest to a free-text mood (MiniLM cosine; keyword overlap as fallback).
+    """The style(s) a free-text mood asks for, joined by ``+`` ("crisp and cool" → "pop+cool").
+
+    Each part of the mood (split at commas and "and") is matched on its own
+    (``match_style``), so a mood that names two looks gets both; duplicates are dropped
+    ("warm and cosy" → "warm").
+
+    Returns:
+        ``+``-joined keys of ``STYLES`` in the order named, or ``None`` when no part matches.
+    """
+    text = (mood or "").strip()[:300]
+    if not text:
+        return None
+    parts = [p for p in _MOOD_JOINS.split(text) if p and p.strip()]
+    found: list[str] = []
+    for part in parts[:4]:
+        style = _named_style(part) or match_style(part)
+        if style and style not in found:
+            found.append(style)
+    if not found and len(parts) > 1:
+        whole = match_style(text)
+        found = [whole] if whole else []
+    return "+".join(found) or None
+
+
+def _named_style(part: str) -> str | None:
+    """The style whose description names a word of ``part`` ("warmer" → warm), if exactly
+    one does best. Words beat the embedder here: MiniLM puts antonyms such as "warm" and
+    "cool" side by side."""
+    words = {w for w in re.findall(r"[a-z]+", part.lower()) if len(w) >= 3}
+    hits = {}
+    for name, spec in STYLES.items():
+        vocab = set(re.findall(r"[a-z]+", spec["text"].lower()))
+        hits[name] = sum(any(w == v or (len(v) >= 4 and w.startswith(v)) for v in vocab)
+                         for w in words)
+    best = max(hits.values())
+    winners = [n for n, h in hits.items() if h == best]
+    return winners[0] if best and len(winners) == 1 else None
+
+
+def style_parts(style: str | None) -> list[str]:
+    """The ``STYLES`` keys of a (possibly ``+``-joined) style; unknown names are dropped."""
+    return [s for s in (style or "").split("+") if s in STYLES]
+
+
+@lru_cache(maxsize=64)
+def match_style(mood: str) -> str | None:
+    """The one style closest to a free-text mood (MiniLM cosine; keyword overlap as fallback).
 
     Returns:
         A key of ``STYLES``, or ``None`` when nothing is close (cosine < 0.25).
@@ -267,15 +318,18 @@ def mood_score(image: np.ndarray, original: np.ndarray, style: str) -> float:
     """How far ``image`` moved from ``original`` in the style's direction (0–1).
 
     1 when every target delta of the style is reached, 0.5 when nothing moved, less when
-    the image moved the wrong way.
+    the image moved the wrong way; a ``+``-joined style averages its looks.
     """
-    target = STYLES[style]["target"]
+    names = style_parts(style)
+    if not names:
+        return 0.5
     now, then = _image_stats(image), _image_stats(original)
-    parts = []
-    for key, want in target.items():
-        got = now[key] - then[key]
-        parts.append(0.5 + 0.5 * float(np.clip(got / want, -1, 1)))
-    return float(np.mean(parts))
+    per_style = []
+    for name in names:   # each named look counts equally ("crisp and cool": both halves)
+        parts = [0.5 + 0.5 * float(np.clip((now[key] - then[key]) / want, -1, 1))
+                 for key, want in STYLES[name]["target"].items()]
+        per_style.append(float(np.mean(parts)))
+    return float(np.mean(per_style))
 
 
 # ----------------------------------------------------------------------------- propose
@@ -386,6 +440,24 @@ def _needs(idx: dict[str, Any]) -> list[tuple[str, dict[str, Any], float, str]]:
     return out
 
 
+#: What a photographer reaches for first: corrections sized by the photo's own statistics,
+#: proposed on every photo; the evaluator, not a hand-set threshold, decides whether one helps.
+CORRECTIONS: list[tuple[str, dict[str, Any], str]] = [
+    ("channel_levels", {"low": 0.0, "high": 0.0, "linear": True},
+     "white point per channel in linear light (exposure and white balance, as a camera "
+     "sets them)"),
+    ("channel_levels", {"low": 0.0, "high": 0.0}, "auto levels per channel"),
+    ("auto_levels", {"clip": 0.5}, "stretch the tones to the full range"),
+    ("white_patch", {"percentile": 0.1}, "white balance from the brightest pixels"),
+    ("auto_white_balance", {"amount": 1.0}, "grey-world white balance"),
+    ("auto_exposure", {"target": 48.0}, "exposure from the histogram's median"),
+    ("auto_exposure", {"target": 48.0, "amount": 0.5}, "half the median's exposure change"),
+    ("highlights", {"amount": -0.4}, "recover the highlights"),
+    ("shadows", {"amount": 0.3}, "open the shadows"),
+    ("clahe", {"clip_limit": 1.5, "tile": 8}, "local contrast"),
+    ("vibrance", {"amount": 0.25}, "gentle vibrance"),
+]
+
 #: Mild polish proposals that fill the list when few deficits were measured.
 _POLISH: list[tuple[str, dict[str, Any], str]] = [
     ("vibrance", {"amount": 0.15}, "a touch more colour"),
@@ -402,7 +474,8 @@ _PROTECTED = operations_with("strong")
 
 def propose(image: np.ndarray | None = None, *, perception: Perception | None = None,
             k: int = 6, mood: str | None = None, memory: Priors | None = None,
-            exclude: set[str] | frozenset[str] = frozenset()) -> list[Candidate]:
+            exclude: set[str] | frozenset[str] = frozenset(),
+            polish: bool = True) -> list[Candidate]:
     """Propose up to ``k`` diverse atomic edits, best first.
 
     Args:
@@ -412,6 +485,7 @@ def propose(image: np.ndarray | None = None, *, perception: Perception | None = 
         mood: free-text intent (overrides the perception's mood).
         memory: strategy memory; its prior for (scene, family) raises or lowers a family.
         exclude: families not to propose (e.g. ones already on the path).
+        polish: add the mild undiagnosed polish edits (``_POLISH``) at low priority.
 
     Returns:
         Candidates with distinct ``key``s, at most two per family, ranked by priority.
@@ -423,10 +497,12 @@ def propose(image: np.ndarray | None = None, *, perception: Perception | None = 
     style = match_mood(mood) if mood else perception.style
     raw = [(op, params, need, reason, True) for op, params, need, reason in
            _needs(perception.indices)]
-    if style:
-        raw += [(op, params, 0.9, f"fits the '{style}' mood", True) for op, params in
-                STYLES[style]["actions"]]
-    raw += [(op, params, 0.1, reason, False) for op, params, reason in _POLISH]
+    for name in style_parts(style):
+        raw += [(op, params, 0.9, f"fits the '{name}' mood", True) for op, params in
+                STYLES[name]["actions"]]
+    raw += [(op, params, 0.5, reason, True) for op, params, reason in CORRECTIONS]
+    if polish:
+        raw += [(op, params, 0.1, reason, False) for op, params, reason in _POLISH]
     people = perception.people if perception.scene == "portrait" else []
     seen: set[str] = set()
     per_family: dict[str, int] = {}

@@ -2,14 +2,27 @@
 
 One Autopilot iteration (PhotoAgent §3, appendices A, C, F):
 
-1. plan — MCTS on a reduced copy (long side ``sim_size``, 512 by default): UCT selection,
-   expansion through the perceiver's proposals, a random rollout to ``depth`` edits, the
-   evaluator's reward (``eval.noref.aesthetic_score``, plus the mood term with a mood)
-   backed up as visit counts and mean rewards;
-2. execute — the ``top_k`` most-visited root actions run on the full-resolution image and
+1. screen — every proposal of the perceiver (the photographer's corrections, the measured
+   deficits' remedies, the mood's actions) is applied once to a reduced copy (long side
+   ``sim_size``, 512 by default) and scored; the ``k`` best become the root's children;
+2. plan — MCTS over that pool: UCT selection, expansion into the pool's remaining
+   families, a random rollout to ``depth`` edits, the reward
+   (``agent.search.reward.evaluate``) backed up as visit counts and mean rewards;
+3. execute — the ``top_k`` most-visited root actions run on the full-resolution image and
    are re-scored there;
-3. keep or revert — the best result is kept only if it beats the current image, and lands
-   in the session's state graph when a session is given; otherwise the run stops.
+4. keep or stop — the best result is kept only if it beats the current image by
+   ``required_gain`` (a step that lowers the score is never taken, and a photo that
+   already looks right is left alone); it lands in the session's state graph when a
+   session is given.
+
+Results depend on the photo, the mood, the budget and the seed only. The memory of past
+runs decides the order in which the root's children are first tried ("where the search
+starts"), which matters only when a run is cancelled early; every child is tried once
+before UCT takes over, rollouts draw from a generator seeded by their own path, and ties
+break on the candidates' keys, so a full run gives the same result whatever came before.
+
+Cancelling keeps the best state found so far: the kept steps plus, when the search had
+found a better state, that state's path executed at full resolution.
 
 Differences from the paper, on purpose: the reward backed up is the better of the expanded
 node's own score and the rollout's terminal score (a random bad rollout does not hide a
@@ -17,7 +30,7 @@ good first edit), node scores are computed once, and full-resolution execution o
 per-channel tone/colour operations goes through 1-D look-up tables computed by the same
 editor (the operation's own curve, at a fraction of the cost on 12-MP photos);
 low-frequency ones (shadows, highlights, vignette) carry their gain map over from a
-1024-px copy. Everything is deterministic for a given ``seed``.
+1024-px copy.
 """
 
 from __future__ import annotations
@@ -34,10 +47,25 @@ import cv2
 import numpy as np
 
 from agent import executor
-from agent.brain.perceiver import Candidate, Perception, mood_score, perceive, propose, run_gates
+from agent.brain.perceiver import Candidate, perceive, propose, run_gates
 from agent.search.autopilot_memory import AutopilotMemory
-from eval.noref import _lab, combine, quality_indices, score_components, to_analysis
-from pipelines.editors.operations import operations_with
+from agent.search.reward import (  # noqa: F401  (re-exported: the module's public names)
+    COLOUR_OPS,
+    FIDELITY_COST,
+    MIN_GAIN,
+    MOOD_WEIGHT,
+    STEP_MARGIN,
+    Carried,
+    evaluate,
+    mean_delta_e,
+    natural_term,
+    predictions,
+    required_gain,
+    score_with,
+    unchanged,
+)
+from eval.naturalness import SELF, distance_to_score
+from eval.noref import to_analysis
 
 log = logging.getLogger(__name__)
 
@@ -46,17 +74,10 @@ CancelFn = Callable[[], bool]
 
 #: Exploration constant of UCT (rewards lie in [0, 1]).
 UCT_C = 0.35
-#: A full-resolution result must beat the current score by this much to be kept.
-MIN_GAIN = 0.005
-#: Each step already kept raises the margin the next one must clear by this much: the
-#: evaluator is uncertain, so a run prefers few confident fixes to many marginal ones.
-STEP_MARGIN = 0.02
-#: Cost per unit of mean CIELAB ΔE a step moves the image, times the steps already kept:
-#: later steps must pay for how far they move the photo (content preservation weighs more
-#: as steps accumulate; the first step, the main fix, is free of it).
-FIDELITY_COST = 0.001
-#: Weight of the mood term relative to the evaluator (when a mood is given).
-MOOD_WEIGHT = 0.6
+#: Proposals screened at the root of each iteration (the best ``k`` become its children).
+POOL_SIZE = 24
+#: Children of a node below the root (the pool's best families not yet on its path).
+CHILD_K = 4
 
 
 # ----------------------------------------------------------------------------- execute
@@ -121,11 +142,17 @@ class _Node:
     depth: int
     image: np.ndarray | None = None
     children: list[_Node] = field(default_factory=list)
-    proposals: list[Candidate] = field(default_factory=list)
     expanded: bool = False
     visits: int = 0
     total: float = 0.0
     score: float | None = None
+    pred: dict[str, float] | None = None    # the learned model's distances for this state
+
+    def predictions(self) -> dict[str, float]:
+        """The learned model's predictions for this state (computed once)."""
+        if self.pred is None:
+            self.pred = predictions(self.image) if self.image is not None else {}
+        return self.pred
 
     @property
     def mean(self) -> float:
@@ -139,12 +166,12 @@ class _Node:
             node = node.parent
         return out[::-1]
 
+    def path_key(self) -> str:
+        """The path as text (seeds this node's rollouts and breaks ties)."""
+        return "/".join(c.key for c in self.path())
+
     def families(self) -> set[str]:
-        node, out = self, set()
-        while node is not None and node.cand is not None:
-            out.add(node.cand.family)
-            node = node.parent
-        return out
+        return {c.family for c in self.path()}
 
     def to_json(self) -> dict[str, Any]:
         return {"id": self.id, "depth": self.depth,
@@ -160,30 +187,27 @@ class _Node:
 class _Search:
     """One MCTS over a reduced copy of the current image."""
 
-    root_image: np.ndarray            # reduced current image
-    original: np.ndarray              # reduced original (preservation reference)
+    original: np.ndarray              # reduced original (preservation and mood reference)
     full_size: tuple[int, int]
-    perception: Perception
-    mood: str | None
     style: str | None
-    memory: AutopilotMemory | None
     depth: int
     k: int
-    rng: random.Random
-    gates: frozenset[str] = frozenset()
-    carried: Carried | None = None
+    seed: int
+    carried: Carried
     next_id: int = 0
     evals: int = 0
-    indices: dict[int, dict[str, Any]] = field(default_factory=dict)
+    pool: list[Candidate] = field(default_factory=list)
+    first_order: list[str] = field(default_factory=list)   # root children's keys, by memory
 
-    def reward(self, image: np.ndarray, path: list[Candidate] | None = None) -> float:
+    def reward(self, image: np.ndarray, path: list[Candidate],
+               before: dict[str, float] | None = None,
+               start: np.ndarray | None = None) -> float:
+        """Score a state reached by ``path``; ``before`` = the predictions of ``start``, the
+        state its last edit was applied to."""
         self.evals += 1
-        carried = self.carried
-        for cand in path or []:
-            carried = carried.after(cand) if carried is not None else None
-        score, idx = _evaluate(image, self.original, self.style, carried)
-        self.indices[id(image)] = idx
-        return score
+        natural = natural_term(image, before, path[-1] if path else None, start)
+        return score_with(image, self.original, self.style, self.carried.after_all(path),
+                          natural=natural)[0]
 
     def new_node(self, cand: Candidate | None, parent: _Node | None) -> _Node:
         self.next_id += 1
@@ -193,153 +217,90 @@ class _Search:
         if node.image is None:
             node.image = apply_candidate(node.parent.image, node.cand,
                                          full_size=self.full_size)
-            node.score = self.reward(node.image, node.path())
+            node.score = self.reward(node.image, node.path(), node.parent.predictions(),
+                                     node.parent.image)
         return node.image
 
-    def proposals(self, node: _Node) -> list[Candidate]:
-        if not node.proposals:
-            if node.parent is None:
-                perception = self.perception
-            else:
-                perception = perceive_fast(node.image, self.perception,
-                                           self.indices.get(id(node.image)))
-            node.proposals = propose(perception=perception, k=self.k, mood=self.mood,
-                                     memory=self.memory,
-                                     exclude=node.families() | self.gates)
-        return node.proposals
+    def screen(self, root: _Node, proposals: list[Candidate],
+               memory: AutopilotMemory | None, scene: str) -> None:
+        """Score every proposal once; the best ``k`` become the root's children.
+
+        The pool's order (score, then key) never depends on the memory; the memory only
+        orders the children's first visits.
+        """
+        scored = []
+        for cand in proposals:
+            node = self.new_node(cand, root)
+            self.materialise(node)
+            if not unchanged(node.image, root.image):   # an edit that does nothing is no option
+                scored.append(node)
+        scored.sort(key=lambda n: (-(n.score or 0.0), n.cand.key))
+        self.pool = [n.cand for n in scored]
+        root.children = scored[: self.k]
+        root.expanded = True
+        prior = (lambda c: memory.prior(scene, c.family)) if memory is not None else \
+            (lambda c: 0.0)
+        self.first_order = [n.cand.key for n in sorted(
+            root.children, key=lambda n: -prior(n.cand))]
+
+    def expand(self, node: _Node) -> None:
+        used = node.families()
+        picks = [c for c in self.pool if c.family not in used][:CHILD_K]
+        node.children = [self.new_node(c, node) for c in picks]
+        node.expanded = True
 
     def select(self, root: _Node) -> _Node:
+        fresh = {c.cand.key: c for c in root.children if c.visits == 0}
+        if fresh:
+            return next(fresh[k] for k in self.first_order if k in fresh)
         node = root
         while node.expanded and node.children:
             log_n = math.log(max(1, node.visits))
-            node = max(node.children, key=lambda c: math.inf if c.visits == 0 else
-                       c.mean + UCT_C * math.sqrt(log_n / c.visits))
+            node = max(node.children, key=lambda c: (
+                math.inf if c.visits == 0 else c.mean + UCT_C * math.sqrt(log_n / c.visits)))
         return node
 
     def simulate(self, root: _Node) -> None:
         node = self.select(root)
         self.materialise(node)
         if node.depth < self.depth and not node.expanded:
-            node.children = [self.new_node(c, node) for c in self.proposals(node)]
-            node.expanded = True
+            self.expand(node)
             if node.children:
                 node = node.children[0]
-        self.materialise(node)
-        best, state, used = node.score, node.image, node.families()
-        path = node.path()
-        options = [c for c in self.proposals(node) if c.family not in used]
-        steps = 0
+                self.materialise(node)
+        best, state, path = node.score or 0.0, node.image, node.path()
+        rng = random.Random(f"{self.seed}|{node.path_key()}|{node.visits}")
+        options = [c for c in self.pool[: self.k + CHILD_K]
+                   if c.family not in {p.family for p in path}]
+        steps, last_start = 0, state
         for _ in range(node.depth, self.depth):
             if not options:
                 break
-            cand = options.pop(self.rng.randrange(len(options)))
+            cand = options.pop(rng.randrange(len(options)))
             options = [c for c in options if c.family != cand.family]
+            last_start = state
             state = apply_candidate(state, cand, full_size=self.full_size)
             path.append(cand)
             steps += 1
-        if steps:
-            best = max(best, self.reward(state, path))
+        if steps:   # the last edit is read off the state it started from
+            before = node.predictions() if steps == 1 else predictions(last_start)
+            best = max(best, self.reward(state, path, before, last_start))
         while node is not None:
             node.visits += 1
             node.total += best
             node = node.parent
 
-
-#: Operations that change the colour balance (the only ones that move the cast term).
-COLOUR_OPS = operations_with("colour_balance")
-
-
-@dataclass(frozen=True)
-class Carried:
-    """Measures of the run's input carried through its edits instead of re-measured.
-
-    Tilt belongs to the framing and a colour cast to the illuminant: both are measured once
-    on the input and afterwards change only through the edits that act on them
-    (straightening; white balance, temperature, tint). Re-measuring them on every state
-    let unrelated edits game the evaluator: lifting shadows hid a few edges from the line
-    detector, colour denoising flattened chroma edges into a fake cast that a mild tone
-    edit then "fixed".
-    """
-
-    tilt_deg: float
-    tilt_confidence: int
-    cast: float
-    cast_score: float
-    rotation: float = 0.0          # straightening applied so far
-    colour_changed: bool = False   # a colour-balance edit was applied
-
-    @classmethod
-    def of(cls, idx: dict[str, Any]) -> Carried:
-        """Start from the input's ``quality_indices``."""
-        return cls(float(idx["tilt_deg"]), int(idx["tilt_confidence"]), float(idx["cast"]),
-                   float(idx["cast_score"]))
-
-    def after(self, cand: Candidate) -> Carried:
-        """The carried measures after one more edit."""
-        return Carried(self.tilt_deg, self.tilt_confidence, self.cast, self.cast_score,
-                       self.rotation + _rotation_of(cand),
-                       self.colour_changed or cand.action.operation in COLOUR_OPS)
-
-    @property
-    def residual(self) -> float:
-        """Remaining tilt in degrees (+ = counter-clockwise)."""
-        return self.tilt_deg + self.rotation
-
-    def level_score(self) -> float:
-        """The evaluator's level term for the remaining tilt (as ``eval.noref`` scores it)."""
-        excess = max(0.0, abs(self.residual) - 0.5)
-        return float(math.exp(-(excess / 2.0) ** 2))
-
-    def apply(self, idx: dict[str, Any]) -> dict[str, Any]:
-        """``idx`` with the carried tilt (when confident) and cast (until a colour edit)."""
-        out = dict(idx)
-        if self.tilt_confidence >= 6:
-            out.update(tilt_deg=self.residual, tilt_confidence=self.tilt_confidence,
-                       level_score=self.level_score())
-        if not self.colour_changed:
-            out.update(cast=self.cast, cast_score=self.cast_score)
-        return out
-
-
-def _rotation_of(cand: Candidate) -> float:
-    if cand.action.operation != "straighten":
-        return 0.0
-    return float(cand.action.params.get("angle", 0.0))
-
-
-def perceive_fast(image: np.ndarray, base: Perception,
-                  indices: dict[str, Any] | None = None) -> Perception:
-    """Re-measure the indices of a simulated state, reusing the root's faces and scene."""
-    return Perception(base.size, indices or quality_indices(image), base.faces, base.people,
-                      base.sky_fraction, base.scene, base.mood, base.style)
-
-
-def _evaluate(image: np.ndarray, original: np.ndarray, style: str | None,
-              carried: Carried | None = None) -> tuple[float, dict[str, Any]]:
-    idx = quality_indices(image)
-    if carried is not None:
-        idx = carried.apply(idx)
-    score = combine(score_components(image, original, indices=idx))
-    if style:
-        score = (score + MOOD_WEIGHT * mood_score(image, original, style)) / (1 + MOOD_WEIGHT)
-    return score, idx
-
-
-def evaluate(image: np.ndarray, original: np.ndarray, style: str | None = None,
-             carried: Carried | None = None) -> float:
-    """The Autopilot's reward: the evaluator, blended with the mood term when a style is set.
-
-    Args:
-        image: the candidate state (any resolution).
-        original: the image the run started from (preservation reference).
-        style: a ``perceiver.STYLES`` key, or None.
-        carried: the run's carried tilt and cast (``Carried``); they replace the ones
-            measured on ``image``.
-
-    Returns:
-        A reward in [0, 1].
-    """
-    return _evaluate(image, original, style, carried)[0]
+    def best_node(self, root: _Node) -> _Node | None:
+        """The best-scoring state the search has materialised (None: only the root)."""
+        found: list[_Node] = []
+        stack = list(root.children)
+        while stack:
+            node = stack.pop()
+            if node.score is not None:
+                found.append(node)
+            stack.extend(node.children)
+        return max(found, key=lambda n: (n.score or 0.0, -n.depth, n.path_key()),
+                   default=None)
 
 
 # ----------------------------------------------------------------------------- autopilot
@@ -401,16 +362,77 @@ def _check_args(image: Any, iterations: int, simulations: int, depth: int, top_k
         raise ValueError(f"sim_size must be in [64, 4096], got {sim_size}")
 
 
+@dataclass
+class _Run:
+    """The state of one Autopilot run between iterations."""
+
+    original: np.ndarray
+    style: str | None
+    carried: Carried
+    current: np.ndarray
+    score: float
+    session: Any
+    steps: list[AutopilotStep] = field(default_factory=list)
+    pred: dict[str, float] | None = None     # the learned model on ``current``
+
+    def predictions(self) -> dict[str, float]:
+        """The learned model's predictions for the current image (computed once per image)."""
+        if self.pred is None:
+            self.pred = predictions(self.current)
+        return self.pred
+
+    def score_step(self, cand: Candidate, result: np.ndarray,
+                   before: dict[str, float] | None = None,
+                   carried: Carried | None = None, start: np.ndarray | None = None) -> float:
+        """The reward of ``result`` = ``cand`` applied to the image predicted by ``before``."""
+        natural = natural_term(result, before if before is not None else self.predictions(),
+                               cand, start if start is not None else self.current)
+        return score_with(result, self.original, self.style,
+                          (carried or self.carried).after(cand), natural=natural)[0]
+
+    def keep(self, cand: Candidate, result: np.ndarray, score: float) -> None:
+        """Land one step: commit it to the session, record it, move on from it."""
+        node_id = None
+        if self.session is not None:
+            node = self.session.commit(result, cand.action,
+                                       f"Autopilot: {cand.action.describe()}")
+            node_id = getattr(node, "id", None)
+        self.steps.append(AutopilotStep(cand.action.model_dump(mode="json"),
+                                        cand.action.describe(), cand.reason, self.score,
+                                        score, node_id))
+        self.current, self.score, self.pred = result, score, None
+        self.carried = self.carried.after(cand)
+
+    def keep_path(self, path: list[Candidate]) -> bool:
+        """Execute a path found by the search at full resolution; keep it if it scores
+        better than the current image (each edit lands as its own step)."""
+        if not path:
+            return False
+        images, scores, image, carried = [], [], self.current, self.carried
+        before = self.predictions()
+        for cand in path:
+            result = apply_candidate(image, cand)
+            scores.append(self.score_step(cand, result, before, carried, image))
+            carried = carried.after(cand)
+            image, before = result, predictions(result)
+            images.append(result)
+        if scores[-1] <= self.score:
+            return False
+        for cand, result, score in zip(path, images, scores, strict=True):
+            self.keep(cand, result, score)
+        return True
+
+
 def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3,
               simulations: int = 20, depth: int = 3, top_k: int = 3, seed: int = 0,
               session: Any = None, progress: ProgressFn | None = None,
-              cancel: CancelFn | None = None, k: int = 6, sim_size: int = 512,
+              cancel: CancelFn | None = None, k: int = 8, sim_size: int = 512,
               memory: AutopilotMemory | None = None) -> AutopilotResult:
     """Improve a photo by MCTS over perceiver proposals (see the module doc).
 
     Args:
         image: ``uint8`` RGB/RGBA photo at full resolution.
-        mood: optional intent ("warmer and cosy", "cinematic", "airy", "make it pop").
+        mood: optional intent ("warmer and cosy", "crisp and cool", "cinematic").
         iterations: executed steps at most (one MCTS per step).
         simulations: MCTS simulations per iteration.
         depth: rollout depth (edits per simulated sequence).
@@ -418,10 +440,12 @@ def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3
         seed: makes the whole run deterministic.
         session: an ``agent.session.EditSession``; each kept step is committed to it.
         progress: ``progress(done, total, message)`` after each simulation.
-        cancel: ``cancel()`` → True stops early; the best image so far is returned.
-        k: proposals per expansion.
+        cancel: ``cancel()`` → True stops early; the best state found so far is returned
+            (and committed to ``session``).
+        k: children of the root (at most ``simulations``, so that each is tried).
         sim_size: long side of the simulation copy.
-        memory: strategy memory (default: the persisted one under the data dir).
+        memory: strategy memory (default: the persisted one under the data dir); it orders
+            the first visits only.
 
     Returns:
         An ``AutopilotResult`` with the final full-resolution image, the kept steps, the
@@ -429,24 +453,29 @@ def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3
     """
     _check_args(image, iterations, simulations, depth, top_k, sim_size)
     memory = memory if memory is not None else AutopilotMemory.load()
-    rng = random.Random(seed)
-    original, current = image, image
     orig_small = to_analysis(image, sim_size)
     perception0 = perceive(image, mood)
-    style = perception0.style
     gates = run_gates(perception0.indices)
     carried = Carried.of(perception0.indices)
-    score0 = evaluate(current, original, style, carried)
-    current_score, steps, trees = score0, [], []
+    style = perception0.style
+    run = _Run(image, style, carried, image, 0.0, session)
+    own = run.predictions()
+    run.score = score_with(image, image, style, carried, natural=distance_to_score(
+        own[SELF]) if own else None)[0]
+    score0, trees = run.score, []
     total, done, cancelled = iterations * simulations, 0, False
     for it in range(iterations):
-        small = to_analysis(current, sim_size)
-        perception = perception0 if it == 0 else perceive(current, mood)
-        perception.indices = carried.apply(perception.indices)
-        search = _Search(small, orig_small, (image.shape[1], image.shape[0]), perception, mood,
-                         style, memory, depth, k, rng, gates, carried)
+        perception = perception0 if it == 0 else perceive(run.current, mood)
+        perception.indices = run.carried.apply(perception.indices)
+        search = _Search(orig_small, (image.shape[1], image.shape[0]), style, depth,
+                         min(k, simulations), seed, run.carried)
         root = search.new_node(None, None)
-        root.image, root.score = small, search.reward(small)
+        root.image = to_analysis(run.current, sim_size)
+        root.score = search.reward(root.image, [])
+        root.pred = run.predictions()     # the same photo: the features are read at 256 px
+        exclude = gates | {s.action["operation"] for s in run.steps}
+        search.screen(root, propose(perception=perception, k=POOL_SIZE, mood=mood,
+                                    exclude=exclude, polish=False), memory, perception.scene)
         for _ in range(simulations):
             if cancel is not None and cancel():
                 cancelled = True
@@ -457,80 +486,51 @@ def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3
                 progress(done, total, f"iteration {it + 1}/{iterations}: simulation "
                          f"{done - it * simulations}/{simulations}")
         trees.append({"iteration": it + 1, "scene": perception.scene,
-                      "evaluations": search.evals, "root": root.to_json()})
+                      "evaluations": search.evals, "first_visits": search.first_order,
+                      "root": root.to_json()})
         if cancelled:
+            best = search.best_node(root)
+            if best is not None and (best.score or 0.0) > (root.score or 0.0):
+                trees[-1]["kept_on_cancel"] = run.keep_path(best.path())
             break
-        kept = _execute_best(root, top_k, current, original, current_score, style,
-                             perception, memory, len(steps), carried)
+        kept = _execute_best(root, top_k, run, memory, perception.scene)
         trees[-1]["executed"] = kept["tried"]
         if kept["best"] is None:
             break
-        cand, result, score = kept["best"]
-        node_id = None
-        if session is not None:
-            node = session.commit(result, cand.action, f"Autopilot: {cand.action.describe()}")
-            node_id = getattr(node, "id", None)
-        steps.append(AutopilotStep(cand.action.model_dump(mode="json"),
-                                   cand.action.describe(), cand.reason, current_score, score,
-                                   node_id))
-        current, current_score = result, score
-        carried = carried.after(cand)
+        run.keep(*kept["best"])
     _save_memory(memory)
     tree = {"seed": seed, "mood": mood, "style": style, "iterations": trees,
             "perception": perception0.to_dict()}
-    return AutopilotResult(current, steps, tree, score0, current_score, cancelled)
+    return AutopilotResult(run.current, run.steps, tree, score0, run.score, cancelled)
 
 
-def required_gain(steps_taken: int, delta_e: float) -> float:
-    """The score gain a step must clear to be kept.
-
-    Args:
-        steps_taken: steps already kept in this run.
-        delta_e: mean CIELAB ΔE between the current image and the step's result.
-
-    Returns:
-        ``MIN_GAIN + n·STEP_MARGIN + n·FIDELITY_COST·ΔE`` for ``n = steps_taken``.
-    """
-    n = max(0, steps_taken)
-    return MIN_GAIN + n * STEP_MARGIN + n * FIDELITY_COST * max(0.0, delta_e)
-
-
-def mean_delta_e(a: np.ndarray, b: np.ndarray) -> float:
-    """Mean CIELAB ΔE (1976) between two images, measured at 256 px on the long side."""
-    la, lb = _lab(to_analysis(a, 256)), _lab(to_analysis(b, 256))
-    if la.shape != lb.shape:
-        lb = cv2.resize(lb, (la.shape[1], la.shape[0]), interpolation=cv2.INTER_AREA)
-    return float(np.sqrt(((la - lb) ** 2).sum(axis=2)).mean())
-
-
-def _execute_best(root: _Node, top_k: int, current: np.ndarray, original: np.ndarray,
-                  current_score: float, style: str | None, perception: Perception,
-                  memory: AutopilotMemory | None, steps_taken: int = 0,
-                  carried: Carried | None = None) -> dict[str, Any]:
+def _execute_best(root: _Node, top_k: int, run: _Run, memory: AutopilotMemory | None,
+                  scene: str) -> dict[str, Any]:
     """Run the ``top_k`` most-visited root actions at full resolution; keep the best gain.
 
     A result counts only by how far its gain exceeds ``required_gain`` (which grows with the
     steps already kept and with how far the step moves the photo); after the first kept step,
     undiagnosed polish proposals are not executed.
 
-    Ties in visits go to the better simulated single-step score, and the best single-step
-    action always takes the last slot (small simulation budgets credit rollouts noisily).
+    Ties in visits go to the better simulated single-step score, then the candidate's key,
+    and the best single-step action always takes the last slot (small simulation budgets
+    credit rollouts noisily).
     """
     visited = [c for c in root.children if c.visits > 0]
-    ranked = sorted(visited, key=lambda c: (-c.visits, -(c.score or 0.0), c.id))[:top_k]
-    # insurance against rollout noise on small budgets: the best single edit is always tried
-    greedy = max(visited, key=lambda c: (c.score or 0.0, -c.id), default=None)
+    ranked = sorted(visited, key=lambda c: (-c.visits, -(c.score or 0.0), c.cand.key))[:top_k]
+    greedy = min(visited, key=lambda c: (-(c.score or 0.0), c.cand.key), default=None)
     if greedy is not None and greedy not in ranked:
         ranked[-1] = greedy
+    steps_taken = len(run.steps)
     best, tried = None, []
     for child in ranked:
-        if child.visits == 0 or (steps_taken and not child.cand.diagnosed):
+        if steps_taken and not child.cand.diagnosed:
             continue   # after the main fix, only measured deficits justify more change
-        result = apply_candidate(current, child.cand)
-        score = evaluate(result, original, style,
-                         carried.after(child.cand) if carried is not None else None)
-        need = required_gain(steps_taken, mean_delta_e(current, result) if steps_taken else 0.0)
-        excess = score - current_score - need
+        result = apply_candidate(run.current, child.cand)
+        score = run.score_step(child.cand, result)
+        need = required_gain(steps_taken, mean_delta_e(run.current, result)
+                             if steps_taken else 0.0)
+        excess = score - run.score - need
         tried.append({"node": child.id, "description": child.cand.action.describe(),
                       "visits": child.visits, "score": round(score, 5),
                       "required_gain": round(need, 5)})
@@ -539,8 +539,8 @@ def _execute_best(root: _Node, top_k: int, current: np.ndarray, original: np.nda
     if memory is not None:
         for child in ranked:
             won = best is not None and child.cand is best[0]
-            memory.record(perception.scene, child.cand.family, kept=won,
-                          gain=(best[2] - current_score) if won else 0.0)
+            memory.record(scene, child.cand.family, kept=won,
+                          gain=(best[2] - run.score) if won else 0.0)
     return {"best": best[:3] if best is not None else None, "tried": tried}
 
 

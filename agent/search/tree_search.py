@@ -8,7 +8,8 @@
 2. Instruction generator — writes the state's thought: up to ``instruction_volume``
    checklist items the parent does not satisfy, items the references did not already try
    first (the references steer it toward uncovered items);
-3. Actor — executes the thought on the parent's output (``ClassicalActor``);
+3. Actor — executes the thought on the parent's output (``EditorActor``: the classical
+   editor, and the configured generative editor for items no rule understood);
 4. Evaluator — answers the checklist against the original (root recall) and measures
    structure preservation;
 5. Scheduler — stops on completion (all items, depth ≥ ``min_depth``); otherwise goes
@@ -41,7 +42,8 @@ from agent.brain.checklist import (
     perceive_objects,
 )
 from eval.noref import preservation
-from pipelines.editors.base import EditRequest
+from pipelines.editors.base import EditError, EditRequest
+from pipelines.editors.registry import get_editor, pick_editor
 
 log = logging.getLogger(__name__)
 
@@ -193,6 +195,51 @@ class ClassicalActor:
         return object_mask(image, position)
 
 
+def generative_editor_name() -> str | None:
+    """The generative editor the registry would use for a free-form edit (None: none)."""
+    try:
+        return pick_editor(EditRequest(kind="adjust", operation="generate")).name
+    except EditError as err:
+        log.info("tree search without a generative actor: %s", err)
+        return None
+
+
+@dataclass
+class EditorActor(ClassicalActor):
+    """The default actor: checklist items the rules understood run on the classical editor;
+    items they did not (``kind == "unknown"``) go to the configured generative editor as
+    a whole-frame edit whose prompt is the item's own words.
+
+    Without a generative editor, unknown items are not attempted (``can_do`` is False).
+    """
+
+    generative: str | None = None
+    editors_used: list[str] = field(default_factory=list)
+
+    @classmethod
+    def configured(cls) -> EditorActor:
+        """An actor bound to the generative editor configured now (if any)."""
+        return cls(generative=generative_editor_name())
+
+    def can_do(self, item: Item) -> bool:
+        """Whether this actor can attempt ``item``."""
+        return item.kind != "unknown" or self.generative is not None
+
+    def _one(self, image: np.ndarray, item: Item, original: np.ndarray, mode: str,
+             rng: random.Random) -> np.ndarray:
+        if item.kind != "unknown":
+            self.editors_used.append("classical")
+            return super()._one(image, item, original, mode, rng)
+        if self.generative is None:
+            return image
+        request = EditRequest(kind="adjust", operation="generate",
+                              params={"prompt": item.text}, instruction=item.text,
+                              seed=rng.randrange(2 ** 31))
+        editor = get_editor(self.generative)
+        self.editors_used.append(editor.name)
+        return executor.execute(image, request, editor=editor).paste(image)
+
+
 # ----------------------------------------------------------------------------- topology
 
 @dataclass
@@ -209,6 +256,7 @@ class State:
     preservation: float = 1.0
     children: list[State] = field(default_factory=list)
     references: list[int] = field(default_factory=list)
+    editors: list[str] = field(default_factory=list)   # who executed each item (if known)
 
     @property
     def share(self) -> float:
@@ -218,7 +266,8 @@ class State:
         return {"id": self.id, "parent": self.parent.id if self.parent else None,
                 "depth": self.depth, "thought": self.thought, "text": self.text,
                 "satisfied": self.satisfied, "share": round(self.share, 4),
-                "preservation": round(self.preservation, 4), "references": self.references}
+                "preservation": round(self.preservation, 4), "references": self.references,
+                "editors": self.editors}
 
 
 @dataclass
@@ -287,8 +336,9 @@ class _Search:
         return [s for _, _, s in scored[: self.limits.top_k]]
 
     def generate(self, parent: State, refs: list[State]) -> list[int]:
+        can_do = getattr(self.actor, "can_do", lambda item: item.kind != "unknown")
         unmet = [i for i, ok in enumerate(parent.satisfied) if not ok
-                 and self.items[i].kind != "unknown"]
+                 and can_do(self.items[i])]
         tried_failed = {i for r in refs for i in r.thought if not r.satisfied[i]}
         tried = {i for r in refs for i in r.thought}
         order = sorted(unmet, key=lambda i: (i in tried_failed, i in tried, i))
@@ -296,10 +346,13 @@ class _Search:
 
     def add(self, parent: State, thought: list[int], refs: list[State]) -> State:
         items = [self.items[i] for i in thought]
+        used = getattr(self.actor, "editors_used", None)
+        before = len(used) if used is not None else 0
         image = self.actor.act(parent.image, items, self.original, self.rng)
         state = State(len(self.states), parent, parent.depth + 1, thought,
                       "; ".join(it.text for it in items), image,
-                      references=[r.id for r in refs])
+                      references=[r.id for r in refs],
+                      editors=list(used[before:]) if used is not None else [])
         self.evaluate(state)
         parent.children.append(state)
         self.states.append(state)
@@ -339,7 +392,9 @@ def tree_search(image: np.ndarray, instruction: str, *, session: Any = None, see
         session: an ``agent.session.EditSession``; the chosen path is committed to it.
         seed: makes the search (and a noisy actor) deterministic.
         mode: ``"direct"``, ``"chain"``, ``"tree"`` or ``"tree_refs"`` (default).
-        actor: the executor (default: a faithful ``ClassicalActor``).
+        actor: the executor (default: ``EditorActor.configured()`` — the classical
+            editor, plus the generative editor for items no rule understood when one is
+            configured).
         checker: the checklist answerer (default: VLM when configured, else measured).
         **limits: ``SearchLimits`` overrides (``max_steps=…``, ``top_k=…``, …).
 
@@ -358,7 +413,8 @@ def tree_search(image: np.ndarray, instruction: str, *, session: Any = None, see
     for key, value in limits.items():
         setattr(lim, key, value)
     lim.check()
-    search = _Search(items, image, lim, actor or ClassicalActor(), checker or default_checker(),
+    search = _Search(items, image, lim, actor or EditorActor.configured(),
+                     checker or default_checker(),
                      random.Random(seed))
     root = State(0, None, 0, [], instruction, image)
     search.evaluate(root)

@@ -30,6 +30,7 @@ import cv2
 import numpy as np
 
 from pipelines.editors.base import EditError, Editor, EditRequest, register_editor
+from pipelines.editors.corrections import CORRECTION_CURVES
 from pipelines.editors.operations import OPERATIONS, parse_color
 
 log = logging.getLogger(__name__)
@@ -813,7 +814,8 @@ CURVES: dict[str, Op] = {
     "gamma": _gamma, "temperature": _temperature, "tint": _tint,
 }
 #: curves that need the target's statistics: (ramp, rgb8, mask, params) -> curve
-STAT_CURVES = {"auto_levels": _levels_curve, "auto_white_balance": _white_balance_curve}
+STAT_CURVES = {"auto_levels": _levels_curve, "auto_white_balance": _white_balance_curve,
+               **CORRECTION_CURVES}
 #: 3×3 colour matrices applied with cv2.transform on 8-bit pixels
 MATRICES: dict[str, Callable[[dict[str, Any]], np.ndarray]] = {
     "saturation": _saturation_matrix, "grayscale": _grayscale_matrix, "sepia": _sepia_matrix,

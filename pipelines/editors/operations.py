@@ -213,6 +213,29 @@ OPERATIONS: dict[str, OperationSpec] = {spec.name: spec for spec in [
     OperationSpec("straighten", ("adjust",), "Rotate to level the horizon, cropped to fill.",
                   (ParamSpec("angle", "float", 0.0, "degrees, counter-clockwise +", -45, 45),),
                   flags={"frame_filter"}),
+    # --- photographic corrections from the photo's statistics (corrections.py) -------
+    OperationSpec("channel_levels", ("adjust",), "Auto levels per channel: each channel's "
+                  "darkest and brightest pixels stretched to black and white (balances "
+                  "colour too).",
+                  (ParamSpec("low", "float", 0.5, "percent of each channel clipped to black",
+                             0.0, 5.0),
+                   ParamSpec("high", "float", 0.5, "percent of each channel clipped to white",
+                             0.0, 5.0),
+                   ParamSpec("linear", "bool", False, "stretch in linear light (white-point "
+                             "gains, like a camera's exposure and white balance)"),
+                   ParamSpec("amount", "float", 1.0, "0 none … 1 full", 0.0, 1.0)),
+                  flags={"pointwise", "curve", "colour_balance", "frame_filter"}),
+    OperationSpec("white_patch", ("adjust",), "White balance from the brightest pixels "
+                  "(white patch).",
+                  (ParamSpec("percentile", "float", 1.0, "percent of brightest pixels per "
+                             "channel taken as white", 0.1, 10.0),
+                   ParamSpec("amount", "float", 1.0, "0 none … 1 full correction", 0.0, 1.0)),
+                  flags={"pointwise", "curve", "colour_balance", "frame_filter"}),
+    OperationSpec("auto_exposure", ("adjust",), "Exposure set from the histogram's median.",
+                  (ParamSpec("target", "float", 48.0, "median lightness to reach (L*)",
+                             20.0, 80.0),
+                   ParamSpec("amount", "float", 1.0, "0 none … 1 full correction", 0.0, 1.0)),
+                  flags={"pointwise", "curve", "frame_filter"}),
     # --- object edits ----------------------------------------------------------------
     OperationSpec("recolor", ("adjust", "replace"), "Give the target a new colour, "
                   "keeping its shading and texture.",

@@ -1,0 +1,218 @@
+"""The Autopilot's reward: the evaluator, the run's carried measures, the mood, the margins.
+
+``evaluate(image, original, style, carried)`` is what the search maximises: the
+no-reference evaluator of ``eval.noref`` (the learned naturalness model with noise, tilt and
+preservation terms when the model is present, the hand-set norms otherwise), blended with
+the mood term when a style is set. Tilt and colour cast are measured once on the run's input
+and carried through the edits that act on them (``Carried``). A step is kept only when it
+beats the current score by ``required_gain``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+
+from agent.brain.perceiver import Candidate, mood_score
+from eval import naturalness
+from eval.noref import (
+    _lab,
+    combine,
+    default_weights,
+    quality_indices,
+    score_components,
+    to_analysis,
+)
+from pipelines.editors.operations import operations_with
+
+#: A full-resolution result must beat the current score by this much to be kept: a photo
+#: that already looks right is left alone rather than nudged by the evaluator's noise.
+MIN_GAIN = 0.02
+#: Each step already kept raises the margin the next one must clear by this much: the
+#: evaluator is uncertain, so a run prefers few confident fixes to many marginal ones.
+STEP_MARGIN = 0.01
+#: Cost per unit of mean CIELAB ΔE a step moves the image, times the steps already kept:
+#: later steps must pay for how far they move the photo (the first step, the main fix, is
+#: free of it).
+FIDELITY_COST = 0.0005
+#: Weight of the mood term relative to the evaluator (when a mood is given): a mood is a
+#: request for a change, so it must be able to outweigh the evaluator's preference for the
+#: untouched look up to the mood's target.
+MOOD_WEIGHT = 1.5
+
+#: Operations that change the colour balance (the only ones that move the cast term).
+COLOUR_OPS = operations_with("colour_balance")
+#: Operations that change tone or colour (the learned model reads their results).
+TONAL_OPS = operations_with("pointwise") | operations_with("low_frequency") | {"clahe"}
+
+
+@dataclass(frozen=True)
+class Carried:
+    """Measures of the run's input carried through its edits instead of re-measured.
+
+    Tilt belongs to the framing and a colour cast to the illuminant: both are measured once
+    on the input and afterwards change only through the edits that act on them
+    (straightening; white balance, temperature, tint). Re-measuring them on every state
+    let unrelated edits game the evaluator: lifting shadows hid a few edges from the line
+    detector, colour denoising flattened chroma edges into a fake cast that a mild tone
+    edit then "fixed".
+    """
+
+    tilt_deg: float
+    tilt_confidence: int
+    cast: float
+    cast_score: float
+    rotation: float = 0.0          # straightening applied so far
+    colour_changed: bool = False   # a colour-balance edit was applied
+
+    @classmethod
+    def of(cls, idx: dict[str, Any]) -> Carried:
+        """Start from the input's ``quality_indices``."""
+        return cls(float(idx["tilt_deg"]), int(idx["tilt_confidence"]), float(idx["cast"]),
+                   float(idx["cast_score"]))
+
+    def after(self, cand: Candidate) -> Carried:
+        """The carried measures after one more edit."""
+        return Carried(self.tilt_deg, self.tilt_confidence, self.cast, self.cast_score,
+                       self.rotation + _rotation_of(cand),
+                       self.colour_changed or cand.action.operation in COLOUR_OPS)
+
+    def after_all(self, cands: list[Candidate]) -> Carried:
+        """The carried measures after a sequence of edits."""
+        out = self
+        for cand in cands:
+            out = out.after(cand)
+        return out
+
+    @property
+    def residual(self) -> float:
+        """Remaining tilt in degrees (+ = counter-clockwise)."""
+        return self.tilt_deg + self.rotation
+
+    def level_score(self) -> float:
+        """The evaluator's level term for the remaining tilt (as ``eval.noref`` scores it)."""
+        excess = max(0.0, abs(self.residual) - 0.5)
+        return float(math.exp(-(excess / 2.0) ** 2))
+
+    def apply(self, idx: dict[str, Any]) -> dict[str, Any]:
+        """``idx`` with the carried tilt and cast (until a colour edit).
+
+        The tilt always comes from the input: a state's own lines are never re-measured.
+        """
+        out = dict(idx)
+        confident = self.tilt_confidence >= 6
+        out.update(tilt_deg=self.residual if confident else 0.0,
+                   tilt_confidence=self.tilt_confidence,
+                   level_score=self.level_score() if confident else 1.0)
+        if not self.colour_changed:
+            out.update(cast=self.cast, cast_score=self.cast_score)
+        return out
+
+
+def _rotation_of(cand: Candidate) -> float:
+    if cand.action.operation != "straighten":
+        return 0.0
+    return float(cand.action.params.get("angle", 0.0))
+
+
+def measure(image: np.ndarray) -> dict[str, Any]:
+    """The indices a search state needs: no tilt (carried), BRISQUE only if weighted."""
+    return quality_indices(image, tilt=False,
+                           with_brisque=default_weights().get("brisque", 0) > 0)
+
+
+def predictions(image: np.ndarray) -> dict[str, float]:
+    """The learned model's distances for ``image`` as it is and after each correction
+    (``eval.naturalness.predict``; empty without the model)."""
+    return naturalness.predict(image)
+
+
+#: Mean change (grey levels, at 256 px) below which an edit left the photo as it was.
+NO_CHANGE = 0.5
+
+
+def unchanged(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether two images differ by less than ``NO_CHANGE`` on average (at 256 px)."""
+    sa, sb = to_analysis(a, 256), to_analysis(b, 256)
+    if sa.shape != sb.shape:
+        return False
+    return float(cv2.absdiff(sa, sb).mean()) < NO_CHANGE
+
+
+def natural_term(image: np.ndarray, before: dict[str, float] | None = None,
+                 cand: Candidate | None = None,
+                 start: np.ndarray | None = None) -> float | None:
+    """The learned term of a state reached by ``cand`` from ``start``, a photo whose
+    predictions are ``before``: that photo's head for ``cand`` when the model has one (it
+    ranks corrections far better than reading their result alone), else the state's own
+    head. An edit that changed nothing (a stretch of a histogram already at full range)
+    leaves the start's own distance."""
+    if before and cand is not None:
+        if cand.key in before:
+            if start is not None and unchanged(image, start):
+                return naturalness.distance_to_score(before[naturalness.SELF])
+            return naturalness.distance_to_score(before[cand.key])
+        if cand.action.operation not in TONAL_OPS:
+            # denoise, sharpen, straighten: they leave tone and colour as they were (the
+            # model never saw noise or blur); the hand-set terms judge them
+            return naturalness.distance_to_score(before[naturalness.SELF])
+    own = predictions(image)
+    return naturalness.distance_to_score(own[naturalness.SELF]) if own else None
+
+
+def score_with(image: np.ndarray, original: np.ndarray, style: str | None,
+               carried: Carried | None = None, *,
+               natural: float | None = None) -> tuple[float, dict[str, Any]]:
+    """``evaluate`` plus the indices it measured (the search reuses them).
+
+    ``natural`` is the learned term when the caller has it (``natural_term``)."""
+    idx = measure(image)
+    if carried is not None:
+        idx = carried.apply(idx)
+    score = combine(score_components(image, original, indices=idx, natural=natural))
+    if style:
+        score = (score + MOOD_WEIGHT * mood_score(image, original, style)) / (1 + MOOD_WEIGHT)
+    return score, idx
+
+
+def evaluate(image: np.ndarray, original: np.ndarray, style: str | None = None,
+             carried: Carried | None = None) -> float:
+    """The Autopilot's reward: the evaluator, blended with the mood term when a style is set.
+
+    Args:
+        image: the candidate state (any resolution).
+        original: the image the run started from (preservation and mood reference).
+        style: a ``perceiver.match_mood`` style ("warm", "pop+cool"), or None.
+        carried: the run's carried tilt and cast (``Carried``); they replace the ones
+            measured on ``image``.
+
+    Returns:
+        A reward in [0, 1].
+    """
+    return score_with(image, original, style, carried)[0]
+
+
+def required_gain(steps_taken: int, delta_e: float) -> float:
+    """The score gain a step must clear to be kept.
+
+    Args:
+        steps_taken: steps already kept in this run.
+        delta_e: mean CIELAB ΔE between the current image and the step's result.
+
+    Returns:
+        ``MIN_GAIN + n·STEP_MARGIN + n·FIDELITY_COST·ΔE`` for ``n = steps_taken``.
+    """
+    n = max(0, steps_taken)
+    return MIN_GAIN + n * STEP_MARGIN + n * FIDELITY_COST * max(0.0, delta_e)
+
+
+def mean_delta_e(a: np.ndarray, b: np.ndarray) -> float:
+    """Mean CIELAB ΔE (1976) between two images, measured at 256 px on the long side."""
+    la, lb = _lab(to_analysis(a, 256)), _lab(to_analysis(b, 256))
+    if la.shape != lb.shape:
+        lb = cv2.resize(lb, (la.shape[1], la.shape[0]), interpolation=cv2.INTER_AREA)
+    return float(np.sqrt(((la - lb) ** 2).sum(axis=2)).mean())

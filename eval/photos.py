@@ -1,0 +1,180 @@
+"""Photos that ship inside our dependencies, split by photo, and the degradations we apply.
+
+Everything here works offline: the photos are files inside installed packages
+(scikit-image's data folder, Gradio's media assets, Matplotlib's and scikit-learn's sample
+images), found through the import system without importing those packages.
+
+The split is by PHOTO, never by degradation:
+
+* ``TRAIN_PHOTOS`` — what the learned evaluator (``scripts/train_naturalness.py``) is fitted
+  on and what Autopilot's knobs may be tuned on. It holds every photo that earlier
+  Autopilot tuning used (scikit-image's astronaut, coffee, chelsea, rocket, camera —
+  ``bench/notes/search.md``) and others never tuned on.
+* ``HELDOUT_PHOTOS`` — ordinary colour photos that no training or tuning has seen
+  (``bench/autopilot_quality.py`` reports on them). scikit-image's retina,
+  immunohistochemistry, coins, page and hubble_deep_field were looked at in earlier notes,
+  so they are in neither list.
+
+``BENCH_DEGRADATIONS`` are the six ordinary faults of issue 15 (one stop dark, 0.7 stop
+bright, tungsten cast, cool shade, faded, dark and cool); ``random_degradation`` draws
+from wider families of the same kinds for training, with other strengths and mixtures.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+from pipelines.editors.classical import linear_to_srgb, srgb_to_linear
+from pipelines.images import downscale
+
+#: name → (package, path inside the package)
+PHOTO_FILES: dict[str, tuple[str, str]] = {
+    "astronaut": ("skimage", "data/astronaut.png"),
+    "coffee": ("skimage", "data/coffee.png"),
+    "chelsea": ("skimage", "data/chelsea.png"),
+    "rocket": ("skimage", "data/rocket.jpg"),
+    "camera": ("skimage", "data/camera.png"),
+    "motorcycle": ("skimage", "data/motorcycle_left.png"),
+    "cheetah_cub": ("gradio", "test_data/cheetah2.jpg"),
+    "cheetah_face": ("gradio", "media_assets/images/cheetah1.jpg"),
+    "groot": ("gradio", "media_assets/images/groot.jpeg"),
+    "cheetah_run": ("gradio", "media_assets/images/cheetah.jpg"),
+    "lion": ("gradio", "media_assets/images/lion.jpg"),
+    "tower": ("gradio", "media_assets/images/tower.jpg"),
+    "grace_hopper": ("matplotlib", "mpl-data/sample_data/grace_hopper.jpg"),
+    "china": ("sklearn", "datasets/images/china.jpg"),
+    "flower": ("sklearn", "datasets/images/flower.jpg"),
+}
+
+TRAIN_PHOTOS: tuple[str, ...] = ("astronaut", "coffee", "chelsea", "rocket", "camera",
+                                 "motorcycle", "cheetah_cub", "cheetah_face", "groot")
+HELDOUT_PHOTOS: tuple[str, ...] = ("cheetah_run", "lion", "tower", "grace_hopper", "china",
+                                   "flower")
+
+
+class PhotoError(FileNotFoundError):
+    """A named photo is unknown or its package is not installed."""
+
+
+def photo_path(name: str) -> Path:
+    """The file of a named photo inside its installed package.
+
+    Raises:
+        PhotoError: unknown name, or the package (or file) is missing.
+    """
+    if name not in PHOTO_FILES:
+        raise PhotoError(f"unknown photo {name!r}; known: {', '.join(PHOTO_FILES)}")
+    package, rel = PHOTO_FILES[name]
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise PhotoError(f"photo {name!r} needs the {package} package, which is not installed")
+    path = Path(list(spec.submodule_search_locations)[0]) / rel
+    if not path.is_file():
+        raise PhotoError(f"photo {name!r} is missing from the installed {package} package")
+    return path
+
+
+def load_photo(name: str, long_side: int = 512) -> np.ndarray:
+    """A named photo as ``uint8`` RGB with its long side at most ``long_side`` (never enlarged)."""
+    with Image.open(photo_path(name)) as img:
+        rgb = np.asarray(img.convert("RGB"), dtype=np.uint8)
+    return np.ascontiguousarray(downscale(rgb, long_side))
+
+
+# ----------------------------------------------------------------------------- degradations
+
+def _u8(x: np.ndarray) -> np.ndarray:
+    return np.clip(x * 255.0 + 0.5, 0, 255).astype(np.uint8)
+
+
+def linear_gains(img: np.ndarray, gains: tuple[float, float, float]) -> np.ndarray:
+    """Multiply each channel in linear light (exposure and illuminant changes), clipped."""
+    lin = srgb_to_linear(img.astype(np.float32) / 255.0) * np.asarray(gains, np.float32)
+    return _u8(linear_to_srgb(np.clip(lin, 0.0, 1.0)))
+
+
+def fade(img: np.ndarray, *, black: float, white: float, saturation: float = 1.0) -> np.ndarray:
+    """Faded print: tones squeezed into [black, white] (0–1) and colour reduced."""
+    x = img.astype(np.float32) / 255.0
+    grey = x @ np.array([0.299, 0.587, 0.114], np.float32)
+    x = grey[..., None] + (x - grey[..., None]) * saturation
+    return _u8(black + x * (white - black))
+
+
+def _stops(s: float) -> tuple[float, float, float]:
+    g = 2.0 ** s
+    return (g, g, g)
+
+
+#: The six ordinary faults of the held-out benchmark (issue 15).
+BENCH_DEGRADATIONS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "one_stop_dark": lambda im: linear_gains(im, _stops(-1.0)),
+    "bright_0.7_stop": lambda im: linear_gains(im, _stops(0.7)),
+    "tungsten_cast": lambda im: linear_gains(im, (1.0, 0.82, 0.55)),
+    "cool_shade": lambda im: linear_gains(im, (0.78, 0.9, 1.0)),
+    "faded": lambda im: fade(im, black=0.16, white=0.86, saturation=0.75),
+    "dark_and_cool": lambda im: linear_gains(im, (0.39, 0.45, 0.5)),
+}
+
+
+@dataclass(frozen=True)
+class Degradation:
+    """One drawn degradation: a readable label and its parameters."""
+
+    label: str
+    stops: float = 0.0
+    cast: tuple[float, float] = (0.0, 0.0)     # log2 gains of red and blue against green
+    black: float = 0.0
+    white: float = 1.0
+    saturation: float = 1.0
+
+    def apply(self, img: np.ndarray) -> np.ndarray:
+        """The degraded copy of ``img``."""
+        out = img
+        if self.stops or any(self.cast):
+            g = 2.0 ** self.stops
+            out = linear_gains(out, (g * 2.0 ** self.cast[0], g, g * 2.0 ** self.cast[1]))
+        if self.black or self.white != 1.0 or self.saturation != 1.0:
+            out = fade(out, black=self.black, white=self.white, saturation=self.saturation)
+        return out
+
+
+def random_degradation(rng: random.Random) -> Degradation:
+    """Draw a training degradation: exposure, illuminant cast, fading, or a mixture.
+
+    Strengths run past the benchmark's on both sides (±1.8 stops, casts up to a factor of
+    two between red and blue, fades from mild to strong) so the evaluator learns the
+    families rather than six points.
+    """
+    kind = rng.choice(("exposure", "cast", "fade", "exposure+cast", "fade+cast",
+                       "exposure+fade"))
+    stops, cast, black, white, sat = 0.0, (0.0, 0.0), 0.0, 1.0, 1.0
+    if "exposure" in kind:
+        stops = rng.choice((-1, 1)) * rng.uniform(0.3, 1.8)
+    if "cast" in kind:
+        warmth = rng.uniform(-0.9, 0.9)            # + = warm (red up, blue down)
+        tint = rng.uniform(-0.25, 0.25)
+        cast = (0.5 * warmth + tint, -0.6 * warmth + tint)
+        if abs(warmth) < 0.15:
+            warmth = math.copysign(0.15, warmth)
+            cast = (0.5 * warmth + tint, -0.6 * warmth + tint)
+    if "fade" in kind:
+        black, white = rng.uniform(0.04, 0.28), rng.uniform(0.72, 1.0)
+        sat = rng.uniform(0.55, 1.0)
+    label = (f"{kind}: stops {stops:+.2f}, cast {cast[0]:+.2f}/{cast[1]:+.2f}, "
+             f"levels {black:.2f}-{white:.2f}, saturation {sat:.2f}")
+    return Degradation(label, stops, cast, black, white, sat)
+
+
+def psnr(a: np.ndarray, b: np.ndarray) -> float:
+    """PSNR in dB of two same-size ``uint8`` images (capped at 100 for identical ones)."""
+    mse = float(np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2))
+    return 100.0 if mse <= 1e-10 else min(100.0, 10.0 * math.log10(255.0 ** 2 / mse))
