@@ -28,6 +28,7 @@ import numpy as np
 
 from agent.actions import Action
 from pipelines.editors.base import Editor, EditRequest
+from pipelines.editors.objects import grow_object_mask
 from pipelines.editors.operations import operations_with
 from pipelines.editors.registry import pick_editor
 from pipelines.images import downscale
@@ -39,6 +40,8 @@ from pipelines.wholeframe import edit_whole_frame
 POINTWISE_OPS = operations_with("pointwise")
 #: Per-channel tone curves (a look-up table reproduces them on large frames).
 CURVE_OPS = operations_with("curve")
+#: Operations on a whole object: the mask first grows over its anti-aliased edge/shadow.
+OBJECT_EDGE_OPS = operations_with("object_edge")
 #: Smooth gain fields (carried over from a small copy on large frames).
 LOW_FREQUENCY_OPS = operations_with("low_frequency")
 #: Frame size (pixels) above which the fast strategies are worth their setup.
@@ -94,7 +97,14 @@ def context_for(operation: str, editor: Editor, mask: np.ndarray) -> float | Non
 
 
 def cut(image: np.ndarray, mask: np.ndarray, request: EditRequest, editor: Editor) -> Layer:
-    """The layer an edit of ``request`` by ``editor`` works on."""
+    """The layer an edit of ``request`` by ``editor`` works on.
+
+    For operations on a whole object (remove, recolour, move) the mask is first grown over
+    the object's anti-aliased edge and cast shadow (``objects.grow_object_mask``), so no
+    rim of the old object is left outside it.
+    """
+    if request.operation in OBJECT_EDGE_OPS:
+        mask, _ = grow_object_mask(image, mask)
     return decompose(image, mask, context=context_for(request.operation, editor, mask))
 
 

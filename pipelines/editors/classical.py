@@ -30,6 +30,7 @@ import cv2
 import numpy as np
 
 from pipelines.editors.base import EditError, Editor, EditRequest, register_editor
+from pipelines.editors.completion import complete
 from pipelines.editors.operations import OPERATIONS, parse_color
 
 log = logging.getLogger(__name__)
@@ -586,16 +587,15 @@ def inpaint(rgb_u8: np.ndarray, hole: np.ndarray, method: str = "auto",
 #: holes at most this many pixels from their border (scratches, wires) go to Telea, which
 #: measured best on them; wider holes get the exemplar fill
 THIN_HOLE = 5.0
-#: holes up to this size are filled block by block at full resolution
-EXEMPLAR_SIDE = 96
 
 
 def patch_fill(img: np.ndarray, hole: np.ndarray) -> np.ndarray:
-    """Exemplar fill, multi-scale for large holes.
+    """Exemplar fill at a scale where the hole is at most ``COARSE_SIDE`` px, refined up to
+    full resolution by PatchMatch completion (``completion.complete``).
 
-    Up to ``EXEMPLAR_SIDE`` px the hole is filled block by block at full resolution;
-    larger holes are filled so at a reduced scale (structure), upsampled, and given
-    full-resolution texture copied from matching known blocks.
+    The exemplar blocks lay out the structure (lines and textures continue); the patch
+    rounds at each finer scale replace the blocks by voted full-resolution patches, so no
+    block seams or smeared areas remain.
 
     Args:
         img: float32 (H, W, 3) crop around the hole.
@@ -604,50 +604,14 @@ def patch_fill(img: np.ndarray, hole: np.ndarray) -> np.ndarray:
     Returns:
         The filled crop.
     """
+    return complete(img, hole, first_guess=_exemplar_guess)
+
+
+def _exemplar_guess(img: np.ndarray, hole: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     rows, cols = np.nonzero(hole)
     size = max(np.ptp(rows) + 1, np.ptp(cols) + 1)
-    if size <= EXEMPLAR_SIDE:
-        return exemplar_fill(img, hole, block=int(np.clip(size // 8, 3, 6)) * 2 + 1)
-    scale = EXEMPLAR_SIDE / size
-    dims = (max(1, round(img.shape[1] * scale)), max(1, round(img.shape[0] * scale)))
-    small = cv2.resize(img, dims, interpolation=cv2.INTER_AREA)
-    small_hole = cv2.resize(hole.astype(np.float32), dims, interpolation=cv2.INTER_AREA) > 0
-    offsets = np.zeros((dims[1], dims[0], 2), np.int32)
-    coarse = exemplar_fill(small, small_hole, block=13, offsets=offsets)
-    base = cv2.resize(coarse, (img.shape[1], img.shape[0]), interpolation=cv2.INTER_CUBIC)
-    return _vote(img, hole, base, offsets)
-
-
-def _vote(img: np.ndarray, hole: np.ndarray, base: np.ndarray,
-          offsets: np.ndarray) -> np.ndarray:
-    """Full-resolution fill from coarse copy offsets.
-
-    Each hole pixel takes the real (sharp) known pixels its four nearest coarse pixels
-    point to, weighted bilinearly: inside a copied block all four agree and the copy is
-    exact; across block borders the two sources cross-fade instead of cutting.
-    """
-    h, w = hole.shape
-    ch, cw = offsets.shape[:2]
-    ys, xs = np.nonzero(hole)
-    fy = np.clip((ys + 0.5) * ch / h - 0.5, 0, ch - 1)
-    fx = np.clip((xs + 0.5) * cw / w - 0.5, 0, cw - 1)
-    y0, x0 = np.floor(fy).astype(int), np.floor(fx).astype(int)
-    total = np.zeros((ys.size, 3), np.float32)
-    weight = np.zeros(ys.size, np.float32)
-    for dy in (0, 1):
-        for dx in (0, 1):
-            qy, qx = np.minimum(y0 + dy, ch - 1), np.minimum(x0 + dx, cw - 1)
-            wq = (1 - np.abs(fy - qy)) * (1 - np.abs(fx - qx))
-            sy = ys + np.rint(offsets[qy, qx, 0] * h / ch).astype(int)
-            sx = xs + np.rint(offsets[qy, qx, 1] * w / cw).astype(int)
-            ok = (sy >= 0) & (sy < h) & (sx >= 0) & (sx < w) & (wq > 0)
-            ok[ok] = ~hole[sy[ok], sx[ok]]
-            total[ok] += img[sy[ok], sx[ok]] * wq[ok, None]
-            weight[ok] += wq[ok]
-    out = np.where(hole[..., None], base, img).astype(np.float32)
-    voted = weight > 1e-3
-    out[ys[voted], xs[voted]] = total[voted] / weight[voted, None]
-    return out
+    return exemplar_fill(img, hole, block=int(np.clip(size // 8, 3, 6)) * 2 + 1,
+                         offsets=offsets)
 
 
 def _inpaint(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:

@@ -87,6 +87,8 @@ FLAGS: dict[str, str] = {
     "colour_balance": "changes the colour balance (white point, temperature, tint)",
     "strong": "changes texture or colour strongly: toned down on people by Autopilot",
     "frame_filter": "a whole-frame look when the instruction's target is a pronoun",
+    "object_edge": "works on a whole object: its mask is first grown over the object's "
+                   "anti-aliased edge and cast shadow, measured on the edge",
 }
 
 
@@ -215,12 +217,12 @@ OPERATIONS: dict[str, OperationSpec] = {spec.name: spec for spec in [
                              "(shading intact) … 1 takes the new colour's lightness",
                              0.0, 1.0)),
                   needs_target=True,
-                  flags={"pointwise"}),
+                  flags={"pointwise", "object_edge"}),
     OperationSpec("inpaint", ("remove",), "Remove the target and fill from its surroundings.",
                   (ParamSpec("method", "choice", "auto", "fill method",
                              choices=("auto", "telea", "ns", "patch")),
                    ParamSpec("radius", "int", 5, "inpainting radius in pixels", 1, 50)),
-                  needs_target=True),
+                  needs_target=True, flags={"object_edge"}),
     OperationSpec("paste", ("add", "replace"), "Paste a reference image into the region "
                   "with seamless cloning.",
                   (ParamSpec("image", "image", None, "reference image (RGB/RGBA)", required=True),
