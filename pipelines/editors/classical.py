@@ -17,7 +17,6 @@ mask.
 
 from __future__ import annotations
 
-import colorsys
 import logging
 import math
 import textwrap
@@ -31,6 +30,7 @@ import numpy as np
 
 from pipelines.editors.base import EditError, Editor, EditRequest, register_editor
 from pipelines.editors.completion import complete
+from pipelines.editors.objects import coverage, growth_limit, object_core
 from pipelines.editors.operations import OPERATIONS, parse_color
 
 log = logging.getLogger(__name__)
@@ -359,30 +359,30 @@ def _straighten(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndar
 
 # ------------------------------------------------------------------------- recolour
 
-#: Chromatic targets may move their lightness by at most this factor (keeps shading).
-RECOLOR_MAX_LIGHTNESS_GAIN = 1.06
-
-
 @lru_cache(maxsize=64)
-def _recolor_path(color: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
-    """Colours of one HSV hue from black through the target to white, and their lightness.
+def _recolor_ramp(color: tuple[int, int, int]) -> np.ndarray:
+    """(1001, 3) sRGB colours of ``color``'s CIE hue and chroma at L* = 0, 0.1, … 100.
 
-    Along the path the hue is constant; lightness rises monotonically, so a pixel's
-    lightness picks its colour by interpolation (exact hue, exact lightness).
+    At each lightness the chroma is the named colour's, reduced only as far as the sRGB
+    gamut requires (so the hue never drifts, as clipping would make it).
     """
-    r, g, b = (c / 255.0 for c in color)
-    hue, sat, _ = colorsys.rgb_to_hsv(r, g, b)
-    pure = np.array(colorsys.hsv_to_rgb(hue, 1.0, 1.0), dtype=np.float32)
-    t = np.linspace(0.0, 2.0, 2049, dtype=np.float32)[:, None]
-    value = np.minimum(t, 1.0)
-    s = sat * np.clip(2.0 - t, 0.0, 1.0)
-    colours = value * (1.0 - s + s * pure[None, :])
-    lightness = to_lab(colours[None])[0, :, 0]
-    return colours, np.maximum.accumulate(lightness)
+    target = to_lab(np.array([[color]], dtype=np.float32) / 255.0)[0, 0]
+    light = np.linspace(0.0, 100.0, 1001, dtype=np.float32)
+    lo, hi = np.zeros_like(light), np.ones_like(light)
+    for _ in range(18):   # largest chroma share that stays inside the gamut
+        mid = (lo + hi) / 2
+        lab = np.stack([light, mid * target[1], mid * target[2]], axis=-1)[None]
+        rgb = cv2.cvtColor(lab.astype(np.float32), cv2.COLOR_Lab2RGB)
+        # OpenCV clamps out-of-gamut results: a colour is inside when it round-trips
+        back = cv2.cvtColor(np.clip(rgb, 0.0, 1.0), cv2.COLOR_RGB2Lab)
+        inside = np.linalg.norm(back[0] - lab[0], axis=-1) < 0.5
+        lo, hi = np.where(inside, mid, lo), np.where(inside, hi, mid)
+    lab = np.stack([light, lo * target[1], lo * target[2]], axis=-1)[None]
+    return np.clip(cv2.cvtColor(lab.astype(np.float32), cv2.COLOR_Lab2RGB)[0], 0.0, 1.0)
 
 
-def _achromatic_lightness(light: np.ndarray, mask: np.ndarray, mean: float,
-                          target: float) -> np.ndarray:
+def _centred_lightness(light: np.ndarray, mask: np.ndarray, mean: float,
+                       target: float) -> np.ndarray:
     """Lightness centred on ``target`` with the source's shading, squeezed only if needed."""
     values = light[mask] if mask.any() else light.ravel()
     lo, hi = np.percentile(values - mean, [2.0, 98.0])
@@ -396,28 +396,37 @@ def _achromatic_lightness(light: np.ndarray, mask: np.ndarray, mean: float,
     return np.clip(centre + k * (light - mean), 0.0, 100.0)
 
 
+def _to_ramp(rgb: np.ndarray, ramp: np.ndarray, mask: np.ndarray, mean: float,
+             target_light: float) -> np.ndarray:
+    light = _centred_lightness(to_lab(rgb)[..., 0], mask, mean, target_light)
+    pos = np.clip(light * 10.0, 0.0, 1000.0)
+    i0 = np.floor(pos).astype(np.int32)
+    i1 = np.minimum(i0 + 1, 1000)
+    t = (pos - i0)[..., None].astype(np.float32)
+    return ramp[i0] * (1.0 - t) + ramp[i1] * t
+
+
 def _recolor(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    """New hue, chroma and (``lightness`` = 1) lightness of the named colour; the source's
+    shading kept as lightness offsets. Edge pixels are unmixed into object and background
+    (``objects.coverage``) and only their object share changes, so no halo is left."""
     color = parse_color(p["color"])
     target = to_lab(np.array([[color]], dtype=np.float32) / 255.0)[0, 0]
-    lab = to_lab(rgb)
-    light = lab[..., 0]
-    mean = float(light[mask].mean()) if mask.any() else float(light.mean())
-    _, sat, _ = colorsys.rgb_to_hsv(*(c / 255.0 for c in color))
-    if sat < 0.08:   # achromatic target: move the lightness, keep its structure
-        new_light = _achromatic_lightness(light, mask, mean, float(target[0]))
-        out = from_lab(np.dstack([new_light, np.zeros_like(light), np.zeros_like(light)]))
-    else:
-        # lightness 0: halfway (geometric) towards the colour's own lightness, bounded so
-        # the shading survives; 1: all the way (a white shirt turned red reads red).
-        follow = p.get("lightness", 0.0)
-        gain = (max(target[0], 1.0) / max(mean, 1.0)) ** (0.5 + 0.5 * follow)
-        limit = RECOLOR_MAX_LIGHTNESS_GAIN * 8.0 ** follow
-        gain = float(np.clip(gain, 1 / limit, limit))
-        new_light = np.clip(light * gain, 0.0, 100.0)
-        colours, path_light = _recolor_path(color)
-        pos = np.interp(new_light.ravel(), path_light, np.arange(path_light.size))
-        out = np.stack([np.interp(pos, np.arange(path_light.size), colours[:, c])
-                        for c in range(3)], axis=-1).reshape(rgb.shape).astype(np.float32)
+    region = mask if mask.any() else np.ones(mask.shape, bool)
+    light = to_lab(rgb)[..., 0]
+    mean = float(light[region].mean())
+    goal = mean + p.get("lightness", 1.0) * (float(target[0]) - mean)
+    ramp = _recolor_ramp(color)
+    out = _to_ramp(rgb, ramp, region, mean, goal)
+    if mask.any() and not mask.all():
+        # the mask may have grown by up to growth_limit over the edge: the core lies beyond
+        split = coverage(rgb, mask, object_core(mask, growth_limit(mask)))
+        band = mask & (split.alpha < 1.0)
+        if band.any():
+            alpha = np.where(split.alpha > 0.85, 1.0, split.alpha)[..., None]
+            shifted = rgb + alpha * (_to_ramp(split.obj, ramp, region, mean, goal) - split.obj)
+            out = np.where(band[..., None], shifted, out)
+        out = np.where(mask[..., None], np.clip(out, 0.0, 1.0), rgb)   # edges are unmixed
     return rgb + p["strength"] * (out - rgb)
 
 # ------------------------------------------------------------------------- inpainting

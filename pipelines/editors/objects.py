@@ -68,6 +68,24 @@ def _masked_mean(values: np.ndarray, where: np.ndarray, sigma: float) -> np.ndar
     return num / np.maximum(den, 1e-6)[..., None]
 
 
+def _spread_mean(values: np.ndarray, where: np.ndarray, sigma: float) -> np.ndarray:
+    """``_masked_mean`` that reaches everywhere: wider blurs fill where narrow ones have no
+    support (a local colour carried across a band of any width)."""
+    weight = where.astype(np.float32)
+    out = np.zeros(values.shape, np.float32)
+    todo = np.ones(where.shape, bool)
+    for s in (sigma, 3 * sigma, 9 * sigma, 27 * sigma):
+        num = cv2.GaussianBlur(values * weight[..., None], (0, 0), s)
+        den = cv2.GaussianBlur(weight, (0, 0), s)
+        ready = todo & (den > 0.02)
+        out[ready] = num[ready] / den[ready, None]
+        todo &= ~ready
+        if not todo.any():
+            return out
+    out[todo] = values[where].mean(axis=0) if where.any() else 0.0
+    return out
+
+
 def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None) -> EdgeGrowth:
     """Grow ``mask`` over the object's anti-aliased edge and cast shadow.
 
@@ -111,7 +129,22 @@ def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None) ->
     return EdgeGrowth(mask | (distance <= reach), reach, noise, limit)
 
 
-def coverage(rgb: np.ndarray, mask: np.ndarray, core: np.ndarray) -> np.ndarray:
+@dataclass(frozen=True)
+class Unmixed:
+    """An object's band split into coverage and the two colours each pixel mixes.
+
+    Attributes:
+        alpha: float32 (H, W), 1 on the core, 0 outside the mask, the object's share between.
+        obj: float32 (H, W, 3) sRGB in [0, 1]: the local object colour (from the core).
+        background: float32 (H, W, 3): the local background colour (just outside the mask).
+    """
+
+    alpha: np.ndarray
+    obj: np.ndarray
+    background: np.ndarray
+
+
+def coverage(rgb: np.ndarray, mask: np.ndarray, core: np.ndarray) -> Unmixed:
     """How much of each pixel is object: 1 on ``core``, 0 outside ``mask``, unmixed between.
 
     A pixel of the band (``mask`` minus ``core``) is modelled as ``a·O + (1 − a)·B``, with
@@ -120,34 +153,28 @@ def coverage(rgb: np.ndarray, mask: np.ndarray, core: np.ndarray) -> np.ndarray:
     two colours are too close to tell apart, the band counts as object.
 
     Args:
-        rgb: uint8 (H, W, 3).
+        rgb: uint8 (H, W, 3) or float32 in [0, 1].
         mask: bool (H, W), the grown object mask.
         core: bool (H, W), the pixels surely inside the object (``core ⊆ mask``).
 
     Returns:
-        float32 (H, W) alpha in [0, 1].
+        The ``Unmixed`` band.
     """
+    img = rgb[..., :3].astype(np.float32) / (255.0 if rgb.dtype == np.uint8 else 1.0)
     mask, core = mask.astype(bool), core.astype(bool) & mask.astype(bool)
-    alpha = core.astype(np.float32)
+    alpha = np.where(mask, 1.0, 0.0).astype(np.float32)
     band = mask & ~core
-    if not band.any() or not core.any():
-        return np.where(mask, 1.0, 0.0).astype(np.float32)
     outside = ~mask & (cv2.dilate(mask.astype(np.uint8), np.ones((9, 9), np.uint8)) > 0)
-    if not outside.any():
-        alpha[band] = 1.0
-        return alpha
-    lab = lab_of(rgb)
-    sigma = 4.0
-    obj = _masked_mean(lab, core & (cv2.dilate(band.astype(np.uint8),
-                                               np.ones((25, 25), np.uint8)) > 0), sigma * 2)
-    bg = _masked_mean(lab, outside, sigma)
+    if not band.any() or not core.any() or not outside.any():
+        return Unmixed(alpha, img, img)
+    obj = _spread_mean(img, core, 4.0)
+    bg = _spread_mean(img, outside, 4.0)
     span = obj - bg
     length2 = np.sum(span * span, axis=2)
-    a = np.sum((lab - bg) * span, axis=2) / np.maximum(length2, 1e-6)
-    a = np.clip(a, 0.0, 1.0)
-    a = np.where(length2 < 10.0 ** 2, 1.0, a)   # object and background alike: no unmixing
+    a = np.clip(np.sum((img - bg) * span, axis=2) / np.maximum(length2, 1e-6), 0.0, 1.0)
+    a = np.where(length2 < 0.1 ** 2, 1.0, a)   # object and background alike: no unmixing
     alpha[band] = a[band]
-    return alpha
+    return Unmixed(alpha, obj, bg)
 
 
 def object_core(mask: np.ndarray, grown: int) -> np.ndarray:

@@ -213,9 +213,9 @@ OPERATIONS: dict[str, OperationSpec] = {spec.name: spec for spec in [
                   "keeping its shading and texture.",
                   (ParamSpec("color", "color", None, "colour name or #rrggbb", required=True),
                    ParamSpec("strength", "float", 1.0, "0 none … 1 full", 0.0, 1.0),
-                   ParamSpec("lightness", "float", 0.0, "0 keeps the target's lightness "
-                             "(shading intact) … 1 takes the new colour's lightness",
-                             0.0, 1.0)),
+                   ParamSpec("lightness", "float", 1.0, "0 keeps the target's mean "
+                             "lightness … 1 takes the named colour's (shading kept either "
+                             "way)", 0.0, 1.0)),
                   needs_target=True,
                   flags={"pointwise", "object_edge"}),
     OperationSpec("inpaint", ("remove",), "Remove the target and fill from its surroundings.",
