@@ -30,7 +30,14 @@ import numpy as np
 
 from pipelines.editors.base import EditError, Editor, EditRequest, register_editor
 from pipelines.editors.completion import complete
-from pipelines.editors.objects import coverage, growth_limit, object_core
+from pipelines.editors.objects import (
+    coverage,
+    cut_out,
+    growth_limit,
+    move_matrix,
+    moved_mask,
+    object_core,
+)
 from pipelines.editors.operations import OPERATIONS, parse_color
 
 log = logging.getLogger(__name__)
@@ -628,6 +635,38 @@ def _inpaint(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray
     out = inpaint(_to_u8(rgb), hole, p["method"], p["radius"])
     return out.astype(np.float32) / 255.0
 
+# ------------------------------------------------------------------------ transform
+
+
+def _transform(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any],
+               shift: tuple[float, float]) -> np.ndarray:
+    """Move/resize the object: fill where it was, paste its unmixed cut-out where it lands.
+
+    Args:
+        rgb: float32 (H, W, 3) patch holding both the old and the new place.
+        mask: bool (H, W) the object (grown over its edge).
+        p: validated ``transform`` parameters.
+        shift: ``(dx, dy)`` in pixels.
+    """
+    if not mask.any():
+        return rgb
+    matrix = move_matrix(mask, p["scale"], shift)
+    dest = moved_mask(mask, p["scale"], shift)
+    if dest.sum() < 0.25 * mask.sum() * min(1.0, p["scale"] ** 2):
+        raise EditError("the moved object would land mostly outside the image; move it less")
+    colour, alpha = cut_out(rgb, mask)
+    if p["scale"] < 0.6:   # shrinking: pre-blur so the warp does not alias
+        sigma = 0.5 / p["scale"] - 0.5
+        colour, alpha = _sigma_blur(colour, sigma), _sigma_blur(alpha, sigma)
+    size = (rgb.shape[1], rgb.shape[0])
+    warp = {"flags": cv2.INTER_LINEAR, "borderMode": cv2.BORDER_CONSTANT, "borderValue": 0}
+    moved = cv2.warpAffine(colour, matrix, size, **warp)
+    moved_alpha = np.clip(cv2.warpAffine(alpha, matrix, size, **warp), 0.0, 1.0)
+    hole = cv2.dilate(mask.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+    background = inpaint(_to_u8(rgb), hole, "auto").astype(np.float32) / 255.0
+    return moved + background * (1.0 - moved_alpha[..., None])
+
+
 # --------------------------------------------------------------------- paste and text
 
 
@@ -842,6 +881,10 @@ class ClassicalEditor(Editor):
               params: dict[str, Any]) -> np.ndarray:
         if request.operation == "paste":
             params = {**params, "fill": request.kind == "replace"}
+        if request.operation == "transform":
+            out = _to_u8(_transform(patch[..., :3].astype(np.float32) / 255.0, mask, params,
+                                    request.shift_px(params)))
+            return np.dstack([out, patch[..., 3]]) if patch.shape[2] == 4 else out
         out = apply_operation(np.ascontiguousarray(patch[..., :3]), mask, request.operation,
                               params)
         if patch.shape[2] == 4:

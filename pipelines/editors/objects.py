@@ -211,3 +211,31 @@ def grow_object_mask(image: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, i
     out = mask.copy()
     out[y0:y1, x0:x1] |= found.mask
     return out, found.grown
+
+
+def move_matrix(mask: np.ndarray, scale: float, shift: tuple[float, float]) -> np.ndarray:
+    """2×3 affine matrix: scale about the mask's centroid, then shift by ``(dx, dy)`` px."""
+    ys, xs = np.nonzero(mask)
+    cx, cy = (float(xs.mean()), float(ys.mean())) if xs.size else (0.0, 0.0)
+    return np.array([[scale, 0.0, (1 - scale) * cx + shift[0]],
+                     [0.0, scale, (1 - scale) * cy + shift[1]]], np.float64)
+
+
+def moved_mask(mask: np.ndarray, scale: float, shift: tuple[float, float]) -> np.ndarray:
+    """Where ``mask`` lands after ``move_matrix`` (bool, same size, clipped to it)."""
+    if not mask.any():
+        return mask.copy()
+    warped = cv2.warpAffine(mask.astype(np.uint8) * 255, move_matrix(mask, scale, shift),
+                            (mask.shape[1], mask.shape[0]), flags=cv2.INTER_LINEAR,
+                            borderMode=cv2.BORDER_CONSTANT, borderValue=0)
+    return warped > 0
+
+
+def cut_out(rgb: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The object as premultiplied colour and alpha (float32), edges unmixed from the
+    background so a moved object carries none of its old surroundings."""
+    img = rgb[..., :3].astype(np.float32) / (255.0 if rgb.dtype == np.uint8 else 1.0)
+    split = coverage(img, mask, object_core(mask, growth_limit(mask)))
+    alpha = split.alpha
+    colour = np.where((alpha < 1.0)[..., None], split.obj, img)
+    return colour * alpha[..., None], alpha
