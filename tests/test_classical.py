@@ -13,7 +13,6 @@ import cv2
 import numpy as np
 import pytest
 from skimage import data
-from skimage.metrics import structural_similarity
 
 from pipelines.editors import classical
 from pipelines.editors.base import EditError, EditRequest
@@ -275,7 +274,6 @@ def targets(astronaut) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 @pytest.mark.parametrize("color", CHROMATIC + ["#3366cc", "#f80"])
 def test_recolor_hits_the_hue_and_keeps_the_shading(targets, color):
     assert len(CHROMATIC) >= 16
-    want = colorsys.rgb_to_hsv(*(c / 255 for c in parse_color(color)))[0] * 360
     for name, (img, mask) in targets.items():
         assert mask.sum() > 500, name
         out = run(img, mask, "recolor", color=color)
