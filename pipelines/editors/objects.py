@@ -93,6 +93,9 @@ def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None) ->
     mean, so gradients do not count, and its own texture as the noise level); rings at
     1, 2, … px outside the mask are compared with it, and the mask grows to the last ring
     whose 90th-percentile difference still stands out of that noise (plus ``SAFETY_PX``).
+    Narrow parts the localiser cut short (tips too thin to lift a ring's percentile) are
+    then added pixel by pixel: those within the limit that stand out of the noise and
+    connect to the grown mask.
 
     Args:
         rgb: uint8 (H, W, 3) crop around the object (room for ``limit`` + a ring around).
@@ -123,10 +126,31 @@ def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None) ->
             break
         if float(np.percentile(deviation[ring], 90)) > threshold:
             grown = d
-    if grown == 0:
-        return EdgeGrowth(mask.copy(), 0, noise, limit)
-    reach = min(limit, grown + SAFETY_PX)
-    return EdgeGrowth(mask | (distance <= reach), reach, noise, limit)
+    reach = min(limit, grown + SAFETY_PX) if grown else 0
+    out = mask | (distance <= reach) if reach else mask.copy()
+    # parts that poke out farther than most of the outline (a star's tips, an ear): too few
+    # pixels to lift a ring's percentile, so taken pixel by pixel where they connect
+    # (a single pixel is judged against the background's 99th percentile, not its 90th)
+    single = max(threshold, float(np.percentile(deviation[reference], 99)) + MIN_EXCESS)
+    tips = _connected(out, (deviation > single) & (distance <= limit))
+    if tips.any():
+        tips = cv2.dilate(tips.astype(np.uint8), np.ones((2 * SAFETY_PX + 1,) * 2, np.uint8)) > 0
+        out |= tips & (distance <= limit)
+        reach = max(reach, int(np.ceil(distance[out].max())))
+    return EdgeGrowth(out, reach, noise, limit)
+
+
+def _connected(seed: np.ndarray, candidates: np.ndarray) -> np.ndarray:
+    """The ``candidates`` outside ``seed`` that connect to it (8-neighbours) through
+    candidates."""
+    joined = (seed | candidates).astype(np.uint8)
+    count, labels = cv2.connectedComponents(joined, connectivity=8)
+    if count <= 1:
+        return np.zeros(seed.shape, bool)
+    keep = np.zeros(count, bool)
+    keep[np.unique(labels[seed])] = True
+    keep[0] = False
+    return keep[labels] & candidates & ~seed
 
 
 @dataclass(frozen=True)
