@@ -58,14 +58,46 @@ def _rim(out: np.ndarray, bg: np.ndarray, obj: np.ndarray, color: tuple[int, int
          ) -> int:
     """Pixels within 8 px of the object's old edge that have its colour: closer to the
     object's colour than to the true background there (and clearly off the background)."""
-    far = cv2.distanceTransform((~obj).astype(np.uint8), cv2.DIST_L2, 5)
-    near = cv2.distanceTransform(obj.astype(np.uint8), cv2.DIST_L2, 5)
-    ring = ((far > 0) & (far <= 8)) | ((near > 0) & (near <= 8))
+    ring = _edge_band(obj)
     lab_out, lab_bg = rgb2lab(out[ring]), rgb2lab(bg[ring])
     lab_obj = rgb2lab(np.array([[color]], np.uint8))[0, 0]
     d_obj = np.linalg.norm(lab_out - lab_obj, axis=1)
     d_bg = np.linalg.norm(lab_out - lab_bg, axis=1)
     return int(((d_obj < d_bg) & (d_bg > 15) & (d_obj < 30)).sum())
+
+
+def _edge_band(obj: np.ndarray) -> np.ndarray:
+    far = cv2.distanceTransform((~obj).astype(np.uint8), cv2.DIST_L2, 5)
+    near = cv2.distanceTransform(obj.astype(np.uint8), cv2.DIST_L2, 5)
+    return ((far > 0) & (far <= 8)) | ((near > 0) & (near <= 8))
+
+
+def _segment_distance(p: np.ndarray, a: np.ndarray, b: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: distance of ``p`` to the segment ``a``–``b`` and the position on it (0–1)."""
+    ab = b - a
+    t = np.clip(np.sum((p - a) * ab, 1) / np.maximum(np.sum(ab * ab, 1), 1e-6), 0.0, 1.0)
+    return np.linalg.norm(p - (a + t[:, None] * ab), axis=1), t
+
+
+def _halo(out: np.ndarray, bg: np.ndarray, obj: np.ndarray, old: tuple[int, int, int],
+          new: tuple[int, int, int]) -> int:
+    """Pixels within 8 px of a recoloured object's edge that still carry the OLD colour.
+
+    A clean anti-aliased edge pixel mixes the new colour with the true background there,
+    so it lies on the Lab segment background–new; a halo pixel lies on background–old.
+    Counted: pixels nearer the old segment than the new one, at least a quarter of the
+    way to the old colour, and clearly (ΔE > 10) off the new segment. Unlike "closer to
+    the old colour than to the background", this holds when the two colours are alike
+    (red → burnt orange): the recoloured object itself is not counted.
+    """
+    band = _edge_band(obj)
+    p, b = rgb2lab(out[band]), rgb2lab(bg[band])
+    o = np.broadcast_to(rgb2lab(np.array([[old]], np.uint8))[0, 0], p.shape)
+    n = np.broadcast_to(rgb2lab(np.array([[new]], np.uint8))[0, 0], p.shape)
+    d_old, t_old = _segment_distance(p, b, o)
+    d_new, _ = _segment_distance(p, b, n)
+    return int(((d_old < d_new) & (t_old > 0.25) & (d_new > 10.0)).sum())
 
 
 def _remove(image: np.ndarray, phrase: str) -> np.ndarray:
@@ -115,22 +147,37 @@ def test_removal_on_photographic_textures_leaves_no_rim(kind):
 
 # --- recolour ---------------------------------------------------------------------------
 
+def _recolour_case(source: str, shape: str, color: str
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, Action, np.ndarray]:
+    before, bg = _scene((_obj(source, shape, material="glossy"),), 5)
+    obj = _object_pixels(before, bg)
+    mask = get_localizer().locate(before, f"the {source} {hdd.NOUNS[shape]}").masks[0].mask
+    action = Action(kind="adjust", operation="recolor", target="it", params={"color": color})
+    return before, bg, obj, action, mask
+
+
 @pytest.mark.parametrize("source,shape,color", [
     ("red", "circle", "purple"), ("blue", "square", "orange"), ("green", "star", "navy"),
     ("yellow", "triangle", "rebeccapurple"), ("red", "square", "burnt orange"),
     ("blue", "circle", "teal")])
 def test_recolour_lands_on_the_named_colour_without_a_halo(source, shape, color):
-    before, bg = _scene((_obj(source, shape, material="glossy"),), 5)
-    obj = _object_pixels(before, bg)
-    mask = get_localizer().locate(before, f"the {source} {hdd.NOUNS[shape]}").masks[0].mask
-    action = Action(kind="adjust", operation="recolor", target="it", params={"color": color})
+    before, bg, obj, action, mask = _recolour_case(source, shape, color)
     out = executor.execute(before, action, mask).paste(before)
     core = cv2.erode(obj.astype(np.uint8), np.ones((9, 9), np.uint8)) > 0
     got = rgb2lab(out[core][None])[0].mean(0)
     want = rgb2lab(np.array([[parse_color(color)]], np.uint8))[0, 0]
     assert deltaE_ciede2000(got, [got[0], want[1], want[2]]) <= 10.0
     assert abs(got[0] - want[0]) <= 10.0       # the named colour's lightness, not brown
-    assert _rim(out, bg, obj, parse_color(source)) == 0   # no halo of the old colour
+    assert _halo(out, bg, obj, parse_color(source), parse_color(color)) == 0
+
+
+def test_the_halo_measure_sees_an_edge_left_in_a_similar_old_colour():
+    before, bg, obj, action, _ = _recolour_case("red", "square", "burnt orange")
+    inner = cv2.erode(obj.astype(np.uint8), np.ones((7, 7), np.uint8)) > 0   # 3 px short
+    request = action.to_request()
+    out = executor.run(executor.Layer((0, 0, *SIZE), before, inner), request,
+                       executor.pick_editor(request)).patch
+    assert _halo(out, bg, obj, parse_color("red"), parse_color("burnt orange")) > 200
 
 
 # --- plans, messages, pronouns, transform ------------------------------------------------
@@ -221,12 +268,18 @@ def test_the_critic_scores_bad_edits_below_7_and_good_ones_at_7_or_more(kind, go
 def test_a_failing_check_changes_what_the_retry_does(tmp_path):
     before, bg = _scene((_obj("green", "square"),), 3)
     obj = _object_pixels(before, bg)
-    brush = cv2.erode(obj.astype(np.uint8), np.ones((41, 41), np.uint8)) > 0  # too small
+    # a sloppy brush, 20 px to the right: the square's left 20 px are outside it, more
+    # than the edge growth reaches (11 px here), so the first fill leaves a green rim
+    brush = np.roll(obj, 20, axis=1)
+    first = executor.execute(before, Action(kind="remove", operation="inpaint",
+                                            target="this"), brush).paste(before)
+    assert _rim(first, bg, obj, parse_color("green")) > 100   # what try 1 looks like
     session = EditSession.create(before, tmp_path / "s")
     result = session.turn("remove this", brush)
     attempts = result.steps[0].attempts
-    assert len(attempts) >= 2 and attempts[0].score < 7 and "rim" in " ".join(attempts[0].fix)
+    assert len(attempts) == 2 and attempts[0].score < 7 and "rim" in " ".join(attempts[0].fix)
     assert "larger area" in attempts[1].region and attempts[1].score >= 7
+    assert result.steps[0].status == "applied"
     assert _rim(session.current_image(), bg, obj, parse_color("green")) == 0
 
 
