@@ -44,11 +44,21 @@ class EditRequest:
     frame: tuple[int, int, int, int] | None = None
 
     def shift_px(self, params: dict[str, Any]) -> tuple[float, float]:
-        """``transform``'s ``dx``/``dy`` (fractions of the frame) in pixels."""
+        """``transform``'s ``dx``/``dy`` (fractions of the frame) in pixels.
+
+        Args:
+            params: validated parameters.
+
+        Returns:
+            ``(dx, dy)`` in pixels; a request without ``frame`` may only resize in place.
+        """
+        dx, dy = float(params.get("dx", 0.0)), float(params.get("dy", 0.0))
+        if dx == 0.0 and dy == 0.0:
+            return 0.0, 0.0
         if self.frame is None:
-            raise EditError(f"{self.operation} needs the frame geometry (EditRequest.frame)")
-        return float(params.get("dx", 0.0)) * self.frame[2], \
-            float(params.get("dy", 0.0)) * self.frame[3]
+            raise EditError(f"{self.operation} needs the frame geometry (EditRequest.frame) "
+                            "to move the target")
+        return dx * self.frame[2], dy * self.frame[3]
 
 
 class Editor(ABC):
