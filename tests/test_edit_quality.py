@@ -21,6 +21,7 @@ from agent.actions import Action
 from agent.brain.critic import MeasuredCritic
 from agent.session import EditSession
 from eval import hdd
+from pipelines.editors import completion
 from pipelines.editors.operations import parse_color
 from pipelines.grounding import get_localizer
 
@@ -137,6 +138,19 @@ def test_removal_on_rendered_scenes_leaves_no_rim(color, shape, background):
 
 @pytest.mark.parametrize("kind", ["brick", "grass", "gravel", "coffee"])
 def test_removal_on_photographic_textures_leaves_no_rim(kind):
+    before, bg = _textured(kind, "magenta")
+    obj = _object_pixels(before, bg)
+    out = _remove(before, "the magenta disc")
+    assert _rim(out, bg, obj, parse_color("magenta")) == 0
+    de, spread = _fill_stats_match(out, obj)
+    assert de < 8.0 and 0.5 < spread < 2.0, (kind, de, spread)
+
+
+@pytest.mark.parametrize("kind", ["brick", "gravel"])
+def test_the_light_rounds_of_large_holes_leave_no_rim_either(kind, monkeypatch):
+    # holes above LARGE_HOLE pixels (a 1-MP object at 12 MP) get one light round per level;
+    # lowered here so this 480×360 disc takes that path at every level above the coarsest
+    monkeypatch.setattr(completion, "LARGE_HOLE", 3000)
     before, bg = _textured(kind, "magenta")
     obj = _object_pixels(before, bg)
     out = _remove(before, "the magenta disc")

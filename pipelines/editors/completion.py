@@ -15,16 +15,25 @@ candidate costs a 12-number comparison instead of 147.
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
 
 import cv2
 import numpy as np
+
+log = logging.getLogger(__name__)
 
 PATCH = 7
 COMPONENTS = 12
 #: the pyramid's coarsest level has a hole at most this many pixels across
 COARSE_SIDE = 64
 ROUNDS_COARSE, ROUNDS_MIDDLE, ROUNDS_FINE = 5, 3, 2
+#: a level whose hole has more pixels than this gets one light round: the levels below
+#: settled the structure, so the field only needs a local polish (short propagation, a
+#: random search within ``LARGE_RADIUS``) and a vote over every other patch
+LARGE_HOLE = 120_000
+LARGE_STEPS, LARGE_RADIUS, LARGE_STRIDE = (2, 1), 2 * PATCH, 2
 
 
 def _pyramid(img: np.ndarray, hole: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -122,23 +131,34 @@ class _Field:
 
     def _try(self, desc: np.ndarray, target: np.ndarray, sy: np.ndarray,
              sx: np.ndarray) -> None:
-        sy = np.clip(sy, 0, self.shape[0] - 1)
-        sx = np.clip(sx, 0, self.shape[1] - 1)
-        ok = self.valid[sy, sx]
-        diff = desc[sy, sx] - target
-        cost = np.where(ok, np.einsum("ij,ij->i", diff, diff), np.inf)
-        better = cost < self.cost
+        h, w = self.shape
+        sy = np.clip(sy, 0, h - 1)
+        sx = np.clip(sx, 0, w - 1)
+        flat = sy * w + sx
+        ok = np.take(self.valid.ravel(), flat)
+        diff = np.take(desc.reshape(-1, desc.shape[-1]), flat, axis=0)
+        diff -= target
+        cost = np.einsum("ij,ij->i", diff, diff)
+        better = ok & (cost < self.cost)
         self.sy[better], self.sx[better], self.cost[better] = sy[better], sx[better], \
             cost[better]
 
-    def improve(self, desc: np.ndarray) -> None:
-        """One PatchMatch round: re-score, propagate (jump flooding), random search."""
+    def improve(self, desc: np.ndarray, steps: tuple[int, ...] = (8, 4, 2, 1),
+                radius: int | None = None) -> None:
+        """One PatchMatch round: re-score, propagate (jump flooding), random search.
+
+        Args:
+            desc: (H, W, k) patch descriptors of the current fill.
+            steps: propagation distances, long to short.
+            radius: the random search's first radius (default: the whole crop); it halves
+                down to 1 px.
+        """
         target = desc[self.ty, self.tx]
         diff = desc[self.sy, self.sx] - target
         self.cost = np.einsum("ij,ij->i", diff, diff)
         full_y = np.zeros(self.shape, np.int32)
         full_x = np.zeros(self.shape, np.int32)
-        for step in (8, 4, 2, 1):
+        for step in steps:
             full_y[self.ty, self.tx], full_x[self.ty, self.tx] = self.sy, self.sx
             for dy, dx in ((step, 0), (-step, 0), (0, step), (0, -step)):
                 qy = np.clip(self.ty + dy, 0, self.shape[0] - 1)
@@ -147,29 +167,41 @@ class _Field:
                 sy = np.where(inside, full_y[qy, qx] - dy, self.sy)
                 sx = np.where(inside, full_x[qy, qx] - dx, self.sx)
                 self._try(desc, target, sy, sx)
-        radius = max(self.shape)
+        radius = max(self.shape) if radius is None else radius
         while radius >= 1:
             jitter = self.rng.integers(-radius, radius + 1, size=(2, self.ty.size))
             self._try(desc, target, self.sy + jitter[0], self.sx + jitter[1])
             radius //= 2
 
-    def vote(self, img: np.ndarray, hole: np.ndarray) -> np.ndarray:
-        """Each hole pixel: the mean of what the overlapping patches' matches put there."""
-        full_y = np.full(self.shape, -1, np.int32)
-        full_x = np.full(self.shape, -1, np.int32)
-        full_y[self.ty, self.tx], full_x[self.ty, self.tx] = self.sy, self.sx
+    def vote(self, img: np.ndarray, hole: np.ndarray, stride: int = 1) -> np.ndarray:
+        """Each hole pixel: the mean of what the overlapping patches' matches put there.
+
+        Args:
+            img: (H, W, 3) the current fill.
+            hole: bool (H, W).
+            stride: take every ``stride``-th overlapping patch in each direction (2 on
+                large levels: a quarter of the work, the same spatial extent).
+        """
+        h, w = self.shape
+        r = self.half
+        wide = w + 2 * r   # a grid padded by half a patch: no bounds checks below
+        src = np.full((h + 2 * r) * wide, -1, np.int64)
+        src[(self.ty + r) * wide + self.tx + r] = (self.sy + r) * wide + self.sx + r
+        flat = np.pad(img, ((r, r), (r, r), (0, 0)), mode="edge").reshape(-1, 3)
+        flat = np.vstack([flat, np.zeros((1, 3), np.float32)])   # the "no vote" row
+        nothing = flat.shape[0] - 1
         hy, hx = np.nonzero(hole)
+        here = (hy + r) * wide + hx + r
         total = np.zeros((hy.size, 3), np.float32)
         count = np.zeros(hy.size, np.float32)
-        for dy in range(-self.half, self.half + 1):
-            for dx in range(-self.half, self.half + 1):
-                qy, qx = hy - dy, hx - dx
-                inside = (qy >= 0) & (qy < self.shape[0]) & (qx >= 0) & (qx < self.shape[1])
-                qy, qx = np.where(inside, qy, 0), np.where(inside, qx, 0)
-                sy, sx = full_y[qy, qx], full_x[qy, qx]
-                use = inside & (sy >= 0)
-                total[use] += img[sy[use] + dy, sx[use] + dx]
-                count[use] += 1.0
+        shifts = range(-r, r + 1) if stride == 1 else range(-r, r + 1, stride)
+        for dy in shifts:
+            for dx in shifts:
+                shift = dy * wide + dx
+                source = np.take(src, here - shift)
+                use = source >= 0
+                total += np.take(flat, np.where(use, source + shift, nothing), axis=0)
+                count += use
         out = img.copy()
         done = count > 0
         out[hy[done], hx[done]] = total[done] / count[done, None]
@@ -200,6 +232,7 @@ def complete(img: np.ndarray, hole: np.ndarray, seed: int = 0,
     previous: tuple[_Field, np.ndarray] | None = None
     result = img
     for n, (level_img, level_hole) in enumerate(_pyramid(img, hole)):
+        started = time.perf_counter()
         valid = _valid_sources(level_hole)
         if valid.sum() < 16:
             return _smooth_fill(img, hole)
@@ -221,11 +254,21 @@ def complete(img: np.ndarray, hole: np.ndarray, seed: int = 0,
         basis = _basis(level_img, valid, rng)
         rounds = (0 if offsets is not None else ROUNDS_COARSE) if n == 0 else \
             ROUNDS_FINE if level_img.shape == img.shape else ROUNDS_MIDDLE
+        large = n > 0 and field.ty.size > LARGE_HOLE
+        if large:
+            rounds = 1
         for _ in range(rounds):
-            field.improve(_descriptors(work, basis))
-            work = field.vote(work, level_hole)
+            if large:
+                field.improve(_descriptors(work, basis), LARGE_STEPS, LARGE_RADIUS)
+                work = field.vote(work, level_hole, LARGE_STRIDE)
+            else:
+                field.improve(_descriptors(work, basis))
+                work = field.vote(work, level_hole)
         previous = (field, work)
         result = work
+        log.debug("completion level %d: %s px, hole %d px, %d rounds, %.2f s", n,
+                  level_img.shape[:2], int(level_hole.sum()), rounds,
+                  time.perf_counter() - started)
     return np.where(hole[..., None], result, img).astype(np.float32)
 
 
