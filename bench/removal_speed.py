@@ -15,11 +15,12 @@ grow the mask, fill, critique, commit) on a fresh session:
   box".
 
 The fill alone (``executor.execute`` on the localised mask) is timed too, and its result
-is measured against the true background (known: the disc is drawn here): ``rim_px``,
-pixels within 8 px of the old edge closer to the object's colour than to the background
-there (and > 15 ΔE off it); ``fill_dE``, the fill's mean Lab colour against a ring 5–30 px
-around it; ``spread``, its lightness spread over the ring's; ``detail``, its mean
-gradient magnitude over the ring's. The last printed line is one JSON object per case;
+is measured against the true background (known: the object is drawn here): ``rim_px``,
+pixels within 8 px of the old edge that have the object's colour (within 30 ΔE of it,
+closer to it than to the background there, and > 15 ΔE off that background);
+``fill_dE``, the fill's mean Lab colour against a ring 5–30 px around it; ``spread``, its
+lightness spread over the ring's; ``detail``, its mean gradient magnitude over the ring's
+(below 1: smoother than its surroundings). The last printed line is one JSON object;
 the target is a few seconds per removal at 12 MP on the 2-core development machine.
 """
 
@@ -104,7 +105,7 @@ def quality(out: np.ndarray, before: np.ndarray, bg: np.ndarray) -> dict:
     ring = (far > 4) & (far <= 30)
     grad = np.hypot(cv2.Sobel(lab[..., 0], cv2.CV_32F, 1, 0), cv2.Sobel(lab[..., 0], cv2.CV_32F,
                                                                          0, 1))
-    return {"rim_px": int(((d_obj < d_bg) & (d_bg > 15)).sum()),
+    return {"rim_px": int(((d_obj < d_bg) & (d_bg > 15) & (d_obj < 30)).sum()),
             "fill_dE": round(float(np.linalg.norm(lab[inner].mean(0) - lab[ring].mean(0))), 2),
             "spread": round(float((lab[inner][:, 0].std() + 1) / (lab[ring][:, 0].std() + 1)), 3),
             "detail": round(float(grad[inner].mean() / max(grad[ring].mean(), 1e-6)), 3)}
