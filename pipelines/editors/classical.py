@@ -419,19 +419,21 @@ def _recolor(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray
     (``objects.coverage``) and only their object share changes, so no halo is left."""
     color = parse_color(p["color"])
     target = to_lab(np.array([[color]], dtype=np.float32) / 255.0)[0, 0]
-    region = mask if mask.any() else np.ones(mask.shape, bool)
+    partial = bool(mask.any() and not mask.all())
+    # the mask may have grown by up to growth_limit over the edge: the object's own
+    # lightness (the mean the named colour's replaces) is read on the core beyond it
+    core = object_core(mask, growth_limit(mask)) if partial else np.ones(mask.shape, bool)
     light = to_lab(rgb)[..., 0]
-    mean = float(light[region].mean())
+    mean = float(light[core].mean())
     goal = mean + p.get("lightness", 1.0) * (float(target[0]) - mean)
     ramp = _recolor_ramp(color)
-    out = _to_ramp(rgb, ramp, region, mean, goal)
-    if mask.any() and not mask.all():
-        # the mask may have grown by up to growth_limit over the edge: the core lies beyond
-        split = coverage(rgb, mask, object_core(mask, growth_limit(mask)))
+    out = _to_ramp(rgb, ramp, core, mean, goal)
+    if partial:
+        split = coverage(rgb, mask, core)
         band = mask & (split.alpha < 1.0)
         if band.any():
             alpha = np.where(split.alpha > 0.85, 1.0, split.alpha)[..., None]
-            shifted = rgb + alpha * (_to_ramp(split.obj, ramp, region, mean, goal) - split.obj)
+            shifted = rgb + alpha * (_to_ramp(split.obj, ramp, core, mean, goal) - split.obj)
             out = np.where(band[..., None], shifted, out)
         out = np.where(mask[..., None], np.clip(out, 0.0, 1.0), rgb)   # edges are unmixed
     return rgb + p["strength"] * (out - rgb)
