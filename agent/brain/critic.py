@@ -30,6 +30,7 @@ import numpy as np
 from agent.brain.llm import get_llm
 from agent.brain.prompts import AGGREGATOR, aggregator_user, critic_system, critic_user
 from pipelines.config import Settings, get_settings
+from pipelines.editors.objects import growth_limit, object_core
 from pipelines.editors.operations import OPERATIONS, OperationError, get_operation, parse_color
 from pipelines.grounding import get_localizer
 from pipelines.llm import LLMError, describe, llm_configured
@@ -335,7 +336,11 @@ def _check_recolor(p: dict[str, Any], lb: np.ndarray, la: np.ndarray,
     chroma_after = float(_chroma(la)[inside].mean())
     m: dict[str, float] = {"chroma_after": round(chroma_after, 2)}
     verdict = _Verdict(1.0, measures=m)
-    light_b, light_a = lb[..., 0][inside], la[..., 0][inside]
+    # shading is judged on the object's core (as the editor defines it): the grown edge
+    # band mixes in the background, whose contrast with the object a new lightness flips
+    core = object_core(inside, growth_limit(inside))
+    core = core if core.sum() >= 20 else inside
+    light_b, light_a = lb[..., 0][core], la[..., 0][core]
     if light_b.std() > 3 and light_a.std() > 0.5:
         corr = float(np.corrcoef(light_b, light_a)[0, 1])
         m["lightness_correlation"] = round(corr, 3)
@@ -353,7 +358,6 @@ def _check_recolor(p: dict[str, Any], lb: np.ndarray, la: np.ndarray,
             verdict.fix.append(f"the target still looks coloured, not {p['color']}")
             verdict.retry["strength"] = _bounded("recolor", "strength", strength + 0.3)
         return verdict
-    core = _erode(inside, 3) if _erode(inside, 3).any() else inside
     mean = la[core].mean(axis=0)
     de = _ciede2000(mean, np.array([mean[0], target[1], target[2]], np.float32))
     m["dE2000_at_equal_L"] = round(de, 2)
