@@ -358,7 +358,15 @@ class TurnRunner:
                 failed.add(action.id)
                 continue
             t = time.perf_counter()
-            layers = self._run_step(step, action)
+            try:
+                layers = self._run_step(step, action)
+            except _NeedsMask as err:
+                if len(actions) == 1:   # nothing else to run: the turn says why
+                    raise
+                # this step's target cannot be found: say so, and run the others
+                step.status = "needs_mask"
+                step.message = str(err).replace(" Nothing was changed.", "")
+                layers = None
             step.seconds = time.perf_counter() - t
             if layers is None:
                 failed.add(action.id)
@@ -596,7 +604,8 @@ class TurnRunner:
                            states=nodes or [s.graph.head],
                            outcome=_outcome(self.steps, applied, moved),
                            notes=[f"{st.description}: {st.message}" for st in self.steps
-                                  if st.status in ("rolled_back", "failed", "unsupported")])
+                                  if st.status in ("rolled_back", "failed", "unsupported",
+                                                   "needs_mask")])
         s.memory.head = s.graph.head
         s.save_state()  # the turn's steps land together: their PNGs in parallel, then the JSON
         self.timings["save"] = time.perf_counter() - t
