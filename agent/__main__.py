@@ -9,6 +9,7 @@ Examples::
     python -m agent export s1.zip --session s1
     python -m agent import s1.zip --session s1-copy
     python -m agent autopilot photo.jpg --mood "warm evening" --session s2
+    python -m agent critique before.png after.png "remove the red ball" --json
 
 Exit status: 0 done, 1 the request was refused or not carried out (the message says
 why), 2 any failure: bad input (missing file, damaged session, malformed archive, an
@@ -29,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from agent.brain.judge import critique_files
 from agent.search.mcts import autopilot
 from agent.session import SESSION_FILE, EditSession, SessionError
 from agent.session.edit_session import check_instruction
@@ -75,6 +77,13 @@ def _parser() -> argparse.ArgumentParser:
     i.add_argument("zip", help="archive to read")
     i.add_argument("--session", help="folder to create (default: a new session folder)")
     i.add_argument("--max-mb", type=float, help="refuse archives larger than this")
+
+    k = sub.add_parser("critique", help="judge an edit: BEFORE, AFTER and the instruction")
+    k.add_argument("before", help="the image before the edit")
+    k.add_argument("after", help="the image after the edit (same size)")
+    k.add_argument("instruction", help="what was asked")
+    k.add_argument("--mask", help="target mask (white = target); default: localised")
+    k.add_argument("--json", action="store_true", help="print the verdict as JSON")
 
     a = sub.add_parser("autopilot", help="improve a photo by tree search over edits")
     a.add_argument("image")
@@ -230,7 +239,20 @@ def cmd_autopilot(args: argparse.Namespace) -> int:
     return 0
 
 
-COMMANDS = {"edit": cmd_edit, "undo": cmd_nav, "redo": cmd_nav, "checkout": cmd_nav,
+def cmd_critique(args: argparse.Namespace) -> int:
+    verdict = critique_files(args.before, args.after, args.instruction,
+                             args.mask)
+    if args.json:
+        _say(json.dumps(verdict))
+    else:
+        _say(f"score {verdict['score']:.1f}/10 — {'passed' if verdict['passed'] else 'failed'}")
+        for reason in verdict["reasons"]:
+            _say(f"  - {reason}")
+    return 0 if verdict["passed"] else 1
+
+
+COMMANDS = {"edit": cmd_edit, "critique": cmd_critique, "undo": cmd_nav, "redo": cmd_nav,
+            "checkout": cmd_nav,
             "log": cmd_log, "export": cmd_export, "import": cmd_import,
             "autopilot": cmd_autopilot}
 

@@ -21,14 +21,15 @@ Two strategies keep whole-frame edits fast without changing what they do:
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cv2
 import numpy as np
 
 from agent.actions import Action
 from pipelines.editors.base import Editor, EditRequest
-from pipelines.editors.operations import operations_with
+from pipelines.editors.objects import grow_object_mask, moved_mask
+from pipelines.editors.operations import get_operation, operations_with
 from pipelines.editors.registry import pick_editor
 from pipelines.images import downscale
 from pipelines.layers import Layer, compose, decompose, default_feather, feather_for, mask_bbox
@@ -39,6 +40,10 @@ from pipelines.wholeframe import edit_whole_frame
 POINTWISE_OPS = operations_with("pointwise")
 #: Per-channel tone curves (a look-up table reproduces them on large frames).
 CURVE_OPS = operations_with("curve")
+#: Operations on a whole object: the mask first grows over its anti-aliased edge/shadow.
+OBJECT_EDGE_OPS = operations_with("object_edge")
+#: Operations that move the target (their layer holds where it lands as well).
+MOVING_OPS = operations_with("moves_target")
 #: Smooth gain fields (carried over from a small copy on large frames).
 LOW_FREQUENCY_OPS = operations_with("low_frequency")
 #: Frame size (pixels) above which the fast strategies are worth their setup.
@@ -61,6 +66,13 @@ class Execution:
     layer: Layer
     patch: np.ndarray
     feather: int
+    region: np.ndarray | None = None
+
+    @property
+    def changed_area(self) -> np.ndarray:
+        """Where the edit may change pixels, in the patch: the target, plus where a moved
+        target lands."""
+        return self.layer.mask if self.region is None else self.region
 
     def paste(self, image: np.ndarray, *, copy: bool = True) -> np.ndarray:
         """The frame with the edited patch in place (a copy unless ``copy=False``)."""
@@ -93,12 +105,26 @@ def context_for(operation: str, editor: Editor, mask: np.ndarray) -> float | Non
 
 
 def cut(image: np.ndarray, mask: np.ndarray, request: EditRequest, editor: Editor) -> Layer:
-    """The layer an edit of ``request`` by ``editor`` works on."""
+    """The layer an edit of ``request`` by ``editor`` works on.
+
+    For operations on a whole object (remove, recolour, move) the mask is first grown over
+    the object's anti-aliased edge and cast shadow (``objects.grow_object_mask``), so no
+    rim of the old object is left outside it.
+    """
+    if request.operation in OBJECT_EDGE_OPS:
+        mask, _ = grow_object_mask(image, mask)
+    if request.operation in MOVING_OPS:   # the box must hold where the target lands too
+        params = get_operation(request.operation).validate(request.params)
+        height, width = image.shape[:2]
+        shift = (params["dx"] * width, params["dy"] * height)
+        whole = decompose(image, mask | moved_mask(mask, params["scale"], shift))
+        rows, cols = whole.slices
+        return Layer(whole.bbox, whole.patch, np.ascontiguousarray(mask[rows, cols]))
     return decompose(image, mask, context=context_for(request.operation, editor, mask))
 
 
 def run(layer: Layer, request: EditRequest, editor: Editor, *, feather: int | None = None,
-        fast: bool = False) -> Execution:
+        fast: bool = False, frame_size: tuple[int, int] | None = None) -> Execution:
     """Edit the layer and compose the result into its own pixels.
 
     Args:
@@ -107,11 +133,15 @@ def run(layer: Layer, request: EditRequest, editor: Editor, *, feather: int | No
         editor: who does it.
         feather: the feather width; default ``default_feather(layer)``.
         fast: allow the look-up-table / gain-map strategies on whole frames.
+        frame_size: the full frame's ``(width, height)``, for operations measured in
+            fractions of the frame (``transform``).
 
     Returns:
         The ``Execution``.
     """
     band = default_feather(layer) if feather is None else int(feather)
+    if request.operation in MOVING_OPS:
+        return _run_move(layer, request, editor, band, frame_size)
     whole = bool(layer.mask.all())
     if whole and fast and _fast_kind(request.operation, layer.patch) is not None:
         return Execution(layer, _fast_edit(layer.patch, request, editor), band)
@@ -144,7 +174,22 @@ def execute(image: np.ndarray, action: Action | EditRequest, mask: np.ndarray | 
     editor = editor or pick_editor(request)
     if mask is None:
         mask = np.ones(image.shape[:2], bool)
-    return run(cut(image, mask, request, editor), request, editor, feather=feather, fast=fast)
+    return run(cut(image, mask, request, editor), request, editor, feather=feather, fast=fast,
+               frame_size=(image.shape[1], image.shape[0]))
+
+
+def _run_move(layer: Layer, request: EditRequest, editor: Editor, band: int,
+              frame_size: tuple[int, int] | None) -> Execution:
+    """A moving edit: the editor gets the target's mask and the frame geometry; the result
+    is composed over where the target was and where it lands."""
+    if frame_size is None:
+        raise ValueError(f"{request.operation} needs the frame size")
+    request = replace(request, frame=(layer.bbox[0], layer.bbox[1], *frame_size))
+    edited = editor.edit(layer.patch, layer.mask, request, margin=band)
+    params = get_operation(request.operation).validate(request.params)
+    region = layer.mask | moved_mask(layer.mask, params["scale"], request.shift_px(params))
+    area = Layer(layer.bbox, layer.patch, region)
+    return Execution(layer, _compose_patch(area, edited, band), band, region)
 
 
 def _compose_patch(layer: Layer, edited: np.ndarray, feather: int) -> np.ndarray:

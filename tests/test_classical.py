@@ -13,11 +13,11 @@ import cv2
 import numpy as np
 import pytest
 from skimage import data
-from skimage.metrics import structural_similarity
 
 from pipelines.editors import classical
 from pipelines.editors.base import EditError, EditRequest
 from pipelines.editors.classical import ClassicalEditor, estimate_noise, fill_scale, font_path
+from pipelines.editors.objects import growth_limit, object_core
 from pipelines.editors.operations import NAMED_COLORS, OPERATIONS, OperationError, parse_color
 
 EDITOR = ClassicalEditor()
@@ -47,6 +47,16 @@ def mean_hue(img: np.ndarray, mask: np.ndarray) -> float:
     hue = np.deg2rad(cv2.cvtColor(px, cv2.COLOR_RGB2HSV)[0, :, 0])
     w = px[0].max(axis=1) - px[0].min(axis=1)
     return float(np.rad2deg(np.arctan2((w * np.sin(hue)).sum(), (w * np.cos(hue)).sum())) % 360)
+
+
+def delta_e_at_equal_lightness(img: np.ndarray, mask: np.ndarray, color: str) -> float:
+    """CIEDE2000 between the mean colour over ``mask`` and the named colour's hue and
+    chroma at the same lightness (the issue's measure of "hits the named colour")."""
+    from skimage.color import deltaE_ciede2000, rgb2lab
+
+    got = rgb2lab(img[..., :3][mask][None])[0].mean(axis=0)
+    want = rgb2lab(np.array([[parse_color(color)]], np.uint8))[0, 0]
+    return float(deltaE_ciede2000(got, np.array([got[0], want[1], want[2]])))
 
 
 def hue_distance(a: float, b: float) -> float:
@@ -264,15 +274,15 @@ def targets(astronaut) -> dict[str, tuple[np.ndarray, np.ndarray]]:
 @pytest.mark.parametrize("color", CHROMATIC + ["#3366cc", "#f80"])
 def test_recolor_hits_the_hue_and_keeps_the_shading(targets, color):
     assert len(CHROMATIC) >= 16
-    want = colorsys.rgb_to_hsv(*(c / 255 for c in parse_color(color)))[0] * 360
     for name, (img, mask) in targets.items():
         assert mask.sum() > 500, name
         out = run(img, mask, "recolor", color=color)
-        assert hue_distance(mean_hue(out, mask), want) <= 10.0, name
-        _, ssim_map = structural_similarity(lab(img)[..., 0], lab(out)[..., 0],
-                                            data_range=100.0, full=True)
-        ssim = float(ssim_map[mask].mean())
-        assert ssim >= 0.95, (name, ssim)
+        # inside the edge band (whose mixed pixels change only by their object share)
+        core = object_core(mask, growth_limit(mask))
+        assert delta_e_at_equal_lightness(out, core, color) <= 10.0, name
+        # the shading survives as lightness offsets (the mean moves to the colour's own)
+        before, after = lab(img)[..., 0][core], lab(out)[..., 0][core]
+        assert np.corrcoef(before, after)[0, 1] >= 0.95, name
         assert np.array_equal(out[~mask], img[~mask])
 
 
@@ -281,8 +291,9 @@ def test_recolor_to_white_black_grey_moves_lightness_and_keeps_structure(targets
     want = lab(np.array([[parse_color(color)]], np.uint8))[0, 0, 0]
     for name, (img, mask) in targets.items():
         out = run(img, mask, "recolor", color=color)
-        before, after = lab(img)[..., 0][mask], lab(out)[..., 0][mask]
-        assert chroma(out)[mask].mean() < 3.0, name
+        core = object_core(mask, growth_limit(mask))   # edge mixes keep their other share
+        before, after = lab(img)[..., 0][core], lab(out)[..., 0][core]
+        assert chroma(out)[core].mean() < 3.0, name
         assert abs(after.mean() - want) < abs(before.mean() - want) or \
             abs(after.mean() - want) < 8.0, name
         assert np.corrcoef(before, after)[0, 1] > 0.95, name
@@ -496,14 +507,14 @@ def test_neutral_parameters_change_nothing(photo, op):
 
 
 def test_recolor_lightness_takes_the_new_colours_lightness():
-    # A near-white shirt turned red: by default the shading (and so the pale lightness)
-    # is kept and the result is pink; lightness=1 follows the red's own lightness.
+    # A near-white shirt turned red: lightness=0 keeps the pale lightness (pink); the
+    # default (1) follows the red's own lightness.
     rng = np.random.default_rng(0)
     shirt = np.clip(235 + rng.normal(0, 6, (64, 64, 3)), 0, 255).astype(np.uint8)
     mask = np.ones(shirt.shape[:2], bool)
     red_l = lab(np.array([[parse_color("red")]], np.uint8))[0, 0, 0]
-    kept = lab(run(shirt, mask, "recolor", color="red"))[..., 0].mean()
-    followed_img = run(shirt, mask, "recolor", color="red", lightness=1.0)
+    kept = lab(run(shirt, mask, "recolor", color="red", lightness=0.0))[..., 0].mean()
+    followed_img = run(shirt, mask, "recolor", color="red")
     followed = lab(followed_img)[..., 0]
     assert kept > 85 and abs(followed.mean() - red_l) < 6, (kept, followed.mean(), red_l)
     want = colorsys.rgb_to_hsv(*(c / 255 for c in parse_color("red")))[0] * 360

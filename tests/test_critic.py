@@ -10,7 +10,14 @@ import numpy as np
 import pytest
 
 from agent.actions import Action
-from agent.brain.critic import CRITIQUE_SCHEMA, Critique, MeasuredCritic, PanelCritic, get_critic
+from agent.brain.critic import (
+    CRITIQUE_SCHEMA,
+    Critique,
+    MeasuredCritic,
+    PanelCritic,
+    combine_scores,
+    get_critic,
+)
 from pipelines.config import Settings
 from pipelines.editors.classical import ClassicalEditor
 from pipelines.layers import compose, decompose, feather_alpha
@@ -102,7 +109,7 @@ def test_real_inpaint_of_a_ball_blends_in(chelsea):
     before, after, m = _classical(image, mask, action)
     crit = CRITIC.critique(before, after, action, m)
     assert crit.score >= 7, (crit.fix, crit.measures)
-    assert crit.measures["leftover_fraction"] < 0.1
+    assert crit.measures["rim_share"] <= 0.005 and crit.checks["no_rim"]
 
 
 def test_real_text_is_detected(coffee_small):
@@ -319,7 +326,11 @@ def test_panel_asks_three_focused_critics_and_an_aggregator(stub, astro_small):
     before, after, m = _classical(astro_small, mask, _action("brightness", amount=0.3))
     crit = panel.critique(before, after, _action("brightness", amount=0.3), m)
     assert isinstance(crit, Critique)
-    assert (crit.score, crit.keep, crit.fix) == (6.0, ["brighter"], ["halo at the edge"])
+    measured = panel.fallback.critique(before, after, _action("brightness", amount=0.3), m)
+    # the aggregator (6) adjusts the experts' mean (7.33) within ±2; then the measured score
+    want = 0.5 * (6.0 + measured.score)
+    assert crit.score == pytest.approx(want, abs=0.01)
+    assert (crit.keep, crit.fix) == (["brighter"], ["halo at the edge"])
     assert crit.retry_params == {"amount": 0.25}  # unknown names dropped, never executed
     requests = stub.requests()
     assert len(requests) == 4
@@ -342,7 +353,19 @@ def test_panel_survives_one_bad_critic_and_a_broken_aggregator(stub, astro_small
     mask = _box_mask(astro_small)
     before, after, m = _classical(astro_small, mask, _action("brightness", amount=0.3))
     crit = panel.critique(before, after, _action("brightness", amount=0.3), m)
-    assert crit.score == 4 and "seam" in crit.fix and "ok" in crit.keep
+    measured = panel.fallback.critique(before, after, _action("brightness", amount=0.3), m)
+    # no aggregator: the lowest review (4) stands for it, within 2 of the mean (5.5)
+    assert crit.score == pytest.approx(0.5 * (4.0 + measured.score), abs=0.01)
+    assert "seam" in crit.fix and "ok" in crit.keep
+
+
+def test_the_aggregator_adjusts_the_experts_mean_and_never_overwrites_it():
+    good = Critique(9.0, checks={"changed": True})
+    # experts 2, 8, 8 (mean 6) and an aggregator saying 9: at most 6 + 2 before measuring
+    assert combine_scores([2, 8, 8], 9.0, good) == pytest.approx(0.5 * (8.0 + 9.0))
+    # a failed measured check caps the panel at the measured score
+    bad = Critique(3.0, checks={"no_rim": False})
+    assert combine_scores([9, 9, 9], 9.0, bad) == pytest.approx(3.0)
 
 
 def test_panel_falls_back_to_measurements_when_the_model_is_down(astro_small):

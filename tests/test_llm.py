@@ -416,7 +416,11 @@ def test_tiny_vlm_serves_the_planner_and_the_critic_panel(tiny_vlm, astronaut):
     before = astronaut[:64, :64]
     after = np.clip(before.astype(np.int16) + 20, 0, 255).astype(np.uint8)
     crit = panel.critique(before, after, action, np.ones((64, 64), bool))
-    assert (crit.score, crit.keep) == (7.5, ["ok"])
+    measured = MeasuredCritic().critique(before, after, action, np.ones((64, 64), bool))
+    # the experts and the aggregator all say 7.5; the final score averages that with the
+    # measured one (a brightening sold as sharpening measures 2/10), never ignoring it
+    assert measured.score == 2.0 and all(measured.checks.values())
+    assert (crit.score, crit.keep) == (pytest.approx(0.5 * (7.5 + 2.0)), ["ok"])
 
     # random weights, unconstrained: garbage is rejected and the panel falls back
     garbage = TransformersVLM(str(tiny_vlm), device="cpu", max_new_tokens=4, attempts=1)

@@ -30,7 +30,9 @@ import numpy as np
 from agent.brain.llm import get_llm
 from agent.brain.prompts import AGGREGATOR, aggregator_user, critic_system, critic_user
 from pipelines.config import Settings, get_settings
+from pipelines.editors.objects import growth_limit, object_core
 from pipelines.editors.operations import OPERATIONS, OperationError, get_operation, parse_color
+from pipelines.grounding import get_localizer
 from pipelines.layers import feather_for
 from pipelines.llm import LLMError, describe, llm_configured
 
@@ -57,6 +59,27 @@ class Critique:
     fix: list[str] = field(default_factory=list)
     retry_params: dict[str, Any] = field(default_factory=dict)
     measures: dict[str, float] = field(default_factory=dict)
+    #: measured checks by name → passed (a failing one caps the score below the bar)
+    checks: dict[str, bool] = field(default_factory=dict)
+    #: pixels to grow the target's mask by on the next attempt (a rim was left)
+    grow: int = 0
+
+    @property
+    def passed(self) -> bool:
+        """At or above the acceptance bar, with every measured check passed."""
+        return self.score >= PASS_SCORE and all(self.checks.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"score", "passed", "reasons", "keep", "checks", "measures"}`` (JSON-able)."""
+        return {"score": round(float(self.score), 2), "passed": self.passed,
+                "reasons": list(self.fix), "keep": list(self.keep),
+                "checks": dict(self.checks),
+                "measures": {k: float(v) for k, v in self.measures.items()}}
+
+
+#: The acceptance bar (the turn loop's ``ACCEPT_SCORE``); a failed check caps below it.
+PASS_SCORE = 7.0
+FAILED_CHECK_CAP = 6.0
 
 
 @runtime_checkable
@@ -180,6 +203,8 @@ class _Verdict:
     fix: list[str] = field(default_factory=list)
     retry: dict[str, Any] = field(default_factory=dict)
     measures: dict[str, float] = field(default_factory=dict)
+    checks: dict[str, bool] = field(default_factory=dict)
+    grow: int = 0
 
 
 def _bounded(op: str, name: str, value: float) -> float:
@@ -300,7 +325,11 @@ def _check_recolor(p: dict[str, Any], lb: np.ndarray, la: np.ndarray,
     chroma_after = float(_chroma(la)[inside].mean())
     m: dict[str, float] = {"chroma_after": round(chroma_after, 2)}
     verdict = _Verdict(1.0, measures=m)
-    light_b, light_a = lb[..., 0][inside], la[..., 0][inside]
+    # shading is judged on the object's core (as the editor defines it): the grown edge
+    # band mixes in the background, whose contrast with the object a new lightness flips
+    core = object_core(inside, growth_limit(inside))
+    core = core if core.sum() >= 20 else inside
+    light_b, light_a = lb[..., 0][core], la[..., 0][core]
     if light_b.std() > 3 and light_a.std() > 0.5:
         corr = float(np.corrcoef(light_b, light_a)[0, 1])
         m["lightness_correlation"] = round(corr, 3)
@@ -318,6 +347,22 @@ def _check_recolor(p: dict[str, Any], lb: np.ndarray, la: np.ndarray,
             verdict.fix.append(f"the target still looks coloured, not {p['color']}")
             verdict.retry["strength"] = _bounded("recolor", "strength", strength + 0.3)
         return verdict
+    mean = la[core].mean(axis=0)
+    de = _ciede2000(mean, np.array([mean[0], target[1], target[2]], np.float32))
+    m["dE2000_at_equal_L"] = round(de, 2)
+    verdict.checks["colour_hit"] = de <= RECOLOR_DE * (2.0 - strength)
+    if not verdict.checks["colour_hit"]:
+        verdict.achieved *= 0.5
+        verdict.fix.append(f"the colour is ΔE2000 {de:.0f} from {p['color']} at the same "
+                           "lightness")
+        verdict.retry["strength"] = 1.0
+    if p.get("lightness", 1.0) >= 0.99 and strength >= 0.99:
+        gap = abs(float(mean[0]) - float(target[0]))
+        m["lightness_gap"] = round(gap, 2)
+        verdict.checks["lightness_hit"] = gap <= 15.0
+        if gap > 15.0:
+            verdict.achieved *= 0.6
+            verdict.fix.append(f"the lightness is {gap:.0f} L* away from {p['color']}'s")
     distance = _hue_distance(_hue_deg(a_mean, b_mean), _hue_deg(target[1], target[2]))
     m["hue_distance_deg"] = round(distance, 1)
     weak = chroma_after < 0.3 * t_chroma * strength
@@ -337,46 +382,103 @@ def _check_recolor(p: dict[str, Any], lb: np.ndarray, la: np.ndarray,
 
 
 _METHODS = ("auto", "patch", "telea", "ns")
+#: a recolour hits its colour within this CIEDE2000 (at equal lightness)
+RECOLOR_DE = 10.0
+
+
+def _ciede2000(lab1: np.ndarray, lab2: np.ndarray) -> float:
+    """CIEDE2000 colour difference of two Lab colours."""
+    from skimage.color import deltaE_ciede2000  # noqa: PLC0415 — scikit-image is slow to import
+
+    return float(deltaE_ciede2000(np.asarray(lab1, np.float64), np.asarray(lab2, np.float64)))
 _ACHROMATIC = {"white", "black", "gray", "grey", "silver", "#ffffff", "#000000", "#fff", "#000"}
+
+
+#: a removal leaves a rim when more than this share of the ring ±RIM_PX around the old
+#: edge still has the object's colour
+RIM_PX = 8
+RIM_SHARE = 0.005
 
 
 def _check_inpaint(p: dict[str, Any], lb: np.ndarray, la: np.ndarray,
                    inside: np.ndarray) -> _Verdict:
+    """The fill matches a ring around it (colour, lightness spread, fine-detail energy) and
+    no pixel of the object's colour is left within ``RIM_PX`` of the old edge."""
     area = int(inside.sum())
-    reach = int(max(4, min(40, 0.3 * math.sqrt(area))))
-    ring = _dilate(inside, reach) & ~_dilate(inside, 2)
+    reach = int(max(6, min(40, 0.3 * math.sqrt(area))))
+    ring = _dilate(inside, reach + RIM_PX) & ~_dilate(inside, RIM_PX)
     if ring.sum() < 10:
         return _Verdict(0.5, fix=["the target fills the whole patch; nothing to match it to"])
     ring_lab, in_lab = la[ring], la[inside]
-    obj_mean = lb[inside].mean(axis=0)
+    core = _erode(inside, RIM_PX)
+    obj_mean = (lb[core] if core.any() else lb[inside]).mean(axis=0)
     ring_mean, in_mean = ring_lab.mean(axis=0), in_lab.mean(axis=0)
+    ring_noise = float(np.percentile(np.linalg.norm(ring_lab - ring_mean, axis=1), 90))
     ring_std = float(ring_lab[:, 0].std()) + 2.0
     de_mean = float(np.linalg.norm(in_mean - ring_mean))
     texture = (float(in_lab[:, 0].std()) + 2.0) / ring_std
-    d_obj = np.linalg.norm(in_lab - obj_mean, axis=1)
-    d_ring = np.linalg.norm(in_lab - ring_mean, axis=1)
+    gb = _grad(la[..., 0])
+    detail = (float(gb[_erode(inside, 2)].mean()) + 0.3) / (float(gb[ring].mean()) + 0.3) \
+        if _erode(inside, 2).any() else 1.0
+    # the rim: pixels near the old edge (either side) that look like the object
+    edge = _dilate(inside, RIM_PX) & ~_erode(inside, RIM_PX)
     obj_vs_ring = float(np.linalg.norm(obj_mean - ring_mean))
-    leftover = float(((d_obj < 12) & (d_ring > 20)).mean()) if obj_vs_ring > 20 else 0.0
+    rim = 0.0
+    if obj_vs_ring > max(12.0, 2.0 * ring_noise):
+        px = la[edge]
+        d_obj = np.linalg.norm(px - obj_mean, axis=1)
+        d_ring = np.linalg.norm(px - ring_mean, axis=1)
+        rim = float(((d_obj < d_ring) & (d_ring > max(8.0, 1.5 * ring_noise))).mean())
     m = {"fill_vs_surround_dE": round(de_mean, 2), "texture_ratio": round(texture, 3),
-         "leftover_fraction": round(leftover, 3)}
-    verdict = _Verdict(1.0, measures=m)
+         "detail_ratio": round(detail, 3), "rim_share": round(rim, 4)}
     retry = {"method": _METHODS[(_METHODS.index(p.get("method", "auto")) + 1) % 4],
              "radius": int(_bounded("inpaint", "radius", p.get("radius", 5) * 2))}
-    if leftover > 0.1:
+    verdict = _Verdict(1.0, measures=m)
+    verdict.checks["no_rim"] = rim <= RIM_SHARE
+    if not verdict.checks["no_rim"]:
         verdict.achieved *= 0.3
-        verdict.fix.append(f"traces of the removed object remain ({leftover:.0%} of the area)")
-        verdict.retry = retry
-    if de_mean > max(10.0, 1.5 * ring_std):
+        verdict.fix.append(f"traces of the removed object's colour remain near its old edge "
+                           f"({rim:.1%} of the pixels within {RIM_PX} px, a rim); grow the "
+                           "area")
+        verdict.grow = RIM_PX
+    verdict.checks["fill_matches_colour"] = de_mean <= max(10.0, 1.5 * ring_std)
+    if not verdict.checks["fill_matches_colour"]:
         verdict.achieved *= 0.5
         verdict.fix.append("the filled area does not match its surroundings in colour")
         verdict.retry = retry
-    if texture < 0.35 or texture > 3.0:
-        verdict.achieved *= 0.8
-        verdict.fix.append("the filled area looks " + ("smeared" if texture < 0.35 else
-                                                       "busier than its surroundings"))
+    verdict.checks["fill_matches_texture"] = 0.35 <= texture <= 3.0 and 0.3 <= detail <= 3.0
+    if not verdict.checks["fill_matches_texture"]:
+        verdict.achieved *= 0.6
+        verdict.fix.append("the filled area looks " + ("smeared" if min(texture, detail) < 0.35
+                                                       else "busier than its surroundings"))
         verdict.retry = verdict.retry or retry
     if not verdict.fix:
-        verdict.keep.append("the removed area blends with its surroundings")
+        verdict.keep.append("the removed area blends with its surroundings, no rim is left")
+    return verdict
+
+
+def _check_transform(p: dict[str, Any], lb: np.ndarray, la: np.ndarray,
+                     inside: np.ndarray) -> _Verdict:
+    """The object's colour covers about ``scale²`` of its old area after the move."""
+    ring = _dilate(inside, 12) & ~_dilate(inside, 4)
+    if ring.sum() < 10:
+        return _Verdict(0.6, keep=["the object moved"])
+    bg = la[ring].mean(axis=0)
+    far = np.linalg.norm(lb - bg, axis=2) > 20
+    obj = inside & far
+    if obj.sum() < 20:
+        return _Verdict(0.3, fix=["no object stands out of the background to move"])
+    colour = lb[obj].mean(axis=0)
+    before = float((np.linalg.norm(lb - colour, axis=2)[inside] < 15).sum())
+    after = float((np.linalg.norm(la - colour, axis=2)[inside] < 15).sum())
+    ratio = after / max(before, 1.0) / max(p.get("scale", 1.0) ** 2, 1e-3)
+    verdict = _Verdict(1.0, measures={"area_vs_expected": round(ratio, 3)})
+    verdict.checks["size_as_asked"] = 0.6 <= ratio <= 1.6
+    if verdict.checks["size_as_asked"]:
+        verdict.keep.append("the object has the size and place asked for")
+    else:
+        verdict.achieved *= 0.4
+        verdict.fix.append(f"the object covers {ratio:.0%} of the area asked for")
     return verdict
 
 
@@ -540,10 +642,36 @@ def _detail_crop(before: np.ndarray, after: np.ndarray, inside: np.ndarray,
     return before[window], after[window], inside[window]
 
 
+#: frame operations (#18) change the frame size: not judged pixel by pixel
+FRAME_OPS = frozenset({"crop", "rotate", "flip", "straighten"})
+#: share of pixels outside the target that may change (rounding of a feather) before
+#: "outside unchanged" fails
+SPILL_SHARE = 0.002
+
+
 class MeasuredCritic:
-    """The embedded critic: measurements only, no model (see the module doc)."""
+    """The embedded critic: measurements only, no model (see the module doc).
+
+    Args:
+        localizer: re-run after a removal to check the target is gone (default: the
+            configured localiser, loaded on first use; ``False`` turns the check off).
+    """
 
     name = "measured"
+
+    def __init__(self, localizer: Any = None) -> None:
+        self._localizer = localizer
+
+    @property
+    def localizer(self) -> Any:
+        """The localiser of the "target gone" check (None when off or unavailable)."""
+        if self._localizer is None:
+            try:
+                self._localizer = get_localizer()
+            except Exception as err:  # noqa: BLE001 — the check is skipped, not the critique
+                log.warning("no localiser for the critic: %s", err)
+                self._localizer = False
+        return self._localizer or None
 
     def critique(self, before: np.ndarray, after: np.ndarray, action: Any,
                  mask: np.ndarray | None = None, *, feather: int | None = None,
@@ -564,13 +692,16 @@ class MeasuredCritic:
         Returns:
             A ``Critique`` with score 0–10, keep/fix lists and retry parameters.
         """
+        op = getattr(action, "operation", "") or ""
+        if op in FRAME_OPS and getattr(before, "shape", None) != getattr(after, "shape", 0):
+            return Critique(8.0, keep=[f"{op} changed the frame as asked (a new frame is not "
+                                       "compared pixel by pixel)"])
         problem = _check_inputs(before, after, mask)
         if problem:
-            return Critique(0.0, fix=[problem])
+            return Critique(0.0, fix=[problem], checks={"valid_input": False})
         full_inside = np.ones(before.shape[:2], bool) if mask is None else mask.astype(bool)
         if not full_inside.any():
             return Critique(0.0, fix=["the target mask is empty; locate the target again"])
-        op = getattr(action, "operation", "") or ""
         tried = dict(params or {})
         params = dict(getattr(action, "params", {}) or {})
         # 0. statistics on at most WORK_PIXELS; what changed is found at full resolution
@@ -584,8 +715,11 @@ class MeasuredCritic:
         keep: list[str] = []
         fix: list[str] = []
         retry: dict[str, Any] = {}
+        checks: dict[str, bool] = {}
         # 1. the target changed as asked
-        if changed_inside < 0.3 and (whole or not changed_full[full_inside].any()):
+        checks["changed"] = not (changed_inside < 0.3 and (whole or
+                                                           not changed_full[full_inside].any()))
+        if not checks["changed"]:
             verdict = _Verdict(0.0, fix=["nothing visibly changed in the target"],
                                retry=_stronger(op, params))
         elif op in ("sharpen", "denoise", "blur"):  # fine detail: a full-resolution crop
@@ -593,6 +727,11 @@ class MeasuredCritic:
         else:
             verdict = _check_operation(op, params, work.before, work.after, lb, la, inside)
         score = 10.0 * verdict.achieved
+        checks.update(verdict.checks)
+        if op == "inpaint" and checks["changed"]:
+            checks["target_gone"] = self._gone(before, after, full_inside, action, fix)
+            if not checks["target_gone"]:
+                score *= 0.4
         keep += verdict.keep
         fix += verdict.fix
         retry.update(verdict.retry)
@@ -605,6 +744,7 @@ class MeasuredCritic:
             if outside.any():
                 moved = float(work.changed[outside].mean())
                 measures["outside_changed_fraction"] = round(moved, 5)
+                checks["outside_unchanged"] = moved <= SPILL_SHARE
                 if moved > 0:
                     score -= min(6.0, 2.0 + 40.0 * moved)
                     fix.append(f"{moved:.1%} of the pixels outside the target changed; keep "
@@ -623,8 +763,35 @@ class MeasuredCritic:
         if op in ("generate", "paste"):
             keep.append("the content itself was not judged (no vision model configured)")
             score = min(score, 7.0)
+        if not all(checks.values()):
+            score = min(score, FAILED_CHECK_CAP)
         return Critique(round(score, 2), _unique(keep), _unique(fix),
-                        _valid_retry(op, _from_tried(retry, params, tried)), measures)
+                        _valid_retry(op, _from_tried(retry, params, tried)), measures,
+                        checks, verdict.grow)
+
+    def _gone(self, before: np.ndarray, after: np.ndarray, inside: np.ndarray, action: Any,
+              fix: list[str]) -> bool:
+        """Re-run the localiser: a removed target found again where it was has not gone."""
+        phrase = str(getattr(action, "target", "") or "").strip()
+        localizer = self.localizer
+        if not phrase or localizer is None:
+            return True
+        try:
+            was = localizer.locate(before, phrase)
+            now = localizer.locate(after, phrase)
+        except Exception as err:  # noqa: BLE001 — a failing localiser is no verdict
+            log.warning("re-localising %r failed: %s", phrase, err)
+            return True
+        if was.status == "unresolved" or not was.masks:
+            return True   # the localiser cannot see it at all: no evidence either way
+        near = _dilate(inside, 4)
+        for found in now.masks:
+            m = np.asarray(found.mask, bool)
+            if m.shape == inside.shape and m.any() and (m & near).sum() >= 0.3 * m.sum() \
+                    and (m & inside).sum() >= 0.1 * inside.sum():
+                fix.append(f"the localiser still finds '{phrase}' where it was removed")
+                return False
+        return True
 
     @staticmethod
     def _seams(lb: np.ndarray, la: np.ndarray, inside: np.ndarray, band: np.ndarray,
@@ -707,6 +874,8 @@ def _check_operation(op: str, params: dict[str, Any], before: np.ndarray, after:
         return _check_recolor(params, lb, la, inside)
     if op == "inpaint":
         return _check_inpaint(params, lb, la, inside)
+    if op == "transform":
+        return _check_transform(params, lb, la, inside)
     if op == "text":
         return _check_text(params, lb, la, inside, after, before)
     if op in ("sharpen", "denoise", "blur"):
@@ -851,10 +1020,39 @@ class PanelCritic:
             final = _mean_review(reviews)
         op = getattr(action, "operation", "") or ""
         retry = _valid_retry(op, dict(final.get("retry_params") or {})) or measured.retry_params
-        return Critique(round(float(final["score"]), 2),
-                        _unique([str(k) for k in final.get("keep", [])]),
-                        _unique([str(f) for f in final.get("fix", [])]),
-                        retry, dict(measured.measures, panel_reviews=float(len(reviews))))
+        score = combine_scores([float(r["score"]) for r in reviews.values()],
+                               float(final["score"]), measured)
+        fix = _unique([*measured.fix, *[str(f) for f in final.get("fix", [])]]) \
+            if not all(measured.checks.values()) else _unique([str(f) for f in
+                                                              final.get("fix", [])])
+        return Critique(round(score, 2), _unique([str(k) for k in final.get("keep", [])]),
+                        fix, retry, dict(measured.measures, panel_reviews=float(len(reviews))),
+                        dict(measured.checks), measured.grow)
+
+
+#: how far the aggregator may move the experts' mean
+AGGREGATOR_REACH = 2.0
+
+
+def combine_scores(experts: list[float], aggregated: float, measured: Critique) -> float:
+    """The panel's final score: the experts' mean, moved by the aggregator by at most
+    ``AGGREGATOR_REACH`` (it adjusts, it does not overwrite), averaged with the measured
+    score; a failed measured check caps it at the measured score.
+
+    Args:
+        experts: each expert's 0–10 score.
+        aggregated: the aggregator's 0–10 score.
+        measured: the measured critique of the same attempt.
+
+    Returns:
+        The final 0–10 score.
+    """
+    mean = sum(experts) / len(experts) if experts else aggregated
+    adjusted = mean + max(-AGGREGATOR_REACH, min(AGGREGATOR_REACH, aggregated - mean))
+    score = 0.5 * (adjusted + measured.score)
+    if not all(measured.checks.values()):
+        score = min(score, measured.score)
+    return float(min(10.0, max(0.0, score)))
 
 
 def _mean_review(reviews: dict[str, dict[str, Any]]) -> dict[str, Any]:

@@ -605,6 +605,9 @@ def _read_clause(clause: str, ctx: _Context, quotes: list[str]) -> list[_Step]:
     clause = _normalise_clause(clause)
     if not clause or _is_constraint(clause):
         return []  # a constraint on the other edits, not an edit
+    moved = _read_transform(clause)   # issue 14: before the frame-geometry refusal
+    if moved is not None:
+        return [moved]
     unsupported = _unsupported(clause)
     if unsupported:
         ctx.problems.append(unsupported)
@@ -663,6 +666,42 @@ def _unsupported(clause: str) -> str:
         return (f"'{clause}' changes the frame's size or orientation, which Loupe's edit "
                 "operations do not do; the image keeps its native resolution.")
     return ""
+
+
+# --- object move / resize (issue 14; the language front end folds this in) -------------
+
+_BIGGER = r"bigger|larger|enlarged?|grow|scale (?:it )?up|taller"
+_SMALLER = r"smaller|shrink|shrunk|reduced?|scale (?:it )?down|tinier"
+_DIRECTIONS = {"left": ("dx", -1.0), "right": ("dx", 1.0), "up": ("dy", -1.0),
+               "down": ("dy", 1.0), "higher": ("dy", -1.0), "lower": ("dy", 1.0)}
+
+
+def _read_transform(clause: str) -> _Step | None:
+    """'make the triangle a little bigger', 'shrink the ball', 'move the box to the left'
+    → ``transform`` (scale about the object's centre, shift in fractions of the frame)."""
+    size = re.match(rf"^(?:make|resize|scale|enlarge|shrink|grow)\s+(?P<t>.+?)\s*"
+                    rf"(?:so (?:that )?it(?: is|'s)\s+)?(?P<deg>(?:{_SLIGHT}|{_STRONG}|"
+                    rf"{_EXTREME})\s+)?(?P<w>{_BIGGER}|{_SMALLER})?$", clause)
+    verb = re.match(r"^(enlarge|shrink|grow)\b", clause)
+    if size and (size.group("w") or verb):
+        word = size.group("w") or verb.group(1)
+        grow = re.fullmatch(_BIGGER, word) is not None or word in ("enlarge", "grow")
+        step = 0.3 * _degree(clause)
+        scale = 1.0 + step if grow else 1.0 / (1.0 + step)
+        target = _clean(size.group("t"))
+        if target and target not in _WHOLE:
+            return _Step("adjust", "transform", {"scale": round(scale, 3)}, target=target,
+                         clause=clause)
+    move = re.match(rf"^(?:move|shift|push|nudge|slide)\s+(?P<t>.+?)\s+(?:(?:{_SLIGHT}|"
+                    rf"{_STRONG}|{_EXTREME})\s+)?(?:to the |towards the |)"
+                    rf"(?P<d>left|right|up|down|higher|lower)\b", clause)
+    if move:
+        name, sign = _DIRECTIONS[move.group("d")]
+        target = _clean(_strip_degrees(move.group("t")))
+        if target and target not in _WHOLE:
+            return _Step("adjust", "transform", {name: round(sign * 0.1 * _degree(clause), 3)},
+                         target=target, clause=clause)
+    return None
 
 
 # --- the planner ------------------------------------------------------------------------
@@ -858,7 +897,7 @@ def _to_actions(steps: list[_Step], ctx: _Context) -> list[Action]:
         items.append({"kind": step.kind, "operation": step.operation, "target": target,
                       "region": region.model_dump(mode="json", exclude_none=True),
                       "params": params, "instruction": step.clause[:1000]})
-        if target:
+        if target and step.kind != "remove":   # "it" never binds to a removed object
             ctx.last_target = target
     items = _order(items)
     try:

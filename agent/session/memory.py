@@ -24,6 +24,8 @@ those one ones go back before after undo revert return restore state version ima
 picture please can you me my we our us i change changed changes edit edits edited step
 steps when was were is are be been how what make made last previous earlier same as
 again""".split())
+#: operations after which the target no longer exists
+REMOVING_OPS = frozenset({"inpaint"})
 _PRONOUNS = frozenset({"it", "its", "that", "this", "them", "they", "those", "these",
                        "one", "ones"})
 
@@ -62,6 +64,8 @@ class ActionContext:
     values: dict[str, Any] = field(default_factory=dict)
     states: list[str] = field(default_factory=list)
     outcome: str = "done"
+    #: what the critic said about steps that were not applied (reaches the planner)
+    notes: list[str] = field(default_factory=list)
 
 
 class Memory:
@@ -84,8 +88,8 @@ class Memory:
         self.tools.append(ctx)
 
     def fold_turn(self, intent: str, *, targets: list[str], operations: list[str],
-                  values: dict[str, Any], states: list[str], outcome: str = "done"
-                  ) -> ActionContext:
+                  values: dict[str, Any], states: list[str], outcome: str = "done",
+                  notes: list[str] | None = None) -> ActionContext:
         """Close a turn: keep its intent and key states, drop the attempts' details.
 
         Args:
@@ -95,13 +99,15 @@ class Memory:
             values: the parameter values used (e.g. ``{"color": "red"}``).
             states: the node ids the turn created or moved to, in order.
             outcome: ``done``, ``partial``, ``undo`` or ``nothing``.
+            notes: the critic's reasons for steps that were not applied (short lines).
 
         Returns:
             The new ``ActionContext``.
         """
         ctx = ActionContext(turn=len(self.actions) + 1, intent=intent.strip()[:300],
                             targets=[t for t in targets if t], operations=list(operations),
-                            values=_small_values(values), states=list(states), outcome=outcome)
+                            values=_small_values(values), states=list(states), outcome=outcome,
+                            notes=[n[:160] for n in (notes or [])][:4])
         self.actions.append(ctx)
         self.tools.clear()
         return ctx
@@ -119,12 +125,32 @@ class Memory:
 
     # ---- reading ------------------------------------------------------------------
     def last_target(self) -> str | None:
-        """The most recent non-empty target phrase, for "it"/"that one"."""
+        """The most recent target that still exists in the current state, for "it"/"that
+        one": a target removed on the way to the head is skipped (undo brings it back)."""
+        gone = self.removed_targets()
         for act in reversed(self.actions):
             for target in reversed(act.targets):
-                if target and target.lower() not in _PRONOUNS:
+                if target and target.lower() not in _PRONOUNS and target.lower() not in gone:
                     return target
         return None
+
+    def removed_targets(self) -> set[str]:
+        """Targets (lower case) removed by a state on the path from the root to the head."""
+        path = self._path()
+        gone: set[str] = set()
+        for act in self.actions:
+            for target, op, state in zip(act.targets, act.operations, act.states):
+                if op in REMOVING_OPS and state in path:
+                    gone.add(target.lower())
+        return gone
+
+    def _path(self) -> set[str]:
+        seen: set[str] = set()
+        node = self.head
+        while node is not None and node in self.images and node not in seen:
+            seen.add(node)
+            node = self.images[node].parent
+        return seen
 
     def last_value(self, param: str) -> Any | None:
         """The most recent value used for ``param`` (e.g. ``color``), for "the same …"."""
@@ -190,9 +216,13 @@ class Memory:
         if self.referred:
             lines.append("states referred to: " + "; ".join(
                 self._label(n) for n in reversed(self.referred) if n in self.images))
-        targets = _unique(t for act in reversed(self.actions) for t in reversed(act.targets))
+        gone = self.removed_targets()
+        targets = _unique(t for act in reversed(self.actions) for t in reversed(act.targets)
+                          if t.lower() not in gone)
         if targets:
             lines.append("recent targets: " + ", ".join(targets[:6]))
+        if gone:
+            lines.append("removed (no longer in the image): " + ", ".join(sorted(gone)[:6]))
         values = _latest_values(self.actions)
         if values:
             lines.append("recent values: " + ", ".join(f"{k}={v}" for k, v in values.items()))
@@ -201,7 +231,8 @@ class Memory:
         used = len(fixed)
         for act in reversed(self.actions):
             line = (f"turn {act.turn}: {act.intent} -> {act.outcome}"
-                    + (f" [{', '.join(act.states[-3:])}]" if act.states else ""))
+                    + (f" [{', '.join(act.states[-3:])}]" if act.states else "")
+                    + (f" (critic: {'; '.join(act.notes)})" if act.notes else ""))
             if used + len(line) + 1 > budget - 40:
                 break
             turns.append(line)

@@ -9,6 +9,7 @@ result dataclasses (``TurnResult``, ``StepResult``, ``Attempt``) are re-exported
 from __future__ import annotations
 
 import ctypes
+import inspect
 import json
 import logging
 import sys
@@ -18,6 +19,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import cv2
 import numpy as np
 
 from agent import executor
@@ -36,10 +38,13 @@ from agent.session.state import (
     encode_png,
     split_layer,
 )
+from pipelines.config import get_settings
 from pipelines.editors.base import EditError
 from pipelines.editors.operations import OperationError, get_operation
 from pipelines.grounding import Hint
+from pipelines.images import downscale
 from pipelines.layers import Layer
+from pipelines.models import get_manager
 from pipelines.progress import ProgressFn
 
 if TYPE_CHECKING:
@@ -52,6 +57,8 @@ ACCEPT_SCORE = 7.0
 #: Below this even the best attempt is rolled back.
 MIN_SCORE = 4.0
 MAX_ATTEMPTS = 3
+#: Long side of the image a seeing planner gets.
+PLANNER_SIDE = 1024
 #: Feather width of a retry after the critic saw a seam.
 WIDE_FEATHER = 24
 
@@ -277,7 +284,8 @@ class TurnRunner:
     def _run(self, t0: float) -> TurnResult:
         self.progress(0.0, "planning")
         plan = self.s.planner.plan(self.instruction, memory=self.s.memory,
-                                   has_mask=self.mask is not None, image_size=self.s.graph.size)
+                                   has_mask=self.mask is not None, image_size=self.s.graph.size,
+                                   **self._planner_view())
         self.timings["plan"] = time.perf_counter() - t0
         actions = _dependency_order(list(plan.actions))
         self.plan_info = {"actions": [action_dict(a) for a in actions],
@@ -299,29 +307,48 @@ class TurnRunner:
         # 4. commit --------------------------------------------------------------------
         return self._commit(t0)
 
+    def _planner_view(self) -> dict[str, Any]:
+        """The current image (≤ 1024 px) for a planner that can look at it."""
+        try:
+            accepts = "image" in inspect.signature(self.s.planner.plan).parameters
+        except (TypeError, ValueError):
+            accepts = False
+        if not accepts:
+            return {}
+        return {"image": np.ascontiguousarray(downscale(self.s.graph.image()[..., :3],
+                                                        PLANNER_SIDE))}
+
     def _precheck(self, actions: list[Action]) -> str:
-        """A refusal message when some action cannot be served, else ''."""
+        """Mark the steps that cannot run (no brush mask, no editor for the operation); the
+        others still run. Returns a refusal only when no step can run at all."""
+        blocked = 0
         for step, action in zip(self.steps, actions):
             if action.kind is ActionKind.undo:
                 continue
             if action.region.type is RegionType.mask and self.mask is None:
                 step.status = "needs_mask"
                 step.message = (f"'{action.describe()}' needs a brush mask: paint the area "
-                                "and send the instruction again. Nothing was changed.")
-                return step.message
+                                "and send the instruction again")
+                blocked += 1
+                continue
             try:
                 self.s.pick_editor(action.to_request(seed=self.s.seed))
             except EditError as err:
                 step.status = "unsupported"
-                step.message = (f"'{action.describe()}' needs an editor that is not "
-                                f"available here: {err}. Nothing was changed.")
-                return step.message
+                step.message = unavailable_message(action, err, self.s.settings)
+                blocked += 1
+        if blocked and blocked == len(actions):
+            return " ".join(st.message.rstrip(".") + "." for st in self.steps) + \
+                " Nothing was changed."
         return ""
 
     def _execute(self, actions: list[Action]) -> None:
         failed: set[str] = set()
         for n, (step, action) in enumerate(zip(self.steps, actions)):
             self.progress(0.05 + 0.85 * n / len(actions), step.description)
+            if step.status in ("unsupported", "needs_mask"):   # said why in _precheck
+                failed.add(action.id)
+                continue
             if action.kind is ActionKind.undo:
                 self._undo(step, action)
                 continue
@@ -331,7 +358,15 @@ class TurnRunner:
                 failed.add(action.id)
                 continue
             t = time.perf_counter()
-            layers = self._run_step(step, action)
+            try:
+                layers = self._run_step(step, action)
+            except _NeedsMask as err:
+                if len(actions) == 1:   # nothing else to run: the turn says why
+                    raise
+                # this step's target cannot be found: say so, and run the others
+                step.status = "needs_mask"
+                step.message = str(err).replace(" Nothing was changed.", "")
+                layers = None
             step.seconds = time.perf_counter() - t
             if layers is None:
                 failed.add(action.id)
@@ -482,10 +517,12 @@ class TurnRunner:
         critique = composed = None
         try:
             request = action.to_request(seed=self.s.seed + index, params=knobs.params)
-            done = executor.run(layer, request, knobs.editor, feather=knobs.feather)
+            done = executor.run(layer, request, knobs.editor, feather=knobs.feather,
+                                frame_size=self.s.graph.size)
             composed = done.patch
-            critique = self.s.critic.critique(layer.patch, composed, action, layer.mask,
-                                              feather=done.feather)
+            critique = self.s.critic.critique(layer.patch, composed, action,
+                                              done.changed_area, feather=done.feather,
+                                              params=knobs.params)
             attempt.score = float(critique.score)
             attempt.keep, attempt.fix = list(critique.keep), list(critique.fix)
         except (EditError, OperationError, ValueError) as err:
@@ -509,6 +546,17 @@ class TurnRunner:
             if clean is not None and _plain(clean) != _plain(knobs.params):
                 knobs.params, knobs.change = clean, "new parameters"
                 return True
+        grow = int(getattr(critique, "grow", 0) or 0)
+        if grow > 0 and knobs.change != "a larger area":   # a rim was left: cover it
+            x0, y0, x1, y1 = knobs.layer.bbox
+            mask = np.zeros(image.shape[:2], bool)
+            mask[y0:y1, x0:x1] = knobs.layer.mask
+            kernel = np.ones((2 * grow + 1, 2 * grow + 1), np.uint8)
+            mask = cv2.dilate(mask.view(np.uint8), kernel).astype(bool)
+            knobs.layer = executor.cut(image, mask, action.to_request(seed=self.s.seed),
+                                       knobs.editor)
+            knobs.change = "a larger area"
+            return True
         fix_text = " ".join(getattr(critique, "fix", []) or []).lower()
         if region.alternatives and any(w in fix_text for w in ("region", "mask", "target",
                                                                "locali", "outside")):
@@ -554,7 +602,10 @@ class TurnRunner:
                            operations=[a.operation for _, a, _ in self.staged],
                            values=_merged_values(a for _, a, _ in self.staged),
                            states=nodes or [s.graph.head],
-                           outcome=_outcome(self.steps, applied, moved))
+                           outcome=_outcome(self.steps, applied, moved),
+                           notes=[f"{st.description}: {st.message}" for st in self.steps
+                                  if st.status in ("rolled_back", "failed", "unsupported",
+                                                   "needs_mask")])
         s.memory.head = s.graph.head
         s.save_state()  # the turn's steps land together: their PNGs in parallel, then the JSON
         self.timings["save"] = time.perf_counter() - t
@@ -631,6 +682,35 @@ def _overlap(a: np.ndarray, b: np.ndarray) -> float:
 
 
 
+
+
+#: the model roles that serve generative operations, in the order a message names them
+GENERATIVE_ROLES = ("editor", "inpainter")
+
+
+def unavailable_message(action: Action, err: Exception, settings: Any = None) -> str:
+    """Why a step cannot run, naming the configured model ids (never a hard-coded one).
+
+    Args:
+        action: the step.
+        err: the ``EditError`` from picking an editor.
+        settings: the session's settings (default ``get_settings()``).
+    """
+    spec = get_operation(action.operation)
+    if not spec.generative:
+        return f"'{action.describe()}' cannot run here: {err}"
+    models = (settings or get_settings()).models
+    try:
+        manager = get_manager()
+        named = [f"{role} model '{models.get(role, '')}' ({manager.role_status(role).reason})"
+                 for role in GENERATIVE_ROLES if models.get(role)]
+    except Exception:  # noqa: BLE001 — a broken manager must not hide the step's reason
+        named = [f"{role} model '{models[role]}'" for role in GENERATIVE_ROLES
+                 if models.get(role)]
+    which = "; ".join(named) or "no generative model is configured"
+    return (f"'{action.describe()}' needs a generative editor, and none can run here: "
+            f"{which}. Set LOUPE_MODEL_EDITOR / LOUPE_MODEL_INPAINTER to weights that are "
+            "present to enable it")
 
 
 def _dependency_order(actions: list[Action]) -> list[Action]:

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from pipelines.editors.objects import moved_mask
 from pipelines.editors.operations import OPERATIONS, OperationError, get_operation
 from pipelines.layers import feather_alpha
 
@@ -38,6 +39,26 @@ class EditRequest:
     steps: int | None = None
     guidance: float | None = None
     negative_prompt: str = ""
+    #: ``(x0, y0, frame_width, frame_height)``: where the patch sits in the full frame, for
+    #: operations whose parameters are fractions of the frame (``transform``)
+    frame: tuple[int, int, int, int] | None = None
+
+    def shift_px(self, params: dict[str, Any]) -> tuple[float, float]:
+        """``transform``'s ``dx``/``dy`` (fractions of the frame) in pixels.
+
+        Args:
+            params: validated parameters.
+
+        Returns:
+            ``(dx, dy)`` in pixels; a request without ``frame`` may only resize in place.
+        """
+        dx, dy = float(params.get("dx", 0.0)), float(params.get("dy", 0.0))
+        if dx == 0.0 and dy == 0.0:
+            return 0.0, 0.0
+        if self.frame is None:
+            raise EditError(f"{self.operation} needs the frame geometry (EditRequest.frame) "
+                            "to move the target")
+        return dx * self.frame[2], dy * self.frame[3]
 
 
 class Editor(ABC):
@@ -94,6 +115,8 @@ class Editor(ABC):
         result = self._edit(patch, mask, request, params)
         if result.shape[:2] == patch.shape[:2]:
             keep = feather_alpha(mask, margin) > 0 if margin > 0 else mask
+            if spec.has("moves_target"):   # where it lands changes too
+                keep = keep | moved_mask(mask, params["scale"], request.shift_px(params))
             result = np.where(keep[..., None], result[..., :patch.shape[2]], patch)
         return np.ascontiguousarray(result, dtype=np.uint8)
 

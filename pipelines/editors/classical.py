@@ -17,7 +17,6 @@ mask.
 
 from __future__ import annotations
 
-import colorsys
 import logging
 import math
 import textwrap
@@ -30,7 +29,16 @@ import cv2
 import numpy as np
 
 from pipelines.editors.base import EditError, Editor, EditRequest, register_editor
+from pipelines.editors.completion import complete
 from pipelines.editors.corrections import CORRECTION_CURVES
+from pipelines.editors.objects import (
+    coverage,
+    cut_out,
+    growth_limit,
+    move_matrix,
+    moved_mask,
+    object_core,
+)
 from pipelines.editors.operations import OPERATIONS, parse_color
 
 log = logging.getLogger(__name__)
@@ -359,30 +367,30 @@ def _straighten(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndar
 
 # ------------------------------------------------------------------------- recolour
 
-#: Chromatic targets may move their lightness by at most this factor (keeps shading).
-RECOLOR_MAX_LIGHTNESS_GAIN = 1.06
-
-
 @lru_cache(maxsize=64)
-def _recolor_path(color: tuple[int, int, int]) -> tuple[np.ndarray, np.ndarray]:
-    """Colours of one HSV hue from black through the target to white, and their lightness.
+def _recolor_ramp(color: tuple[int, int, int]) -> np.ndarray:
+    """(1001, 3) sRGB colours of ``color``'s CIE hue and chroma at L* = 0, 0.1, … 100.
 
-    Along the path the hue is constant; lightness rises monotonically, so a pixel's
-    lightness picks its colour by interpolation (exact hue, exact lightness).
+    At each lightness the chroma is the named colour's, reduced only as far as the sRGB
+    gamut requires (so the hue never drifts, as clipping would make it).
     """
-    r, g, b = (c / 255.0 for c in color)
-    hue, sat, _ = colorsys.rgb_to_hsv(r, g, b)
-    pure = np.array(colorsys.hsv_to_rgb(hue, 1.0, 1.0), dtype=np.float32)
-    t = np.linspace(0.0, 2.0, 2049, dtype=np.float32)[:, None]
-    value = np.minimum(t, 1.0)
-    s = sat * np.clip(2.0 - t, 0.0, 1.0)
-    colours = value * (1.0 - s + s * pure[None, :])
-    lightness = to_lab(colours[None])[0, :, 0]
-    return colours, np.maximum.accumulate(lightness)
+    target = to_lab(np.array([[color]], dtype=np.float32) / 255.0)[0, 0]
+    light = np.linspace(0.0, 100.0, 1001, dtype=np.float32)
+    lo, hi = np.zeros_like(light), np.ones_like(light)
+    for _ in range(18):   # largest chroma share that stays inside the gamut
+        mid = (lo + hi) / 2
+        lab = np.stack([light, mid * target[1], mid * target[2]], axis=-1)[None]
+        rgb = cv2.cvtColor(lab.astype(np.float32), cv2.COLOR_Lab2RGB)
+        # OpenCV clamps out-of-gamut results: a colour is inside when it round-trips
+        back = cv2.cvtColor(np.clip(rgb, 0.0, 1.0), cv2.COLOR_RGB2Lab)
+        inside = np.linalg.norm(back[0] - lab[0], axis=-1) < 0.5
+        lo, hi = np.where(inside, mid, lo), np.where(inside, hi, mid)
+    lab = np.stack([light, lo * target[1], lo * target[2]], axis=-1)[None]
+    return np.clip(cv2.cvtColor(lab.astype(np.float32), cv2.COLOR_Lab2RGB)[0], 0.0, 1.0)
 
 
-def _achromatic_lightness(light: np.ndarray, mask: np.ndarray, mean: float,
-                          target: float) -> np.ndarray:
+def _centred_lightness(light: np.ndarray, mask: np.ndarray, mean: float,
+                       target: float) -> np.ndarray:
     """Lightness centred on ``target`` with the source's shading, squeezed only if needed."""
     values = light[mask] if mask.any() else light.ravel()
     lo, hi = np.percentile(values - mean, [2.0, 98.0])
@@ -396,28 +404,39 @@ def _achromatic_lightness(light: np.ndarray, mask: np.ndarray, mean: float,
     return np.clip(centre + k * (light - mean), 0.0, 100.0)
 
 
+def _to_ramp(rgb: np.ndarray, ramp: np.ndarray, mask: np.ndarray, mean: float,
+             target_light: float) -> np.ndarray:
+    light = _centred_lightness(to_lab(rgb)[..., 0], mask, mean, target_light)
+    pos = np.clip(light * 10.0, 0.0, 1000.0)
+    i0 = np.floor(pos).astype(np.int32)
+    i1 = np.minimum(i0 + 1, 1000)
+    t = (pos - i0)[..., None].astype(np.float32)
+    return ramp[i0] * (1.0 - t) + ramp[i1] * t
+
+
 def _recolor(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    """New hue, chroma and (``lightness`` = 1) lightness of the named colour; the source's
+    shading kept as lightness offsets. Edge pixels are unmixed into object and background
+    (``objects.coverage``) and only their object share changes, so no halo is left."""
     color = parse_color(p["color"])
     target = to_lab(np.array([[color]], dtype=np.float32) / 255.0)[0, 0]
-    lab = to_lab(rgb)
-    light = lab[..., 0]
-    mean = float(light[mask].mean()) if mask.any() else float(light.mean())
-    _, sat, _ = colorsys.rgb_to_hsv(*(c / 255.0 for c in color))
-    if sat < 0.08:   # achromatic target: move the lightness, keep its structure
-        new_light = _achromatic_lightness(light, mask, mean, float(target[0]))
-        out = from_lab(np.dstack([new_light, np.zeros_like(light), np.zeros_like(light)]))
-    else:
-        # lightness 0: halfway (geometric) towards the colour's own lightness, bounded so
-        # the shading survives; 1: all the way (a white shirt turned red reads red).
-        follow = p.get("lightness", 0.0)
-        gain = (max(target[0], 1.0) / max(mean, 1.0)) ** (0.5 + 0.5 * follow)
-        limit = RECOLOR_MAX_LIGHTNESS_GAIN * 8.0 ** follow
-        gain = float(np.clip(gain, 1 / limit, limit))
-        new_light = np.clip(light * gain, 0.0, 100.0)
-        colours, path_light = _recolor_path(color)
-        pos = np.interp(new_light.ravel(), path_light, np.arange(path_light.size))
-        out = np.stack([np.interp(pos, np.arange(path_light.size), colours[:, c])
-                        for c in range(3)], axis=-1).reshape(rgb.shape).astype(np.float32)
+    partial = bool(mask.any() and not mask.all())
+    # the mask may have grown by up to growth_limit over the edge: the object's own
+    # lightness (the mean the named colour's replaces) is read on the core beyond it
+    core = object_core(mask, growth_limit(mask)) if partial else np.ones(mask.shape, bool)
+    light = to_lab(rgb)[..., 0]
+    mean = float(light[core].mean())
+    goal = mean + p.get("lightness", 1.0) * (float(target[0]) - mean)
+    ramp = _recolor_ramp(color)
+    out = _to_ramp(rgb, ramp, core, mean, goal)
+    if partial:
+        split = coverage(rgb, mask, core)
+        band = mask & (split.alpha < 1.0)
+        if band.any():
+            alpha = np.where(split.alpha > 0.85, 1.0, split.alpha)[..., None]
+            shifted = rgb + alpha * (_to_ramp(split.obj, ramp, core, mean, goal) - split.obj)
+            out = np.where(band[..., None], shifted, out)
+        out = np.where(mask[..., None], np.clip(out, 0.0, 1.0), rgb)   # edges are unmixed
     return rgb + p["strength"] * (out - rgb)
 
 # ------------------------------------------------------------------------- inpainting
@@ -587,16 +606,15 @@ def inpaint(rgb_u8: np.ndarray, hole: np.ndarray, method: str = "auto",
 #: holes at most this many pixels from their border (scratches, wires) go to Telea, which
 #: measured best on them; wider holes get the exemplar fill
 THIN_HOLE = 5.0
-#: holes up to this size are filled block by block at full resolution
-EXEMPLAR_SIDE = 96
 
 
 def patch_fill(img: np.ndarray, hole: np.ndarray) -> np.ndarray:
-    """Exemplar fill, multi-scale for large holes.
+    """Exemplar fill at a scale where the hole is at most ``COARSE_SIDE`` px, refined up to
+    full resolution by PatchMatch completion (``completion.complete``).
 
-    Up to ``EXEMPLAR_SIDE`` px the hole is filled block by block at full resolution;
-    larger holes are filled so at a reduced scale (structure), upsampled, and given
-    full-resolution texture copied from matching known blocks.
+    The exemplar blocks lay out the structure (lines and textures continue); the patch
+    rounds at each finer scale replace the blocks by voted full-resolution patches, so no
+    block seams or smeared areas remain.
 
     Args:
         img: float32 (H, W, 3) crop around the hole.
@@ -605,56 +623,52 @@ def patch_fill(img: np.ndarray, hole: np.ndarray) -> np.ndarray:
     Returns:
         The filled crop.
     """
+    return complete(img, hole, first_guess=_exemplar_guess)
+
+
+def _exemplar_guess(img: np.ndarray, hole: np.ndarray, offsets: np.ndarray) -> np.ndarray:
     rows, cols = np.nonzero(hole)
     size = max(np.ptp(rows) + 1, np.ptp(cols) + 1)
-    if size <= EXEMPLAR_SIDE:
-        return exemplar_fill(img, hole, block=int(np.clip(size // 8, 3, 6)) * 2 + 1)
-    scale = EXEMPLAR_SIDE / size
-    dims = (max(1, round(img.shape[1] * scale)), max(1, round(img.shape[0] * scale)))
-    small = cv2.resize(img, dims, interpolation=cv2.INTER_AREA)
-    small_hole = cv2.resize(hole.astype(np.float32), dims, interpolation=cv2.INTER_AREA) > 0
-    offsets = np.zeros((dims[1], dims[0], 2), np.int32)
-    coarse = exemplar_fill(small, small_hole, block=13, offsets=offsets)
-    base = cv2.resize(coarse, (img.shape[1], img.shape[0]), interpolation=cv2.INTER_CUBIC)
-    return _vote(img, hole, base, offsets)
-
-
-def _vote(img: np.ndarray, hole: np.ndarray, base: np.ndarray,
-          offsets: np.ndarray) -> np.ndarray:
-    """Full-resolution fill from coarse copy offsets.
-
-    Each hole pixel takes the real (sharp) known pixels its four nearest coarse pixels
-    point to, weighted bilinearly: inside a copied block all four agree and the copy is
-    exact; across block borders the two sources cross-fade instead of cutting.
-    """
-    h, w = hole.shape
-    ch, cw = offsets.shape[:2]
-    ys, xs = np.nonzero(hole)
-    fy = np.clip((ys + 0.5) * ch / h - 0.5, 0, ch - 1)
-    fx = np.clip((xs + 0.5) * cw / w - 0.5, 0, cw - 1)
-    y0, x0 = np.floor(fy).astype(int), np.floor(fx).astype(int)
-    total = np.zeros((ys.size, 3), np.float32)
-    weight = np.zeros(ys.size, np.float32)
-    for dy in (0, 1):
-        for dx in (0, 1):
-            qy, qx = np.minimum(y0 + dy, ch - 1), np.minimum(x0 + dx, cw - 1)
-            wq = (1 - np.abs(fy - qy)) * (1 - np.abs(fx - qx))
-            sy = ys + np.rint(offsets[qy, qx, 0] * h / ch).astype(int)
-            sx = xs + np.rint(offsets[qy, qx, 1] * w / cw).astype(int)
-            ok = (sy >= 0) & (sy < h) & (sx >= 0) & (sx < w) & (wq > 0)
-            ok[ok] = ~hole[sy[ok], sx[ok]]
-            total[ok] += img[sy[ok], sx[ok]] * wq[ok, None]
-            weight[ok] += wq[ok]
-    out = np.where(hole[..., None], base, img).astype(np.float32)
-    voted = weight > 1e-3
-    out[ys[voted], xs[voted]] = total[voted] / weight[voted, None]
-    return out
+    return exemplar_fill(img, hole, block=int(np.clip(size // 8, 3, 6)) * 2 + 1,
+                         offsets=offsets)
 
 
 def _inpaint(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
     hole = cv2.dilate(mask.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
     out = inpaint(_to_u8(rgb), hole, p["method"], p["radius"])
     return out.astype(np.float32) / 255.0
+
+# ------------------------------------------------------------------------ transform
+
+
+def _transform(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any],
+               shift: tuple[float, float]) -> np.ndarray:
+    """Move/resize the object: fill where it was, paste its unmixed cut-out where it lands.
+
+    Args:
+        rgb: float32 (H, W, 3) patch holding both the old and the new place.
+        mask: bool (H, W) the object (grown over its edge).
+        p: validated ``transform`` parameters.
+        shift: ``(dx, dy)`` in pixels.
+    """
+    if not mask.any():
+        return rgb
+    matrix = move_matrix(mask, p["scale"], shift)
+    dest = moved_mask(mask, p["scale"], shift)
+    if dest.sum() < 0.25 * mask.sum() * min(1.0, p["scale"] ** 2):
+        raise EditError("the moved object would land mostly outside the image; move it less")
+    colour, alpha = cut_out(rgb, mask)
+    if p["scale"] < 0.6:   # shrinking: pre-blur so the warp does not alias
+        sigma = 0.5 / p["scale"] - 0.5
+        colour, alpha = _sigma_blur(colour, sigma), _sigma_blur(alpha, sigma)
+    size = (rgb.shape[1], rgb.shape[0])
+    warp = {"flags": cv2.INTER_LINEAR, "borderMode": cv2.BORDER_CONSTANT, "borderValue": 0}
+    moved = cv2.warpAffine(colour, matrix, size, **warp)
+    moved_alpha = np.clip(cv2.warpAffine(alpha, matrix, size, **warp), 0.0, 1.0)
+    hole = cv2.dilate(mask.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+    background = inpaint(_to_u8(rgb), hole, "auto").astype(np.float32) / 255.0
+    return moved + background * (1.0 - moved_alpha[..., None])
+
 
 # --------------------------------------------------------------------- paste and text
 
@@ -871,6 +885,10 @@ class ClassicalEditor(Editor):
               params: dict[str, Any]) -> np.ndarray:
         if request.operation == "paste":
             params = {**params, "fill": request.kind == "replace"}
+        if request.operation == "transform":
+            out = _to_u8(_transform(patch[..., :3].astype(np.float32) / 255.0, mask, params,
+                                    request.shift_px(params)))
+            return np.dstack([out, patch[..., 3]]) if patch.shape[2] == 4 else out
         out = apply_operation(np.ascontiguousarray(patch[..., :3]), mask, request.operation,
                               params)
         if patch.shape[2] == 4:

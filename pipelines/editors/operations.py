@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 KINDS = ("adjust", "remove", "replace", "add", "undo")
@@ -87,6 +88,10 @@ FLAGS: dict[str, str] = {
     "colour_balance": "changes the colour balance (white point, temperature, tint)",
     "strong": "changes texture or colour strongly: toned down on people by Autopilot",
     "frame_filter": "a whole-frame look when the instruction's target is a pronoun",
+    "moves_target": "moves or resizes the target: it changes the pixels where the target "
+                    "was and where it lands (the caller gives the frame geometry)",
+    "object_edge": "works on a whole object: its mask is first grown over the object's "
+                   "anti-aliased edge and cast shadow, measured on the edge",
 }
 
 
@@ -241,16 +246,24 @@ OPERATIONS: dict[str, OperationSpec] = {spec.name: spec for spec in [
                   "keeping its shading and texture.",
                   (ParamSpec("color", "color", None, "colour name or #rrggbb", required=True),
                    ParamSpec("strength", "float", 1.0, "0 none … 1 full", 0.0, 1.0),
-                   ParamSpec("lightness", "float", 0.0, "0 keeps the target's lightness "
-                             "(shading intact) … 1 takes the new colour's lightness",
-                             0.0, 1.0)),
+                   ParamSpec("lightness", "float", 1.0, "0 keeps the target's mean "
+                             "lightness … 1 takes the named colour's (shading kept either "
+                             "way)", 0.0, 1.0)),
                   needs_target=True,
-                  flags={"pointwise"}),
+                  flags={"pointwise", "object_edge"}),
     OperationSpec("inpaint", ("remove",), "Remove the target and fill from its surroundings.",
                   (ParamSpec("method", "choice", "auto", "fill method",
                              choices=("auto", "telea", "ns", "patch")),
                    ParamSpec("radius", "int", 5, "inpainting radius in pixels", 1, 50)),
-                  needs_target=True),
+                  needs_target=True, flags={"object_edge"}),
+    OperationSpec("transform", ("adjust",), "Move and/or resize the target object; the "
+                  "place it leaves is filled from its surroundings.",
+                  (ParamSpec("scale", "float", 1.0, "size factor (1 keeps the size)", 0.2, 5.0),
+                   ParamSpec("dx", "float", 0.0, "shift right (+) or left (-), as a fraction "
+                             "of the image width", -1.0, 1.0),
+                   ParamSpec("dy", "float", 0.0, "shift down (+) or up (-), as a fraction of "
+                             "the image height", -1.0, 1.0)),
+                  needs_target=True, flags={"object_edge", "moves_target"}),
     OperationSpec("paste", ("add", "replace"), "Paste a reference image into the region "
                   "with seamless cloning.",
                   (ParamSpec("image", "image", None, "reference image (RGB/RGBA)", required=True),
@@ -298,6 +311,25 @@ NAMED_COLORS: dict[str, tuple[int, int, int]] = {
     "maroon": (120, 20, 30), "olive": (120, 120, 30), "turquoise": (60, 210, 200),
 }
 
+@lru_cache(maxsize=1)
+def more_colour_names() -> dict[str, tuple[int, int, int]]:
+    """CSS4 and XKCD colour names (``"rebeccapurple"``, ``"dusty rose"``) → sRGB.
+
+    Read from matplotlib's tables on first use (matplotlib is slow to import and only
+    needed for names outside ``NAMED_COLORS``).
+    """
+    try:
+        from matplotlib import colors  # noqa: PLC0415 — heavy import, first use only
+    except ImportError:
+        return {}
+    out: dict[str, tuple[int, int, int]] = {}
+    for table, prefix in ((colors.XKCD_COLORS, "xkcd:"), (colors.CSS4_COLORS, "")):
+        for name, value in table.items():
+            rgb = tuple(int(round(c * 255)) for c in colors.to_rgb(value))
+            out[name.removeprefix(prefix).lower()] = rgb  # type: ignore[assignment]
+    return out
+
+
 _HEX = re.compile(r"^#?([0-9a-fA-F]{6}|[0-9a-fA-F]{3})$")
 
 
@@ -310,6 +342,10 @@ def parse_color(value: Any, *, where: str = "color") -> tuple[int, int, int]:
         text = value.strip().lower()
         if text in NAMED_COLORS:
             return NAMED_COLORS[text]
+        extra = more_colour_names().get(text) or more_colour_names().get(
+            text.replace("grey", "gray"))
+        if extra is not None:
+            return extra
         match = _HEX.match(text)
         if match:
             digits = match.group(1)

@@ -54,8 +54,8 @@ class RoleInfo:
     def as_dict(self) -> dict[str, Any]:
         """JSON-friendly view."""
         return {"id": self.model, "model": self.model, "available": self.available,
-                "reason": self.reason, "backend": self.runtime, "quant": "none", "source": self.source,
-                "license": self.license, "runtime": self.runtime}
+                "reason": self.reason, "backend": self.runtime, "quant": "none",
+                "source": self.source, "license": self.license, "runtime": self.runtime}
 
 
 @lru_cache(maxsize=1)
