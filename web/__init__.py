@@ -27,6 +27,7 @@ from web.benchmark import (
 )
 from web.edit import (
     checkout,
+    crop,
     download,
     edit_turn,
     export_archive,
@@ -53,7 +54,7 @@ from web.views import SessionView, get_view, image_size, preview, status_line, t
 __all__ = [
     "AutopilotView", "BenchmarkView", "SESSION_ID_RE", "SessionError", "SessionManager",
     "SessionView", "WebSession", "benchmark_agents", "browser_secret", "cancel_autopilot",
-    "checkout", "download", "edit_turn", "ensure_session", "export_archive", "get_manager",
+    "checkout", "crop", "download", "edit_turn", "ensure_session", "export_archive", "get_manager",
     "get_view", "graph_json", "image_size", "import_archive", "load_mask_file",
     "mask_from_editor", "mini_dataset", "open_image", "parse_bbox", "preview", "redo",
     "run_autopilot", "run_benchmark", "score_files", "send_autopilot_to_edit", "set_manager",

@@ -103,6 +103,36 @@ def edit_turn(session_id: str | None, instruction: str, mask: np.ndarray | None 
     return with_session(session_id, run, create=False)
 
 
+def crop(session_id: str | None, box: Any, aspect: str = "free") -> tuple[SessionView, dict]:
+    """Crop the current photo to an explicit box (the UI's crop handles), one undoable step.
+
+    Args:
+        session_id: the web session (must hold a photo).
+        box: ``[x0, y0, x1, y1]`` in the current frame's full-resolution pixels (a list, or
+            text ``"x0,y0,x1,y1"``); clipped to the frame.
+        aspect: ``"free"`` to crop exactly to the box, or a ratio (``"1:1"``, ``"16:9"``…)
+            to take the smallest box of that ratio around it.
+
+    Returns:
+        ``(page state, TurnResult.to_dict())``; the view's image has the new frame size.
+    """
+    if isinstance(box, str):
+        box = [part for part in box.replace("[", "").replace("]", "").split(",") if part.strip()]
+
+    def run(session: WebSession) -> tuple[SessionView, dict]:
+        edit = session.edit
+        try:
+            result = edit.crop(box, aspect).to_dict()
+        except ValueError as exc:
+            raise SessionError(str(exc)) from exc
+        text = f"crop to {list(box)}" + (f" ({aspect})" if aspect != "free" else "")
+        session.chat.extend(turn_messages(text, result))
+        session.save_ui()
+        return session_view(session, message=result.get("message", "")), result
+
+    return with_session(session_id, run, create=False)
+
+
 def _graph_move(session_id: str | None, verb: str, node_id: str | None = None) -> SessionView:
     def run(session: WebSession) -> SessionView:
         edit = session.edit
@@ -153,12 +183,14 @@ def graph_json(session_id: str | None) -> dict:
     return with_session(session_id, run, create=False)
 
 
-def download(session_id: str | None, fmt: str | None = None) -> Path:
+def download(session_id: str | None, fmt: str | None = None,
+             long_side: int | None = None) -> Path:
     """Write the current state at full resolution in the original format (ICC/EXIF kept).
 
     Args:
         session_id: the web session.
         fmt: override the format (``"PNG"``, ``"JPEG"``…); default: the original's.
+        long_side: resize on export to at most this long side (never enlarged).
 
     Returns:
         Path of the written file inside the session's ``downloads/`` folder.
@@ -170,8 +202,9 @@ def download(session_id: str | None, fmt: str | None = None) -> Path:
         stem = Path(session.ui.get("filename") or "photo").stem or "photo"
         suffix = _suffix(fmt or getattr(edit.original, "format", None),
                          session.ui.get("filename"))
-        dest = out / f"{stem}-loupe-{edit.graph.head or 'n0'}{suffix}"
-        written = edit.save_image(dest, format=fmt)
+        size = f"-{int(long_side)}px" if long_side else ""
+        dest = out / f"{stem}-loupe-{edit.graph.head or 'n0'}{size}{suffix}"
+        written = edit.save_image(dest, format=fmt, long_side=long_side)
         return Path(written) if isinstance(written, (str, Path)) else dest
 
     return with_session(session_id, run, create=False)

@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from pipelines.embeddings import sentence_encoder
+
 log = logging.getLogger(__name__)
 
 #: Cosine below which no intent fits.
@@ -270,8 +272,6 @@ class IntentMatcher:
     @property
     def encode(self) -> Any:
         if self._encode is None:
-            from pipelines.embeddings import sentence_encoder
-
             self._encode = sentence_encoder()
         return self._encode
 

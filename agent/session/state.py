@@ -28,6 +28,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from pipelines.editors.frame import FrameChange, FrameError, apply_frame
 from pipelines.files import atomic_write
 from pipelines.layers import mask_bbox
 
@@ -36,6 +37,10 @@ Box = tuple[int, int, int, int]
 #: Default byte budget of the materialised-image cache: two 12-MP or one 20-MP RGB image.
 DEFAULT_CACHE_BYTES = 96 * 1024 * 1024
 GRAPH_VERSION = 1
+#: Version written when some state changes the frame (crop, rotate…); older Loupes, which
+#: read only version 1, then refuse the file instead of misreading it.
+FRAME_GRAPH_VERSION = 2
+READABLE_GRAPH_VERSIONS = (GRAPH_VERSION, FRAME_GRAPH_VERSION)
 LAYER_DIR = "layers"
 
 
@@ -295,6 +300,8 @@ class Node:
         created: ISO-8601 UTC timestamp.
         layers: what changed from the parent, in order.
         meta: small JSON-able extras (score, editor, source of the edit…).
+        frame: for a frame edit (crop, rotate, flip, straighten, resize), how this state's
+            frame derives from the parent's; its layers then live in the new frame.
     """
 
     id: str
@@ -304,11 +311,15 @@ class Node:
     created: str = field(default_factory=_now)
     layers: list[StoredLayer] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    frame: FrameChange | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "parent": self.parent, "action": self.action,
-                "description": self.description, "created": self.created,
-                "layers": [layer.to_json() for layer in self.layers], "meta": self.meta}
+        out = {"id": self.id, "parent": self.parent, "action": self.action,
+               "description": self.description, "created": self.created,
+               "layers": [layer.to_json() for layer in self.layers], "meta": self.meta}
+        if self.frame is not None:
+            out["frame"] = self.frame.to_json()
+        return out
 
     @property
     def changed_pixels_box(self) -> Box | None:
@@ -347,11 +358,18 @@ class StateGraph:
     # ---- shape -------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        return self._root_pixels.shape
+        """``(height, width, channels)`` of the head's frame."""
+        width, height = self.size_at(self.head)
+        return height, width, self._root_pixels.shape[2]
 
     @property
     def size(self) -> tuple[int, int]:
-        """``(width, height)`` of every state."""
+        """``(width, height)`` of the head's frame (frame edits change it)."""
+        return self.size_at(self.head)
+
+    @property
+    def root_size(self) -> tuple[int, int]:
+        """``(width, height)`` of the original."""
         return self._root_pixels.shape[1], self._root_pixels.shape[0]
 
     def node(self, node_id: str) -> Node:
@@ -397,11 +415,8 @@ class StateGraph:
         """
         parent = self.head if parent is None else self.node(parent).id
         layers = list(edits)
-        height, width = self.shape[:2]
-        for layer in layers:
-            x0, y0, x1, y1 = layer.bbox
-            if not (0 <= x0 < x1 <= width and 0 <= y0 < y1 <= height):
-                raise StateError(f"layer box {layer.bbox} is outside the {width}x{height} image")
+        width, height = self.size_at(parent)
+        _check_boxes(layers, width, height)
         node_id = self._new_id()
         node = Node(node_id, parent, action, description.strip() or "edit", layers=layers,
                     meta=dict(meta or {}))
@@ -410,6 +425,52 @@ class StateGraph:
         self._children[node_id] = []
         self._redo[parent] = node_id
         self.head = node_id
+        return node
+
+    # ---- frames: states whose frame differs from their parent's ---------------------
+    def size_at(self, node_id: str | None = None) -> tuple[int, int]:
+        """``(width, height)`` of a state's frame: the latest frame edit on its path, else
+        the original's."""
+        current: str | None = self.head if node_id is None else self.node(node_id).id
+        while current is not None:
+            node = self.nodes[current]
+            if node.frame is not None:
+                return node.frame.size
+            current = node.parent
+        return self.root_size
+
+    def frame_key(self, node_id: str | None = None) -> str:
+        """Id of the state that set this state's frame (the root when none did): two
+        states with the same key share pixel coordinates."""
+        current: str | None = self.head if node_id is None else self.node(node_id).id
+        while current is not None:
+            node = self.nodes[current]
+            if node.frame is not None or node.parent is None:
+                return node.id
+            current = node.parent
+        return self.root
+
+    def add_frame(self, parent: str | None, action: dict[str, Any] | None, description: str,
+                  frame: FrameChange, edits: Iterable[StoredLayer], *,
+                  meta: dict[str, Any] | None = None) -> Node:
+        """Add a state whose frame differs from ``parent``'s (crop, rotate, flip,
+        straighten, resize) and move the head to it.
+
+        Args:
+            parent: the state edited (the head by default).
+            action: the action that made it.
+            description: one line for people and the planner.
+            frame: how the new frame derives from the parent's (``apply_frame`` replays it).
+            edits: layers in the new frame (for a ``canvas`` frame: all its pixels).
+            meta: small JSON-able extras.
+
+        Returns:
+            The new node (now the head).
+        """
+        layers = list(edits)
+        _check_boxes(layers, *frame.size)
+        node = self.add(parent, action, description, [], meta=meta)
+        node.frame, node.layers = frame, layers
         return node
 
     def _new_id(self) -> str:
@@ -468,7 +529,10 @@ class StateGraph:
                 break
         image = self._working_copy(chain[start] if start else None)
         for nid in chain[start + 1:]:
-            for layer in self.nodes[nid].layers:
+            node = self.nodes[nid]
+            if node.frame is not None:
+                image = apply_frame(image, node.frame)
+            for layer in node.layers:
                 layer.apply(image)
         self.cache.put(target, image)
         return image
@@ -491,8 +555,10 @@ class StateGraph:
     # ---- JSON -------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         """The graph as a JSON-able dict (layers by file name; persist them first)."""
-        return {"version": GRAPH_VERSION, "root": self.root, "head": self.head,
-                "width": self.size[0], "height": self.size[1], "channels": self.shape[2],
+        framed = any(n.frame is not None for n in self.nodes.values())
+        return {"version": FRAME_GRAPH_VERSION if framed else GRAPH_VERSION,
+                "root": self.root, "head": self.head, "width": self.root_size[0],
+                "height": self.root_size[1], "channels": self._root_pixels.shape[2],
                 "counter": self._counter, "redo": dict(self._redo),
                 "nodes": [n.to_json() for n in self.nodes.values()]}
 
@@ -509,9 +575,9 @@ class StateGraph:
                   cache_bytes: int = DEFAULT_CACHE_BYTES) -> StateGraph:
         """Rebuild a graph saved by ``to_json`` (layers are read lazily from ``folder``)."""
         version = data.get("version")
-        if version != GRAPH_VERSION:
-            raise StateError(f"unknown session graph version {version!r} "
-                             f"(this Loupe reads version {GRAPH_VERSION})")
+        if version not in READABLE_GRAPH_VERSIONS:
+            raise StateError(f"unknown session graph version {version!r} (this Loupe reads "
+                             f"versions {', '.join(map(str, READABLE_GRAPH_VERSIONS))})")
         width, height = int(data["width"]), int(data["height"])
         if root_image.shape[:2] != (height, width):
             raise StateError(f"the stored original is {root_image.shape[1]}x"
@@ -523,7 +589,7 @@ class StateGraph:
             node = Node(str(item["id"]), item.get("parent"), item.get("action"),
                         str(item.get("description", "")), str(item.get("created", "")),
                         [StoredLayer.from_json(x, folder) for x in item.get("layers", [])],
-                        dict(item.get("meta") or {}))
+                        dict(item.get("meta") or {}), frame_from_json(item, version))
             if node.parent is not None and node.parent not in graph.nodes:
                 raise StateError(f"state {node.id} names an unknown parent {node.parent}")
             graph.nodes[node.id] = node
@@ -553,6 +619,27 @@ class StateGraph:
         """Bytes of the layer pixels held in memory (0 once persisted)."""
         return sum(layer.patch.nbytes + layer.mask.nbytes for node in self.nodes.values()
                    for layer in node.layers if layer.in_memory)
+
+
+def _check_boxes(layers: list[StoredLayer], width: int, height: int) -> None:
+    for layer in layers:
+        x0, y0, x1, y1 = layer.bbox
+        if not (0 <= x0 < x1 <= width and 0 <= y0 < y1 <= height):
+            raise StateError(f"layer box {layer.bbox} is outside the {width}x{height} image")
+
+
+def frame_from_json(item: dict[str, Any], version: Any) -> FrameChange | None:
+    """A stored node's frame record (version 2 files), checked; None when it has none."""
+    data = item.get("frame")
+    if data is None:
+        return None
+    if version == GRAPH_VERSION:
+        raise StateError(f"state {item.get('id')!r} has a frame edit, which a version-1 "
+                         "session cannot hold")
+    try:
+        return FrameChange.from_json(data)
+    except FrameError as err:
+        raise StateError(f"state {item.get('id')!r}: {err}") from None
 
 
 def graph_from_file(path: Path) -> dict[str, Any]:
