@@ -71,7 +71,7 @@ def main() -> None:
     times: list[float] = []
     for name in args.set or list(SETS):
         cases = json.loads(SETS[name].read_text())["cases"]
-        accuracy, failures = run_set(planner, cases, [])
+        accuracy, failures = run_set(planner, cases, times)
         for _ in range(args.repeats):
             run_set(planner, cases, times)
         print(f"{name}: {accuracy:.1%} of {len(cases)} phrasings")

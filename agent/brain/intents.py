@@ -8,8 +8,9 @@ canonical instruction a button sends back, and a handful of phrasings in our own
 per intent (cosine). ``decide`` turns the scores into one of three answers:
 
 * ``plan``: one intent clearly fits;
-* ``ask``: two intents of different operations are within ``ASK_MARGIN`` of each other
-  (the user picks with a button);
+* ``ask``: two intents of different operations are close (within ``ASK_MARGIN``, or
+  within ``UNSURE_MARGIN`` when even the best is below ``UNSURE_SCORE``): the user picks
+  with a button;
 * ``none``: nothing reaches ``MIN_SCORE`` (the reply says what Loupe can do).
 
 The same library feeds the LLM planner's prompt (``library_text``), so both planners
@@ -30,9 +31,13 @@ from pipelines.embeddings import sentence_encoder
 log = logging.getLogger(__name__)
 
 #: Cosine below which no intent fits.
-MIN_SCORE = 0.62
-#: Two different operations this close (cosine) make the planner ask.
-ASK_MARGIN = 0.025
+MIN_SCORE = 0.55
+#: Below this the best intent is a guess: ask when another operation is within
+#: ``UNSURE_MARGIN``.
+UNSURE_SCORE = 0.70
+UNSURE_MARGIN = 0.12
+#: Above ``UNSURE_SCORE``, two different operations this close still make the planner ask.
+ASK_MARGIN = 0.03
 #: A confident match: no question even if another operation is close.
 SURE_SCORE = 0.86
 
@@ -302,7 +307,8 @@ class IntentMatcher:
         if score < MIN_SCORE:
             return Decision("none", (), (score,))
         rival = next(((i, s) for i, s in ranked[1:] if i.operation != top.operation), None)
-        if rival is not None and score < SURE_SCORE and score - rival[1] < ASK_MARGIN:
+        margin = UNSURE_MARGIN if score < UNSURE_SCORE else ASK_MARGIN
+        if rival is not None and score < SURE_SCORE and score - rival[1] < margin:
             return Decision("ask", (top, rival[0]), (score, rival[1]))
         return Decision("plan", (top,), (score,))
 

@@ -693,8 +693,9 @@ def _read_clause(clause: str, ctx: _Context, quotes: list[str]) -> list[_Step]:
     looks = _read_look(clause)
     if looks and looks[0].operation != "generate":
         return looks
+    new_content = bool(looks) and bool(re.search(_GENERATIVE_LOOKS, clause))
     for reader in (_read_filter, lambda c: _read_recolor(c, ctx), _read_adjuster,
-                   lambda c: _read_intent(c, ctx)):
+                   lambda c: None if new_content else _read_intent(c, ctx)):
         step = reader(clause)
         if step is not None:
             return [step]
