@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 
 from agent.actions import Action, RegionType
-from agent.session.state import StoredLayer, diff_layer, split_layer
+from agent.session.state import StoredLayer, split_layer
 from eval.noref import estimate_tilt, estimate_tilt_lines
 from pipelines.editors.frame import Box, FrameChange, FrameError, clamp_box, plan_frame
 from pipelines.editors.operations import get_operation
@@ -47,7 +47,8 @@ class FrameResult:
 def detect_tilt(image: np.ndarray) -> tuple[float, int]:
     """The correction (degrees, counter-clockwise +) that levels the photo, and the
     confidence of the measurement (0 when no horizon or dominant lines were found)."""
-    gray = cv2.cvtColor(np.ascontiguousarray(image[..., :3]), cv2.COLOR_RGB2GRAY)
+    step = max(1, max(image.shape[:2]) // 2048)   # measured at ~1024 px: subsample first
+    gray = cv2.cvtColor(np.ascontiguousarray(image[::step, ::step, :3]), cv2.COLOR_RGB2GRAY)
     gray = downscale(gray, 1024)
     tilt, confidence = estimate_tilt_lines(gray)
     if confidence < 6:
@@ -93,9 +94,10 @@ def run_frame_action(image: np.ndarray, action: Action, *, user_mask: np.ndarray
             raise FrameError("the crop's region is empty")
     change, pixels = plan_frame(image, action.operation, params, around)
     layers: list[StoredLayer] = []
-    if not change.exact:
-        stored = diff_layer(np.zeros_like(pixels), pixels)
-        layers = split_layer(stored) if stored is not None else []
+    if not change.exact:   # the new frame's pixels, all of them (replayed onto a blank frame)
+        full = StoredLayer((0, 0, change.size[0], change.size[1]), _patch=pixels,
+                           _mask=np.ones(pixels.shape[:2], bool))
+        layers = split_layer(full)
     before, after = f"{width}x{height}", f"{change.size[0]}x{change.size[1]}"
     detail = f" by {params['angle']:+.1f}°" if action.operation == "straighten" else ""
     return FrameResult(change, layers, pixels,
