@@ -157,6 +157,7 @@ def test_session_turns_crop_then_edit_at_the_cropped_native_size(photo, tmp_path
     session = EditSession.create(photo, tmp_path / "s")
     result = session.turn("crop to a square pls")
     assert result.ok and session.graph.size == (512, 512)
+    assert result.steps[0].bbox == [128, 0, 640, 512]   # the kept box, for a UI
     crop = photo[:, 128:640]
     assert np.array_equal(session.current_image(), crop)
     result = session.turn("make it brighter")
@@ -219,6 +220,7 @@ def test_web_crop_call_makes_one_undoable_state(photo, tmp_path):
     try:
         sid = web.ensure_session(None)
         web.open_image(sid, photo, "photo.png")
+        assert web.suggest_crop(sid, "1:1") == [128, 0, 640, 512]
         view, result = web.crop(sid, "10, 20, 310, 220")
         assert result["ok"] and web.image_size(sid) == (300, 200)
         assert web.download(sid, "PNG", long_side=150).name.endswith("-150px.png")
@@ -226,3 +228,13 @@ def test_web_crop_call_makes_one_undoable_state(photo, tmp_path):
         assert web.image_size(sid) == (768, 512)
     finally:
         web.set_manager(None)
+
+
+def test_one_turn_crops_then_edits_the_cropped_frame(photo, tmp_path):
+    session = EditSession.create(photo, tmp_path / "s")
+    result = session.turn("crop to a square and make it black and white")
+    assert result.ok and len(result.nodes) == 2 and session.graph.size == (512, 512)
+    out = session.current_image()
+    assert np.array_equal(out[..., 0], out[..., 1]) and np.array_equal(out[..., 1], out[..., 2])
+    session.undo()
+    assert np.array_equal(session.current_image(), photo[:, 128:640])

@@ -35,6 +35,7 @@ from web.edit import (
     import_archive,
     open_image,
     redo,
+    suggest_crop,
     undo,
 )
 from web.errors import SessionError, user_message
@@ -58,5 +59,6 @@ __all__ = [
     "get_view", "graph_json", "image_size", "import_archive", "load_mask_file",
     "mask_from_editor", "mini_dataset", "open_image", "parse_bbox", "preview", "redo",
     "run_autopilot", "run_benchmark", "score_files", "send_autopilot_to_edit", "set_manager",
-    "status_line", "turn_messages", "undo", "unpack_dataset", "user_message", "with_session",
+    "status_line", "suggest_crop", "turn_messages", "undo", "unpack_dataset", "user_message",
+    "with_session",
 ]

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from agent.session import EditSession, SessionError
+from pipelines.editors.frame import crop_box
 from pipelines.progress import ProgressFn
 from web.graph_view import render_svg
 from web.sessions import WebSession, with_session
@@ -129,6 +130,25 @@ def crop(session_id: str | None, box: Any, aspect: str = "free") -> tuple[Sessio
         session.chat.extend(turn_messages(text, result))
         session.save_ui()
         return session_view(session, message=result.get("message", "")), result
+
+    return with_session(session_id, run, create=False)
+
+
+def suggest_crop(session_id: str | None, aspect: str = "free",
+                 margin: float = 0.0) -> list[int]:
+    """The box a crop of ``aspect`` (and ``margin`` trimmed per side) would keep in the
+    current frame, ``[x0, y0, x1, y1]`` in its full-resolution pixels: the starting crop
+    box a UI shows for adjusting before calling ``crop``.
+
+    Raises:
+        SessionError: an unknown aspect or a margin that leaves nothing.
+    """
+    def run(session: WebSession) -> list[int]:
+        width, height = session.edit.graph.size
+        try:
+            return list(crop_box(width, height, aspect=aspect, margin=float(margin)))
+        except ValueError as exc:
+            raise SessionError(str(exc)) from exc
 
     return with_session(session_id, run, create=False)
 

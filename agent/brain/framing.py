@@ -48,12 +48,14 @@ def _aspect(clause: str) -> str | None:
 
 def _read_crop(clause: str, degree: float) -> Reading | None:
     aspect = _aspect(clause)
-    wants = _CROP_VERB.search(clause) or (
-        aspect and re.search(rf"^(?:make|turn|change|set|convert)\s+(?:{_WHOLE}\s+)?"
-                             r"(?:(?:in)?to\s+)?(?:a\s+)?", clause)
-        and not re.search(r"\b(?:bigger|smaller|larger)\b", clause))
-    if not wants and not (aspect and re.search(r"\b(?:aspect|ratio|format|for instagram|"
-                                               r"for a story)\b", clause)):
+    # without a crop verb, the aspect must be what the whole photo becomes: "make it
+    # square", "make the photo 16:9", not "make the blue square orange"
+    whole = aspect and re.search(rf"^(?:make|turn|change|set|convert|reshape)\s+(?:{_WHOLE}\s+)?"
+                                 r"(?:(?:in)?to\s+)?(?:a\s+|the\s+)?(?:\d{1,2}\s*(?::|x|×|by|/)"
+                                 r"\s*\d{1,2}|square|wide ?screen|portrait|story|banner)"
+                                 r"(?:\s+(?:format|crop|aspect|ratio|shape|for\b.*))?$", clause)
+    if not (_CROP_VERB.search(clause) or whole or (aspect and re.search(
+            r"\b(?:aspect|ratio|format|for instagram|for a story)\b", clause))):
         return None
     params: dict[str, Any] = {}
     if aspect:
@@ -113,10 +115,17 @@ def _read_flip(clause: str) -> Reading | None:
     return Reading("flip", {"axis": "vertical" if vertical else "horizontal"})
 
 
-_STRAIGHT = re.compile(r"\bstraighten\w*\b|\blevel (?:out )?(?:the )?(?:horizon|photo|"
-                       r"image|picture|it|this)\b|\bhorizon\b|\btilt(?:ed|ing)?\b|"
-                       r"\bcrooked\b|\bleaning\b|\bwonky\b|\bskew(?:ed)?\b|\bslanted\b|"
-                       r"\bnot (?:straight|level)\b|\baskew\b|\boff[- ]level\b")
+_FRAME_SUBJECT = (r"(?:it|this|that|everything|the (?:photo|image|picture|pic|shot|frame|"
+                  r"horizon|buildings?|walls?|verticals|lines|sea|ocean)|horizon|photo|image)")
+_STRAIGHT = re.compile(
+    r"\bstraighten\w*\b(?! (?:the |her |his |my )?(?:hair|teeth|tie|collar))|"
+    r"\blevel (?:out )?(?:the )?(?:horizon|photo|image|picture|it|this)\b|"
+    r"\b(?:fix|correct) the (?:tilt|horizon|angle|rotation)\b|"
+    rf"(?:^|\b{_FRAME_SUBJECT}\s+(?:is|are|looks?|seems?)\s+)(?:a bit |slightly |very |so |"
+    r"kinda |really |too )?(?:tilted|crooked|leaning|wonky|skewed|slanted|askew|not "
+    r"(?:straight|level)|off[- ]level)\b|"
+    r"\b(?:tilted|crooked|wonky|slanted|skewed) (?:horizon|photo|image|picture|shot)\b|"
+    r"^(?:tilted|crooked|wonky|askew)$")
 
 
 def _read_straighten(clause: str) -> Reading | None:

@@ -448,7 +448,9 @@ class TurnRunner:
             return None
         step.region = "the frame"
         step.status, step.message = "applied", done.message
-        step.bbox = [0, 0, *done.change.size]
+        # a crop reports the kept box in the frame before it (a UI can show it for adjusting)
+        step.bbox = list(done.change.params["box"]) if done.change.kind == "crop" else \
+            [0, 0, *done.change.size]
         self.frames[step.index] = done
         return done.layers
 
