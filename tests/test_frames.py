@@ -13,10 +13,11 @@ import pytest
 from PIL import Image
 from skimage import data
 
+import web
 from agent.actions import Action
 from agent.session.edit_session import EditSession
 from agent.session.frames import detect_tilt, run_frame_action
-from agent.session.state import StateError, StateGraph
+from agent.session.state import StateError, StateGraph, diff_layer
 from pipelines.editors.base import EditRequest
 from pipelines.editors.classical import ClassicalEditor
 from pipelines.editors.frame import (
@@ -117,7 +118,6 @@ def test_graph_frame_state_undo_is_bit_exact_and_later_layers_use_the_new_frame(
     assert graph.size == (512, 512) and np.array_equal(graph.image(), cropped)
     brighter = ClassicalEditor().edit(cropped, np.ones((512, 512), bool),
                                       EditRequest("adjust", "brightness", {"amount": 0.2}))
-    from agent.session.state import diff_layer
     graph.add(node.id, {"operation": "brightness"}, "brighter", [diff_layer(cropped, brighter)])
     assert graph.image().shape == (512, 512, 3)
     assert np.array_equal(graph.image(), brighter)
@@ -214,8 +214,6 @@ def test_export_keeps_exif_orientation_consistent_with_the_pixels(tmp_path):
 
 
 def test_web_crop_call_makes_one_undoable_state(photo, tmp_path):
-    import web
-
     web.set_manager(web.SessionManager(tmp_path / "web"))
     try:
         sid = web.ensure_session(None)
