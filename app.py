@@ -259,6 +259,23 @@ def edit(session_id: str, instruction: str, mask: str | None = None,
 
 
 @_friendly
+def crop(session_id: str, box: str, aspect: str = "free") -> tuple[Any, dict]:
+    """Crop the session's current photo to a box (one undoable state).
+
+    Args:
+        session_id: the id returned by new_session.
+        box: "x0,y0,x1,y1" in the current photo's full-resolution pixels.
+        aspect: "free" for exactly the box, or a ratio such as "1:1" or "16:9" for the
+            smallest box of that ratio around it.
+
+    Returns:
+        A preview of the cropped photo, and the turn's plan, steps and new head.
+    """
+    view, result = web.crop(session_id, box, aspect or "free")
+    return view.image, result
+
+
+@_friendly
 def undo(session_id: str) -> tuple[Any, dict]:
     """Undo the last edit of a session (the state stays in the graph).
 
@@ -559,7 +576,7 @@ def _api_section() -> None:
     img = gr.Image(visible=False, type="numpy", format="png", label="image")
     out_json, out_file = gr.JSON(visible=False, label="result"), gr.File(visible=False)
     out_text = gr.Textbox(visible=False, label="session_id")
-    outputs = {new_session: [out_text, out_json], edit: [img, out_json],
+    outputs = {new_session: [out_text, out_json], edit: [img, out_json], crop: [img, out_json],
                undo: [img, out_json], redo: [img, out_json], checkout: [img, out_json],
                graph: [out_json], download: [out_file], export_session: [out_file],
                import_session: [out_text, out_json], autopilot: [img, out_json],

@@ -516,11 +516,34 @@ def save_image(pixels: np.ndarray | LoadedImage, dest: str | os.PathLike | None,
     if icc and fmt != "BMP":
         kwargs["icc_profile"] = icc
     if exif and fmt != "BMP":
-        kwargs["exif"] = exif
+        kwargs["exif"] = exif_for_size(exif, image.width, image.height)
     data = _encode(image, fmt, kwargs)
     if dest is None:
         return data
     return _write_atomically(Path(dest), data)
+
+
+_PIXEL_X, _PIXEL_Y, _EXIF_IFD = 0xA002, 0xA003, 0x8769
+
+
+def exif_for_size(exif: bytes, width: int, height: int) -> bytes:
+    """The EXIF block with its pixel dimensions matching a (cropped, rotated…) frame.
+
+    The block is rewritten only when it states other dimensions; the rewrite leaves out
+    the embedded thumbnail, which shows the old frame. Orientation stays as it was (1).
+    """
+    try:
+        parsed = Image.Exif()
+        parsed.load(exif)
+        sub = parsed.get_ifd(_EXIF_IFD)
+        stated = (sub.get(_PIXEL_X), sub.get(_PIXEL_Y))
+        if stated == (None, None) or stated == (width, height):
+            return exif
+        sub[_PIXEL_X], sub[_PIXEL_Y] = int(width), int(height)
+        return parsed.tobytes()
+    except Exception as err:  # noqa: BLE001 - odd EXIF: keep it as it came
+        log.info("EXIF dimensions left as they were (%s)", err)
+        return exif
 
 
 def _encode(image: Image.Image, fmt: str, kwargs: dict[str, Any]) -> bytes:

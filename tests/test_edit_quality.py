@@ -224,14 +224,15 @@ def test_make_the_triangle_a_little_bigger_scales_it(shapes_session):
 
 
 def test_the_issues_three_step_plan_runs_two_steps_and_reports_the_third(shapes_session):
-    # the embedded localiser finds objects by colour or place: "the triangle" alone
-    # cannot be found, so step 3 cannot run; steps 1 and 2 still land
+    # the embedded localiser finds objects by colour, place or a detector class: "the
+    # triangle" alone (no colour, no detector class) cannot be found, so step 3 cannot run;
+    # steps 1 and 2 still land
     session, before = shapes_session
     result = session.turn("get rid of the green box, then make the red ball warmer, then "
                           "make the triangle a little bigger")
     assert [s.status for s in result.steps] == ["applied", "applied", "needs_mask"]
     assert result.ok and result.changed and len(result.nodes) == 2
-    assert "triangle" in result.message and "localiser" in result.message
+    assert "triangle" in result.message and "paint it with the brush" in result.message
     after = session.current_image()
     blue = get_localizer().locate(before, "the blue pyramid").masks[0].mask
     assert np.array_equal(after[blue], before[blue])          # step 3 did nothing

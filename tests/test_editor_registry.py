@@ -77,10 +77,21 @@ def test_unknown_editor_name_lists_the_known_ones():
         registry.pick_editor(EditRequest("adjust", "blur"), prefer="photoshop")
 
 
-@pytest.mark.parametrize("op", sorted(o for o, s in OPERATIONS.items() if not s.generative))
+#: frame edits (pipelines.editors.frame) are not patch edits
+_NOT_PATCH = {"crop", "rotate", "flip", "resize"}
+
+
+@pytest.mark.parametrize("op", sorted(o for o, s in OPERATIONS.items()
+                                      if not s.generative and o not in _NOT_PATCH))
 def test_non_generative_operations_go_to_the_classical_editor(op):
     editor = registry.pick_editor(EditRequest(OPERATIONS[op].kinds[0], op))
     assert editor.name == "classical"
+
+
+@pytest.mark.parametrize("op", ["crop", "rotate", "flip", "resize"])
+def test_frame_edits_are_no_editors_job(op):
+    with pytest.raises(EditError, match="no available editor"):
+        registry.pick_editor(EditRequest("adjust", op))
 
 
 def test_generative_operation_without_a_generative_editor_says_so(no_generative):
@@ -134,7 +145,8 @@ def test_available_editors_reports_classical_and_every_registered_editor():
     assert next(iter(status)) == "classical"
     classical = status["classical"]
     assert classical["available"] is True and classical["reason"] == ""
-    assert set(classical["operations"]) == {o for o, s in OPERATIONS.items() if not s.generative}
+    assert set(classical["operations"]) == \
+        {o for o, s in OPERATIONS.items() if not s.generative} - _NOT_PATCH
     for name, info in status.items():
         assert set(info) == {"available", "operations", "reason", "requires_weights"}
         assert info["available"] or info["reason"], name

@@ -257,7 +257,7 @@ def test_llm_planner_never_sends_hostile_text(stub):
 
 
 @pytest.mark.parametrize("text, words", [
-    ("redo", "history"), ("crop the image to a square", "native resolution"),
+    ("redo", "history"), ("upscale the photo to 8K", "native resolution"),
     ("delete everything", "name what to remove"),
 ])
 def test_unsupported_requests_say_why(text, words):

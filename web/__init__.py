@@ -28,6 +28,7 @@ from web.benchmark import (
 )
 from web.edit import (
     checkout,
+    crop,
     download,
     edit_turn,
     export_archive,
@@ -35,6 +36,7 @@ from web.edit import (
     import_archive,
     open_image,
     redo,
+    suggest_crop,
     undo,
 )
 from web.errors import SessionError, user_message
@@ -57,10 +59,11 @@ __all__ = [
     "AutopilotView", "BenchmarkView", "NotFoundForRefused", "SESSION_ID_RE", "SessionError",
     "SessionManager", "cache_policy", "private_folder", "publish",
     "SessionView", "WebSession", "benchmark_agents", "browser_secret", "cancel_autopilot",
-    "checkout", "download", "edit_turn", "ensure_session", "export_archive", "get_manager",
+    "checkout", "crop", "download", "edit_turn", "ensure_session", "export_archive", "get_manager",
     "get_view", "graph_json", "image_size", "import_archive", "in_new_session",
     "load_mask_file",
     "mask_from_editor", "mini_dataset", "open_image", "parse_bbox", "preview", "redo",
     "run_autopilot", "run_benchmark", "score_files", "send_autopilot_to_edit", "set_manager",
-    "status_line", "turn_messages", "undo", "unpack_dataset", "user_message", "with_session",
+    "status_line", "suggest_crop", "turn_messages", "undo", "unpack_dataset", "user_message",
+    "with_session",
 ]

@@ -13,6 +13,7 @@ import numpy as np
 
 from agent.session import EditSession, SessionError
 from agent.session.archive import archive_limit
+from pipelines.editors.frame import crop_box
 from pipelines.files import check_id, slug, tree_size
 from pipelines.progress import ProgressFn
 from pipelines.redact import redact
@@ -129,6 +130,57 @@ def edit_turn(session_id: str | None, instruction: str, mask: np.ndarray | None 
     return with_session(session_id, run, create=False)
 
 
+def crop(session_id: str | None, box: Any, aspect: str = "free") -> tuple[SessionView, dict]:
+    """Crop the current photo to an explicit box (the UI's crop handles), one undoable step.
+
+    Args:
+        session_id: the web session (must hold a photo).
+        box: ``[x0, y0, x1, y1]`` in the current frame's full-resolution pixels (a list, or
+            text ``"x0,y0,x1,y1"``); clipped to the frame.
+        aspect: ``"free"`` to crop exactly to the box, or a ratio (``"1:1"``, ``"16:9"``…)
+            to take the smallest box of that ratio around it.
+
+    Returns:
+        ``(page state, TurnResult.to_dict())``; the view's image has the new frame size.
+    """
+    if isinstance(box, str):
+        box = [part for part in box.replace("[", "").replace("]", "").split(",") if part.strip()]
+
+    def run(session: WebSession) -> tuple[SessionView, dict]:
+        edit = session.edit
+        width, height = edit.graph.size
+        get_manager().check_room(session, width * height, what="This crop")
+        try:
+            result = edit.crop(box, aspect).to_dict()
+        except ValueError as exc:
+            raise SessionError(str(exc)) from exc
+        text = f"crop to {list(box)}" + (f" ({aspect})" if aspect != "free" else "")
+        session.chat.extend(turn_messages(text, result))
+        session.save_ui()
+        return session_view(session, message=result.get("message", "")), result
+
+    return with_session(session_id, run, create=False)
+
+
+def suggest_crop(session_id: str | None, aspect: str = "free",
+                 margin: float = 0.0) -> list[int]:
+    """The box a crop of ``aspect`` (and ``margin`` trimmed per side) would keep in the
+    current frame, ``[x0, y0, x1, y1]`` in its full-resolution pixels: the starting crop
+    box a UI shows for adjusting before calling ``crop``.
+
+    Raises:
+        SessionError: an unknown aspect or a margin that leaves nothing.
+    """
+    def run(session: WebSession) -> list[int]:
+        width, height = session.edit.graph.size
+        try:
+            return list(crop_box(width, height, aspect=aspect, margin=float(margin)))
+        except ValueError as exc:
+            raise SessionError(str(exc)) from exc
+
+    return with_session(session_id, run, create=False)
+
+
 def _graph_move(session_id: str | None, verb: str, node_id: str | None = None) -> SessionView:
     if verb == "checkout":
         try:
@@ -185,7 +237,8 @@ def graph_json(session_id: str | None) -> dict:
     return with_session(session_id, run, create=False)
 
 
-def download(session_id: str | None, fmt: str | None = None, folder: Folder = None) -> Path:
+def download(session_id: str | None, fmt: str | None = None, folder: Folder = None,
+             long_side: int | None = None) -> Path:
     """Write the current state at full resolution in the original format (ICC/EXIF kept).
 
     Args:
@@ -194,6 +247,7 @@ def download(session_id: str | None, fmt: str | None = None, folder: Folder = No
         folder: where to write it, or a function making that folder once the session is
             known (the app passes ``web.private_folder``); default the session's
             ``downloads/`` folder, which keeps only the latest file.
+        long_side: resize on export to at most this long side (never enlarged).
 
     Returns:
         Path of the written file, named from the photo's name and the state id only.
@@ -204,8 +258,9 @@ def download(session_id: str | None, fmt: str | None = None, folder: Folder = No
         stem = slug(Path(session.ui.get("filename") or "photo").stem)
         suffix = _suffix(fmt or getattr(edit.original, "format", None),
                          session.ui.get("filename"))
-        dest = out / f"{stem}-loupe-{check_id(edit.graph.head, 'state id')}{suffix}"
-        written = edit.save_image(dest, format=fmt)
+        size = f"-{int(long_side)}px" if long_side else ""
+        dest = out / f"{stem}-loupe-{check_id(edit.graph.head, 'state id')}{size}{suffix}"
+        written = edit.save_image(dest, format=fmt, long_side=long_side)
         return Path(written) if isinstance(written, (str, Path)) else dest
 
     return with_session(session_id, run, create=False)

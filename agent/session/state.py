@@ -30,6 +30,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from pipelines.editors.frame import FrameChange, FrameError, apply_frame
 from pipelines.files import BadIdError, atomic_write, check_id
 from pipelines.images import image_header
 from pipelines.layers import mask_bbox
@@ -39,6 +40,10 @@ Box = tuple[int, int, int, int]
 #: Default byte budget of the materialised-image cache: two 12-MP or one 20-MP RGB image.
 DEFAULT_CACHE_BYTES = 96 * 1024 * 1024
 GRAPH_VERSION = 1
+#: Version written when some state changes the frame (crop, rotate…); older Loupes, which
+#: read only version 1, then refuse the file instead of misreading it.
+FRAME_GRAPH_VERSION = 2
+READABLE_GRAPH_VERSIONS = (GRAPH_VERSION, FRAME_GRAPH_VERSION)
 LAYER_DIR = "layers"
 #: a layer or region file inside a session folder: ``layers/<id>.png``, nothing else
 LAYER_FILE_RE = re.compile(r"layers/[A-Za-z0-9_-]{1,64}\.png")
@@ -342,6 +347,8 @@ class Node:
         created: ISO-8601 UTC timestamp.
         layers: what changed from the parent, in order.
         meta: small JSON-able extras (score, editor, source of the edit…).
+        frame: for a frame edit (crop, rotate, flip, straighten, resize), how this state's
+            frame derives from the parent's; its layers then live in the new frame.
     """
 
     id: str
@@ -351,11 +358,15 @@ class Node:
     created: str = field(default_factory=_now)
     layers: list[StoredLayer] = field(default_factory=list)
     meta: dict[str, Any] = field(default_factory=dict)
+    frame: FrameChange | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "parent": self.parent, "action": self.action,
-                "description": self.description, "created": self.created,
-                "layers": [layer.to_json() for layer in self.layers], "meta": self.meta}
+        out = {"id": self.id, "parent": self.parent, "action": self.action,
+               "description": self.description, "created": self.created,
+               "layers": [layer.to_json() for layer in self.layers], "meta": self.meta}
+        if self.frame is not None:
+            out["frame"] = self.frame.to_json()
+        return out
 
     @property
     def changed_pixels_box(self) -> Box | None:
@@ -394,11 +405,18 @@ class StateGraph:
     # ---- shape -------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
-        return self._root_pixels.shape
+        """``(height, width, channels)`` of the head's frame."""
+        width, height = self.size_at(self.head)
+        return height, width, self._root_pixels.shape[2]
 
     @property
     def size(self) -> tuple[int, int]:
-        """``(width, height)`` of every state."""
+        """``(width, height)`` of the head's frame (frame edits change it)."""
+        return self.size_at(self.head)
+
+    @property
+    def root_size(self) -> tuple[int, int]:
+        """``(width, height)`` of the original."""
         return self._root_pixels.shape[1], self._root_pixels.shape[0]
 
     def node(self, node_id: str) -> Node:
@@ -446,7 +464,7 @@ class StateGraph:
         """
         parent = self.head if parent is None else self.node(parent).id
         layers = list(edits)
-        height, width = self.shape[:2]
+        width, height = self.size_at(parent)
         for layer in layers:
             check_box(layer.bbox, width, height)
         node_id = self._new_id()
@@ -457,6 +475,53 @@ class StateGraph:
         self._children[node_id] = []
         self._redo[parent] = node_id
         self.head = node_id
+        return node
+
+    # ---- frames: states whose frame differs from their parent's ---------------------
+    def size_at(self, node_id: str | None = None) -> tuple[int, int]:
+        """``(width, height)`` of a state's frame: the latest frame edit on its path, else
+        the original's."""
+        current: str | None = self.head if node_id is None else self.node(node_id).id
+        while current is not None:
+            node = self.nodes[current]
+            if node.frame is not None:
+                return node.frame.size
+            current = node.parent
+        return self.root_size
+
+    def frame_key(self, node_id: str | None = None) -> str:
+        """Id of the state that set this state's frame (the root when none did): two
+        states with the same key share pixel coordinates."""
+        current: str | None = self.head if node_id is None else self.node(node_id).id
+        while current is not None:
+            node = self.nodes[current]
+            if node.frame is not None or node.parent is None:
+                return node.id
+            current = node.parent
+        return self.root
+
+    def add_frame(self, parent: str | None, action: dict[str, Any] | None, description: str,
+                  frame: FrameChange, edits: Iterable[StoredLayer], *,
+                  meta: dict[str, Any] | None = None) -> Node:
+        """Add a state whose frame differs from ``parent``'s (crop, rotate, flip,
+        straighten, resize) and move the head to it.
+
+        Args:
+            parent: the state edited (the head by default).
+            action: the action that made it.
+            description: one line for people and the planner.
+            frame: how the new frame derives from the parent's (``apply_frame`` replays it).
+            edits: layers in the new frame (for a ``canvas`` frame: all its pixels).
+            meta: small JSON-able extras.
+
+        Returns:
+            The new node (now the head).
+        """
+        layers = list(edits)
+        for layer in layers:
+            check_box(layer.bbox, *frame.size)
+        node = self.add(parent, action, description, [], meta=meta)
+        node.frame, node.layers = frame, layers
         return node
 
     def _new_id(self) -> str:
@@ -515,7 +580,10 @@ class StateGraph:
                 break
         image = self._working_copy(chain[start] if start else None)
         for nid in chain[start + 1:]:
-            for layer in self.nodes[nid].layers:
+            node = self.nodes[nid]
+            if node.frame is not None:
+                image = apply_frame(image, node.frame)
+            for layer in node.layers:
                 layer.apply(image)
         self.cache.put(target, image)
         return image
@@ -538,8 +606,10 @@ class StateGraph:
     # ---- JSON -------------------------------------------------------------------
     def to_json(self) -> dict[str, Any]:
         """The graph as a JSON-able dict (layers by file name; persist them first)."""
-        return {"version": GRAPH_VERSION, "root": self.root, "head": self.head,
-                "width": self.size[0], "height": self.size[1], "channels": self.shape[2],
+        framed = any(n.frame is not None for n in self.nodes.values())
+        return {"version": FRAME_GRAPH_VERSION if framed else GRAPH_VERSION,
+                "root": self.root, "head": self.head, "width": self.root_size[0],
+                "height": self.root_size[1], "channels": self._root_pixels.shape[2],
                 "counter": self._counter, "redo": dict(self._redo),
                 "nodes": [n.to_json() for n in self.nodes.values()]}
 
@@ -559,6 +629,7 @@ class StateGraph:
         The data is checked first (``check_graph``): a graph from a file is a stranger's.
         """
         check_graph(data)
+        version = data["version"]
         width, height = int(data["width"]), int(data["height"])
         if root_image.shape[:2] != (height, width):
             raise StateError(f"the stored original is {root_image.shape[1]}x"
@@ -571,7 +642,7 @@ class StateGraph:
                 item["id"], item.get("parent"), action if isinstance(action, dict) else None,
                 str(item.get("description", ""))[:MAX_TEXT], str(item.get("created", ""))[:40],
                 [StoredLayer.from_json(x, folder) for x in item.get("layers") or []],
-                meta if isinstance(meta, dict) else {})
+                meta if isinstance(meta, dict) else {}, frame_from_json(item, version))
         graph._children = {node_id: [] for node_id in graph.nodes}
         for node in graph.nodes.values():
             if node.parent is not None:
@@ -606,9 +677,11 @@ def check_graph(data: Any, *, max_pixels: int | None = None) -> None:
     """Raise a ``StateError`` unless ``data`` is a graph ``from_json`` may trust.
 
     In one linear pass: the version; a positive size (within ``max_pixels`` when given);
-    at most ``MAX_NODES`` states, each with a well-formed, unique id (``check_id``) and
-    layer boxes inside the image and files named ``layers/<id>.png``; the parent links
-    form one tree rooted at ``root`` (one root, no orphan, no cycle); the head is a state.
+    at most ``MAX_NODES`` states, each with a well-formed, unique id (``check_id``), a
+    well-formed frame record (version 2 only) and layer files named ``layers/<id>.png``;
+    the parent links form one tree rooted at ``root`` (one root, no orphan, no cycle); the
+    head is a state; every layer box lies inside its own state's frame (the original's
+    size, or the latest crop/rotate/resize on its path), and no frame exceeds the limit.
 
     Args:
         data: the ``graph`` object of a session file.
@@ -616,52 +689,79 @@ def check_graph(data: Any, *, max_pixels: int | None = None) -> None:
     """
     if not isinstance(data, dict):
         raise StateError("the session graph is not an object")
-    if data.get("version") != GRAPH_VERSION:
-        raise StateError(f"unknown session graph version {str(data.get('version'))[:20]} "
-                         f"(this Loupe reads version {GRAPH_VERSION})")
+    version = data.get("version")
+    if version not in READABLE_GRAPH_VERSIONS:
+        raise StateError(f"unknown session graph version {str(version)[:20]} (this Loupe "
+                         f"reads versions {', '.join(map(str, READABLE_GRAPH_VERSIONS))})")
     width, height = data.get("width"), data.get("height")
     if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0
                for v in (width, height)):
         raise StateError("the session graph has no valid image size")
-    if max_pixels is not None and width * height > max_pixels:
-        raise StateError(f"the session's image is {width}x{height} "
-                         f"({width * height / 1e6:.1f} MP), more than the "
-                         f"{max_pixels / 1e6:g}-MP limit (LOUPE_MAX_PIXELS)")
+    _check_pixels(width, height, max_pixels)
     nodes = data.get("nodes")
     if not isinstance(nodes, list) or not 1 <= len(nodes) <= MAX_NODES:
         raise StateError(f"the session graph must hold 1 to {MAX_NODES} states")
     try:
         root = check_id(data.get("root", "n0"), "root state id")
-        parent_of = _parents(nodes, width, height)
+        records = _records(nodes, version)
         head = check_id(data.get("head", root), "head state id")
     except BadIdError as err:
         raise StateError(str(err)) from None
-    roots = [nid for nid, parent in parent_of.items() if parent is None]
+    roots = [nid for nid, rec in records.items() if rec.parent is None]
     if roots != [root]:
         raise StateError(f"the session graph must have exactly one first state, {root!r} "
                          f"(found {len(roots)} state(s) without a parent)")
-    children: dict[str, list[str]] = {nid: [] for nid in parent_of}
-    for nid, parent in parent_of.items():
-        if parent is not None:
-            if parent not in children:
-                raise StateError(f"state {nid} names an unknown parent {parent}")
-            children[parent].append(nid)
-    reached, todo = {root}, [root]
+    children: dict[str, list[str]] = {nid: [] for nid in records}
+    for nid, rec in records.items():
+        if rec.parent is not None:
+            if rec.parent not in children:
+                raise StateError(f"state {nid} names an unknown parent {rec.parent}")
+            children[rec.parent].append(nid)
+    sizes = {root: _frame_size(records[root], (width, height), max_pixels)}
+    todo = [root]
     while todo:
-        kids = children[todo.pop()]
-        reached.update(kids)
-        todo.extend(kids)
-    if len(reached) != len(parent_of):
-        lost = next(n for n in parent_of if n not in reached)
+        parent = todo.pop()
+        for kid in children[parent]:
+            sizes[kid] = _frame_size(records[kid], sizes[parent], max_pixels)
+            todo.append(kid)
+    if len(sizes) != len(records):
+        lost = next(n for n in records if n not in sizes)
         raise StateError(f"state {lost} is not connected to {root}: the parent links "
                          "form a cycle")
-    if head not in parent_of:
+    for nid, rec in records.items():
+        for box in rec.boxes:
+            check_box(box, *sizes[nid])
+    if head not in records:
         raise StateError(f"the session's current state {head!r} is not in its graph")
 
 
-def _parents(nodes: list[Any], width: int, height: int) -> dict[str, str | None]:
-    """``{id: parent}`` of well-formed nodes (ids unique, layers checked)."""
-    parent_of: dict[str, str | None] = {}
+@dataclass
+class _Record:
+    """What ``check_graph`` keeps of one stored state."""
+
+    parent: str | None
+    frame: FrameChange | None
+    boxes: list[Any]
+
+
+def _check_pixels(width: int, height: int, max_pixels: int | None) -> None:
+    if max_pixels is not None and width * height > max_pixels:
+        raise StateError(f"the session's image is {width}x{height} "
+                         f"({width * height / 1e6:.1f} MP), more than the "
+                         f"{max_pixels / 1e6:g}-MP limit (LOUPE_MAX_PIXELS)")
+
+
+def _frame_size(rec: _Record, inherited: tuple[int, int],
+                max_pixels: int | None) -> tuple[int, int]:
+    if rec.frame is None:
+        return inherited
+    _check_pixels(*rec.frame.size, max_pixels)
+    return rec.frame.size
+
+
+def _records(nodes: list[Any], version: Any) -> dict[str, _Record]:
+    """``{id: record}`` of well-formed nodes (ids unique, layer files and frames checked)."""
+    records: dict[str, _Record] = {}
     for item in nodes:
         if not isinstance(item, dict):
             raise StateError("a state of the session graph is not an object")
@@ -669,19 +769,34 @@ def _parents(nodes: list[Any], width: int, height: int) -> dict[str, str | None]
         parent = item.get("parent")
         if parent is not None:
             check_id(parent, "parent state id")
-        if nid in parent_of:
+        if nid in records:
             raise StateError(f"two states share the id {nid}")
         layers = item.get("layers") or []
         if not isinstance(layers, list):
             raise StateError(f"state {nid} has malformed layers")
+        boxes = []
         for layer in layers:
             if not isinstance(layer, dict):
                 raise StateError(f"state {nid} has a malformed layer")
-            check_box(layer.get("bbox"), width, height)
             check_layer_path(layer.get("patch"))
             check_layer_path(layer.get("mask"))
-        parent_of[nid] = parent
-    return parent_of
+            boxes.append(layer.get("bbox"))
+        records[nid] = _Record(parent, frame_from_json(item, version), boxes)
+    return records
+
+
+def frame_from_json(item: dict[str, Any], version: Any) -> FrameChange | None:
+    """A stored node's frame record (version 2 files), checked; None when it has none."""
+    data = item.get("frame")
+    if data is None:
+        return None
+    if version == GRAPH_VERSION:
+        raise StateError(f"state {str(item.get('id'))[:40]!r} has a frame edit, which a "
+                         "version-1 session cannot hold")
+    try:
+        return FrameChange.from_json(data)
+    except FrameError as err:
+        raise StateError(f"state {str(item.get('id'))[:40]!r}: {str(err)[:200]}") from None
 
 
 def graph_from_file(path: Path) -> dict[str, Any]:

@@ -24,6 +24,7 @@ import numpy as np
 
 from agent import executor
 from agent.actions import Action, ActionKind, RegionType
+from agent.session.frames import FrameResult, is_frame_action, run_frame_action
 from agent.session.memory import ToolContext
 from agent.session.state import (
     LAYER_DIR,
@@ -40,6 +41,7 @@ from agent.session.state import (
 )
 from pipelines.config import get_settings
 from pipelines.editors.base import EditError
+from pipelines.editors.frame import FrameError, apply_frame
 from pipelines.editors.operations import OperationError, get_operation
 from pipelines.grounding import Hint
 from pipelines.images import downscale
@@ -131,6 +133,8 @@ class TurnResult:
         nodes: ids of the states this turn created.
         timings: seconds per phase (``plan``, ``execute``, ``save``, ``total``).
         extra: search topologies and the like (JSON-able).
+        choices: when the request could mean two things, ``[{"label", "instruction"}]``:
+            a UI shows them as buttons and sends the chosen ``instruction`` as the next turn.
     """
 
     instruction: str
@@ -143,6 +147,7 @@ class TurnResult:
     nodes: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
+    choices: list[dict[str, str]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in asdict(self).items() if k != "steps"}
@@ -191,17 +196,20 @@ class RegionMemory:
     def __init__(self, limit: int = 64) -> None:
         self._items: dict[str, tuple[tuple[int, int, int, int], np.ndarray]] = {}
         self._files: dict[str, str] = {}
+        self._frames: dict[str, str] = {}   # the frame (graph.frame_key) each mask lives in
         self.limit = limit
 
-    def put(self, phrase: str, layer: Layer) -> None:
+    def put(self, phrase: str, layer: Layer, frame: str = "n0") -> None:
         key = phrase.strip().lower()
         self._items.pop(key, None)
         self._files.pop(key, None)
         self._items[key] = (layer.bbox, layer.mask.copy())
+        self._frames[key] = frame
         while len(self._items) > self.limit:
             old = next(iter(self._items))
             self._items.pop(old)
             self._files.pop(old, None)
+            self._frames.pop(old, None)
 
     def save(self, folder: Path) -> list[dict[str, Any]]:
         """Write new masks under ``folder/layers`` (atomically); returns the index."""
@@ -211,7 +219,8 @@ class RegionMemory:
                 name = f"{LAYER_DIR}/region-{uuid.uuid4().hex[:10]}.png"
                 atomic_write(folder / name, encode_png(crop))
                 self._files[key] = name
-            index.append({"phrase": key, "bbox": list(bbox), "mask": self._files[key]})
+            index.append({"phrase": key, "bbox": list(bbox), "mask": self._files[key],
+                          "frame": self._frames.get(key, "n0")})
         return index
 
     def load(self, folder: Path, index: list[dict[str, Any]]) -> None:
@@ -227,12 +236,16 @@ class RegionMemory:
             if crop.shape == (bbox[3] - bbox[1], bbox[2] - bbox[0]):
                 self._items[str(item["phrase"])] = (bbox, crop)
                 self._files[str(item["phrase"])] = name
+                self._frames[str(item["phrase"])] = str(item.get("frame", "n0"))
 
-    def get(self, phrase: str, shape: tuple[int, int]) -> np.ndarray | None:
-        item = self._items.get(phrase.strip().lower())
-        if item is None:
-            return None
+    def get(self, phrase: str, shape: tuple[int, int], frame: str = "n0") -> np.ndarray | None:
+        key = phrase.strip().lower()
+        item = self._items.get(key)
+        if item is None or self._frames.get(key, "n0") != frame:
+            return None  # located in another frame (before a crop, rotation…)
         (x0, y0, x1, y1), crop = item
+        if x1 > shape[1] or y1 > shape[0]:
+            return None
         mask = np.zeros(shape, bool)
         mask[y0:y1, x0:x1] = crop
         return mask
@@ -245,8 +258,9 @@ class TurnRunner:
     """The state of one turn while it runs (kept off ``EditSession`` to stay small)."""
 
     def __init__(self, session: EditSession, instruction: str, mask: np.ndarray | None,
-                 progress: ProgressFn) -> None:
+                 progress: ProgressFn, plan: Any = None) -> None:
         self.s = session
+        self.fixed_plan = plan   # a plan given by the caller (a UI button), not planned
         self.instruction = instruction
         self.mask = mask
         self.progress = progress
@@ -257,6 +271,7 @@ class TurnRunner:
         self.work: np.ndarray | None = None
         self.applied = 0
         self.committed = False
+        self.frames: dict[int, FrameResult] = {}   # step index → its frame edit
 
     # 1. plan ------------------------------------------------------------------------
     def run(self) -> TurnResult:
@@ -283,7 +298,7 @@ class TurnRunner:
 
     def _run(self, t0: float) -> TurnResult:
         self.progress(0.0, "planning")
-        plan = self.s.planner.plan(self.instruction, memory=self.s.memory,
+        plan = self.fixed_plan or self.s.planner.plan(self.instruction, memory=self.s.memory,
                                    has_mask=self.mask is not None, image_size=self.s.graph.size,
                                    **self._planner_view())
         self.timings["plan"] = time.perf_counter() - t0
@@ -295,6 +310,7 @@ class TurnRunner:
                       for i, a in enumerate(actions)]
         if not plan.is_edit or not actions:
             msg = plan.message or "That does not read as a change to the image."
+            self.choices = list(getattr(plan, "choices", []) or [])
             return self._result(False, msg, t0)
         # 2. check ---------------------------------------------------------------------
         refusal = self._precheck(actions)
@@ -331,6 +347,8 @@ class TurnRunner:
                                 "and send the instruction again")
                 blocked += 1
                 continue
+            if is_frame_action(action):
+                continue  # done by pipelines.editors.frame, not an editor
             try:
                 self.s.pick_editor(action.to_request(seed=self.s.seed))
             except EditError as err:
@@ -359,7 +377,8 @@ class TurnRunner:
                 continue
             t = time.perf_counter()
             try:
-                layers = self._run_step(step, action)
+                layers = self._run_frame_step(step, action) if is_frame_action(action) \
+                    else self._run_step(step, action)
             except _NeedsMask as err:
                 if len(actions) == 1:   # nothing else to run: the turn says why
                     raise
@@ -384,7 +403,9 @@ class TurnRunner:
         if self.work is None:
             self.work = np.array(self.s.graph.image(), copy=True)
             self.applied = 0
-        for _, _, layers in self.staged[self.applied:]:
+        for st, _, layers in self.staged[self.applied:]:
+            if st.index in self.frames:
+                self.work = apply_frame(self.work, self.frames[st.index].change)
             for layer in layers:
                 layer.apply(self.work)
         self.applied = len(self.staged)
@@ -442,11 +463,36 @@ class TurnRunner:
             step.status, step.message = "unchanged", "the edit changed no pixel"
             return None
         if action.region.type is RegionType.phrase:
-            self.s.regions.put(action.region.phrase or action.target, best.layer)
+            self.s.regions.put(action.region.phrase or action.target, best.layer,
+                               self._frame_key())
         step.status, step.bbox = "applied", list(stored.bbox)
         step.message = f"score {best.attempt.score:.1f}/10 after {len(step.attempts)} " \
                        f"attempt{'s' if len(step.attempts) > 1 else ''}"
         return split_layer(stored)
+
+    def _run_frame_step(self, step: StepResult, action: Action) -> list[StoredLayer] | None:
+        """A frame edit (crop, rotate, flip, straighten, resize): no editor, no critic; the
+        graph stores a frame record (and the pixels when the edit resamples)."""
+        image = self._image()
+        try:
+            done = run_frame_action(image, action, user_mask=self.mask,
+                                    locate=lambda a, im: self._localise(a, im).mask)
+        except FrameError as err:
+            step.status, step.message = "unchanged", str(err)
+            return None
+        step.region = "the frame"
+        step.status, step.message = "applied", done.message
+        # a crop reports the kept box in the frame before it (a UI can show it for adjusting)
+        step.bbox = list(done.change.params["box"]) if done.change.kind == "crop" else \
+            [0, 0, *done.change.size]
+        self.frames[step.index] = done
+        return done.layers
+
+    def _frame_key(self) -> str:
+        """Which frame the pixels of this step live in (see ``StateGraph.frame_key``)."""
+        key = self.s.graph.frame_key()
+        staged = sum(1 for st, _, _ in self.staged if st.index in self.frames)
+        return f"{key}+{staged}" if staged else key
 
     def _localise(self, action: Action, image: np.ndarray) -> _Region:
         height, width = image.shape[:2]
@@ -470,7 +516,7 @@ class TurnRunner:
         hint = Hint(mask=self.mask) if self.mask is not None else None
         found = self.s.localizer.locate(image, phrase, hint)
         masks = [m.mask for m in found.masks if np.asarray(m.mask).any()]
-        known = self.s.regions.get(phrase, image.shape[:2])
+        known = self.s.regions.get(phrase, image.shape[:2], self._frame_key())
         if found.status == "resolved" and masks and (known is None
                                                      or _overlap(masks[0], known) >= 0.3):
             return _Region(masks[0], f"found '{phrase}'", masks[1:])
@@ -584,10 +630,14 @@ class TurnRunner:
         parent = s.graph.head
         for step, action, layers in self.staged:
             act = action_dict(action)
-            node = s.graph.add(parent, act, action.describe(), layers,
-                               meta={"score": step.score, "turn": s.turns + 1,
-                                     "editor": step.attempts[step.chosen - 1].editor
-                                     if step.chosen else ""})
+            meta = {"score": step.score, "turn": s.turns + 1,
+                    "editor": step.attempts[step.chosen - 1].editor if step.chosen else ""}
+            if step.index in self.frames:
+                node = s.graph.add_frame(parent, act, action.describe(),
+                                         self.frames[step.index].change, layers,
+                                         meta=meta | {"editor": "frame"})
+            else:
+                node = s.graph.add(parent, act, action.describe(), layers, meta=meta)
             step.node, parent = node.id, node.id
             nodes.append(node.id)
             s.remember_node(node, act)
@@ -619,7 +669,8 @@ class TurnRunner:
         self.progress(1.0, "done")
         return TurnResult(self.instruction, ok, changed, message,
                           getattr(self, "plan_info", {}), self.steps, self.s.graph.head,
-                          nodes or [], {k: round(v, 4) for k, v in self.timings.items()})
+                          nodes or [], {k: round(v, 4) for k, v in self.timings.items()},
+                          choices=list(getattr(self, "choices", [])))
 
 
 # --------------------------------------------------------------------------- helpers

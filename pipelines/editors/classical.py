@@ -31,6 +31,7 @@ import numpy as np
 from pipelines.editors.base import EditError, Editor, EditRequest, register_editor
 from pipelines.editors.completion import complete
 from pipelines.editors.corrections import CORRECTION_CURVES
+from pipelines.editors.looks import apply_look
 from pipelines.editors.objects import (
     coverage,
     cut_out,
@@ -39,7 +40,7 @@ from pipelines.editors.objects import (
     moved_mask,
     object_core,
 )
-from pipelines.editors.operations import OPERATIONS, parse_color
+from pipelines.editors.operations import get_operation, parse_color
 
 log = logging.getLogger(__name__)
 
@@ -869,15 +870,29 @@ def apply_operation(rgb8: np.ndarray, mask: np.ndarray, operation: str,
         return EIGHT_BIT[operation](rgb8, mask, params)
     if operation in OPS:
         return _to_u8(OPS[operation](rgb8.astype(np.float32) / 255.0, mask, params))
+    if operation == "look":
+        return apply_look(rgb8, mask, params["style"], params["strength"], _run_step)
     raise EditError(f"the classical editor has no implementation of {operation!r}")
+
+
+def _run_step(rgb8: np.ndarray, mask: np.ndarray, operation: str,
+              params: dict[str, Any]) -> np.ndarray:
+    """One catalogue step of a look, its parameters validated first."""
+    return apply_operation(rgb8, mask, operation, get_operation(operation).validate(params))
+
+
+#: Everything ``apply_operation`` implements. Frame edits (crop, rotate, flip, resize)
+#: are not patch edits: ``pipelines.editors.frame`` does them. ``straighten`` is here
+#: too, as the same-size rotate-and-zoom the searches use on their working frames.
+IMPLEMENTED = frozenset({*CURVES, *STAT_CURVES, *MATRICES, *EIGHT_BIT, *OPS, "look", "transform"})
 
 
 @register_editor
 class ClassicalEditor(Editor):
-    """OpenCV/PIL/numpy editor for every non-generative operation (no weights)."""
+    """OpenCV/PIL/numpy editor for every non-generative patch operation (no weights)."""
 
     name = "classical"
-    operations = frozenset(name for name, spec in OPERATIONS.items() if not spec.generative)
+    operations = IMPLEMENTED
     requires_weights = False
     working_size = None
 

@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from pipelines.editors.frame import ASPECTS
+from pipelines.editors.looks import LOOKS
+
 KINDS = ("adjust", "remove", "replace", "add", "undo")
 
 
@@ -92,6 +95,8 @@ FLAGS: dict[str, str] = {
                     "was and where it lands (the caller gives the frame geometry)",
     "object_edge": "works on a whole object: its mask is first grown over the object's "
                    "anti-aliased edge and cast shadow, measured on the edge",
+    "frame": "changes the frame itself (size or orientation): the state graph stores a "
+             "frame change, later edits live in the new frame",
 }
 
 
@@ -215,8 +220,16 @@ OPERATIONS: dict[str, OperationSpec] = {spec.name: spec for spec in [
                   (ParamSpec("clip_limit", "float", 2.0, "contrast limit", 0.5, 10.0),
                    ParamSpec("tile", "int", 8, "tiles per side", 2, 32)),
                   flags={"strong", "frame_filter"}),
-    OperationSpec("straighten", ("adjust",), "Rotate to level the horizon, cropped to fill.",
-                  (ParamSpec("angle", "float", 0.0, "degrees, counter-clockwise +", -45, 45),),
+    OperationSpec("straighten", ("adjust",), "Rotate to level the horizon or the dominant "
+                  "lines; the empty corners are cropped away.",
+                  (ParamSpec("angle", "float", 0.0, "degrees, counter-clockwise +", -45, 45),
+                   ParamSpec("auto", "bool", False, "find the tilt from the horizon or the "
+                             "dominant lines (angle ignored)")),
+                  flags={"frame_filter", "frame"}),
+    OperationSpec("look", ("adjust",), "A named look (a recipe of the adjustments above, "
+                  "one undo step): " + ", ".join(LOOKS) + ".",
+                  (ParamSpec("style", "choice", "vintage", "the look", choices=tuple(LOOKS)),
+                   ParamSpec("strength", "float", 1.0, "0 none … 1 the full look", 0.0, 1.0)),
                   flags={"frame_filter"}),
     # --- photographic corrections from the photo's statistics (corrections.py) -------
     OperationSpec("channel_levels", ("adjust",), "Auto levels per channel: each channel's "
@@ -241,6 +254,32 @@ OPERATIONS: dict[str, OperationSpec] = {spec.name: spec for spec in [
                              20.0, 80.0),
                    ParamSpec("amount", "float", 1.0, "0 none … 1 full correction", 0.0, 1.0)),
                   flags={"pointwise", "curve", "frame_filter"}),
+    # --- frame edits: the frame's size or orientation changes ------------------------
+    OperationSpec("crop", ("adjust",), "Crop the frame: an aspect ratio, trims, or around "
+                  "the target / a box (a negative margin keeps room around a target).",
+                  (ParamSpec("aspect", "choice", "free", "width:height, 'original' or 'free'",
+                             choices=ASPECTS),
+                   ParamSpec("margin", "float", 0.0, "fraction trimmed from every side",
+                             -1.0, 0.45),
+                   *(ParamSpec(side, "float", 0.0, f"fraction trimmed from the {side}",
+                               0.0, 0.9) for side in ("left", "top", "right", "bottom"))),
+                  flags={"frame"}),
+    OperationSpec("rotate", ("adjust",), "Turn the frame by quarter turns.",
+                  (ParamSpec("degrees", "int", 90, "clockwise, a multiple of 90 (negative: "
+                             "anticlockwise)", -270, 270),),
+                  flags={"frame"}),
+    OperationSpec("flip", ("adjust",), "Mirror the frame.",
+                  (ParamSpec("axis", "choice", "horizontal", "horizontal: left-right mirror; "
+                             "vertical: upside down", choices=("horizontal", "vertical")),),
+                  flags={"frame"}),
+    OperationSpec("resize", ("adjust",), "Make the frame smaller (for sharing): a width, a "
+                  "height, a long side in pixels, or a scale.",
+                  (ParamSpec("scale", "float", 0.5, "size factor when no pixels are given",
+                             0.01, 1.0),
+                   ParamSpec("long_side", "int", 0, "long side in pixels (0: unset)", 0, 65535),
+                   ParamSpec("width", "int", 0, "width in pixels (0: unset)", 0, 65535),
+                   ParamSpec("height", "int", 0, "height in pixels (0: unset)", 0, 65535)),
+                  flags={"frame"}),
     # --- object edits ----------------------------------------------------------------
     OperationSpec("recolor", ("adjust", "replace"), "Give the target a new colour, "
                   "keeping its shading and texture.",

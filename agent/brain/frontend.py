@@ -1,0 +1,357 @@
+"""The text front end: requests as people type them → plain requests the planners read.
+
+``normalise(text)`` runs, in order:
+
+1. chat words and shorthand ("u", "pls", "abit", "b&w", "pic", "its", "to dark");
+2. spelling correction against our own vocabulary (operations, colours, looks, frame
+   words, everyday objects and the intent library's phrasings) with SymSpell; a word
+   found in SymSpell's English frequency list is left alone, so object names nobody
+   listed are not "corrected" into edit words;
+3. politeness, filler and question forms ("could you …?", "I want …", "would you mind
+   darkening …", "thanks") removed or turned into commands;
+4. negation: a negated alternative is dropped ("not warmer, cooler"), "less dark" and
+   "not so dark" become "brighter", "don't make it too bright, just a little" becomes
+   "make it a little brighter";
+5. photographers' words rewritten to the words the rules know ("blown out" → recover the
+   highlights, "dark areas" → shadows, "darken the corners" → vignette, "too yellow" →
+   cooler, "a smidge" → slightly).
+
+Quoted text ("write 'hapy birthday'") is never touched. The result keeps what changed,
+for logs and for the LLM planner's prompt.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from importlib import resources
+
+from agent.brain.intents import LIBRARY
+from pipelines.editors.looks import LOOKS
+from pipelines.editors.operations import NAMED_COLORS, OPERATIONS
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Normalised:
+    """A request after the front end.
+
+    Attributes:
+        original: the user's text.
+        text: the plain request (lower case, quotes kept as typed).
+        corrections: ``(typed, corrected)`` spelling fixes.
+    """
+
+    original: str
+    text: str
+    corrections: list[tuple[str, str]] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- vocabulary
+
+#: Chat words and shorthand → plain words (whole tokens).
+SHORTHAND = {
+    "u": "you", "ur": "your", "pls": "please", "plz": "please", "plzz": "please",
+    "pleas": "please", "pleaz": "please", "plse": "please", "thx": "thanks",
+    "thnx": "thanks", "thanx": "thanks", "ty": "thanks", "tnx": "thanks", "abit": "a bit",
+    "alot": "a lot", "lil": "little", "kinda": "a bit", "sorta": "a bit", "rly": "really",
+    "realy": "really", "pic": "photo", "pics": "photo", "pict": "photo", "pik": "photo",
+    "img": "image", "foto": "photo", "photograph": "photo", "bc": "because", "cuz": "because",
+    "coz": "because", "im": "i'm", "dont": "don't", "cant": "can't", "wont": "won't",
+    "isnt": "isn't", "doesnt": "doesn't", "thats": "that's", "whats": "what's",
+    "wanna": "want to", "gonna": "going to", "gimme": "give me", "tho": "though",
+    "insta": "instagram", "ig": "instagram", "bw": "black and white",
+    "b&w": "black and white", "b/w": "black and white", "bnw": "black and white",
+    "mono": "black and white", "monochrome": "black and white", "hella": "a lot",
+    "mega": "a lot", "v": "very", "sat": "saturation", "temp": "temperature",
+    "bg": "background", "backround": "background", "colour": "color", "colours": "colors",
+    "coloured": "colored", "colourful": "colorful", "grey": "gray", "greyscale": "grayscale",
+    "anticlockwise": "counterclockwise", "anti-clockwise": "counterclockwise",
+    "counter-clockwise": "counterclockwise", "w/": "with", "n": "and", "&": "and",
+    "blueish": "bluish", "yellowy": "yellowish", "orangy": "orangey",
+}
+
+#: Words of our own domain, beyond the operation table and the intent phrasings.
+DOMAIN_WORDS = """
+brighter brighten lighter lighten darker darken dim dimmer exposure exposed overexposed
+underexposed contrast contrasty saturation saturated desaturate desaturated vibrance vibrant
+vivid warmer warm warmth cooler cool colder cold temperature tint magenta green greenish
+yellowish bluish reddish orangey pinkish purplish highlights shadows blacks whites midtones
+vignette corners edges sharpen sharper sharpness crisp crisper blurry blur blurred soften
+softer denoise noise noisy grain grainy clarity detail details sepia vintage retro matte
+faded film moody dramatic cinematic golden hour sunset sunrise evening dusk airy high key
+low teal orange black white grayscale filter look looks style vibe tone tones crop cropped
+square widescreen portrait landscape rotate rotated rotation clockwise counterclockwise
+sideways upside down flip flipped mirror mirrored horizontally vertically horizontal
+vertical straighten straightened straight level horizon tilt tilted crooked leaning
+resize smaller bigger larger enlarge shrink move left right up down top bottom background
+foreground sky face faces skin hair eyes teeth person people man woman child kid dog cat
+car bus tree trees grass water sea building buildings logo text sign shirt dress hat cup
+bottle flower flowers bird window door wall road mountain cloud clouds sun moon remove
+erase delete replace change make turn increase decrease reduce lower raise boost add
+apply give fix correct recover lift deepen crush open tone bring please thanks photo image
+picture frame everything whole slightly little bit touch tad lot much more less way very
+really too subtle strong stronger weaker instagram email percent stops stop degrees
+pixels wide tall tighter closer zoom undo redo revert whiter redder bluer greener yellower
+pinker browner greyer grayer oranger navy crimson scarlet indigo lavender cream tan emerald
+khaki coral peach selfie transform scale
+"""
+
+_STOP = {"a", "an", "the", "it", "is", "to", "of", "and", "or", "in", "on", "at", "by",
+         "for", "with", "me", "my", "i", "you", "this", "that", "so", "be", "do", "can",
+         "could", "would", "will", "some", "just", "not", "no", "its", "it's", "as", "but"}
+
+
+@lru_cache(maxsize=1)
+def _english() -> frozenset[str]:
+    """English words (SymSpell's frequency list, count ≥ 10k): never corrected."""
+    path = resources.files("symspellpy") / "frequency_dictionary_en_82_765.txt"
+    words = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        word, _, count = line.partition(" ")
+        if count.isdigit() and int(count) >= 10_000:
+            words.append(word)
+    return frozenset(words)
+
+
+def vocabulary() -> dict[str, int]:
+    """Our vocabulary with weights (how often each word appears in our own texts)."""
+    counts: dict[str, int] = {}
+    texts = [DOMAIN_WORDS, " ".join(OPERATIONS), " ".join(NAMED_COLORS),
+             " ".join(n.replace("_", " ") for n in LOOKS),
+             " ".join(v for v in SHORTHAND.values())]
+    texts += [p for intent in LIBRARY for p in intent.phrasings]
+    for text in texts:
+        for word in re.findall(r"[a-z]+", text.lower().replace("_", " ")):
+            if len(word) > 1:
+                counts[word] = counts.get(word, 0) + 1
+    return counts
+
+
+@lru_cache(maxsize=1)
+def _speller() -> object:
+    """SymSpell over our vocabulary (Damerau–Levenshtein, up to 2 edits)."""
+    from symspellpy import SymSpell
+
+    speller = SymSpell(max_dictionary_edit_distance=2, prefix_length=7)
+    for word, count in vocabulary().items():
+        speller.create_dictionary_entry(word, count)
+    return speller
+
+
+def correct_word(word: str) -> str:
+    """The word, or its closest vocabulary word when it is a typo.
+
+    A word is corrected only when it is neither ours nor common English, is alphabetic and
+    at least 4 letters, and a vocabulary word lies within 1 edit (2 from 7 letters).
+    """
+    from symspellpy import Verbosity
+
+    if len(word) < 4 or not word.isalpha() or word in _STOP:
+        return word
+    vocab = vocabulary()
+    if word in vocab or word in _english():
+        return word
+    squeezed = re.sub(r"(.)\1{2,}", r"\1\1", word)   # "brighterrr" → "brighterr"
+    for candidate in (squeezed, re.sub(r"(.)\1+", r"\1", squeezed)):
+        if candidate in vocab:
+            return candidate
+    distance = 2 if len(word) >= 7 else 1
+    found = _speller().lookup(squeezed, Verbosity.CLOSEST, max_edit_distance=distance)
+    if not found:
+        return word
+    best = max(found, key=lambda s: (-s.distance, s.count))
+    return best.term
+
+
+# --------------------------------------------------------------------------- rewrites
+
+_ADJ = (r"dark|darker|bright|brighter|light|warm|warmer|cold|colder|cool|cooler|blue|"
+        r"yellow|green|orange|saturated|blurry|noisy|grainy|flat|dull|contrasty|much|"
+        r"washed out|red|pink|magenta")
+_INTENSIFY = r"(?:(?:way|much|far|really|very|a bit|a little|slightly|kinda|bit|pretty|quite) )?"
+
+#: Phrase rewrites, in order: (pattern, replacement). Applied to the lower-cased text.
+REWRITES: list[tuple[str, str]] = [
+    # shorthand that spans tokens
+    (r"\bblack (?:n|&|and|\+) white\b|\bb ?& ?w\b", "black and white"),
+    (r"\ba (?:smidge|smidgen|hair|notch|wee bit|lil bit|tiny bit|teeny bit|little tiny bit)"
+     r"(?: more)?\b", "slightly"),
+    (r"\b(?:just )?(?:a )?(?:touch|tad)\b", "slightly"),
+    (r"\b(?:but )?(?:keep it )?subtle\b", "slightly"),
+    # "its tilted", "to dark"
+    (r"\bits (?=(?:too|so|really|very|way|kinda|pretty|quite|a bit|bit|all|" + _ADJ +
+     r"|\w+(?:y|ed))\b)", "it is "),
+    (r"(^|[,.;!?] *|\b(?:is|looks|seems|way|bit|little|far|much|kinda) )to (?=(?:" + _ADJ +
+     r")\b)", r"\1too "),
+    (r"\bcounter[- ]clockwise\b|\banti[- ]?clockwise\b|\bcounter clock wise\b",
+     "counterclockwise"),
+    (r"\bclock wise\b", "clockwise"),
+    (r"\b(?:light|bright) and airy\b", "high key"),
+    (r"\bteal (?:and|&|n) orange\b|\borange (?:and|&|n) teal\b", "teal-orange"),
+    (r"\bdark (?:and|&|n) moody\b", "moody"),
+    (r"\b(black and white|grayscale),?\s+(?:with\s+|through\s+)?(?:an? )?(red|orange|"
+     r"yellow|green|blue) filter\b", r"\1 with a \2 filter"),
+    (r"\bdrop\b(?= (?:the )?(?:exposure|brightness|contrast|saturation|vibrance|"
+     r"temperature|warmth|highlights|shadows|sharpness|tint)\b)", "lower"),
+    (r"\bbring (?:up|out)\b", "lift"),
+    (r"\bbring down\b", "lower"),
+    (r"\bbring (the \w+) (up|down)\b", lambda m: ("lift " if m.group(2) == "up" else
+                                                     "lower ") + m.group(1)),
+    (r"\b(?:i )?can'?t see (?:anything|much|a thing|any detail|the details?)(?: in)?\b",
+     "lift"),
+    # complaints: "this is super dark" asks for the opposite
+    (r"\b((?:it|this|that|the (?:photo|image|picture|shot)|everything)\s+(?:is|looks|"
+     r"seems|feels))\s+(so|super|very|really|quite|pretty|extremely|way|kinda|a bit)\s+"
+     r"(dark|dim|bright|saturated|blurry|noisy|grainy|contrasty|warm|cold)\b",
+     r"\2 too \3"),
+    # questions and requests → commands
+    (r"\b(?:would|do) you mind\s+(\w+?)(?:ing)\b", r"\1"),
+    (r"\b(?:how about|what about)\s+(\w+?)(?:ing)\b", r"\1"),
+    (r"^(?:hey|hi|hello|ok|okay|so|um+|uh+|hmm+|hm+|lol|ugh|well|yo)\b[,!.]* *", ""),
+    (r"\b(?:could|can|would|will) you(?: please)?(?: maybe)?(?: just)?(?: try(?: and| to)?)?\s+",
+     ""),
+    (r"\b(?:is it possible|are you able|would it be possible)(?: for you)? to\s+", ""),
+    (r"\b(?:how (?:do|can|would) i|how to|help me)\s+", ""),
+    (r"\b(?:i(?:'d| would) like|i want|i need|i wanna)(?: you)? to\s+", ""),
+    (r"\b(?:i(?:'d| would) like|i want|i need)\s+(it|this|the (?:photo|image|picture))\s+",
+     r"make \1 "),
+    (r"\b(?:i(?:'d| would) like|i want|i need|give me)\s+(?!.*\bto (?:be|look)\b)", ""),
+    (r"\b(?:go ahead and|try to|let's|lets|kindly)\s+", ""),
+    (r"\b(?:please|thanks|thank you|thankyou|cheers|lol|lmao|haha+|hehe+|if you can|if "
+     r"possible|for me|real quick|quickly)\b", " "),
+    # negation: "don't make it too X, just a little" → "make it slightly X"
+    (r"\bdon't (?:make it|go) too (\w+)[, ]+(?:just )?(?:a little|a bit|slightly)(?: \w+)?",
+     r"make it slightly \1"),
+    (r"\b(?:less|not so|not as|not that|no longer)\s+(dark|dim)\b", "brighter"),
+    (r"\b(?:less|not so|not as|not that)\s+(bright|light)\b", "darker"),
+    (r"\b(?:less|not so|not as)\s+(blurry|blurred|soft)\b", "sharper"),
+    (r"\b(?:less|not so|not as)\s+(noisy|grainy)\b", "reduce noise"),
+    (r"\b(?:less|not so|not as)\s+(yellow|orange|yellowish)\b", "cooler"),
+    (r"\b(?:less|not so|not as)\s+(blue|bluish|cold|cool|cooler)\b", "warmer"),
+    (r"\b(?:less|not so|not as)\s+(warm|warmer)\b", "cooler"),
+    (r"\b(?:less|not so|not as)\s+(flat|dull|washed out)\b", "more contrast"),
+    # photographers' words
+    (r"\b(?:the )?(?:highlights?|whites|sky|clouds)\s+(?:are|is|look|looks)?\s*" + _INTENSIFY +
+     r"(?:all |totally |completely )?(?:blown(?: out)?|clipped|burn(?:ed|t) out|overblown)\b",
+     "recover the highlights"),
+    (r"\b(?:bring back|fix|recover|rescue|save)\s+(?:the\s+)?(?:blown|clipped|burnt)"
+     r"(?: out)?\s+(?:highlights|areas|parts|sky|whites)\b", "recover the highlights"),
+    (r"\b(?:it is |its |everything is )?(?:blown out|overblown)\b", "recover the highlights"),
+    (r"\b(?:glare|hot ?spots)\b", "highlights"),
+    (r"\b(?:dark|darker|shadowy) (?:areas?|parts?|bits?|spots?|regions?|tones)\b", "shadows"),
+    (r"\b(?:bright|brighter|light) (?:areas?|parts?|bits?|spots?|regions?|tones)\b",
+     "highlights"),
+    (r"\bthe blacks\b", "the shadows"),
+    (r"\b(?:the )?shadows (?:are|look|seem) (?:all |totally |a bit )?(?:crushed|blocked(?: up)?|"
+     r"too dark|black)\b", "lift the shadows"),
+    (r"\b(?:the )?(?:corners|edges) (?:a bit |slightly |much )?(?:darker|dark)\b",
+     "add vignette"),
+    (r"\b(?:the )?(?:corners|edges) (?:a bit |slightly |much )?(?:lighter|brighter)\b",
+     "lighten vignette"),
+    (r"\bno (?:more )?vignette\b|\bwithout (?:the |a )?vignette\b", "remove the vignette"),
+    (r"\bmoody (?:and|&|n) dark\b", "moody"),
+    (r"\b(?:darken|darker|burn)\s+(?:the\s+|all\s+the\s+|the\s+four\s+)?(?:corners|edges)\b",
+     "add vignette"),
+    (r"\b(?:lighten|brighten|lighter|brighter)\s+(?:the\s+)?(?:corners|edges)\b",
+     "lighten vignette"),
+    (r"\b(?:the )?(?:corners|edges) (?:are )?too dark\b", "lighten vignette"),
+    (r"\b(?:it is |this is |it looks |looks |is )?" + _INTENSIFY +
+     r"(?:too|so) (?:yellow|yellowish|orange|orangey)\b", "cooler"),
+    (r"\b(?:it is |this is |it looks |looks |is )?" + _INTENSIFY +
+     r"(?:too|so) (?:blue|bluish)\b", "warmer"),
+    (r"\b(?:it is |this is |it looks |looks |is )?" + _INTENSIFY +
+     r"(?:too|so) (?:green|greenish)\b", "more magenta tint"),
+    (r"\b(?:it is |this is |it looks |looks |is )?" + _INTENSIFY +
+     r"(?:too|so) (?:magenta|pink|pinkish|purple)\b", "more green tint"),
+    (r"\b(?:it )?(?:has|have|got) (?:a |an |some )?(?:slight |strong |weird |heavy )?"
+     r"(?:green|greenish) (?:tint|cast)\b|\b(?:remove|fix) the green (?:tint|cast)\b",
+     "more magenta tint"),
+    (r"\b(?:it )?(?:has|have|got) (?:a |an |some )?(?:slight |strong |weird |heavy )?"
+     r"(?:magenta|pink|purple) (?:tint|cast)\b|\b(?:remove|fix) the (?:magenta|pink) "
+     r"(?:tint|cast)\b", "more green tint"),
+    (r"\b(?:it )?(?:has|have|got) (?:a |an |some )?(?:slight |strong |weird |heavy )?"
+     r"(?:yellow|orange|yellowish) (?:tint|cast)\b", "cooler"),
+    (r"\b(?:it )?(?:has|have|got) (?:a |an |some )?(?:slight |strong |weird |heavy )?"
+     r"(?:blue|bluish) (?:tint|cast)\b", "warmer"),
+    (r"\b(?:give it|make it|add)\s+(?:a |more |some )?(?:bluish|blue)\s+(?:tones?|tint|"
+     r"cast|look|feel)\b|\b(?:give it|make it|add)\s+(?:a |more |some )?bluish\b",
+     "make it cooler"),
+    (r"\b(?:give it|make it|add)\s+(?:a |more |some )?(?:yellowish|orangey|warm)\s+"
+     r"(?:tones?|tint|cast|glow)\b|\b(?:give it|make it|add)\s+(?:a |more |some )?"
+     r"(?:yellowish|orangey)\b", "make it warmer"),
+    (r"\b(?:more |a )?(?:bluish|blue tones)\b", "cooler"),
+    (r"\b(?:more |a )?(?:yellowish|orangey)\b", "warmer"),
+    (r"\b(?:it is |it looks |looks |is )?(?:way |a bit |kinda )?(?:washed[- ]out|flat)\b"
+     r"(?! (?:tint|filter|look))", "more contrast"),
+    (r"\bkill (?:the |all )?(saturation|colou?rs?)\b", "remove the colors"),
+    (r"\b(?:way|much|a lot) more\b", "much more"),
+    (r"\bsunset (?:light|glow|vibes?|tones?)\b", "golden hour"),
+    (r"\b(?:vibes?|feel)\b", "look"),
+]
+
+#: Vague tails that add nothing when another clause says what to do.
+_VAGUE = re.compile(r"^(?:and )?(?:fix (?:it|this|that)|make it (?:look )?(?:normal|right|"
+                    r"good|nice|better)|fix)$")
+_NEGATED = re.compile(r"^(?:but )?(?:not|don't|do not|never|no)\b(?!\s+(?:too|so) much\b)")
+
+
+def _drop_negated(text: str) -> str:
+    """Drop negated alternatives and vague tails when another part says what to do:
+    "don't make it darker, make it brighter" → "make it brighter"."""
+    parts = [p.strip() for p in re.split(r"\s*(?:[,;]|\bbut\b|\binstead\b)\s*", text)]
+    parts = [p for p in parts if p]
+    keep = [p for p in parts if not _NEGATED.match(p) and not _VAGUE.match(p)]
+    if keep and len(keep) < len(parts):
+        return ", ".join(keep)
+    return text
+
+
+_QUOTED = re.compile(r"([\"“”'‘’])([^\"“”‘’]{1,200}?)\1(?=\s|$|[,.;!?])|“([^”]{1,200})”")
+
+
+def normalise(text: str) -> Normalised:
+    """Turn a request as typed into a plain request (see the module doc).
+
+    Args:
+        text: the user's words.
+
+    Returns:
+        The ``Normalised`` request; ``text`` is never longer than about the input.
+    """
+    if not isinstance(text, str):
+        return Normalised(str(text), str(text))
+    held: list[str] = []
+
+    def _hold(match: re.Match[str]) -> str:
+        held.append(match.group(0))
+        return f" \x01{len(held) - 1}\x01 "
+
+    work = _QUOTED.sub(_hold, text.replace("’", "'").replace("‘", "'"))
+    work = work.lower()
+    work = re.sub(r"([!?.])\1+", r"\1", work)
+    work = re.sub(r"[()\[\]{}*~^]+|:\)|:\(|:d\b", " ", work)
+    corrections: list[tuple[str, str]] = []
+    words = []
+    for token in re.split(r"(\s+|[,;.!?](?=\s|$))", work):
+        if token in SHORTHAND:
+            words.append(SHORTHAND[token])
+            continue
+        fixed = correct_word(token) if re.fullmatch(r"[a-z]+", token or "") else token
+        if fixed != token:
+            corrections.append((token, fixed))
+        words.append(fixed)
+    work = "".join(words)
+    for pattern, repl in REWRITES:
+        work = re.sub(pattern, repl, work)
+    work = re.sub(r"\s+", " ", work).strip(" ,")
+    work = _drop_negated(work)
+    work = re.sub(r"\s+([,.;!?])", r"\1", work)
+    work = re.sub(r"\s+", " ", work).strip(" ,")
+    work = re.sub(r"\x01(\d+)\x01", lambda m: held[int(m.group(1))], work)
+    if corrections:
+        log.debug("spelling: %s", corrections)
+    return Normalised(text, work, corrections)

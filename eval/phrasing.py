@@ -1,0 +1,186 @@
+"""Checking a planner's answer against an everyday phrasing's expected plan.
+
+The expected plan is a short, checkable list of steps (``tests/data/phrasing_*.json``):
+
+* a step is alternatives joined by ``|`` (``"brightness+|exposure+"``);
+* one alternative is ``OP[.PARAM][+|-][ small|large][=VALUE][@TARGET]``:
+
+  - ``+``/``-``: the main (or named) parameter lies above/below its neutral value (0; 1
+    for ``gamma`` and ``scale``);
+  - ``small``/``large``: its distance from neutral is below/above the parameter's default
+    distance (so "a touch brighter" must be gentler than plain "brighter");
+  - ``=VALUE``: a number (within 0.05, or 5 %), a colour, a look (``look=sepia``), an
+    aspect ratio (``crop=1:1``), a turn (``rotate=cw|ccw|180``) or an axis (``flip=``);
+  - ``@TARGET``: the step's target mentions that word; no ``@`` means the whole photo;
+
+* ``ask``: no action, and at least two choices to pick from;
+* ``help``: no action, no choices (the reply says what the app can do).
+
+A case passes when the planned actions match ``plan`` (or one plan in ``also``) one to
+one, in any order, with no extra action. Plans are plain dicts (``plan_view``), so this
+module needs nothing from the planner.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from pipelines.editors.operations import get_operation
+
+#: the parameter a bare sign/size/value refers to, per operation
+MAIN_PARAM = {"exposure": "stops", "gamma": "gamma", "hue": "degrees", "denoise": "strength",
+              "blur": "radius", "auto_levels": "clip", "clahe": "clip_limit",
+              "straighten": "angle", "look": "style", "crop": "aspect", "rotate": "degrees",
+              "flip": "axis", "resize": "scale", "recolor": "color", "transform": "scale",
+              "text": "text", "generate": "prompt", "inpaint": "method"}
+NEUTRAL = {"gamma": 1.0, "scale": 1.0}
+_STEP = re.compile(r"^(?P<op>[a-z_]+)(?:\.(?P<param>[a-z_]+))?(?P<sign>[+-])?"
+                   r"(?:\s+(?P<size>small|large))?(?:=(?P<value>[^@\s]+))?"
+                   r"(?:\s+(?P<size2>small|large))?(?:@(?P<target>.+))?$")
+
+
+@dataclass(frozen=True)
+class Expect:
+    """One parsed alternative of an expected step."""
+
+    op: str
+    param: str | None = None
+    sign: str | None = None
+    size: str | None = None
+    value: str | None = None
+    target: str | None = None
+
+
+def parse_alternatives(step: str) -> list[Expect]:
+    """``"brightness+ small|exposure+ small"`` → two ``Expect``s.
+
+    Raises:
+        ValueError: a step that does not follow the grammar.
+    """
+    out = []
+    for alt in step.split("|"):
+        alt = alt.strip()
+        match = _STEP.match(alt)
+        if not match:
+            raise ValueError(f"bad expected step {alt!r}")
+        g = match.groupdict()
+        out.append(Expect(g["op"], g["param"], g["sign"], g["size"] or g["size2"],
+                          g["value"], g["target"]))
+    return out
+
+
+def plan_view(actions: list[dict[str, Any]], is_edit: bool,
+              choices: list[Any] | None = None) -> dict[str, Any]:
+    """The plain form this module checks: actions as dicts, the verdict, the choices."""
+    return {"actions": actions, "is_edit": bool(is_edit), "choices": list(choices or [])}
+
+
+def _rotation(degrees: float) -> str:
+    turn = int(round(degrees)) % 360
+    return {90: "cw", 270: "ccw", 180: "180"}.get(turn, str(turn))
+
+
+def _value_ok(op: str, param: str, got: Any, want: str) -> bool:
+    if op == "rotate":
+        return isinstance(got, (int, float)) and _rotation(got) == want
+    if isinstance(got, (int, float)) and not isinstance(got, bool):
+        try:
+            number = float(want)
+        except ValueError:
+            return False
+        return abs(float(got) - number) <= max(0.05, 0.05 * abs(number))
+    return str(got).strip().lower() == want.strip().lower()
+
+
+def _size_ok(op: str, param: str, got: float, size: str) -> bool:
+    spec = next((p for p in get_operation(op).params if p.name == param), None)
+    if spec is None or not isinstance(spec.default, (int, float)):
+        return False
+    neutral = NEUTRAL.get(param, 0.0)
+    if op == "transform" and param == "scale":   # bigger and smaller are symmetric in log
+        import math
+        return (abs(math.log(got)) > math.log(1.3)) == (size == "large") and \
+            abs(math.log(got)) != math.log(1.3)
+    dist, base = abs(got - neutral), abs(spec.default - neutral)
+    return dist < base if size == "small" else dist > base
+
+
+def _target_ok(action: dict[str, Any], want: str | None) -> bool:
+    region = action.get("region") or {}
+    words = " ".join(str(x) for x in (action.get("target") or "", region.get("phrase") or ""))
+    words = words.lower()
+    if want is None:
+        return not words.strip() and region.get("type", "image") in ("image", "")
+    want = want.lower()
+    return bool(re.search(rf"\b{re.escape(want)}(?:s|es)?\b", words))
+
+
+def step_ok(action: dict[str, Any], alt: Expect) -> bool:
+    """Whether one planned action matches one expected alternative."""
+    op = action.get("operation", "")
+    if op != alt.op:
+        return False
+    params = action.get("params") or {}
+    param = alt.param or MAIN_PARAM.get(op, "amount")
+    if op == "look" and alt.size:
+        size_param = "strength"
+    else:
+        size_param = param
+    got = params.get(param)
+    if alt.sign:
+        if not isinstance(got, (int, float)):
+            return False
+        neutral = NEUTRAL.get(param, 0.0)
+        if (got > neutral) != (alt.sign == "+") or got == neutral:
+            return False
+    if alt.size:
+        size_value = params.get(size_param)
+        if not isinstance(size_value, (int, float)) or \
+                not _size_ok(op, size_param, float(size_value), alt.size):
+            return False
+    if alt.value is not None and not _value_ok(op, param, got, alt.value):
+        return False
+    return _target_ok(action, alt.target)
+
+
+def _assign(actions: list[dict[str, Any]], steps: list[list[Expect]]) -> bool:
+    if not steps:
+        return not actions
+    first, rest = steps[0], steps[1:]
+    for i, action in enumerate(actions):
+        if any(step_ok(action, alt) for alt in first) and \
+                _assign(actions[:i] + actions[i + 1:], rest):
+            return True
+    return False
+
+
+def plan_matches(view: dict[str, Any], plan: list[str]) -> bool:
+    """Whether a planner's answer (``plan_view``) matches one expected plan."""
+    actions = view["actions"]
+    if plan == ["ask"]:
+        return not actions and len(view["choices"]) >= 2
+    if plan == ["help"]:
+        return not actions and not view["choices"] and not view["is_edit"]
+    if not view["is_edit"]:
+        return False
+    return _assign(list(actions), [parse_alternatives(s) for s in plan])
+
+
+def case_matches(view: dict[str, Any], case: dict[str, Any]) -> bool:
+    """Whether the answer matches the case's ``plan`` or any plan in its ``also``."""
+    return any(plan_matches(view, p) for p in [case["plan"], *case.get("also", [])])
+
+
+def describe_view(view: dict[str, Any]) -> str:
+    """One line for a failure report: what the planner did."""
+    if not view["actions"]:
+        return "ask " + str([c.get("label") for c in view["choices"]]) if view["choices"] \
+            else "no edit"
+    parts = []
+    for a in view["actions"]:
+        params = {k: v for k, v in (a.get("params") or {}).items() if v not in (0, 0.0, "")}
+        target = a.get("target") or (a.get("region") or {}).get("phrase") or ""
+        parts.append(f"{a.get('operation')}{params}" + (f"@{target}" if target else ""))
+    return "; ".join(parts)
