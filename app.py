@@ -69,9 +69,9 @@ const act = (e) => {
 element.addEventListener('click', act);
 element.addEventListener('keydown', (e) => { if (e.key === 'Enter') { act(e); } });
 """
-CHAT_HINT = ("**Open a photo** or pick an example above, then tell Loupe what to change — "
-             "*make it warmer*, *make the red ball blue*, *remove the cup*. To change one "
-             "area only, brush over it first and say *brighten this*.")
+CHAT_HINT = ("**What to type:** *make it warmer*, *make the red ball blue*, *remove the "
+             "cup*. To change one area only, open **Brush an area**, paint over it and say "
+             "*brighten this*. No photo yet? Open one, or click an example above.")
 UI = {"api_visibility": "undocumented"}
 COMPARE = ["original", "previous"]
 
@@ -107,8 +107,8 @@ def _toast(fn):
         try:
             return fn(*args, **kwargs)
         except Exception as exc:  # noqa: BLE001 - every failure reaches the user as a toast
-            text = exc.message if isinstance(exc, gr.Error) else web.user_message(exc)
-            gr.Warning(html.escape(str(text)), title="That did not work")
+            text = str(exc.message if isinstance(exc, gr.Error) else web.user_message(exc))
+            gr.Warning(html.escape(text[:1].upper() + text[1:]), title="That did not work")
             return gr.skip()
 
     return call
@@ -334,7 +334,7 @@ def ui_autopilot(session_id: str | None, path: str | None, mood: str, iterations
     def report(fraction: float, text: str) -> None:
         progress(fraction, desc=text or "simulations")
 
-    session_id = web.ensure_session(session_id)
+    session_id = web.ensure_session(session_id)  # a page still loading has none yet
     if not path and not web.has_photo(session_id):
         raise web.SessionError("Add a photo here, or open one in the Edit tab first.")
     result = web.run_autopilot(
@@ -344,7 +344,7 @@ def ui_autopilot(session_id: str | None, path: str | None, mood: str, iterations
     rows = [[i, web.wording.scrub(str(desc)), *(f"{v:.3f}" if isinstance(v, (int, float))
                                                 else "—" for v in vals)]
             for i, desc, *vals in result.rows]
-    return (result.slider, rows, web.graph_view.zoomable(result.tree_svg),
+    return (session_id, result.slider, rows, web.graph_view.zoomable(result.tree_svg),
             _summary_md(result.summary))
 
 
@@ -715,7 +715,7 @@ def _edit_tab() -> dict:
                                              elem_id="share-links", scale=3)
                     c["revoke"] = gr.Button("Revoke", elem_id="revoke-btn", size="sm",
                                             variant="stop", scale=1)
-            with gr.Accordion("Import a session archive", open=False):
+            with gr.Accordion("Import a session archive", open=False, elem_id="import-box"):
                 c["import"] = gr.File(label="Session archive (.zip)", file_types=[".zip"],
                                       type="filepath", elem_id="import", height=80)
     return c
@@ -730,7 +730,7 @@ def _autopilot_tab() -> dict:
                                   height=110)
             c["mood"] = gr.Textbox(label="Mood / intent (optional)", elem_id="ap-mood",
                                    placeholder="e.g. warm and cosy, crisp daylight")
-            with gr.Accordion("Budget", open=False):
+            with gr.Accordion("Budget", open=False, elem_id="ap-budget"):
                 c["iterations"] = gr.Slider(1, 10, value=2, step=1, label="Iterations")
                 c["simulations"] = gr.Slider(1, 64, value=8, step=1, label="Simulations",
                                              elem_id="ap-simulations")
@@ -894,7 +894,7 @@ def _wire(demo: gr.Blocks, sid: gr.BrowserState, library: gr.BrowserState,
 
     run = a["run"].click(ui_autopilot, [sid, a["upload"], a["mood"], a["iterations"],
                                         a["simulations"], a["depth"], a["top_k"], a["seed"]],
-                         [a["slider"], a["steps"], a["tree"], a["summary"]],
+                         [sid, a["slider"], a["steps"], a["tree"], a["summary"]],
                          api_name="ui_autopilot", **UI)
     a["cancel"].click(ui_autopilot_cancel, [sid], a["summary"], cancels=[run],
                       api_name="ui_autopilot_cancel", **UI)

@@ -18,6 +18,7 @@ from web.edit import open_image
 from web.graph_view import render_svg
 from web.sessions import WebSession, get_manager, with_session
 from web.views import SessionView, attr, preview, rounded, session_view
+from web.wording import describe_action
 
 
 @dataclass
@@ -54,7 +55,9 @@ def cancel_autopilot(session_id: str | None) -> None:
 def _step_rows(steps: Any) -> list[list[Any]]:
     rows = []
     for i, step in enumerate(steps or [], 1):
-        desc = attr(step, "description") or str(attr(step, "action", ""))
+        action = attr(step, "action")
+        desc = describe_action(action) if isinstance(action, dict) and action.get(
+            "operation") else attr(step, "description") or str(action or "")
         before, after = attr(step, "score_before"), attr(step, "score_after")
         change = round(after - before, 4) if isinstance(before, (int, float)) and isinstance(
             after, (int, float)) else None

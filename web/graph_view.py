@@ -177,7 +177,7 @@ def _short(text: str, limit: int = LABEL_CHARS) -> str:
 
 
 def render_svg(data: Any, head: str | None = None, *, title: str = "State graph",
-               zoom: bool = False) -> str:
+               zoom: bool = False, marker: str = "current") -> str:
     """Draw a graph/tree as an SVG string, head marked, nodes carrying ``data-node`` ids.
 
     Args:
@@ -186,6 +186,7 @@ def render_svg(data: Any, head: str | None = None, *, title: str = "State graph"
         head: id of the node to mark as the current state.
         title: accessible title of the drawing.
         zoom: wrap it with zoom buttons (:func:`zoomable`); it always scales to fit its box.
+        marker: the word written beside the marked node.
 
     Returns:
         An ``<svg>`` element as text (empty-state text when there are no nodes).
@@ -224,7 +225,7 @@ def render_svg(data: Any, head: str | None = None, *, title: str = "State graph"
         if node.id not in pos:
             continue
         parts.append(_node_svg(node, xy(node.id), node.id == head, node.id in on_path,
-                               max(6, int(LABEL_CHARS * x_step / X_STEP))))
+                               max(6, int(LABEL_CHARS * x_step / X_STEP)), marker))
     parts.append("</svg>")
     svg = "".join(parts)
     return zoomable(svg) if zoom else svg
@@ -257,7 +258,7 @@ def zoomable(svg: str) -> str:
 
 
 def _node_svg(node: TreeNode, at: tuple[float, float], is_head: bool, on_path: bool,
-              chars: int = LABEL_CHARS) -> str:
+              chars: int = LABEL_CHARS, marker: str = "current") -> str:
     x, y = at
     nid = html.escape(node.id, quote=True)
     full = node.label or node.id
@@ -271,7 +272,8 @@ def _node_svg(node: TreeNode, at: tuple[float, float], is_head: bool, on_path: b
     extra = (f'<text x="{x:.0f}" y="{y + NODE_R + 24:.0f}" text-anchor="middle" font-size="9" '
              f'fill="#6b7280">{detail}</text>' if node.detail and chars >= 12 else "")
     head_tag = (f'<text x="{x + NODE_R + 7:.0f}" y="{y - NODE_R:.0f}" font-size="10" '
-                f'font-weight="bold" fill="#b45309">current</text>' if is_head else "")
+                f'font-weight="bold" fill="#b45309">{html.escape(marker)}</text>'
+                if is_head else "")
     return (f'<g class="{cls}" data-node="{nid}" style="cursor:pointer">'
             f"<title>{tip}</title>{ring}"
             f'<circle cx="{x:.0f}" cy="{y:.0f}" r="{NODE_R}" fill="{fill}" stroke="#374151" '

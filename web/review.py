@@ -110,7 +110,7 @@ def _label(node) -> str:
 
 def _states_html(session: WebSession, shown: str, base: str) -> str:
     graph = session.edit.graph
-    svg = render_svg(graph, shown, title="States of this photo", zoom=True)
+    svg = render_svg(graph, shown, title="States of this photo", zoom=True, marker="shown")
     links = []
     for node in graph.nodes.values():
         label = html.escape(_label(node))
