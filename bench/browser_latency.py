@@ -99,8 +99,16 @@ def _spinner_gone(page, limit: float = 60.0) -> float:
     return time.time()
 
 
-def browser_latency(url: str, photo: Path, repeats: int = 3) -> dict:
+def browser_latency(url: str, photo: Path, repeats: int = 3, *, view: str = "#photo",
+                    brushed: bool = True) -> dict:
     """Measure undo and edit display latency on ``photo`` (a large colour photo).
+
+    Args:
+        url: the app.
+        photo: a colourful photo (the edit turns it black and white).
+        repeats: rounds (medians are reported).
+        view: the element that shows the current state (``#canvas`` on older builds).
+        brushed: also time brushed edits.
 
     Returns:
         ``{"rounds": [...], "summary": {...}}``; the summary holds medians in seconds.
@@ -119,10 +127,10 @@ def browser_latency(url: str, photo: Path, repeats: int = 3) -> dict:
         page.goto(url)
         page.wait_for_selector("#upload")
         page.evaluate(WATCH_HEAD)
-        screen = Screen(page, "#photo")
+        screen = Screen(page, view)
         page.set_input_files("#upload input[type=file]", str(photo))
         _head_time(page, "n0")
-        page.wait_for_selector("#photo img")
+        page.wait_for_selector(f"{view} img, {view} canvas")
         time.sleep(2.0)
         colour = screen.chroma()
         box = page.locator("#instruction textarea")
@@ -145,7 +153,7 @@ def browser_latency(url: str, photo: Path, repeats: int = 3) -> dict:
                            "edit_canvas_after_done_s": max(0.0, grey - done),
                            "edit_done_s": done - t0, "undo_canvas_s": back - t1})
             time.sleep(0.5)
-        for i in range(repeats):  # brushed edits, each undone
+        for i in range(repeats if brushed else 0):  # brushed edits, each undone
             head = f"n{1 + repeats + i}"
             _brush(page)
             box.fill(EDIT)
