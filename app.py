@@ -675,8 +675,10 @@ def _edit_tab() -> dict:
                     c["slider"] = gr.ImageSlider(label="Before / after", type="filepath",
                                                  elem_id="slider", max_height=460,
                                                  show_label=False)
-                    c["compare"] = gr.Radio(COMPARE, value="original", elem_id="compare",
-                                            label="Left side shows", container=False)
+                    c["compare"] = gr.Radio(
+                        [("Left: the original", "original"),
+                         ("Left: the previous state", "previous")], value="original",
+                        elem_id="compare", label="Compare with", container=False)
             c["loaded"] = gr.State(None)  # "<session>:<state>" shown in the brush canvas
             c["box"] = gr.MultimodalTextbox(
                 placeholder="Tell Loupe what to change… e.g. “make it warmer” (Enter sends)",
