@@ -1,8 +1,18 @@
-"""App latency: cold start, a 12-MP edit round trip, and concurrent clients.
+"""App latency: cold start, a 12-MP edit round trip, concurrent clients, and what a person
+sees in the browser at 4K.
 
 Starts ``python app.py`` in a subprocess (fresh data folder, free port) and measures
 
 * ``cold_start_s``: process start → first page served (HTTP 200 on ``/``);
+* in Chromium (Playwright, Debian's ``chromium``), on a 3840×2160 photo, by watching the
+  pixels of the photo view on screen (screenshots through the DevTools protocol every
+  ~40 ms; a black-and-white state is told from the colour one by its chroma):
+  ``undo_canvas_s`` — click on Undo → the photo view shows the previous state;
+  ``edit_canvas_after_done_s`` — the edit has finished (its new state appears in the
+  history graph) → the photo view shows its result; ``edit_click_to_canvas_s`` — Enter →
+  result on screen; the same after a *brushed* edit (``brushed_*``), and whether the
+  progress indicator is gone by then (``spinner_gone_after_brushed_s``). Medians of
+  ``--repeats`` rounds;
 * ``edit_roundtrip_12mp_s``: median wall time of ``/edit`` ("make it warmer") through
   ``gradio_client`` on a 4000×3000 photo (upload once via ``/new_session``, timed too);
 * ``concurrent``: CLIENTS threads, each with its own session, doing EDITS edits in turn on a
@@ -11,6 +21,7 @@ Starts ``python app.py`` in a subprocess (fresh data folder, free port) and meas
 Usage::
 
     .venv/bin/python bench/app_latency.py [--clients 10] [--edits 5] [--repeats 3]
+                                          [--only-browser] [--no-browser]
 
 The last printed line is one JSON object with the figures.
 """
@@ -145,25 +156,40 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=10)
     parser.add_argument("--edits", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--only-browser", action="store_true",
+                        help="skip the API round trip and the concurrent clients")
+    parser.add_argument("--no-browser", action="store_true", help="skip the browser figures")
     args = parser.parse_args()
+    out: dict = {}
     with tempfile.TemporaryDirectory(prefix="loupe-bench-") as tmp:
         tmp_path = Path(tmp)
         proc, url, cold = start_app(tmp_path / "data", tmp_path / "app.log")
+        out["cold_start_s"] = round(cold, 3)
         try:
-            big = edit_roundtrip(url, photo(tmp_path / "12mp.jpg", (4000, 3000)), args.repeats)
-            print(f"12-MP edit round trip: {big}", flush=True)
-            conc = concurrent(url, photo(tmp_path / "1mp.jpg", (1200, 800)), args.clients,
-                              args.edits)
-            print(f"concurrent: {conc}", flush=True)
+            if not args.only_browser:
+                big = edit_roundtrip(url, photo(tmp_path / "12mp.jpg", (4000, 3000)),
+                                     args.repeats)
+                print(f"12-MP edit round trip: {big}", flush=True)
+                conc = concurrent(url, photo(tmp_path / "1mp.jpg", (1200, 800)),
+                                  args.clients, args.edits)
+                print(f"concurrent: {conc}", flush=True)
+                out.update({"edit_roundtrip_12mp_s": big["median_s"],
+                            "open_12mp_s": big["open_s"], "concurrent_clients": conc["clients"],
+                            "edits_per_client": conc["edits_per_client"],
+                            "errors": conc["errors"], "p50_s": conc["p50_s"],
+                            "p95_s": conc["p95_s"], "concurrent_wall_s": conc["wall_s"]})
+            if not args.no_browser:
+                from browser_latency import browser_latency  # Playwright: only when asked
+
+                seen = browser_latency(url, photo(tmp_path / "4k.jpg", (3840, 2160)),
+                                       args.repeats)
+                print(f"browser: {seen}", flush=True)
+                out.update(seen["summary"])
         finally:
             proc.terminate()
             proc.wait(timeout=30)
-    print(json.dumps({"cold_start_s": round(cold, 3), "edit_roundtrip_12mp_s": big["median_s"],
-                      "open_12mp_s": big["open_s"], "concurrent_clients": conc["clients"],
-                      "edits_per_client": conc["edits_per_client"], "errors": conc["errors"],
-                      "p50_s": conc["p50_s"], "p95_s": conc["p95_s"],
-                      "concurrent_wall_s": conc["wall_s"], "cpus": os.cpu_count(),
-                      "load_avg_1m": round(os.getloadavg()[0], 2)}))
+    out.update({"cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2)})
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":

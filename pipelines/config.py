@@ -95,6 +95,7 @@ class Settings:
     queue_size: int = 64
     log_level: str = "INFO"
     debug: bool = False
+    share: bool = False
     space_id: str = ""
     zero_gpu: bool = False
 
@@ -148,6 +149,7 @@ def get_settings() -> Settings:
         queue_size=int(_env("LOUPE_QUEUE_SIZE", "64")),
         log_level=_env("LOUPE_LOG_LEVEL", "INFO").upper(),
         debug=_flag("LOUPE_DEBUG"),
+        share=_flag("LOUPE_SHARE"),
         space_id=_env("SPACE_ID", ""),
         zero_gpu=_flag("SPACES_ZERO_GPU"),
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,7 +29,7 @@ def photo(tmp_path: Path, astronaut: np.ndarray) -> Path:
     return path
 
 
-def _pixels(path: str) -> np.ndarray:
+def _pixels(path) -> np.ndarray:
     with Image.open(path) as im:
         return np.asarray(im.convert("RGB"))
 
@@ -128,3 +129,34 @@ def test_benchmark_endpoint_on_an_uploaded_archive(client: Client, tmp_path: Pat
     assert result["rows"] and result["rows"][0]["turn"] == 1
     header = Path(csv_file).read_text().splitlines()[0]
     assert header.startswith("run,turn")
+
+
+def test_review_links_through_the_api(client: Client, photo: Path):
+    import urllib.error
+    import urllib.request
+
+    from gradio_client.exceptions import AppError
+
+    sid, _ = client.predict(handle_file(str(photo)), api_name="/new_session")
+    client.predict(sid, "make it warmer", None, False, api_name="/edit")
+    url = client.predict(sid, api_name="/share_link")
+    assert url.startswith(client.src.rstrip("/") + "/review/rv.") and sid not in url
+    with urllib.request.urlopen(url) as resp:
+        page = resp.read().decode()
+        assert resp.status == 200 and "no-referrer" in resp.headers["Referrer-Policy"]
+        assert "script-src 'nonce-" in resp.headers["Content-Security-Policy"]
+    assert sid not in page and "data-node=" in page and "<form" not in page
+    token = url.rsplit("/", 1)[1]
+    with urllib.request.urlopen(f"{url}/download/n1") as resp:
+        assert resp.headers["Content-Type"] == "image/png"
+        assert _pixels(io.BytesIO(resp.read())).shape == (512, 512, 3)
+    for call in ((token, "make it cooler", None, False, "/edit"), (token, "/undo"),
+                 (token, "/export_session"), (token, "/share_link")):
+        with pytest.raises(AppError):
+            client.predict(*call[:-1], api_name=call[-1])
+    assert client.predict(sid, url, api_name="/revoke_share") == {"revoked": True}
+    for target in (url, f"{url}/preview/n0", f"{url}/download/n1"):
+        with pytest.raises(urllib.error.HTTPError) as err:
+            urllib.request.urlopen(target)
+        assert err.value.code == 404
+    assert client.predict(sid, url, api_name="/revoke_share") == {"revoked": False}

@@ -74,9 +74,11 @@ def test_tools_are_listed_with_descriptions(mcp_url: str):
         return {t.name: t for t in (await session.list_tools()).tools}
 
     tools = _run(mcp_url, script)
-    for name in ("new_session", "edit", "undo", "checkout", "autopilot", "score"):
+    for name in ("new_session", "edit", "undo", "checkout", "autopilot", "score",
+                 "share_link", "revoke_share"):
         assert name in tools and tools[name].description
     assert {"session_id", "instruction"} <= set(tools["edit"].inputSchema["properties"])
+    assert set(tools["share_link"].inputSchema["properties"]) == {"session_id"}
 
 
 def test_edit_undo_checkout_over_mcp(mcp_url: str, astronaut: np.ndarray):

@@ -77,14 +77,14 @@ def test_logs_and_settings_never_show_a_secret(monkeypatch):
     assert "10.0.0.5" in joined and "pw-123456" not in joined and "k-987654321" not in joined
 
 
-def test_the_status_line_names_the_endpoint_without_credentials(monkeypatch):
+def test_the_status_line_names_the_model_without_address_or_credentials(monkeypatch):
     import web
 
     monkeypatch.setenv("LOUPE_LLM_BASE_URL", "https://u:s3cr3t-pass@llm.example.org/v1?key=zz9")
     monkeypatch.setenv("LOUPE_LLM_MODEL", "qwen")
     line = web.status_line(None)
-    assert "qwen @ https://llm.example.org/v1" in line
-    assert "s3cr3t" not in line and "zz9" not in line
+    assert "language model (qwen)" in line
+    assert "s3cr3t" not in line and "zz9" not in line and "llm.example.org" not in line
 
 
 # --------------------------------------------------------------------------- masks

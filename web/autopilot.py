@@ -18,6 +18,7 @@ from web.edit import open_image
 from web.graph_view import render_svg
 from web.sessions import WebSession, get_manager, with_session
 from web.views import SessionView, attr, preview, rounded, session_view
+from web.wording import describe_action
 
 
 @dataclass
@@ -54,7 +55,9 @@ def cancel_autopilot(session_id: str | None) -> None:
 def _step_rows(steps: Any) -> list[list[Any]]:
     rows = []
     for i, step in enumerate(steps or [], 1):
-        desc = attr(step, "description") or str(attr(step, "action", ""))
+        action = attr(step, "action")
+        desc = describe_action(action) if isinstance(action, dict) and action.get(
+            "operation") else attr(step, "description") or str(action or "")
         before, after = attr(step, "score_before"), attr(step, "score_after")
         change = round(after - before, 4) if isinstance(before, (int, float)) and isinstance(
             after, (int, float)) else None
@@ -124,11 +127,16 @@ def run_autopilot(session_id: str | None, image_src: Any = None, *, mood: str = 
                          _step_rows(result.steps), tree, summary)
 
 
-def send_autopilot_to_edit(session_id: str | None) -> SessionView:
+def send_autopilot_to_edit(session_id: str | None, into: str | None = None) -> SessionView:
     """Land the last Autopilot run in the Edit session, one undoable node per kept step.
 
     A run on an uploaded photo first opens that photo in the Edit tab; a run on the Edit
     photo branches from the state it started from.
+
+    Args:
+        session_id: the session that ran Autopilot.
+        into: where a run on an *uploaded* photo lands (e.g. a new session beside this
+            one, so the photo being edited is kept); default: this session.
     """
     session = get_manager().get(session_id)
     info = session.ui.get("autopilot")
@@ -138,13 +146,14 @@ def send_autopilot_to_edit(session_id: str | None) -> SessionView:
         raise SessionError("Autopilot kept no step (nothing improved the score).")
     scratch = EditSession.open(session.folder / info["scratch"])
     parent = info.get("head")
+    target = session_id if parent is not None or into is None else into
     if parent is None:  # a run on an uploaded photo: open it (under its own name) first
         name = info.get("filename") or "autopilot" + Path(scratch.root_file).suffix
         staged = session.folder / "incoming" / Path(name).name
         staged.parent.mkdir(exist_ok=True)
         shutil.copyfile(scratch.folder / scratch.root_file, staged)
         try:
-            open_image(session_id, staged, staged.name)
+            open_image(target, staged, staged.name)
         finally:
             staged.unlink(missing_ok=True)
 
@@ -160,4 +169,4 @@ def send_autopilot_to_edit(session_id: str | None) -> SessionView:
         s.save_ui()
         return session_view(s, message=note)
 
-    return with_session(session_id, run, create=False)
+    return with_session(target, run, create=False)

@@ -229,3 +229,107 @@ def _turn_table(records: list[dict]) -> tuple[list[str], list[list[Any]]]:
             rows.append([record.get("sample"), "-", f"error: {hide_paths(record['error'])}",
                          *[None] * len(keys)])
     return headers, rows
+
+
+# ----------------------------------------------------------------------------- display
+
+#: Column names people read, for the keys of ``eval.runner`` results.
+HEADERS = {
+    "sample": "Sample", "turn": "Turn", "instruction": "Instruction",
+    "psnr_om": "PSNR outside the edit (dB)", "ssim_om": "SSIM outside the edit",
+    "lpips_om": "LPIPS outside the edit (lower is better)", "if": "Instruction followed",
+    "ic": "Image consistency", "psnr": "PSNR (dB)", "ssim": "SSIM",
+    "lpips": "LPIPS (lower is better)", "psnr_gt": "PSNR vs target (dB)",
+    "ssim_gt": "SSIM vs target", "dle_if": "Small-object instruction score",
+    "dle_vc": "Small-object visual consistency", "seconds": "Time (s)", "ok": "Done",
+    "n": "Turns", "om_background": "Share of the photo judged unchanged",
+    "st_lpips": "ST-LPIPS (lower is better)", "st_lpips_om": "ST-LPIPS outside the edit",
+    "st_lpips_outside": "ST-LPIPS outside the box", "psnr_outside": "PSNR outside the box (dB)",
+    "ssim_outside": "SSIM outside the box", "edit_area": "Edited share of the photo",
+    "clip_i": "CLIP image similarity", "dino": "DINO image similarity",
+    "clip_t": "CLIP text match", "vqascore": "VQAScore", "cif": "Instruction check (CIF)",
+}
+_DIGITS = {"psnr": 1, "ssim": 3, "lpips": 3, "st_lpips": 3, "if": 2, "ic": 2, "dle": 2,
+           "seconds": 2, "ok": 2, "om_background": 2, "edit_area": 3}
+INFINITY_NOTE = ("∞: nothing changed outside the edit (identical pixels). Means count ∞ "
+                 f"as {runner.PSNR_CAP:g} dB.")
+
+
+def header(key: str) -> str:
+    """A column's name in words (the key itself when unknown)."""
+    return HEADERS.get(key, key.replace("_", " ").capitalize())
+
+
+def display_value(key: str, value: Any, *, mean: bool = False) -> Any:
+    """One figure as shown: rounded for its metric, ∞ for infinite PSNR, — for none.
+
+    Args:
+        key: the metric's key (``psnr_om``, ``ssim``…).
+        value: the value (number, ``"inf"``, bool, text or None).
+        mean: the value is a mean in which ∞ counted as ``PSNR_CAP``.
+    """
+    if value is None:
+        return "—"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if value in ("inf", float("inf")) or (
+            mean and key.startswith("psnr") and isinstance(value, (int, float))
+            and value >= runner.PSNR_CAP):
+        return "∞"
+    if isinstance(value, (int, float)):
+        if key in ("turn", "n", "sample"):
+            return int(value)
+        digits = next((d for prefix, d in _DIGITS.items() if key.startswith(prefix)), 3)
+        return f"{float(value):.{digits}f}"
+    return value
+
+
+def display_tables(view: BenchmarkView) -> tuple[list[str], list[list[Any]], list[str],
+                                                 list[list[Any]]]:
+    """The results and per-turn tables with headers in words and rounded figures.
+
+    Returns:
+        ``(headers, rows, per-turn headers, per-turn rows)``.
+    """
+    rows = [[display_value(k, v) for k, v in zip(view.headers, row)] for row in view.table]
+    turns = [[display_value(k, v, mean=True) for k, v in zip(view.per_turn_headers, row)]
+             for row in view.per_turn]
+    return ([header(k) for k in view.headers], rows,
+            [header(k) for k in view.per_turn_headers], turns)
+
+
+def summary_markdown(summary: dict) -> str:
+    """The run's summary in a few lines of Markdown (rounded, ∞ where PSNR is unbounded)."""
+    overall = summary.get("overall") or {}
+    lines = [f"**{summary.get('samples', 0)} sample(s)**, {summary.get('errors', 0)} error(s)"
+             f" · agent: {summary.get('agent', '?')}"
+             + (f" · {float(summary['run_seconds']):.1f} s" if isinstance(
+                 summary.get("run_seconds"), (int, float)) else "")]
+    shown = [(header(k), display_value(k, v, mean=True)) for k, v in overall.items()
+             if k in runner.METRICS]
+    if shown:
+        lines.append("| " + " | ".join(h for h, _ in shown) + " |")
+        lines.append("|" + "---|" * len(shown))
+        lines.append("| " + " | ".join(str(v) for _, v in shown) + " |")
+    if any(v == "∞" for _, v in shown) or any(
+            display_value(k, v, mean=True) == "∞" for k, v in overall.items()):
+        lines.append("")
+        lines.append(INFINITY_NOTE)
+    return "\n".join(lines)
+
+
+def score_rows(scores: dict) -> list[list[Any]]:
+    """One pair's scores as ``[measure, value]`` rows in words (∞ for identical pixels).
+
+    ``score_files`` reports an infinite PSNR as null (JSON has no infinity); here it is ∞.
+    """
+    rows = []
+    for key, value in scores.items():
+        if value is None and key.startswith("psnr"):
+            shown: Any = "∞"
+        elif value == "unavailable":
+            shown = "not available (no model)"
+        else:
+            shown = display_value(key, value)
+        rows.append([header(key), shown])
+    return rows

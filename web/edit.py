@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 import shutil
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,13 +15,15 @@ import numpy as np
 
 from agent.session import EditSession, SessionError
 from agent.session.archive import archive_limit
+from pipelines.archives import ArchiveError, open_zip, read_capped
 from pipelines.editors.frame import crop_box
 from pipelines.files import check_id, slug, tree_size
 from pipelines.progress import ProgressFn
 from pipelines.redact import redact
+from web.errors import user_message
 from web.graph_view import render_svg
 from web.sessions import WebSession, get_manager, with_session
-from web.views import SessionView, session_view, turn_messages
+from web.views import SessionView, move_note, session_view, state_words, turn_messages
 
 log = logging.getLogger(__name__)
 
@@ -113,11 +117,12 @@ def edit_turn(session_id: str | None, instruction: str, mask: np.ndarray | None 
             raise SessionError(str(exc)) from exc
         except Exception as exc:  # noqa: BLE001 - shown in the chat, session stays usable
             log.exception("turn failed")
-            result = {"ok": False, "message": redact(f"That edit failed: {exc}"),
-                      "steps": [], "head": edit.graph.head}
-        session.chat.extend(turn_messages(text, result))
+            result = {"ok": False, "message": redact(user_message(exc)), "steps": [],
+                      "head": edit.graph.head}
+        said = turn_messages(text, result)
+        session.chat.extend(said)
         session.save_ui()
-        view = session_view(session, message=result.get("message", ""))
+        view = session_view(session, message=said[-1]["content"])
         topology = (result.get("extra") or {}).get("topology")
         if topology:
             best = topology.get("best") if isinstance(topology, dict) else None
@@ -199,11 +204,8 @@ def _graph_move(session_id: str | None, verb: str, node_id: str | None = None) -
         except ValueError as exc:
             raise SessionError(str(exc)) from exc
         after = edit.graph.head
-        if verb == "checkout":
-            note = f"Went to state {after}; a new edit from here starts a branch."
-        else:
-            note = f"{verb.capitalize()}: now at state {after}." if after != before else \
-                f"Nothing to {verb}."
+        node = edit.graph.nodes[before if verb == "undo" else after]
+        note = move_note(verb, after != before, state_words(node.action, node.description))
         session.chat.append({"role": "assistant", "content": note})
         session.save_ui()
         return session_view(session, message=note)
@@ -255,11 +257,7 @@ def download(session_id: str | None, fmt: str | None = None, folder: Folder = No
     def run(session: WebSession) -> Path:
         edit = session.edit
         out = _out_folder(session, folder, edit.graph.size)
-        stem = slug(Path(session.ui.get("filename") or "photo").stem)
-        suffix = _suffix(fmt or getattr(edit.original, "format", None),
-                         session.ui.get("filename"))
-        size = f"-{int(long_side)}px" if long_side else ""
-        dest = out / f"{stem}-loupe-{check_id(edit.graph.head, 'state id')}{size}{suffix}"
+        dest = out / download_name(session, edit.graph.head, fmt, long_side)
         written = edit.save_image(dest, format=fmt, long_side=long_side)
         return Path(written) if isinstance(written, (str, Path)) else dest
 
@@ -281,6 +279,17 @@ def _out_folder(session: WebSession, folder: Folder, size: tuple[int, int]) -> P
     return out
 
 
+def download_name(session: WebSession, node_id: str, fmt: str | None = None,
+                  long_side: int | None = None) -> str:
+    """File name of a full-resolution download: ``<photo>-loupe-<state>[-<side>px].<ext>``
+    (built from a slug of the photo's name and our own state id only)."""
+    stem = slug(Path(session.ui.get("filename") or "photo").stem)
+    suffix = _suffix(fmt or getattr(session.edit.original, "format", None),
+                     session.ui.get("filename"))
+    size = f"-{int(long_side)}px" if long_side else ""
+    return f"{stem}-loupe-{check_id(node_id or 'n0', 'state id')}{size}{suffix}"
+
+
 _FORMAT_SUFFIX = {"JPEG": ".jpg", "MPO": ".jpg", "PNG": ".png", "WEBP": ".webp", "TIFF": ".tif",
                   "BMP": ".bmp", "GIF": ".png"}
 
@@ -293,8 +302,14 @@ def _suffix(fmt: str | None, filename: str | None) -> str:
         else ".png"
 
 
+CHAT_MEMBER = "loupe-chat.json"
+MAX_CHAT_BYTES = 8 * 1024 ** 2
+MAX_CHAT_MESSAGES = 2000
+MAX_MESSAGE_CHARS = 20_000
+
+
 def export_archive(session_id: str | None, folder: Folder = None) -> Path:
-    """Export the whole session (graph, layers, original) as one zip archive.
+    """Export the whole session (graph, layers, original and the chat) as one zip archive.
 
     Args:
         session_id: the web session.
@@ -309,14 +324,60 @@ def export_archive(session_id: str | None, folder: Folder = None) -> Path:
             get_manager().check_room(session, tree_size(session.edit_folder),
                                      what="This export")
         stem = slug(Path(session.ui.get("filename") or "photo").stem)
-        return Path(session.edit.export(out / f"{stem}-session.zip"))
+        path = Path(session.edit.export(out / f"{stem}-session.zip"))
+        with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr(CHAT_MEMBER, json.dumps(
+                {"chat": session.chat, "filename": session.ui.get("filename")}))
+        return path
 
     return with_session(session_id, run, create=False)
 
 
+def _clean_message(msg: Any) -> dict | None:
+    """One chat message from an archive, or None when it is not a plain chat message."""
+    if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant"):
+        return None
+    content = msg.get("content")
+    if not isinstance(content, str):
+        return None
+    out: dict[str, Any] = {"role": msg["role"], "content": content[:MAX_MESSAGE_CHARS]}
+    meta = msg.get("metadata")
+    if isinstance(meta, dict):
+        clean = {k: str(meta[k])[:300] for k in ("title", "status") if isinstance(
+            meta.get(k), str)}
+        if clean.get("status") not in (None, "done", "pending"):
+            clean.pop("status")
+        if clean:
+            out["metadata"] = clean
+    return out
+
+
+def read_chat(archive: str | Path) -> tuple[list[dict], str | None]:
+    """The chat and file name stored in an exported archive (checked; none → ``[]``).
+
+    Archives come from outside: the member is size-capped and every message is rebuilt
+    from its role, text and title only.
+    """
+    try:
+        with open_zip(archive, "The session archive") as zf:
+            info = next((i for i in zf.infolist() if i.filename == CHAT_MEMBER), None)
+            if info is None:
+                return [], None
+            data = json.loads(read_capped(zf, info, MAX_CHAT_BYTES).decode("utf-8"))
+    except (ArchiveError, ValueError, UnicodeDecodeError) as exc:
+        log.warning("archive chat ignored: %s", exc)
+        return [], None
+    if not isinstance(data, dict):
+        return [], None
+    chat = [m for m in map(_clean_message, (data.get("chat") or [])[:MAX_CHAT_MESSAGES]
+                           if isinstance(data.get("chat"), list) else []) if m]
+    name = data.get("filename")
+    return chat, (Path(name).name[:200] if isinstance(name, str) and name.strip() else None)
+
+
 def import_archive(session_id: str | None, archive: str | Path,
                    label: str | None = None) -> SessionView:
-    """Replace this session's photo and graph with an exported archive.
+    """Replace this session's photo, graph and chat with an exported archive.
 
     Args:
         session_id: the web session.
@@ -337,9 +398,10 @@ def import_archive(session_id: str | None, archive: str | Path,
                 archive, folder, max_bytes=limit, label=label))
         except ValueError as exc:
             raise SessionError(f"Could not import {label}: {exc}") from exc
-        name = getattr(edit.original, "filename", None) or "photo.png"
-        session.ui = {"chat": [{"role": "assistant", "content": "Imported a session archive."}],
-                      "filename": str(name)[:120], "edit_dir": edit.folder.name}
+        chat, stored_name = read_chat(archive)
+        name = stored_name or getattr(edit.original, "filename", None) or "photo.png"
+        chat.append({"role": "assistant", "content": f"Imported {label}."})
+        session.ui = {"chat": chat, "filename": str(name)[:120], "edit_dir": edit.folder.name}
         session.save_ui()
         return session_view(session, message=f"Imported {label}.")
 

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import secrets
 import shutil
+import threading
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -64,6 +66,34 @@ def publish(path: str | Path, root: str | Path) -> Path:
     dest = private_folder(root) / source.name
     shutil.copyfile(source, dest)
     return dest
+
+
+_SERVED: OrderedDict[tuple[str, int, int, str], Path] = OrderedDict()
+_SERVED_LOCK = threading.Lock()
+_SERVED_MAX = 4096
+
+
+def serve(path: str | Path, root: str | Path) -> Path:
+    """``publish`` for files a page shows again and again (previews): one private copy per
+    version of the file (its path, size and modification time), reused while it exists.
+
+    Session folders are never served; this is how their previews reach the browser of the
+    session's owner (and of nobody else: the copy's folder name is the only key).
+    """
+    source = Path(path)
+    stat = source.stat()
+    key = (str(source.resolve()), stat.st_mtime_ns, stat.st_size, str(Path(root).resolve()))
+    with _SERVED_LOCK:
+        copy = _SERVED.get(key)
+        if copy is not None and copy.is_file():
+            _SERVED.move_to_end(key)
+            return copy
+    copy = publish(source, root)
+    with _SERVED_LOCK:
+        _SERVED[key] = copy
+        while len(_SERVED) > _SERVED_MAX:
+            _SERVED.popitem(last=False)
+    return copy
 
 
 class NotFoundForRefused:

@@ -18,6 +18,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from web.wording import describe_action, scrub
+
 X_STEP = 132
 Y_STEP = 64
 NODE_R = 13
@@ -42,19 +44,19 @@ def _get(obj: Any, name: str, default: Any = None) -> Any:
     return getattr(obj, name, default)
 
 
-def _label_of(node: Any) -> str:
-    for key in ("description", "label", "name", "instruction", "text"):
+def node_label(node: Any) -> str:
+    """A node's label in plain words: its own label, else its action, else its description."""
+    for key in ("label", "name", "instruction", "text"):
         value = _get(node, key)
         if value:
             return str(value)
     action = _get(node, "action")
-    if isinstance(action, Mapping):
-        op = action.get("operation") or action.get("kind") or ""
-        target = action.get("target") or ""
-        return f"{op} {target}".strip() or "edit"
-    if action:
-        return str(action)
-    return ""
+    if isinstance(action, Mapping) and (action.get("operation") or action.get("kind")):
+        return describe_action(action)
+    value = _get(node, "description")
+    if value:
+        return scrub(str(value))
+    return str(action) if action else ""
 
 
 def _detail_of(node: Any) -> str:
@@ -74,7 +76,7 @@ def _flatten_nested(node: Any, parent: str | None, out: list[dict], counter: lis
     counter[0] += 1
     if len(out) >= MAX_NODES:
         return
-    out.append({"id": node_id, "parent": parent, "label": _label_of(node),
+    out.append({"id": node_id, "parent": parent, "label": node_label(node),
                 "detail": _detail_of(node)})
     for child in _get(node, "children", None) or []:
         if not isinstance(child, (str, int, float)):
@@ -117,7 +119,7 @@ def _node_records(data: Any) -> list[dict]:
     for node_id, node in items:
         parent = _get(node, "parent")
         records.append({"id": node_id, "parent": None if parent is None else str(parent),
-                        "label": _label_of(node), "detail": _detail_of(node)})
+                        "label": node_label(node), "detail": _detail_of(node)})
     return records
 
 
@@ -174,7 +176,8 @@ def _short(text: str, limit: int = LABEL_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def render_svg(data: Any, head: str | None = None, *, title: str = "State graph") -> str:
+def render_svg(data: Any, head: str | None = None, *, title: str = "State graph",
+               zoom: bool = False, marker: str = "current") -> str:
     """Draw a graph/tree as an SVG string, head marked, nodes carrying ``data-node`` ids.
 
     Args:
@@ -182,6 +185,8 @@ def render_svg(data: Any, head: str | None = None, *, title: str = "State graph"
             when ``head`` is not given.
         head: id of the node to mark as the current state.
         title: accessible title of the drawing.
+        zoom: wrap it with zoom buttons (:func:`zoomable`); it always scales to fit its box.
+        marker: the word written beside the marked node.
 
     Returns:
         An ``<svg>`` element as text (empty-state text when there are no nodes).
@@ -203,8 +208,9 @@ def render_svg(data: Any, head: str | None = None, *, title: str = "State graph"
         col, d = pos[node_id]
         return 10 + x_step / 2 + col * x_step, 24 + d * Y_STEP
 
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="loupe-graph" width="{width}" '
-             f'height="{height}" viewBox="0 0 {width} {height}" role="img">'
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="loupe-graph" width="100%" '
+             f'viewBox="0 0 {width} {height}" preserveAspectRatio="xMidYMin meet" '
+             f'style="max-width:{width}px" data-width="{width}" role="img">'
              f"<title>{html.escape(title)}</title>"]
     for node in nodes.values():
         if node.parent is not None and node.id in pos and node.parent in pos:
@@ -219,13 +225,40 @@ def render_svg(data: Any, head: str | None = None, *, title: str = "State graph"
         if node.id not in pos:
             continue
         parts.append(_node_svg(node, xy(node.id), node.id == head, node.id in on_path,
-                               max(6, int(LABEL_CHARS * x_step / X_STEP))))
+                               max(6, int(LABEL_CHARS * x_step / X_STEP)), marker))
     parts.append("</svg>")
-    return "".join(parts)
+    svg = "".join(parts)
+    return zoomable(svg) if zoom else svg
+
+
+ZOOM_BAR = ('<div class="loupe-zoombar" aria-label="Zoom">'
+            '<button type="button" data-zoom="out" title="Zoom out">−</button>'
+            '<button type="button" data-zoom="fit" title="Fit to the box">fit</button>'
+            '<button type="button" data-zoom="in" title="Zoom in">+</button></div>')
+
+#: Script for a page or component holding zoomable drawings (``element``: their container).
+ZOOM_JS = """
+element.addEventListener('click', (e) => {
+  const b = e.target.closest('[data-zoom]');
+  if (!b) { return; }
+  const box = b.closest('.loupe-zoom');
+  const svg = box && box.querySelector('svg');
+  if (!svg) { return; }
+  if (b.dataset.zoom === 'fit') { svg.style.width = ''; svg.style.maxWidth =
+    svg.dataset.width + 'px'; return; }
+  const w = svg.getBoundingClientRect().width * (b.dataset.zoom === 'in' ? 1.25 : 0.8);
+  svg.style.maxWidth = 'none'; svg.style.width = Math.max(120, w) + 'px';
+});
+"""
+
+
+def zoomable(svg: str) -> str:
+    """Wrap a drawing so it fits its box, with zoom buttons (see ``ZOOM_JS``)."""
+    return f'<div class="loupe-zoom">{ZOOM_BAR}<div class="loupe-zoom-area">{svg}</div></div>'
 
 
 def _node_svg(node: TreeNode, at: tuple[float, float], is_head: bool, on_path: bool,
-              chars: int = LABEL_CHARS) -> str:
+              chars: int = LABEL_CHARS, marker: str = "current") -> str:
     x, y = at
     nid = html.escape(node.id, quote=True)
     full = node.label or node.id
@@ -239,7 +272,8 @@ def _node_svg(node: TreeNode, at: tuple[float, float], is_head: bool, on_path: b
     extra = (f'<text x="{x:.0f}" y="{y + NODE_R + 24:.0f}" text-anchor="middle" font-size="9" '
              f'fill="#6b7280">{detail}</text>' if node.detail and chars >= 12 else "")
     head_tag = (f'<text x="{x + NODE_R + 7:.0f}" y="{y - NODE_R:.0f}" font-size="10" '
-                f'font-weight="bold" fill="#b45309">HEAD</text>' if is_head else "")
+                f'font-weight="bold" fill="#b45309">{html.escape(marker)}</text>'
+                if is_head else "")
     return (f'<g class="{cls}" data-node="{nid}" style="cursor:pointer">'
             f"<title>{tip}</title>{ring}"
             f'<circle cx="{x:.0f}" cy="{y:.0f}" r="{NODE_R}" fill="{fill}" stroke="#374151" '

@@ -1,11 +1,14 @@
 """The app in a real browser (Debian's chromium via Playwright), served on localhost.
 
-Screenshots land in artifacts/screenshots/ for a person to look at.
+Screenshots land in artifacts/screenshots/ for a person to look at. Assertions are about
+what is on screen: the photo view's pixels, the chat's text, the session list, toasts,
+progress indicators and error badges, the review page.
 """
 
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import cv2
@@ -23,7 +26,7 @@ def page(browser, app_server):
     pg = context.new_page()
     pg.set_default_timeout(TIMEOUT)
     pg.goto(app_server.url)
-    pg.wait_for_selector("#upload")
+    _loaded(pg)
     yield pg
     context.close()
 
@@ -37,6 +40,11 @@ def big_photo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("photos") / "coffee-big.jpg"
     Image.fromarray(img).save(path, quality=95)
     return path
+
+
+def _loaded(pg) -> None:
+    """The page has restored (or created) its session: the history shows something."""
+    pg.wait_for_selector("#graph .loupe-graph-empty, #graph svg")
 
 
 def _nodes(pg) -> list[str]:
@@ -54,7 +62,7 @@ def _wait_nodes(pg, n: int) -> None:
 def _open(pg, path: Path) -> None:
     pg.set_input_files("#upload input[type=file]", str(path))
     _wait_head(pg, "n0")
-    pg.wait_for_selector("#canvas canvas")
+    pg.wait_for_selector("#photo img")
 
 
 def _send(pg, text: str, nodes_after: int) -> None:
@@ -65,9 +73,13 @@ def _send(pg, text: str, nodes_after: int) -> None:
 
 
 def _brush(pg) -> None:
-    """Paint a blob in the middle of the canvas with the default brush."""
-    canvas = pg.locator("#canvas canvas").last
-    box = canvas.bounding_box()
+    """Open the brush tab and paint a blob in the middle of the canvas."""
+    pg.get_by_role("tab", name="Brush an area").click()
+    pg.wait_for_function("Array.from(document.querySelectorAll('#canvas canvas'))"
+                         ".some(c => c.getBoundingClientRect().width > 100)")
+    pg.wait_for_timeout(1000)  # the background lands after the canvas is sized
+    boxes = [b for b in (c.bounding_box() for c in pg.locator("#canvas canvas").all()) if b]
+    box = max(boxes, key=lambda b: b["width"] * b["height"])
     cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
     for dy in (-8, 8):  # few events: every one redraws a software-rendered canvas
         pg.mouse.move(cx - 50, cy + dy)
@@ -87,16 +99,35 @@ def _download(pg) -> np.ndarray:
         return np.asarray(im.convert("RGB"))
 
 
+def _photo_src(pg) -> str:
+    return pg.get_attribute("#photo img", "src") or ""
+
+
+def _no_busy_indicator(pg) -> bool:
+    """No progress overlay anywhere in the Edit tab (every status tracker hidden)."""
+    return pg.evaluate("""() => Array.from(document.querySelectorAll(
+        '#chat .wrap, #photo .wrap, #canvas .wrap, #instruction .wrap'))
+        .every(w => w.classList.contains('hide') || !w.innerText.trim())""")
+
+
 def test_edit_flow(page, big_photo: Path, shots: Path):
     pg = page
     _open(pg, big_photo)
     pg.screenshot(path=str(shots / "01-opened.png"), full_page=True)
+    opened = _photo_src(pg)
 
     _brush(pg)
     _send(pg, "make it brighter", 2)
-    pg.wait_for_selector("#chat :text('Step 1')")
-    assert "make it brighter" in pg.inner_text("#chat")
     _wait_head(pg, "n1")
+    # the photo view shows the result and no spinner is left behind (it used to freeze)
+    pg.wait_for_function(f"document.querySelector('#photo img').src !== {opened!r}",
+                         timeout=10_000)
+    pg.wait_for_function("""() => Array.from(document.querySelectorAll('#chat .wrap'))
+        .every(w => w.classList.contains('hide'))""", timeout=10_000)
+    assert _no_busy_indicator(pg) and pg.locator("#photo img").is_visible()
+    chat = pg.inner_text("#chat")
+    assert "make it brighter" in chat and "Brighten the brushed area" in chat
+    assert "Attempt 1" in chat and "amount=" not in chat
     pg.screenshot(path=str(shots / "02-edited.png"), full_page=True)
 
     pg.click("#undo-btn")
@@ -118,7 +149,7 @@ def test_edit_flow(page, big_photo: Path, shots: Path):
 
 def test_refresh_and_restart_restore(page, browser, app_server, shots: Path):
     pg = page
-    pg.get_by_text("make it warmer").first.click()  # an example: its photo and instruction
+    pg.locator("#examples .thumbnail-item", has_text="make it warmer").click()  # an example
     _wait_head(pg, "n0")
     assert pg.locator("#instruction textarea").input_value() == "make it warmer"
     pg.locator("#instruction textarea").press("Enter")
@@ -137,7 +168,8 @@ def test_refresh_and_restart_restore(page, browser, app_server, shots: Path):
     other = browser.new_context().new_page()  # another browser: its own, empty session
     other.goto(app_server.url)
     other.wait_for_selector("#graph .loupe-graph-empty")
-    assert _nodes(other) == [] and "make it warmer" not in other.inner_text("#chat")
+    assert _nodes(other) == [] and other.locator("#chat .message-row").count() == 0
+    assert other.locator("#sessions .loupe-card").count() == 0
     other.context.close()
 
 
@@ -146,14 +178,21 @@ def test_autopilot_runs_and_sends_to_edit(page, shots: Path):
     src = Path(__file__).resolve().parents[2] / "assets" / "chelsea.jpg"
     pg.get_by_role("tab", name="Autopilot").click()
     pg.set_input_files("#ap-upload input[type=file]", str(src))
+    pg.locator("#ap-budget").click()
     for elem, value in (("#ap-simulations", "4"),):
         field = pg.locator(f"{elem} input[type=number]")
         field.fill(value)
         field.press("Enter")
     pg.click("#ap-run")
-    pg.wait_for_selector("#ap-summary :text('score_after')")
+    pg.wait_for_selector("#ap-summary :text('Quality score')")
     pg.wait_for_selector("#ap-tree svg [data-node]")
     pg.screenshot(path=str(shots / "07-autopilot.png"), full_page=True)
+    svg = pg.locator("#ap-tree svg").bounding_box()
+    box = pg.locator("#ap-tree").bounding_box()
+    assert svg["width"] <= box["width"] + 1  # the tree fits its box…
+    pg.locator("#ap-tree [data-zoom='in']").click()
+    pg.locator("#ap-tree [data-zoom='in']").click()
+    assert pg.locator("#ap-tree svg").bounding_box()["width"] > svg["width"] * 1.4  # …and zooms
     rows = pg.locator("#ap-steps tbody tr").count()
     pg.click("#ap-send")
     pg.get_by_role("tab", name="Edit").click()
@@ -166,12 +205,16 @@ def test_mini_benchmark_shows_a_table(page, shots: Path):
     pg = page
     pg.get_by_role("tab", name="Benchmark").click()
     pg.click("#bm-run")
-    pg.wait_for_selector("#bm-summary :text('overall')")
+    pg.wait_for_selector("#bm-summary :text('sample(s)')")
     pg.wait_for_function("document.querySelector('#bm-table').innerText.includes('s0002')")
     pg.screenshot(path=str(shots / "09-benchmark.png"), full_page=True)
     table = pg.inner_text("#bm-table")
     assert all(f"s000{i}" in table for i in range(3))  # the three mini-set samples
-    assert "psnr_om" in pg.inner_text("#bm-per-turn")
+    shown = pg.inner_text("#bm-per-turn") + table + pg.inner_text("#bm-summary")
+    assert "PSNR outside the edit (dB)" in shown and "psnr_om" not in shown  # real headers
+    assert not re.search(r"\binf\b", shown) and "∞" in shown  # one sign for infinity
+    assert not re.search(r"\d\.\d{4,}", shown)  # rounded figures
+    assert pg.locator("#bm-plot img").is_visible()  # the per-turn plot
     assert pg.locator("#bm-files a[href]").count() == 2  # CSV and JSON downloads
 
 
@@ -183,3 +226,131 @@ def test_multi_instruction_mode_shows_its_topology(page, shots: Path):
     pg.wait_for_selector("#topology svg g.node.head")
     assert pg.locator("#topology svg [data-node]").count() >= 2
     pg.screenshot(path=str(shots / "10-tree-search.png"), full_page=True)
+
+
+def _toasts(pg) -> str:
+    return " ".join(pg.locator(".toast-body").all_inner_texts())
+
+
+def _error_badges(pg) -> int:
+    """Gradio's red "Error" badges drawn over output components."""
+    return pg.evaluate("""() => Array.from(document.querySelectorAll('.wrap .error, .error'))
+        .filter(e => e.offsetParent !== null).length""")
+
+
+def test_a_failing_edit_shows_a_toast_not_error_badges(page, shots: Path):
+    pg = page
+    box = pg.locator("#instruction textarea")
+    box.fill("make it warmer")  # no photo yet
+    box.press("Enter")
+    pg.wait_for_selector(".toast-body")
+    assert "Open a photo first" in _toasts(pg) and _error_badges(pg) == 0
+    _open(pg, Path(__file__).resolve().parents[2] / "assets" / "coffee.jpg")
+    box.fill("make it warmer " * 400)  # too long: refused by the session
+    box.press("Enter")
+    pg.wait_for_function("document.querySelectorAll('.toast-body').length >= 1 && "
+                         "Array.from(document.querySelectorAll('.toast-body'))"
+                         ".some(t => t.innerText.includes('long'))")
+    pg.screenshot(path=str(shots / "11-error-toast.png"), full_page=True)
+    assert _error_badges(pg) == 0 and _no_busy_indicator(pg)
+    assert box.is_editable() and box.input_value().startswith("make it warmer")  # kept
+    _send(pg, "make it warmer", 2)  # and the page still works
+    assert _error_badges(pg) == 0
+
+
+def test_a_second_photo_leaves_the_first_in_the_session_list(page, shots: Path):
+    pg = page
+    assets = Path(__file__).resolve().parents[2] / "assets"
+    _open(pg, assets / "coffee.jpg")
+    _send(pg, "make it warmer", 2)
+    pg.set_input_files("#upload input[type=file]", str(assets / "chelsea.jpg"))
+    pg.wait_for_function("document.querySelectorAll('#sessions .loupe-card').length === 2")
+    _wait_head(pg, "n0")
+    assert _nodes(pg) == ["n0"]  # the new photo starts its own history…
+    names = pg.locator("#sessions .loupe-card .name").all_inner_texts()
+    assert names == ["chelsea.jpg", "coffee.jpg"]
+    assert pg.locator("#sessions .loupe-card.current .name").inner_text() == "chelsea.jpg"
+    assert pg.locator("#sessions .loupe-card img").count() == 2  # thumbnails
+    pg.screenshot(path=str(shots / "12-two-sessions.png"), full_page=True)
+    pg.locator("#sessions .loupe-card", has_text="coffee.jpg").click()  # …the first is kept
+    _wait_nodes(pg, 2)
+    _wait_head(pg, "n1")
+    assert "make it warmer" in pg.inner_text("#chat")
+
+
+def test_import_restores_the_chat(page, shots: Path, tmp_path: Path):
+    pg = page
+    _open(pg, Path(__file__).resolve().parents[2] / "assets" / "coffee.jpg")
+    _send(pg, "increase the contrast", 2)
+    with pg.expect_download() as info:
+        pg.click("#export-btn")
+        pg.wait_for_selector("#file-out a[href]")
+        pg.locator("#file-out a[href]").first.click()
+    archive = tmp_path / info.value.suggested_filename
+    info.value.save_as(archive)
+    assert archive.suffix == ".zip"
+    cards = pg.locator("#sessions .loupe-card").count()
+    pg.locator("#import-box").click()
+    pg.set_input_files("#import input[type=file]", str(archive))
+    pg.wait_for_function(f"document.querySelectorAll('#sessions .loupe-card').length === "
+                         f"{cards + 1}")
+    _wait_nodes(pg, 2)
+    chat = pg.inner_text("#chat")
+    assert "increase the contrast" in chat and "Add contrast to the whole photo" in chat
+    assert "Imported" in chat
+    pg.screenshot(path=str(shots / "13-imported.png"), full_page=True)
+
+
+def test_a_review_link_is_read_only_and_can_be_revoked(page, browser, shots: Path):
+    pg = page
+    _open(pg, Path(__file__).resolve().parents[2] / "assets" / "coffee.jpg")
+    _send(pg, "convert it to black and white", 2)
+    pg.locator("#share-box").click()
+    pg.click("#share-btn")
+    pg.wait_for_function("document.querySelector('#share-url textarea, #share-url input')"
+                         ".value.includes('/review/')")
+    url = pg.locator("#share-url textarea, #share-url input").first.input_value()
+
+    reviewer = browser.new_context(viewport={"width": 1280, "height": 900}).new_page()
+    assert reviewer.goto(url).status == 200
+    reviewer.wait_for_function("Array.from(document.querySelectorAll('.compare img'))"
+                               ".every(i => i.complete && i.naturalWidth > 0)")
+    assert reviewer.locator("#graph [data-node]").count() == 2
+    assert "convert it to black and white" in reviewer.inner_text(".chat")
+    assert reviewer.locator("#download").get_attribute("href").endswith("/download/n1")
+    assert reviewer.locator("form, textarea, select, input[type=file], input[type=text]"
+                            ).count() == 0  # nothing to type into or upload
+    buttons = reviewer.locator("button")
+    assert all(buttons.nth(i).get_attribute("data-zoom") for i in range(buttons.count()))
+    for word in ("Undo", "Redo", "Delete", "Revoke", "Share"):
+        assert reviewer.get_by_text(word, exact=True).count() == 0
+    reviewer.locator("#graph [data-node='n0']").click()  # any state, read-only
+    reviewer.wait_for_url("**state=n0")
+    reviewer.screenshot(path=str(shots / "14-review.png"), full_page=True)
+
+    pg.locator("#share-links input").click()
+    pg.locator("ul[role=listbox] li").first.click()
+    pg.click("#revoke-btn")
+    pg.wait_for_selector(".toast-body:has-text('revoked')")
+    assert reviewer.goto(url).status == 404
+    reviewer.context.close()
+
+
+def test_phone_layout_photo_then_instruction_then_chat(browser, app_server, shots: Path):
+    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
+                                  has_touch=True, device_scale_factor=2)
+    pg = context.new_page()
+    pg.set_default_timeout(TIMEOUT)
+    pg.goto(app_server.url)
+    _loaded(pg)
+    _open(pg, Path(__file__).resolve().parents[2] / "assets" / "coffee.jpg")
+    pg.locator("#photo").scroll_into_view_if_needed()
+    pg.evaluate("document.querySelector('#photo-tabs').scrollIntoView({block: 'start'})")
+    photo = pg.locator("#photo img").bounding_box()
+    box = pg.locator("#instruction textarea").bounding_box()
+    chat = pg.locator("#chat").bounding_box()
+    pg.screenshot(path=str(shots / "15-phone.png"))
+    assert photo["y"] >= 0 and box["y"] + box["height"] <= 844  # both on the first screen
+    assert photo["y"] < box["y"] < chat["y"]  # photo, then instruction, then chat
+    assert pg.evaluate("document.documentElement.scrollWidth") <= 391  # no sideways scroll
+    context.close()

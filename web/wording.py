@@ -1,0 +1,262 @@
+"""Plain words for what the agent did: actions, step outcomes, critic reasons, backends.
+
+The agent describes its work in its own terms (``recolor red cup (color=blue,
+strength=1)``, state ids, backend labels with endpoints). People using the app read
+these sentences instead. Everything here is a pure function of JSON-able data, so the
+chat, the status line and the review page say the same thing the same way.
+
+Unknown operations (new ones land often) fall back to their name in words, never to
+``key=value`` syntax.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+#: Operation → (verb when the main amount is positive, verb when negative). ``{where}``
+#: is "the whole photo", "the brushed area", "the cup"…
+_SIGNED: dict[str, tuple[str, str, str]] = {
+    # operation: (amount parameter, phrase if > 0, phrase if < 0)
+    "exposure": ("stops", "brighten {where}", "darken {where}"),
+    "brightness": ("amount", "brighten {where}", "darken {where}"),
+    "contrast": ("amount", "add contrast to {where}", "soften the contrast of {where}"),
+    "saturation": ("amount", "make the colours of {where} richer",
+                   "mute the colours of {where}"),
+    "vibrance": ("amount", "boost the muted colours of {where}",
+                 "calm the colours of {where}"),
+    "temperature": ("amount", "warm up {where}", "cool down {where}"),
+    "tint": ("amount", "add a magenta tint to {where}", "add a green tint to {where}"),
+    "shadows": ("amount", "lift the shadows in {where}", "deepen the shadows in {where}"),
+    "highlights": ("amount", "boost the highlights in {where}",
+                   "recover the highlights in {where}"),
+    "vignette": ("amount", "darken the corners of {where}", "lighten the corners of {where}"),
+}
+
+_FIXED: dict[str, str] = {
+    "hue": "shift the colours of {where}",
+    "sharpen": "sharpen {where}",
+    "denoise": "reduce the noise in {where}",
+    "blur": "blur {where}",
+    "grayscale": "turn {where} black and white",
+    "sepia": "give {where} a sepia tone",
+    "auto_levels": "balance the light and dark of {where}",
+    "auto_white_balance": "remove the colour cast from {where}",
+    "clahe": "bring out local detail in {where}",
+    "straighten": "straighten the photo",
+    "inpaint": "remove {where}",
+    "paste": "paste the reference picture into {where}",
+    "crop": "crop the photo",
+    "rotate": "rotate the photo",
+    "flip": "flip the photo",
+}
+
+_STATUS = {
+    "applied": "done",
+    "rolled_back": "undone: no attempt was good enough",
+    "unchanged": "nothing changed",
+    "failed": "failed",
+    "skipped": "skipped",
+    "needs_mask": "needs a brushed area",
+    "unsupported": "not possible here",
+    "undo": "went back",
+    "pending": "not started",
+}
+
+_EDITORS = {"classical": "built-in tools"}
+
+_KEY_VALUE = re.compile(r"\s*\((?:[^()]*=[^()]*)\)")
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.I)
+
+
+def _where(action: Mapping[str, Any]) -> str:
+    region = action.get("region") or {}
+    kind = region.get("type") if isinstance(region, Mapping) else None
+    target = str(action.get("target") or (region.get("phrase") if isinstance(region, Mapping)
+                                          else "") or "").strip()
+    if kind == "mask":
+        return "the brushed area"
+    if kind == "box":
+        return f"the {target} in the marked box" if target else "the marked box"
+    if target:
+        return target if target.lower().startswith(("the ", "my ", "this ", "that ")) \
+            else f"the {target}"
+    return "the whole photo"
+
+
+def _number(params: Mapping[str, Any], name: str) -> float | None:
+    value = params.get(name)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
+        else None
+
+
+def _transform(params: Mapping[str, Any], where: str) -> str:
+    scale = _number(params, "scale") or 1.0
+    dx, dy = _number(params, "dx") or 0.0, _number(params, "dy") or 0.0
+    parts = []
+    if scale > 1.01:
+        parts.append(f"make {where} bigger")
+    elif scale < 0.99:
+        parts.append(f"make {where} smaller")
+    moves = [w for v, w in ((dx, "right" if dx > 0 else "left"),
+                            (dy, "down" if dy > 0 else "up")) if abs(v) > 0.005]
+    if moves:
+        parts.append(f"move {where if not parts else 'it'} {' and '.join(moves)}")
+    return " and ".join(parts) or f"move {where}"
+
+
+def describe_action(action: Mapping[str, Any] | None) -> str:
+    """One action in plain words: ``"Make the red cup blue"``, ``"Warm up the whole photo"``.
+
+    Args:
+        action: an action as JSON (``operation``, ``target``, ``region``, ``params``, ``kind``).
+
+    Returns:
+        A short sentence starting with a capital letter, without parameter syntax.
+    """
+    if not isinstance(action, Mapping):
+        return "Change the photo"
+    op = str(action.get("operation") or "")
+    params = action.get("params") if isinstance(action.get("params"), Mapping) else {}
+    where = _where(action)
+    if action.get("kind") == "undo" or (not op and action.get("steps")):
+        steps = int(action.get("steps") or 1)
+        text = "go back one step" if steps == 1 else f"go back {steps} steps"
+    elif op in _SIGNED:
+        name, up, down = _SIGNED[op]
+        value = _number(params, name)
+        text = (down if value is not None and value < 0 else up).format(where=where)
+    elif op == "gamma":
+        value = _number(params, "gamma") or 1.0
+        text = ("lift the mid-tones of {where}" if value >= 1
+                else "deepen the mid-tones of {where}").format(where=where)
+    elif op == "recolor":
+        colour = str(params.get("color") or "a new colour")
+        text = f"make {where} {colour}"
+    elif op == "text":
+        words = str(params.get("text") or "").strip()
+        text = f"write “{words}” on {where}" if words else f"add text to {where}"
+    elif op == "generate":
+        prompt = str(params.get("prompt") or action.get("instruction") or "").strip()
+        text = f"change {where}: {prompt}" if prompt else f"change {where}"
+    elif op == "transform":
+        text = _transform(params, where)
+    elif op in _FIXED:
+        text = _FIXED[op].format(where=where)
+    elif op:
+        text = f"{op.replace('_', ' ')} {where}"
+    else:
+        text = str(action.get("instruction") or "change the photo")
+    return text[:1].upper() + text[1:]
+
+
+def step_status(status: str | None) -> str:
+    """A step's status in words (``rolled_back`` → ``undone: no attempt was good enough``)."""
+    return _STATUS.get(str(status or ""), str(status or "done").replace("_", " "))
+
+
+def editor_name(name: str | None) -> str:
+    """The editor that made an attempt, for people (``classical`` → ``built-in tools``)."""
+    return _EDITORS.get(str(name or ""), str(name or "an editor").replace("_", " "))
+
+
+def score_text(score: Any) -> str:
+    """``8.5`` → ``"8.5/10"``; anything else → ``"no score"``."""
+    if isinstance(score, (int, float)) and not isinstance(score, bool):
+        return f"{float(score):.1f}/10".replace(".0/", "/")
+    return "no score"
+
+
+def scrub(text: str) -> str:
+    """Remove internal syntax from an agent sentence: ``(key=value, …)`` groups and URLs.
+
+    Args:
+        text: a message written by the agent.
+
+    Returns:
+        The same sentence without parameter lists or endpoint addresses.
+    """
+    text = _KEY_VALUE.sub("", str(text or ""))
+    text = _URL.sub("(a server)", text)
+    return re.sub(r"\s{2,}", " ", text).strip()
+
+
+def _without_asides(text: str) -> str:
+    """Drop parenthesised asides, nested ones too (they hold the agent's technical detail)."""
+    previous = None
+    while previous != text:
+        previous, text = text, re.sub(r"\s*\([^()]*\)", "", text)
+    return text
+
+
+def plain_sentence(text: str) -> str:
+    """An agent's explanation for people: no internal syntax, no technical asides.
+
+    Args:
+        text: a message written by the agent (a refusal, a reason).
+
+    Returns:
+        The sentence without ``(…)`` asides, parameter lists or addresses.
+    """
+    text = _without_asides(scrub(text))
+    text = re.sub(r"\bpaint a mask\b", "brush over it", text)
+    text = re.sub(r"\s+([.,;:])", r"\1", text)
+    return re.sub(r"\s{2,}", " ", text).strip()
+
+
+def _backend_words(role: str, name: str) -> str:
+    name = scrub(str(name or "")).strip()
+    low = name.lower()
+    model = low.split("@")[0].split(":", 1)[-1].strip()
+    model = re.sub(r"^(openai-compatible|transformers-vlm|rule-based)\s*", "", model)
+    model = model.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]  # never a server path
+    if role == "planner":
+        if low.startswith("llm") or "vlm" in low or "openai" in low:
+            return "understands requests with a language model" + (f" ({model})" if model
+                                                                  else "")
+        return "understands requests with built-in rules"
+    if role == "critic":
+        if low.startswith("panel"):
+            return "checks every result with a panel of AI reviewers"
+        return "checks every result by measuring it"
+    if role in ("localizer", "localiser"):
+        if low in ("embedded", ""):
+            return "finds things by colour, position or your brush"
+        if low.startswith("perception"):
+            return ("finds things with built-in object, face and text detectors, by colour, "
+                    "position or your brush")
+        return "finds things with an object detector"
+    if role == "editor":
+        others = [n.strip() for n in low.split(",") if n.strip() and "classical" not in n]
+        if not others:
+            return "edits with built-in photo tools"
+        return "edits with " + ", ".join(others) + " and built-in photo tools"
+    return f"{role}: {name}"
+
+
+ROLE_ORDER = ("planner", "localizer", "localiser", "editor", "critic")
+
+
+def backends_sentence(roles: Mapping[str, str]) -> tuple[str, bool]:
+    """The status line's sentence about the backends, and whether all are built-in.
+
+    Args:
+        roles: role → backend label as the session reports it.
+
+    Returns:
+        ``(sentence, embedded)``: e.g. ``"Loupe understands requests with built-in rules,
+        finds things by colour, position or your brush, …"`` and True when no model is
+        live. Never contains an endpoint address or a key.
+    """
+    ordered = sorted(roles.items(), key=lambda kv: ROLE_ORDER.index(kv[0])
+                     if kv[0] in ROLE_ORDER else len(ROLE_ORDER))
+    parts = [_backend_words(role, name) for role, name in ordered]
+    embedded = all(p.startswith(("understands requests with built-in", "finds things by",
+                                 "finds things with built-in",
+                                 "edits with built-in", "checks every result by"))
+                   for p in parts)
+    if not parts:
+        return "", True
+    body = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+    return f"Loupe {body}.", embedded
