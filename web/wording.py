@@ -211,6 +211,12 @@ def _backend_words(role: str, name: str) -> str:
     model = low.split("@")[0].split(":", 1)[-1].strip()
     model = re.sub(r"^(openai-compatible|transformers-vlm|rule-based)\s*", "", model)
     model = model.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]  # never a server path
+    down = re.search(r"\(unavailable; embedded fallback for ([^)]*)\)", low)
+    if down and role == "planner":
+        return (f"understands requests with built-in rules for now (the language model is "
+                f"unreachable; it is tried again in {down.group(1)})")
+    if down and role == "critic":
+        return "checks every result by measuring it for now (the AI reviewers are unreachable)"
     if role == "planner":
         if low.startswith("llm") or "vlm" in low or "openai" in low:
             return "understands requests with a language model" + (f" ({model})" if model

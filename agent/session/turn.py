@@ -517,9 +517,14 @@ class TurnRunner:
         found = self.s.localizer.locate(image, phrase, hint)
         masks = [m.mask for m in found.masks if np.asarray(m.mask).any()]
         known = self.s.regions.get(phrase, image.shape[:2], self._frame_key())
-        if found.status == "resolved" and masks and (known is None
-                                                     or _overlap(masks[0], known) >= 0.3):
-            return _Region(masks[0], f"found '{phrase}'", masks[1:])
+        if found.status == "resolved" and masks:
+            # "the cats", "all the red cars": every instance is one target
+            plural = found.plural and len(masks) > 1
+            target = found.union() if plural else masks[0]
+            if target is not None and (known is None or _overlap(target, known) >= 0.3):
+                what = f"found {len(masks)} × '{phrase}'" if plural else f"found '{phrase}'"
+                why = f" ({found.reason})" if found.reason else ""
+                return _Region(target, what + why, [] if plural else masks[1:])
         if known is not None:
             # the same words as an earlier step: the same object, even if that step
             # changed how it looks ("make the red circle blue" … "make it brighter")

