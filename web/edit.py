@@ -12,18 +12,27 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from PIL import Image
 
 from agent.session import EditSession, SessionError
 from agent.session.archive import archive_limit
 from pipelines.archives import ArchiveError, open_zip, read_capped
-from pipelines.editors.frame import crop_box
-from pipelines.files import check_id, slug, tree_size
+from pipelines.editors.frame import clamp_box, crop_box, crop_overlay
+from pipelines.files import atomic_write, check_id, slug, tree_size
 from pipelines.progress import ProgressFn
 from pipelines.redact import redact
 from web.errors import user_message
 from web.graph_view import render_svg
 from web.sessions import WebSession, get_manager, with_session
-from web.views import SessionView, move_note, session_view, state_words, turn_messages
+from web.views import (
+    SessionView,
+    encode_preview,
+    move_note,
+    preview_file,
+    session_view,
+    state_words,
+    turn_messages,
+)
 
 log = logging.getLogger(__name__)
 
@@ -148,8 +157,7 @@ def crop(session_id: str | None, box: Any, aspect: str = "free") -> tuple[Sessio
     Returns:
         ``(page state, TurnResult.to_dict())``; the view's image has the new frame size.
     """
-    if isinstance(box, str):
-        box = [part for part in box.replace("[", "").replace("]", "").split(",") if part.strip()]
+    box = _box_values(box)
 
     def run(session: WebSession) -> tuple[SessionView, dict]:
         edit = session.edit
@@ -163,6 +171,51 @@ def crop(session_id: str | None, box: Any, aspect: str = "free") -> tuple[Sessio
         session.chat.extend(turn_messages(text, result))
         session.save_ui()
         return session_view(session, message=result.get("message", "")), result
+
+    return with_session(session_id, run, create=False)
+
+
+def _box_values(box: Any) -> list[Any]:
+    """A box given as a list or as text ``"x0,y0,x1,y1"`` (brackets allowed)."""
+    if isinstance(box, str):
+        return [part for part in box.replace("[", "").replace("]", "").split(",")
+                if part.strip()]
+    return list(box) if isinstance(box, (list, tuple)) else [box]
+
+
+def crop_preview(session_id: str | None, box: Any, aspect: str = "free") -> tuple[Path,
+                                                                                  list[int]]:
+    """What ``crop(session_id, box, aspect)`` would keep, drawn on the current preview:
+    the outside dimmed, the kept box framed. Nothing changes in the session.
+
+    Args:
+        session_id: the web session (must hold a photo).
+        box: as for ``crop`` (clipped to the frame).
+        aspect: as for ``crop``: the kept box is the smallest box of that ratio around it.
+
+    Returns:
+        ``(preview file, kept box [x0, y0, x1, y1] in full-resolution pixels)``.
+    """
+    values = _box_values(box)
+
+    def run(session: WebSession) -> tuple[Path, list[int]]:
+        edit = session.edit
+        width, height = edit.graph.size
+        try:
+            kept = crop_box(width, height, aspect=aspect,
+                            around=clamp_box(values, width, height))
+        except ValueError as exc:
+            raise SessionError(str(exc)) from exc
+        head = edit.graph.head
+        source = preview_file(session, head)
+        with Image.open(source) as im:
+            shown = np.asarray(im.convert("RGB"))
+        scale = shown.shape[1] / width
+        drawn = crop_overlay(shown, tuple(round(v * scale) for v in kept))
+        data, suffix = encode_preview(drawn)
+        path = source.parent / f"crop-{head}{suffix}"
+        atomic_write(path, data)
+        return path, [int(v) for v in kept]
 
     return with_session(session_id, run, create=False)
 

@@ -162,6 +162,30 @@ def crop_box(width: int, height: int, *, aspect: str = "free", margin: float = 0
     return clamp_box(box, width, height)
 
 
+def crop_overlay(image: np.ndarray, box: Box, *, dim: float = 0.35) -> np.ndarray:
+    """``image`` with everything outside ``box`` dimmed and a two-line frame (white on
+    black, visible on any photo) along the box's edge: what a crop would keep.
+
+    Args:
+        image: uint8 RGB (usually a display preview).
+        box: ``(x0, y0, x1, y1)`` in ``image``'s pixels, end-exclusive.
+        dim: brightness kept outside the box (0 black … 1 unchanged).
+    """
+    h, w = image.shape[:2]
+    x0, y0, x1, y1 = clamp_box(box, w, h)
+    out = (image[..., :3].astype(np.float32) * dim).astype(np.uint8)
+    out[y0:y1, x0:x1] = image[y0:y1, x0:x1, :3]
+    line = max(1, round(max(h, w) / 400))
+    for colour, grow in (((0, 0, 0), line), ((255, 255, 255), 0)):
+        a0, b0 = max(0, x0 - grow), max(0, y0 - grow)
+        a1, b1 = min(w, x1 + grow), min(h, y1 + grow)
+        out[b0:b0 + line, a0:a1] = colour
+        out[max(b0, b1 - line):b1, a0:a1] = colour
+        out[b0:b1, a0:a0 + line] = colour
+        out[b0:b1, max(a0, a1 - line):a1] = colour
+    return out
+
+
 def clamp_box(box: Any, width: int, height: int) -> Box:
     """``box`` as integers clipped to the frame, at least 1×1.
 

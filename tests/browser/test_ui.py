@@ -228,6 +228,60 @@ def test_multi_instruction_mode_shows_its_topology(page, shots: Path):
     pg.screenshot(path=str(shots / "10-tree-search.png"), full_page=True)
 
 
+def _photo_pixels(pg) -> np.ndarray:
+    """The photo view's image as the browser has it (fetched by its own URL)."""
+    src = _photo_src(pg)
+    data = pg.evaluate("""async (src) => {
+        const r = await fetch(src); const b = new Uint8Array(await r.arrayBuffer());
+        return Array.from(b); }""", src)
+    return np.asarray(Image.open(io.BytesIO(bytes(data))).convert("RGB"))
+
+
+def test_the_crop_panel_draws_the_box_and_crops_to_it(page, shots: Path):
+    pg = page
+    _open(pg, Path(__file__).resolve().parents[2] / "assets" / "coffee.jpg")
+    plain = _photo_pixels(pg)
+    pg.locator("#crop-panel .label-wrap").first.click()
+    pg.wait_for_function("document.querySelector('#crop-x1 input') && "
+                         "Number(document.querySelector('#crop-x1 input').value) > 0")
+    before = _photo_src(pg)
+    for key, value in (("x0", 100), ("y0", 80), ("x1", 300), ("y1", 240)):
+        field = pg.locator(f"#crop-{key} input")
+        field.fill(str(value))
+        field.press("Enter")
+    pg.wait_for_function(f"document.querySelector('#photo img').src !== {before!r}")
+    pg.wait_for_timeout(500)
+    drawn = _photo_pixels(pg).astype(int)
+    scale = drawn.shape[1] / 600   # the example is 600 px wide
+    corner = (slice(0, int(60 * scale)), slice(0, int(80 * scale)))
+    assert drawn[corner].mean() < 0.5 * plain[corner].astype(int).mean()   # outside dimmed
+    pg.screenshot(path=str(shots / "15-crop-box.png"), full_page=True)
+    pg.click("#crop-btn")
+    _wait_head(pg, "n1")
+    pg.wait_for_function("""() => { const i = document.querySelector('#photo img');
+        return i && i.naturalWidth > 0 && Math.abs(i.naturalWidth / i.naturalHeight - 1.25)
+        < 0.02; }""")
+    assert "crop" in pg.inner_text("#chat").lower()
+    pg.click("#undo-btn")
+    _wait_head(pg, "n0")
+
+
+def test_a_request_that_could_mean_two_things_offers_buttons(page, shots: Path):
+    pg = page
+    _open(pg, Path(__file__).resolve().parents[2] / "assets" / "coffee.jpg")
+    box = pg.locator("#instruction textarea")
+    box.fill("fix the lighting")
+    box.press("Enter")
+    pg.wait_for_selector("#choices label")
+    labels = pg.locator("#choices label").all_inner_texts()
+    assert len(labels) == 2 and "Did you mean" in pg.inner_text("#chat")
+    pg.screenshot(path=str(shots / "16-choices.png"), full_page=True)
+    assert _nodes(pg) == ["n0"]                     # asking changed nothing
+    pg.locator("#choices label").first.click()
+    _wait_head(pg, "n1")
+    pg.wait_for_selector("#choices", state="hidden")
+
+
 def _toasts(pg) -> str:
     return " ".join(pg.locator(".toast-body").all_inner_texts())
 
