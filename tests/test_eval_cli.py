@@ -45,3 +45,21 @@ def test_errors_are_reported_cleanly(tmp_path):
     assert bad_size.returncode == 2 and "3840x2160" in bad_size.stderr
     unknown = _eval("run", "--dataset", str(tmp_path), "--agent", "nobody", str(tmp_path / "o"))
     assert unknown.returncode == 2 and "unknown agent" in unknown.stderr
+
+
+def test_an_unexpected_failure_is_one_redacted_line_not_a_traceback(tmp_path, monkeypatch,
+                                                                     capsys):
+    import eval.__main__ as cli
+
+    monkeypatch.setenv("HF_TOKEN", "s3cr3t-value-0123456789")
+
+    def broken(*_args, **_kwargs):
+        raise KeyError("https://u:pw@host/x?api_key=s3cr3t-value-0123456789")
+
+    monkeypatch.setattr(cli, "score_pair", broken)
+    for name in ("a.png", "b.png"):
+        (tmp_path / name).write_bytes((ROOT / "assets" / "coffee.jpg").read_bytes())
+    status = cli.main(["score", str(tmp_path / "a.png"), str(tmp_path / "b.png")])
+    err = capsys.readouterr().err
+    assert status == 2 and err.startswith("error: internal error (KeyError)")
+    assert "s3cr3t" not in err and "Traceback" not in err and len(err.splitlines()) == 1

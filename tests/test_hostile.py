@@ -282,6 +282,24 @@ def test_disk_quota_refuses_with_a_clear_message(photo, tmp_path):
         web.set_manager(None)
 
 
+def test_autopilot_and_crop_respect_the_disk_quota_and_leave_nothing_behind(photo):
+    mgr = web.SessionManager(quota_mb=(photo.stat().st_size + 4096) / 2 ** 20)
+    web.set_manager(mgr)
+    try:
+        sid = web.ensure_session(None)
+        web.open_image(sid, photo, "cat.png")
+        folder = mgr.get(sid).folder
+        before = sorted(p.name for p in folder.iterdir())
+        with pytest.raises(web.SessionError, match="This Autopilot run would take"):
+            web.run_autopilot(sid, simulations=2, iterations=1)
+        assert sorted(p.name for p in folder.iterdir()) == before   # no scratch left
+        with pytest.raises(web.SessionError, match="This crop would take"):
+            web.crop(sid, [0, 0, 10, 10])
+        assert web.get_view(sid).head == "n0"
+    finally:
+        web.set_manager(None)
+
+
 def test_ids_the_server_did_not_mint_never_create_folders(manager):
     made = web.ensure_session(None)
     for bad in (made + "\n", "../" + made, made + "/x", "Z" * 30):

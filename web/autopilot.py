@@ -13,6 +13,7 @@ import numpy as np
 
 from agent.search.mcts import autopilot
 from agent.session import EditSession, SessionError
+from pipelines.files import tree_size
 from pipelines.progress import ProgressFn
 from web.edit import open_image
 from web.graph_view import render_svg
@@ -94,6 +95,13 @@ def run_autopilot(session_id: str | None, image_src: Any = None, *, mood: str = 
             image_src = np.array(edit.current_image())
         try:
             scratch = EditSession.create(image_src, scratch_dir)
+            # the kept steps land as layers in the scratch session (at most one full
+            # frame per step); the previous run's scratch folder is replaced
+            width, height = scratch.graph.size
+            old = (session.ui.get("autopilot") or {}).get("scratch")
+            freed = tree_size(session.folder / old) if old else 0
+            get_manager().check_room(session, 3 * width * height * max(1, int(depth)), freed,
+                                     "This Autopilot run")
         except ValueError as exc:
             shutil.rmtree(scratch_dir, ignore_errors=True)
             raise SessionError(str(exc)) from exc
@@ -159,6 +167,9 @@ def send_autopilot_to_edit(session_id: str | None, into: str | None = None) -> S
 
     def run(s: WebSession) -> SessionView:
         edit, node_parent = s.edit, parent
+        width, height = edit.graph.size
+        get_manager().check_room(s, 3 * width * height * len(info["steps"]),
+                                 what="Sending Autopilot's steps")
         for step in info["steps"]:
             image = scratch.image_at(step["node"])
             node = edit.commit(np.asarray(image), step["action"],
