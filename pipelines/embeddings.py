@@ -10,7 +10,6 @@ here; callers (``eval.metrics``, the Autopilot evaluator) report the metric as
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
@@ -169,7 +168,8 @@ def sentence_encoder() -> Callable[[list[str]], np.ndarray]:
     Raises:
         ImportError / OSError: the package or its files are missing.
     """
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    # the files come from the package (local_files_only): nothing here touches the Hub or
+    # the process environment (HF_HUB_OFFLINE would switch Hub downloads off app-wide)
     # a CLI prints one line on failure: keep import-time chatter off stderr
     logging.getLogger("torch.utils._pytree").setLevel(logging.ERROR)
     import torch  # heavy: only when a sentence is embedded

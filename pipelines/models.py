@@ -13,7 +13,8 @@ embedded localiser, the rule-based LLM, Lanczos resampling).
 Loading is lazy and cached; quantization is per role (``LOUPE_QUANT_<ROLE>``): ``auto``
 (the default) keeps the published dtype when the model fits the memory budget and otherwise
 quantizes it — NF4 through bitsandbytes on CUDA, int8 weight-only through torchao on CPU —
-or ``nf4``, ``int8``, ``none`` explicitly. Settings read here besides ``pipelines.config``:
+or ``nf4``, ``int8``, ``none`` explicitly. The settings this module uses (all read in
+``pipelines.config``):
 
 =============================  ==========================================================
 ``LOUPE_DTYPE``                ``auto`` (the model card's dtype on CUDA, float32 on CPU),

@@ -91,6 +91,11 @@ def test_every_attack_is_refused_through_the_service_layer(corpus, manager, phot
     web.open_image(sid, photo, "cat.png")
     _, first = web.edit_turn(sid, "make it warmer")
     assert first["ok"]
+    # loading the sentence model (once per process, ~5 s and ~300 MB with torch) is the
+    # app's start-up cost, not an attack's: measure the attacks with it loaded
+    from pipelines.embeddings import sentence_encoder
+
+    sentence_encoder()(["warm up"])
     data_dir = get_settings().data_dir
     before = snapshot(data_dir, ignore=(".access", "ui.json"))
     failures = {}

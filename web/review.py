@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from pipelines.files import is_id
 from web.edit import download_name
 from web.graph_view import ZOOM_JS, node_label, render_svg
 from web.sessions import WebSession, with_session
@@ -24,7 +25,6 @@ from web.share import resolve, review_path
 from web.views import preview_file
 from web.wording import scrub
 
-NODE_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 _MEDIA = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png",
           ".webp": "image/webp", ".tif": "image/tiff", ".tiff": "image/tiff",
           ".bmp": "image/bmp"}
@@ -59,7 +59,7 @@ def _node(session: WebSession, node: str | None) -> str:
     graph = session.edit.graph
     if node is None or node == "":
         return graph.head
-    if not NODE_RE.match(str(node)) or node not in graph.nodes:
+    if not is_id(node) or node not in graph.nodes:
         raise ReviewNotFound("no such state")
     return str(node)
 

@@ -6,7 +6,11 @@ client) mapped to a folder ``<sessions_dir>/<id>/``::
     <id>/edit-*/      the EditSession folder (graph, layers, original image)
     <id>/ui.json      chat history and the original file's name
     <id>/.access      touched on every use; its mtime drives expiry
-    <id>/downloads/   full-resolution downloads and exported archives
+    <id>/previews/    display previews per state, the session list's thumbnail
+    <id>/shares.json  the session's review-link tokens (web.share)
+    <id>/autopilot-*/ the last Autopilot run's scratch session
+    <id>/downloads/   downloads/exports made without a private folder (API callers get
+                      private folders in the web server's cache, see web.files)
 
 Everything needed to redraw the page lives on disk, so a page refresh or a server restart
 restores the graph, the images and the chat. Ids are 128-bit random tokens minted here and
@@ -278,8 +282,7 @@ def browser_secret() -> str:
                 return value
         path.parent.mkdir(parents=True, exist_ok=True)
         value = secrets.token_urlsafe(24)
-        path.write_text(value)
-        path.chmod(0o600)
+        atomic_write(path, value)   # created 0600 (never readable by others), whole or not at all
         return value
     except OSError as exc:
         log.warning("cannot keep a browser secret (%s); sessions will not survive restarts",

@@ -2,7 +2,8 @@
 
 Browsers get previews, never full frames: each state's preview (long side
 ``LOUPE_PREVIEW_SIDE``, JPEG, WebP when the photo has transparency) is written once to
-``<session>/previews/<edit folder>/<state>.jpg`` and reused by undo, redo, the slider, the
+``<session>/previews/<edit folder>/<state>-<side>.jpg`` (or ``.webp``) and reused by undo,
+redo, the slider, the
 session list and review pages. States never change once made, so the cache needs no
 invalidation. The chat and the status line are written in plain words
 (:mod:`web.wording`): no parameter syntax, no state ids, no endpoint addresses.
