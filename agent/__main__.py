@@ -34,10 +34,10 @@ from agent.brain.judge import critique_files
 from agent.search.mcts import autopilot
 from agent.session import SESSION_FILE, EditSession, SessionError
 from agent.session.edit_session import check_instruction
-from pipelines.config import get_settings
+from pipelines.cli import guarded
 from pipelines.images import SUFFIX_FORMATS, load_image, save_image
 from pipelines.masks import load_mask
-from pipelines.redact import install_log_redaction, redact
+from pipelines.redact import install_log_redaction
 
 log = logging.getLogger("agent.cli")
 
@@ -263,25 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     install_log_redaction()
-    try:
-        return COMMANDS[args.command](args)
-    except (ValueError, OSError) as err:  # SessionError, ImageLoadError, MaskError…
-        return _fail(str(err) or type(err).__name__)
-    except KeyboardInterrupt:
-        return _fail("interrupted")
-    except Exception as err:  # noqa: BLE001 - one line, never a traceback
-        if get_settings().debug:
-            raise
-        log.debug("unexpected error", exc_info=err)
-        return _fail(f"internal error ({type(err).__name__}): {err}")
-
-
-def _fail(message: str) -> int:
-    """One line on stderr (secrets and server paths scrubbed), exit status 2."""
-    line = redact(message.strip().splitlines()[0] if message.strip() else "failed")
-    safe = line.encode("utf-8", "backslashreplace").decode("utf-8")
-    sys.stderr.write(f"error: {safe}\n")
-    return 2
+    return guarded(lambda: COMMANDS[args.command](args))
 
 
 if __name__ == "__main__":

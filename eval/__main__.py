@@ -14,9 +14,9 @@ from eval.hdd import make_dataset
 from eval.metrics import load_mask, score_pair
 from eval.report import write_reports
 from eval.runner import run
-from pipelines.config import get_settings
+from pipelines.cli import guarded
 from pipelines.images import load_image
-from pipelines.redact import install_log_redaction, redact
+from pipelines.redact import install_log_redaction
 
 log = logging.getLogger("eval")
 
@@ -141,24 +141,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(levelname)s %(name)s: %(message)s")
     install_log_redaction()
-    try:
-        return int(args.func(args))
-    except (ValueError, OSError, RuntimeError) as exc:
-        return _fail(str(exc) or type(exc).__name__)
-    except KeyboardInterrupt:
-        return _fail("interrupted")
-    except Exception as exc:  # noqa: BLE001 - one line, never a traceback
-        if get_settings().debug:
-            raise
-        log.debug("unexpected error", exc_info=exc)
-        return _fail(f"internal error ({type(exc).__name__}): {exc}")
-
-
-def _fail(message: str) -> int:
-    """One line on stderr (secrets and server paths scrubbed), exit status 2."""
-    line = redact(message.strip().splitlines()[0] if message.strip() else "failed")
-    sys.stderr.write(f"error: {line}\n")
-    return 2
+    return guarded(lambda: args.func(args), (ValueError, OSError, RuntimeError))
 
 
 if __name__ == "__main__":

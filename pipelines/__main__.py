@@ -26,7 +26,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from pipelines.config import get_settings
+from pipelines.cli import fail, guarded
 from pipelines.editors.base import EditRequest
 from pipelines.editors.operations import get_operation
 from pipelines.editors.registry import get_editor
@@ -217,24 +217,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the CLI; returns the exit status (errors are one line on stderr)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s: %(message)s")
-    try:
-        if argv[:1] == ["models"]:
-            return cmd_models(argv[1:])
-        args = build_parser().parse_args(argv)
-        return cmd_info(args) if args.command == "info" else cmd_edit(args)
-    except CliError as exc:
-        return _fail(str(exc), exc.code)
-    except (ImageLoadError, ValueError, RuntimeError, OSError) as exc:
-        return _fail(str(exc) or type(exc).__name__, EXIT_ERROR)
-    except Exception as exc:  # noqa: BLE001  (last resort: one line, never a traceback)
-        if get_settings().debug:
-            raise
-        return _fail(f"{type(exc).__name__}: {exc}", EXIT_ERROR)
 
+    def run() -> int:
+        try:
+            if argv[:1] == ["models"]:
+                return cmd_models(argv[1:])
+            args = build_parser().parse_args(argv)
+            return cmd_info(args) if args.command == "info" else cmd_edit(args)
+        except CliError as exc:
+            return fail(str(exc), exc.code)
 
-def _fail(message: str, code: int) -> int:
-    sys.stderr.write(f"error: {message.splitlines()[0] if message else 'failed'}\n")
-    return code
+    return guarded(run, (ImageLoadError, ValueError, RuntimeError, OSError), code=EXIT_ERROR)
 
 
 if __name__ == "__main__":
