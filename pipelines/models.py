@@ -468,11 +468,13 @@ class ModelManager:
             return RoleStatus(role, model_id, False, self._failures[model_id], fallback,
                               None, wanted, "")
         found = locate(model_id, settings)
+        if found.folder is None and found.source != "download":
+            # nothing to load: answered without importing torch (a status check on the
+            # embedded default must not cost the app a few hundred MB)
+            return RoleStatus(role, model_id, False, found.reason, fallback, None, wanted, "")
         device = pick_device(settings, role)
         if found.source == "download":
             return self._remote_status(role, model_id, wanted, device, fallback)
-        if found.folder is None:
-            return RoleStatus(role, model_id, False, found.reason, fallback, None, wanted, "")
         quant = self._resolve_quant(role, wanted, found.folder, device)
         reason = _quant_problem(quant, device)
         backend = (class_name_of(found.folder) or model_id) if not reason else fallback

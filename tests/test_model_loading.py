@@ -202,3 +202,20 @@ def test_models_cli_reports_every_role(monkeypatch, capsys):
     assert report["lpips"]["backend"] in ("lpips-alex", "st-lpips-alex")
     assert report["upscaler"] == {**report["upscaler"], "available": True,
                                   "backend": "realesrgan-x4plus", "source": "package"}
+
+
+def test_a_brushed_edit_on_the_embedded_default_does_not_load_torch(tmp_path):
+    """Checking which model serves a role must not import torch when none is present:
+    that alone cost every session ~480 MB of memory (bench/session_memory.py)."""
+    code = (
+        "import sys, numpy as np\n"
+        "from agent.session import EditSession\n"
+        "img = np.full((300, 400, 3), 120, np.uint8)\n"
+        f"s = EditSession.create(img, {str(tmp_path / 's')!r})\n"
+        "m = np.zeros((300, 400), bool); m[50:150, 50:150] = True\n"
+        "r = s.turn('brighten this area', m)\n"
+        "print(r.steps[0].status, 'torch' in sys.modules)\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LOUPE_")}
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120, env=env, cwd=str(Path(__file__).resolve().parents[1]))
+    assert done.stdout.split() == ["applied", "False"], done.stderr[-2000:]
