@@ -76,6 +76,7 @@ class Settings:
     max_open_sessions: int = 8
     session_secret: str = field(default="", repr=False)
     max_archive_mb: float = 2048.0
+    max_dataset_mb: float = 512.0
     preview_side: int = 1024
     llm_base_url: str = field(default="", repr=False)
     llm_model: str = ""
@@ -130,6 +131,7 @@ def get_settings() -> Settings:
         max_open_sessions=max(1, int(_env("LOUPE_MAX_OPEN_SESSIONS", "8"))),
         session_secret=_env("LOUPE_SESSION_SECRET", ""),
         max_archive_mb=float(_env("LOUPE_MAX_ARCHIVE_MB", "2048")),
+        max_dataset_mb=float(_env("LOUPE_MAX_DATASET_MB", "512")),
         preview_side=max(64, int(_env("LOUPE_PREVIEW_SIDE", "1024"))),
         llm_base_url=_env("LOUPE_LLM_BASE_URL", ""),
         llm_model=_env("LOUPE_LLM_MODEL", ""),

@@ -72,9 +72,6 @@ def score_files(before: Any, after: Any, *, mask: Any = None, bbox: str | None =
 MINI_HDD = {"sessions": 3, "turns": 2, "size": (384, 216), "seed": 0}
 
 
-MAX_ARCHIVE_BYTES = 512 * 1024 ** 2
-
-
 #: most samples an uploaded dataset may hold (the CLI runs any number)
 MAX_UPLOAD_SAMPLES = 200
 
@@ -133,10 +130,11 @@ def unpack_dataset(archive: str | Path, dest: Path, label: str | None = None) ->
         The dataset root (the single top folder when the archive has one).
     """
     label = label or Path(str(archive)).name
+    limit = int(get_settings().max_dataset_mb * 1024 ** 2)   # LOUPE_MAX_DATASET_MB
     try:
         with open_zip(archive, label) as zf:
-            infos = check_members(zf.infolist(), MAX_ARCHIVE_BYTES, label=label)
-            extract(zf, infos, dest, MAX_ARCHIVE_BYTES, inspect=_image_within_limit)
+            infos = check_members(zf.infolist(), limit, label=label)
+            extract(zf, infos, dest, limit, inspect=_image_within_limit)
     except ArchiveError as exc:
         raise SessionError(str(exc)) from exc
     entries = [p for p in dest.iterdir() if not p.name.startswith((".", "__MACOSX"))]

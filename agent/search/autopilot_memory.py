@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipelines.config import get_settings
+from pipelines.files import atomic_write
 
 log = logging.getLogger(__name__)
 
@@ -107,8 +106,4 @@ class AutopilotMemory:
         """Write atomically to ``path`` (no-op for an in-memory memory)."""
         if self.path is None:
             return
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=self.path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w") as handle:
-            json.dump(self.to_json(), handle, indent=1)
-        os.replace(tmp, self.path)
+        atomic_write(self.path, json.dumps(self.to_json(), indent=1))
