@@ -107,14 +107,14 @@ def check_members(infos: Iterable[zipfile.ZipInfo], limit: int, *,
         path = safe_member(info.filename)
         kind = stat.S_IFMT(info.external_attr >> 16)
         if kind == stat.S_IFLNK:
-            raise ArchiveError(f"the archive entry {info.filename!r} is a link; "
+            raise ArchiveError(f"{label}: the entry {info.filename!r} is a link; "
                                "the archive is rejected")
         if kind not in (0, stat.S_IFREG, stat.S_IFDIR):
-            raise ArchiveError(f"the archive entry {info.filename!r} is not a plain file")
+            raise ArchiveError(f"{label}: the entry {info.filename!r} is not a plain file")
         if info.flag_bits & 0x1:
-            raise ArchiveError(f"the archive entry {info.filename!r} is encrypted")
+            raise ArchiveError(f"{label}: the entry {info.filename!r} is encrypted")
         if info.compress_type not in _METHODS:
-            raise ArchiveError(f"the archive entry {info.filename!r} uses an unsupported "
+            raise ArchiveError(f"{label}: the entry {info.filename!r} uses an unsupported "
                                f"compression (method {info.compress_type})")
         key = path.as_posix().casefold()
         if key in seen:
@@ -122,7 +122,7 @@ def check_members(infos: Iterable[zipfile.ZipInfo], limit: int, *,
                                "the archive is rejected")
         seen.add(key)
     if sum(i.file_size for i in infos) > limit:
-        raise ArchiveError(f"the archive unpacks to more than the {limit / 1e6:.1f} MB limit")
+        raise ArchiveError(f"{label} unpacks to more than the {limit / 1e6:.3g} MB limit")
     return infos
 
 

@@ -355,3 +355,22 @@ def test_a_dead_llm_endpoint_costs_an_edit_seconds_once_and_leaks_nothing(
     shown = " ".join([view.status, *messages, *(str(m) for m in view.chat), caplog.text,
                       web.status_line(None)])
     assert "hunter2pw" not in shown and "sk-test-0123456789" not in shown
+
+
+def test_the_dataset_size_cap_is_a_setting(tmp_path, monkeypatch):
+    import io
+    import zipfile
+
+    archive = tmp_path / "data.zip"
+    noise = np.random.default_rng(1).integers(0, 255, (120, 160, 3), np.uint8)
+    with zipfile.ZipFile(archive, "w") as zf:
+        buf = io.BytesIO()
+        Image.fromarray(noise).save(buf, format="PNG")
+        zf.writestr("set/s0/input.png", buf.getvalue())
+    monkeypatch.setenv("LOUPE_MAX_DATASET_MB", "0.01")   # 10 KB: the 57-KB image is over
+    with pytest.raises(web.SessionError) as err:
+        web.unpack_dataset(archive, tmp_path / "out")
+    assert "data.zip" in str(err.value) and str(tmp_path) not in str(err.value)
+    assert not (tmp_path / "out").exists()
+    monkeypatch.setenv("LOUPE_MAX_DATASET_MB", "512")
+    assert web.unpack_dataset(archive, tmp_path / "out").is_dir()
