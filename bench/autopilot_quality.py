@@ -1,7 +1,8 @@
 """Autopilot against one-click auto-enhance on photos it has never seen (issue 15).
 
 Usage: ``python bench/autopilot_quality.py [--split heldout] [--size 512]
-[--iterations 3 --simulations 20 --depth 3] [--methods autopilot,autocontrast,greyworld]``
+[--iterations 3 --simulations 20 --depth 3] [--methods autopilot,autocontrast,greyworld]
+[--leave-one-out DIR]``
 
 Photos: ``eval.photos.HELDOUT_PHOTOS`` by default (colour photos shipped inside Gradio,
 Matplotlib and scikit-learn that no training or tuning has seen), long side at most
@@ -10,6 +11,10 @@ Each photo is degraded in the six ordinary ways of ``eval.photos.BENCH_DEGRADATI
 every method runs on the degraded copy; a case counts as "closer" when the result's PSNR
 against the undegraded photo beats the degraded copy's. Each method also runs on the
 untouched photo (PSNR of its output against its input: 100 = unchanged).
+
+``--leave-one-out DIR`` runs the training split with each photo judged by an evaluator
+fitted without it (``scripts/train_naturalness.py --leave-one-out DIR``): the validation
+figure the Autopilot's knobs are chosen on, so that the held-out split is only reported.
 
 Methods: ``autopilot`` (``agent.search.mcts.autopilot``, one persisted memory shared by the
 whole run, as in the app), ``autocontrast`` (PIL's ``ImageOps.autocontrast``) and
@@ -36,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.search.autopilot_memory import AutopilotMemory  # noqa: E402
 from agent.search.mcts import autopilot  # noqa: E402
+from eval import naturalness  # noqa: E402
 from eval.photos import (  # noqa: E402
     BENCH_DEGRADATIONS,
     HELDOUT_PHOTOS,
@@ -65,6 +71,14 @@ def _autopilot_method(budget: dict, memory_path: Path) -> Callable[[np.ndarray],
     return run
 
 
+def _evaluator_without(photo: str, folder: Path) -> None:
+    """Point the Autopilot at the evaluator fitted without ``photo``."""
+    naturalness.use_model(folder / f"{photo}.json")
+    model = naturalness.load_model()
+    if model is None or model.info.get("left_out") != photo:
+        raise SystemExit(f"{folder / (photo + '.json')} is not a model fitted without {photo}")
+
+
 def _summary(rows: list[dict], untouched: list[float]) -> dict:
     gains = [r["after"] - r["before"] for r in rows]
     return {"closer_rate": round(float(np.mean([g > 0 for g in gains])), 3),
@@ -89,8 +103,15 @@ def main() -> None:
     parser.add_argument("--simulations", type=int, default=20)
     parser.add_argument("--depth", type=int, default=3)
     parser.add_argument("--methods", default="autopilot,autocontrast,greyworld")
+    parser.add_argument("--leave-one-out", default="", metavar="DIR",
+                        help="training split, each photo judged by the evaluator fitted "
+                             "without it (DIR/<photo>.json from scripts/train_naturalness.py "
+                             "--leave-one-out DIR): how the Autopilot fares on photos its "
+                             "evaluator has not seen, without touching the held-out split")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
+    if args.leave_one_out:
+        args.split = "train"
     photos = [p for p in args.photos.split(",") if p] or \
         list(HELDOUT_PHOTOS if args.split == "heldout" else TRAIN_PHOTOS)
     budget = dict(iterations=args.iterations, simulations=args.simulations, depth=args.depth)
@@ -103,6 +124,8 @@ def main() -> None:
     untouched: dict[str, list[float]] = {m: [] for m in chosen}
     seconds: dict[str, float] = {m: 0.0 for m in chosen}
     for name in photos:
+        if args.leave_one_out:
+            _evaluator_without(name, Path(args.leave_one_out))
         clean = load_photo(name, args.size)
         cases = [("untouched", clean)] + [(k, f(clean)) for k, f in BENCH_DEGRADATIONS.items()]
         for kind, img in cases:
@@ -126,7 +149,8 @@ def main() -> None:
         r = result[m]
         print(f"{m:13s} closer {r['closer_rate']:.0%}  mean gain {r['mean_psnr_gain']:+.2f} dB"
               f"  untouched {r['untouched_psnr_mean']:.1f} dB (min {r['untouched_psnr_min']:.1f})")
-    print(json.dumps({"split": args.split if not args.photos else "custom", "photos": photos,
+    split = "train, leave one photo out" if args.leave_one_out else args.split
+    print(json.dumps({"split": split if not args.photos else "custom", "photos": photos,
                       "cases": len(photos) * len(BENCH_DEGRADATIONS), "size": args.size,
                       "budget": budget, "methods": result}))
 

@@ -184,10 +184,24 @@ class NaturalnessModel:
         return np.tanh(z @ self.w1 + self.b1) @ self.w2 + self.b2
 
 
+#: A model file used instead of ``MODEL_PATH`` (``use_model``); None = the shipped one.
+_override: Path | None = None
+
+
+def use_model(path: str | Path | None) -> None:
+    """Make ``predict``/``naturalness`` read another trained model file (None: the shipped
+    one) — for benches that judge the Autopilot on a photo with an evaluator fitted without
+    it (``scripts/train_naturalness.py --leave-one-out``)."""
+    global _override
+    _override = Path(path) if path is not None else None
+    load_model.cache_clear()
+
+
 @lru_cache(maxsize=4)
 def load_model(path: str | None = None) -> NaturalnessModel | None:
-    """The trained model (``MODEL_PATH`` by default), or ``None`` when absent or unreadable."""
-    where = Path(path) if path else MODEL_PATH
+    """The trained model (``MODEL_PATH``, or the file given to ``use_model``, by default),
+    or ``None`` when absent or unreadable."""
+    where = Path(path) if path else (_override or MODEL_PATH)
     try:
         return NaturalnessModel.from_json(json.loads(where.read_text()))
     except (OSError, ValueError, KeyError, TypeError) as err:

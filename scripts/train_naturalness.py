@@ -235,6 +235,26 @@ def cross_validate(samples: list[Sample], checks: list[Sample], config: dict,
             for m in margins}
 
 
+def _rounded(model: dict) -> dict:
+    return {k: (np.round(np.asarray(v), 4).tolist()
+                if k in ("mean", "scale", "w1", "b1", "w2", "b2") else v)
+            for k, v in model.items()}
+
+
+def write_leave_one_out(samples: list[Sample], config: dict, folder: Path) -> None:
+    """One model per training photo, fitted on the others: ``folder/<photo>.json``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for photo in TRAIN_PHOTOS:
+        model = fit([s for s in samples if s.photo != photo], **config)
+        model["info"] = {"left_out": photo, "config": config,
+                         "command": "python scripts/train_naturalness.py "
+                                    + " ".join(sys.argv[1:])}
+        (folder / f"{photo}.json").write_text(json.dumps(_rounded(model),
+                                                         separators=(",", ":")) + "\n")
+        logging.info("%s: fitted without it", photo)
+    print(json.dumps({"leave_one_out": str(folder), "photos": list(TRAIN_PHOTOS)}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--crops", type=int, default=8)
@@ -253,6 +273,10 @@ def main() -> None:
                         help="reuse/save the measured training samples here (a local pickle "
                              "this script wrote itself)")
     parser.add_argument("--out", default=str(MODEL_PATH))
+    parser.add_argument("--leave-one-out", default="", metavar="DIR",
+                        help="instead of the shipped model, write DIR/<photo>.json per "
+                             "training photo, each fitted without that photo (for "
+                             "bench/autopilot_quality.py --leave-one-out DIR)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     logging.getLogger("agent").setLevel(logging.WARNING)
@@ -270,6 +294,9 @@ def main() -> None:
             with cache.open("wb") as handle:
                 pickle.dump((samples, checks), handle)
     logging.info("%d training inputs (%.0f s)", len(samples), time.perf_counter() - start)
+    if args.leave_one_out:
+        write_leave_one_out(samples, config, Path(args.leave_one_out))
+        return
     margins = (0.0, args.margin)
     cv = cross_validate(samples, checks, config, margins) if args.cv else None
     logging.info("leave-one-photo-out: %s", cv)
@@ -294,10 +321,7 @@ def main() -> None:
         "heldout": heldout, "seconds": round(time.perf_counter() - start, 1)}
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
-    rounded = {k: (np.round(np.asarray(v), 4).tolist()
-                   if k in ("mean", "scale", "w1", "b1", "w2", "b2") else v)
-               for k, v in model.items()}
-    out.write_text(json.dumps(rounded, separators=(",", ":")) + "\n")
+    out.write_text(json.dumps(_rounded(model), separators=(",", ":")) + "\n")
     print(json.dumps({"out": str(out), "bytes": out.stat().st_size, "cv": cv,
                       "train_photos_benchmark": train_checks, "heldout": heldout,
                       "seconds": model["info"]["seconds"]}))

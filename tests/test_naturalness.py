@@ -62,3 +62,23 @@ def test_a_bad_weights_file_is_refused_and_the_hand_norms_take_over(tmp_path, mo
     monkeypatch.setattr(naturalness, "load_model", lambda path=None: None)
     assert noref.default_weights() is noref.HAND_WEIGHTS
     assert naturalness.naturalness(load_photo("coffee", 128)) is None
+
+
+def test_use_model_switches_the_evaluator_and_back(tmp_path) -> None:
+    """The leave-one-photo-out bench swaps in another fitted model: predictions follow it,
+    and ``use_model(None)`` brings back the shipped one."""
+    photo = load_photo("coffee", 128)
+    shipped = naturalness.predict(photo)
+    data = json.loads(naturalness.MODEL_PATH.read_text())
+    data["b2"] = [v + 1.0 for v in data["b2"]]          # every log distance one larger
+    data["info"] = {"left_out": "coffee"}
+    other = tmp_path / "coffee.json"
+    other.write_text(json.dumps(data))
+    try:
+        naturalness.use_model(other)
+        assert naturalness.load_model().info == {"left_out": "coffee"}
+        moved = naturalness.predict(photo)
+        assert moved[naturalness.SELF] > shipped[naturalness.SELF] + 1.0
+    finally:
+        naturalness.use_model(None)
+    assert naturalness.predict(photo) == shipped

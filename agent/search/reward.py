@@ -161,7 +161,16 @@ def natural_term(image: np.ndarray, before: dict[str, float] | None = None,
             # model never saw noise or blur); the hand-set terms judge them
             return naturalness.distance_to_score(before[naturalness.SELF])
     own = predictions(image)
-    return naturalness.distance_to_score(own[naturalness.SELF]) if own else None
+    if not own:
+        return None
+    distance = own[naturalness.SELF]
+    if before and cand is not None:
+        # a tone edit the model has no head for (contrast, a mood look) is read off its
+        # result, and a stretched histogram looks natural whether or not the stretch was
+        # right: it may not look closer to the undegraded photo than the best the model
+        # expects from anything it knows how to do to the start (leaving it included)
+        distance = max(distance, min(before.values()))
+    return naturalness.distance_to_score(distance)
 
 
 def score_with(image: np.ndarray, original: np.ndarray, style: str | None,
