@@ -235,6 +235,20 @@ def cross_validate(samples: list[Sample], checks: list[Sample], config: dict,
             for m in margins}
 
 
+def _command() -> str:
+    """This run's command line as the model records it (a ``--cache`` only saves time and
+    names a local file, so it is left out)."""
+    argv, out, skip = sys.argv[1:], [], False
+    for arg in argv:
+        if skip:
+            skip = False
+        elif arg == "--cache":
+            skip = True
+        elif not arg.startswith("--cache="):
+            out.append(arg)
+    return " ".join(["python scripts/train_naturalness.py", *out])
+
+
 def _rounded(model: dict) -> dict:
     return {k: (np.round(np.asarray(v), 4).tolist()
                 if k in ("mean", "scale", "w1", "b1", "w2", "b2") else v)
@@ -247,8 +261,7 @@ def write_leave_one_out(samples: list[Sample], config: dict, folder: Path) -> No
     for photo in TRAIN_PHOTOS:
         model = fit([s for s in samples if s.photo != photo], **config)
         model["info"] = {"left_out": photo, "config": config,
-                         "command": "python scripts/train_naturalness.py "
-                                    + " ".join(sys.argv[1:])}
+                         "command": _command()}
         (folder / f"{photo}.json").write_text(json.dumps(_rounded(model),
                                                          separators=(",", ":")) + "\n")
         logging.info("%s: fitted without it", photo)
@@ -284,15 +297,23 @@ def main() -> None:
     config = dict(hidden=args.hidden, epochs=args.epochs, decay=args.decay, seed=args.seed,
                   ensemble=args.ensemble)
     cache = Path(args.cache) if args.cache else None
+    key = {"crops": args.crops, "degradations": args.degradations, "seed": args.seed,
+           "photos": list(TRAIN_PHOTOS)}
+    cached = None
     if cache is not None and cache.exists():
         with cache.open("rb") as handle:
-            samples, checks = pickle.load(handle)   # a file this script wrote itself
+            cached = pickle.load(handle)   # a file this script wrote itself
+        if not (isinstance(cached, dict) and cached.get("key") == key):
+            raise SystemExit(f"{cache.name} holds samples measured with other settings; "
+                             "remove it or name another --cache")
+    if cached is not None:
+        samples, checks = cached["samples"], cached["checks"]
     else:
         samples = training_samples(args.crops, args.degradations, args.seed)
         checks = bench_samples(TRAIN_PHOTOS, hand=True)
         if cache is not None:
             with cache.open("wb") as handle:
-                pickle.dump((samples, checks), handle)
+                pickle.dump({"key": key, "samples": samples, "checks": checks}, handle)
     logging.info("%d training inputs (%.0f s)", len(samples), time.perf_counter() - start)
     if args.leave_one_out:
         write_leave_one_out(samples, config, Path(args.leave_one_out))
@@ -312,7 +333,7 @@ def main() -> None:
                    "learned_no_margin": figures(held, learned_picks(predict(model, held), 0.0))}
         logging.info("held-out: %s", heldout)
     model["info"] = {
-        "command": "python scripts/train_naturalness.py " + " ".join(sys.argv[1:]),
+        "command": _command(),
         "config": config, "crops": args.crops, "degradations": args.degradations,
         "margin": args.margin, "inputs": len(samples),
         "train_photos": list(TRAIN_PHOTOS), "heldout_photos": list(HELDOUT_PHOTOS),
