@@ -16,8 +16,9 @@ and guidance, true CFG with its negative pass for Qwen, the enhancer back to nat
   ``tiles`` × the per-tile cost, measured on ``--tiles`` of them and extrapolated.
 
 Per model, quantization and frame size: seconds per edit and the peak GPU memory of each
-path (the peak is reset after loading, so the NF4 figure never includes a bf16 build: NF4
-weights are quantized layer by layer on their way to the GPU), plus the weights' memory and
+path (the peak is reset after loading, so the NF4 figure never includes the bf16 build the
+random weights start from: they are built on the GPU and quantized layer by layer in
+place), plus the weights' memory and
 the load time. Without CUDA it stops at once with a clear message (exit code 2); ``--tiny``
 runs the same code with toy configurations on any device (a smoke test; its numbers mean
 nothing).
@@ -38,6 +39,7 @@ import math
 import sys
 import tempfile
 import time
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -136,8 +138,10 @@ def _tokenizers(family: str, folder: Path) -> dict[str, Any]:
     return {"tokenizer": tokenizer, "processor": processor, "vocab": vocab}
 
 
-def build_pipeline(family: str, tiny: bool, folder: Path) -> Any:
-    """The ``family`` pipeline with random weights, on the CPU (bf16; fp32 with --tiny)."""
+def build_pipeline(family: str, tiny: bool, folder: Path, device: str = "cpu") -> Any:
+    """The ``family`` pipeline with random weights (bf16; fp32 with --tiny), built on
+    ``device``: random initialisation of 17–28 B parameters takes over eight minutes on a
+    CPU and seconds on the GPU."""
     import torch
     from diffusers import (
         AutoencoderKL,
@@ -162,6 +166,8 @@ def build_pipeline(family: str, tiny: bool, folder: Path) -> Any:
     torch.set_default_dtype(dtype)
     torch.manual_seed(0)
     toks = _tokenizers(family, folder)
+    placed = torch.device(device)
+    placed.__enter__()
     try:
         if family == "kontext":
             n = len(toks["tokenizer"])
@@ -197,18 +203,23 @@ def build_pipeline(family: str, tiny: bool, folder: Path) -> Any:
             tokenizer=toks["tokenizer"], processor=toks["processor"],
             transformer=QwenImageTransformer2DModel(**(TINY["qwen"] if tiny else QWEN)))
     finally:
+        placed.__exit__(None, None, None)
         torch.set_default_dtype(previous)
 
 
 def to_nf4(module: Any, compute_dtype: Any, device: str) -> Any:
     """Move ``module`` to ``device`` with every ``nn.Linear`` as a bitsandbytes NF4
-    ``Linear4bit``, one layer at a time (the GPU never holds the bf16 model)."""
+    ``Linear4bit``, one layer at a time (a layer already on the GPU is quantized in place;
+    the peak memory is reset after loading, so the bf16 build never counts in a figure)."""
     import bitsandbytes as bnb
     import torch
 
+    # what from_pretrained keeps unquantized (T5's ``wo``: its forward casts the activations
+    # to the weight's dtype, which for a 4-bit weight is uint8)
+    keep = set(getattr(module, "_keep_in_fp32_modules", None) or ())
     for parent in list(module.modules()):
         for name, child in list(parent.named_children()):
-            if not isinstance(child, torch.nn.Linear):
+            if not isinstance(child, torch.nn.Linear) or name in keep:
                 continue
             q = bnb.nn.Linear4bit(child.in_features, child.out_features,
                                   bias=child.bias is not None, compute_dtype=compute_dtype,
@@ -225,7 +236,10 @@ def load(family: str, quant: str, device: str, tiny: bool, folder: Path) -> Load
     """Build, quantize and place the pipeline; returns it as the manager holds models."""
     import torch
 
-    pipe = build_pipeline(family, tiny, folder)
+    pipe = build_pipeline(family, tiny, folder, device)
+    for component in pipe.components.values():
+        if isinstance(component, torch.nn.Module):
+            component.eval()   # as from_pretrained leaves them: no dropout
     if quant == "nf4":
         for name in HEAVY[family]:
             to_nf4(getattr(pipe, name), torch.bfloat16, device)
@@ -375,6 +389,7 @@ def main(argv: list[str] | None = None) -> int:
                 report["results"] += measure(family, quant, device, args.tiny, args.steps,
                                              args.frames, args.tiles)
             except Exception as exc:  # noqa: BLE001 - one failing config must not hide others
+                traceback.print_exc()
                 report["errors"].append(f"{family}/{quant}: {type(exc).__name__}: {exc}")
     print(json.dumps(report))
     return 0
