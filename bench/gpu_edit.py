@@ -166,44 +166,42 @@ def build_pipeline(family: str, tiny: bool, folder: Path, device: str = "cpu") -
     torch.set_default_dtype(dtype)
     torch.manual_seed(0)
     toks = _tokenizers(family, folder)
-    placed = torch.device(device)
-    placed.__enter__()
     try:
-        if family == "kontext":
-            n = len(toks["tokenizer"])
-            clip = CLIPTextModel(CLIPTextConfig(  # CLIP-L's own vocabulary size when full
-                **(TINY["clip"] if tiny else CLIP_L), vocab_size=n if tiny else 49408,
-                bos_token_id=n - 2, eos_token_id=n - 1, pad_token_id=n - 1))
-            t5 = T5EncoderModel(T5Config(**(TINY["t5"] if tiny else T5_XXL), pad_token_id=0,
-                                         eos_token_id=1, decoder_start_token_id=0))
-            return FluxKontextPipeline(
+        with torch.device(device):   # random weights are made where they will run
+            if family == "kontext":
+                n = len(toks["tokenizer"])
+                clip = CLIPTextModel(CLIPTextConfig(  # CLIP-L's own vocabulary size when full
+                    **(TINY["clip"] if tiny else CLIP_L), vocab_size=n if tiny else 49408,
+                    bos_token_id=n - 2, eos_token_id=n - 1, pad_token_id=n - 1))
+                t5 = T5EncoderModel(T5Config(**(TINY["t5"] if tiny else T5_XXL), pad_token_id=0,
+                                             eos_token_id=1, decoder_start_token_id=0))
+                return FluxKontextPipeline(
+                    scheduler=FlowMatchEulerDiscreteScheduler(),
+                    vae=AutoencoderKL(**(TINY["flux_vae"] if tiny else FLUX_VAE)),
+                    text_encoder=clip, tokenizer=toks["tokenizer"], text_encoder_2=t5,
+                    tokenizer_2=toks["tokenizer_2"],
+                    transformer=FluxTransformer2DModel(**(TINY["kontext"] if tiny else KONTEXT)))
+            vocab = toks["vocab"]
+            sizes = TINY["qwen_vl"] if tiny else QWEN_VL_7B
+            text = dict(sizes["text"], rope_scaling={"mrope_section": [1, 1, 2] if tiny else
+                                                     [16, 24, 24], "rope_type": "default",
+                                                     "type": "default"}, rope_theta=1e6,
+                        bos_token_id=vocab["<|endoftext|>"], eos_token_id=vocab["<|im_end|>"])
+            if tiny:
+                text["vocab_size"] = len(vocab)
+            config = Qwen2_5_VLConfig(
+                text_config=text, vision_config=sizes["vision"],
+                hidden_size=text["hidden_size"], vocab_size=text.get("vocab_size", len(vocab)),
+                image_token_id=vocab["<|image_pad|>"], video_token_id=vocab["<|video_pad|>"],
+                vision_start_token_id=vocab["<|vision_start|>"],
+                vision_end_token_id=vocab["<|vision_end|>"])
+            return QwenImageEditPipeline(
                 scheduler=FlowMatchEulerDiscreteScheduler(),
-                vae=AutoencoderKL(**(TINY["flux_vae"] if tiny else FLUX_VAE)),
-                text_encoder=clip, tokenizer=toks["tokenizer"], text_encoder_2=t5,
-                tokenizer_2=toks["tokenizer_2"],
-                transformer=FluxTransformer2DModel(**(TINY["kontext"] if tiny else KONTEXT)))
-        vocab = toks["vocab"]
-        sizes = TINY["qwen_vl"] if tiny else QWEN_VL_7B
-        text = dict(sizes["text"], rope_scaling={"mrope_section": [1, 1, 2] if tiny else
-                                                 [16, 24, 24], "rope_type": "default",
-                                                 "type": "default"}, rope_theta=1e6,
-                    bos_token_id=vocab["<|endoftext|>"], eos_token_id=vocab["<|im_end|>"])
-        if tiny:
-            text["vocab_size"] = len(vocab)
-        config = Qwen2_5_VLConfig(
-            text_config=text, vision_config=sizes["vision"],
-            hidden_size=text["hidden_size"], vocab_size=text.get("vocab_size", len(vocab)),
-            image_token_id=vocab["<|image_pad|>"], video_token_id=vocab["<|video_pad|>"],
-            vision_start_token_id=vocab["<|vision_start|>"],
-            vision_end_token_id=vocab["<|vision_end|>"])
-        return QwenImageEditPipeline(
-            scheduler=FlowMatchEulerDiscreteScheduler(),
-            vae=AutoencoderKLQwenImage(**(TINY["qwen_vae"] if tiny else {})),
-            text_encoder=Qwen2_5_VLForConditionalGeneration(config),
-            tokenizer=toks["tokenizer"], processor=toks["processor"],
-            transformer=QwenImageTransformer2DModel(**(TINY["qwen"] if tiny else QWEN)))
+                vae=AutoencoderKLQwenImage(**(TINY["qwen_vae"] if tiny else {})),
+                text_encoder=Qwen2_5_VLForConditionalGeneration(config),
+                tokenizer=toks["tokenizer"], processor=toks["processor"],
+                transformer=QwenImageTransformer2DModel(**(TINY["qwen"] if tiny else QWEN)))
     finally:
-        placed.__exit__(None, None, None)
         torch.set_default_dtype(previous)
 
 

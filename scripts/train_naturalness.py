@@ -249,21 +249,21 @@ def _command() -> str:
     return " ".join(["python scripts/train_naturalness.py", *out])
 
 
-def _rounded(model: dict) -> dict:
-    return {k: (np.round(np.asarray(v), 4).tolist()
-                if k in ("mean", "scale", "w1", "b1", "w2", "b2") else v)
-            for k, v in model.items()}
+def _write(model: dict, path: Path) -> None:
+    """Save a fitted model as the JSON ``eval.naturalness`` reads (weights to 4 decimals)."""
+    rounded = {k: (np.round(np.asarray(v), 4).tolist()
+                   if k in ("mean", "scale", "w1", "b1", "w2", "b2") else v)
+               for k, v in model.items()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(rounded, separators=(",", ":")) + "\n")
 
 
 def write_leave_one_out(samples: list[Sample], config: dict, folder: Path) -> None:
     """One model per training photo, fitted on the others: ``folder/<photo>.json``."""
-    folder.mkdir(parents=True, exist_ok=True)
     for photo in TRAIN_PHOTOS:
         model = fit([s for s in samples if s.photo != photo], **config)
-        model["info"] = {"left_out": photo, "config": config,
-                         "command": _command()}
-        (folder / f"{photo}.json").write_text(json.dumps(_rounded(model),
-                                                         separators=(",", ":")) + "\n")
+        model["info"] = {"left_out": photo, "config": config, "command": _command()}
+        _write(model, folder / f"{photo}.json")
         logging.info("%s: fitted without it", photo)
     print(json.dumps({"leave_one_out": str(folder), "photos": list(TRAIN_PHOTOS)}))
 
@@ -298,7 +298,7 @@ def main() -> None:
                   ensemble=args.ensemble)
     cache = Path(args.cache) if args.cache else None
     key = {"crops": args.crops, "degradations": args.degradations, "seed": args.seed,
-           "photos": list(TRAIN_PHOTOS)}
+           "photos": list(TRAIN_PHOTOS), "heads": heads()}
     cached = None
     if cache is not None and cache.exists():
         with cache.open("rb") as handle:
@@ -341,8 +341,7 @@ def main() -> None:
         "leave_one_photo_out": cv, "train_photos_benchmark": train_checks,
         "heldout": heldout, "seconds": round(time.perf_counter() - start, 1)}
     out = Path(args.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(_rounded(model), separators=(",", ":")) + "\n")
+    _write(model, out)
     print(json.dumps({"out": str(out), "bytes": out.stat().st_size, "cv": cv,
                       "train_photos_benchmark": train_checks, "heldout": heldout,
                       "seconds": model["info"]["seconds"]}))

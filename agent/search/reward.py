@@ -151,6 +151,7 @@ def natural_term(image: np.ndarray, before: dict[str, float] | None = None,
     ranks corrections far better than reading their result alone), else the state's own
     head. An edit that changed nothing (a stretch of a histogram already at full range)
     leaves the start's own distance."""
+    floor = 0.0
     if before and cand is not None:
         if cand.key in before:
             if start is not None and unchanged(image, start):
@@ -160,17 +161,13 @@ def natural_term(image: np.ndarray, before: dict[str, float] | None = None,
             # denoise, sharpen, straighten: they leave tone and colour as they were (the
             # model never saw noise or blur); the hand-set terms judge them
             return naturalness.distance_to_score(before[naturalness.SELF])
-    own = predictions(image)
-    if not own:
-        return None
-    distance = own[naturalness.SELF]
-    if before and cand is not None:
         # a tone edit the model has no head for (contrast, a mood look) is read off its
         # result, and a stretched histogram looks natural whether or not the stretch was
         # right: it may not look closer to the undegraded photo than the best the model
         # expects from anything it knows how to do to the start (leaving it included)
-        distance = max(distance, min(before.values()))
-    return naturalness.distance_to_score(distance)
+        floor = min(before.values())
+    own = predictions(image)
+    return naturalness.distance_to_score(max(own[naturalness.SELF], floor)) if own else None
 
 
 def score_with(image: np.ndarray, original: np.ndarray, style: str | None,
