@@ -21,6 +21,7 @@ import argparse
 import functools
 import html
 import inspect
+import json
 import logging
 import secrets
 from pathlib import Path
@@ -29,10 +30,11 @@ from urllib.parse import quote
 
 import gradio as gr
 import spaces  # noqa: F401  (on a ZeroGPU Space it must be imported before CUDA starts)
-from fastapi import APIRouter
-from fastapi.responses import FileResponse, HTMLResponse, Response
+from fastapi import APIRouter, Request
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from gradio import route_utils
 from gradio import utils as gradio_utils
+from starlette.concurrency import run_in_threadpool
 from starlette.middleware import Middleware
 
 import web
@@ -1040,6 +1042,7 @@ def _review_headers(nonce: str = "") -> dict[str, str]:
     return {
         "Content-Security-Policy": (f"default-src 'none'; img-src 'self' data:; "
                                     f"style-src 'unsafe-inline'; script-src {script}; "
+                                    "connect-src 'self'; "
                                     "base-uri 'none'; form-action 'none'; "
                                     "frame-ancestors 'self'"),
         "Referrer-Policy": "no-referrer", "X-Robots-Tag": "noindex, nofollow",
@@ -1086,6 +1089,52 @@ def review_download(token: str, node: str) -> Response:
     disposition = f"attachment; filename*=UTF-8''{quote(file.filename)}"
     return Response(file.data, media_type=file.media_type,
                     headers={**_review_headers(), "Content-Disposition": disposition})
+
+
+@review_router.post("/review/{token}/comments")
+async def review_comment(token: str, request: Request) -> Response:
+    """A reviewer's comment, pin and/or verdict on one state (JSON in, JSON out).
+
+    Only the review token reaches ``web.add_feedback``: nothing here can edit the session.
+    Refused (with ``{"error": "..."}`` and the status of ``web.FeedbackRefused``): another
+    site's request (403), a body that is not JSON or too big (415, 413), an unknown or
+    revoked link (404), text too long, a pin outside the photo (400/413), a flood (429).
+    """
+    headers = {**_review_headers(), "Content-Type": "application/json"}
+    try:
+        web.feedback.check_origin(request.headers)
+        if request.headers.get("content-type", "").split(";")[0].strip() != \
+                "application/json":
+            raise web.FeedbackRefused(415, "Send the comment as JSON, as the review page does.")
+        body = await _capped_body(request, web.feedback.MAX_BODY_BYTES)
+        try:
+            data = json.loads(body.decode("utf-8"))
+        except (ValueError, RecursionError):
+            raise web.FeedbackRefused(400, "The comment could not be read (not JSON).") \
+                from None
+        if not isinstance(data, dict):
+            raise web.FeedbackRefused(400, "The comment could not be read (not an object).")
+        comment = await run_in_threadpool(
+            web.add_feedback, token, data.get("state"), data.get("text"), data.get("name"),
+            data.get("pin"), data.get("verdict"))
+    except web.FeedbackRefused as exc:
+        return JSONResponse({"error": web.user_message(exc)}, status_code=exc.status,
+                            headers=headers)
+    return JSONResponse({"comment": comment}, status_code=201, headers=headers)
+
+
+async def _capped_body(request: Request, cap: int) -> bytes:
+    """The request body, refused (413) as soon as it passes ``cap`` bytes."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > cap:
+        raise web.FeedbackRefused(413, f"The comment is too big: {cap // 1024} KB at most.")
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > cap:
+            raise web.FeedbackRefused(413, f"The comment is too big: {cap // 1024} KB at most.")
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 # ----------------------------------------------------------------------------- launch

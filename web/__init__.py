@@ -8,7 +8,8 @@ turns an exception into such a message.
 Modules: ``sessions`` (ids, folders, locks, expiry, quotas), ``views`` (previews, page
 state, chat, status line), ``wording`` (plain words for actions and backends), ``masks``
 (brush canvas, mask files, boxes), ``edit`` (the Edit tab), ``library`` (the session
-list), ``share`` (review-link tokens), ``review`` (the read-only review page),
+list), ``share`` (review-link tokens), ``review`` (the review page), ``feedback``
+(reviewers' comments, pins and verdicts),
 ``autopilot``, ``benchmark``, ``graph_view`` (SVG drawings) and ``files`` (private,
 unguessable download folders; 404 for everything else on the file route). The names
 below are the public calls, re-exported so that callers can write
@@ -47,6 +48,14 @@ from web.edit import (
     undo,
 )
 from web.errors import SessionError, user_message
+from web.feedback import (
+    FeedbackRefused,
+    add_feedback,
+    comment_instruction,
+    delete_comment,
+    resolve_comment,
+    review_comments,
+)
 from web.files import NotFoundForRefused, cache_policy, private_folder, publish, serve
 from web.graph_view import ZOOM_JS
 from web.library import (
@@ -87,6 +96,8 @@ from web.views import (
 )
 
 __all__ = [
+    "add_feedback", "comment_instruction", "delete_comment", "FeedbackRefused",
+    "resolve_comment", "review_comments",
     "AutopilotView", "benchmark_agents", "BenchmarkView", "browser_secret", "cache_policy",
     "cancel_autopilot", "cards", "checkout", "crop", "crop_preview", "current_preview",
     "delete_session",

@@ -21,6 +21,7 @@ from pipelines.editors.frame import clamp_box, crop_box, crop_overlay
 from pipelines.files import atomic_write, check_id, slug, tree_size
 from pipelines.progress import ProgressFn
 from pipelines.redact import redact
+from web import feedback
 from web.errors import user_message
 from web.graph_view import render_svg
 from web.sessions import WebSession, get_manager, with_session
@@ -62,6 +63,7 @@ def open_image(session_id: str | None, src: Any, filename: str | None = None) ->
         edit = _new_edit(session, lambda folder: EditSession.create(src, folder))
         session.ui = {"chat": [], "filename": name, "edit_dir": edit.folder.name}
         session.save_ui()
+        feedback.restore(session, [])  # comments were about the photo this one replaces
         h, w = edit.current_image().shape[:2]
         return session_view(session, message=f"Opened {name} ({w}×{h}).")
 
@@ -381,6 +383,9 @@ def export_archive(session_id: str | None, folder: Folder = None) -> Path:
         with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED) as zf:
             zf.writestr(CHAT_MEMBER, json.dumps(
                 {"chat": session.chat, "filename": session.ui.get("filename")}))
+            notes = feedback.archive_payload(session)
+            if notes is not None:
+                zf.writestr(feedback.FEEDBACK_MEMBER, notes)
         return path
 
     return with_session(session_id, run, create=False)
@@ -428,6 +433,26 @@ def read_chat(archive: str | Path) -> tuple[list[dict], str | None]:
     return chat, (Path(name).name[:200] if isinstance(name, str) and name.strip() else None)
 
 
+def read_feedback(archive: str | Path, graph: Any) -> list[dict]:
+    """Reviewer comments stored in an exported archive, checked against its graph.
+
+    Only archives of session version 2 on carry them; a version-1 archive has none. The
+    member is size-capped and every record rebuilt (``web.feedback.clean_records``).
+    """
+    try:
+        with open_zip(archive, "The session archive") as zf:
+            info = next((i for i in zf.infolist()
+                         if i.filename == feedback.FEEDBACK_MEMBER), None)
+            if info is None:
+                return []
+            data = json.loads(read_capped(zf, info, feedback.MAX_ARCHIVE_BYTES)
+                              .decode("utf-8"))
+    except (ArchiveError, ValueError, UnicodeDecodeError, RecursionError) as exc:
+        log.warning("archive feedback ignored: %s", exc)
+        return []
+    return feedback.clean_records(data, graph)
+
+
 def import_archive(session_id: str | None, archive: str | Path,
                    label: str | None = None) -> SessionView:
     """Replace this session's photo, graph and chat with an exported archive.
@@ -456,6 +481,7 @@ def import_archive(session_id: str | None, archive: str | Path,
         chat.append({"role": "assistant", "content": f"Imported {label}."})
         session.ui = {"chat": chat, "filename": str(name)[:120], "edit_dir": edit.folder.name}
         session.save_ui()
+        feedback.restore(session, read_feedback(archive, edit.graph))
         return session_view(session, message=f"Imported {label}.")
 
     return with_session(session_id, run)
