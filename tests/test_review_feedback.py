@@ -193,10 +193,10 @@ def test_the_review_page_shows_comments_as_text_and_pins_on_their_state(edited: 
 
 @pytest.fixture()
 def http(manager) -> TestClient:
-    import app
+    from ui.review_routes import review_router
 
     api = FastAPI()
-    api.include_router(app.review_router)
+    api.include_router(review_router)
     return TestClient(api, base_url="http://review.test")
 
 
