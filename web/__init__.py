@@ -35,11 +35,13 @@ from web.benchmark import (
 )
 from web.edit import (
     checkout,
+    comment_preview,
     crop,
     crop_preview,
     download,
     edit_turn,
     export_archive,
+    go_to_comment,
     graph_json,
     import_archive,
     open_image,
@@ -71,7 +73,7 @@ from web.library import (
     remember,
     render_cards,
 )
-from web.masks import load_mask_file, mask_from_editor, parse_bbox
+from web.masks import box_mask, load_mask_file, mask_from_editor, parse_bbox
 from web.review import ReviewNotFound, review_download, review_page, review_preview
 from web.sessions import (
     SESSION_ID_RE,
@@ -96,8 +98,8 @@ from web.views import (
 )
 
 __all__ = [
-    "add_feedback", "comment_instruction", "delete_comment", "FeedbackRefused",
-    "resolve_comment", "review_comments",
+    "add_feedback", "box_mask", "comment_instruction", "comment_preview", "delete_comment",
+    "FeedbackRefused", "go_to_comment", "resolve_comment", "review_comments",
     "AutopilotView", "benchmark_agents", "BenchmarkView", "browser_secret", "cache_policy",
     "cancel_autopilot", "cards", "checkout", "crop", "crop_preview", "current_preview",
     "delete_session",

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from agent.session import EditSession, SessionError
 from agent.session.archive import archive_limit
@@ -28,6 +28,7 @@ from web.sessions import WebSession, get_manager, with_session
 from web.views import (
     SessionView,
     encode_preview,
+    get_view,
     move_note,
     preview_file,
     session_view,
@@ -220,6 +221,62 @@ def crop_preview(session_id: str | None, box: Any, aspect: str = "free") -> tupl
         return path, [int(v) for v in kept]
 
     return with_session(session_id, run, create=False)
+
+
+def comment_preview(session_id: str | None, comment_id: str) -> tuple[Path, dict]:
+    """A reviewer's comment shown on its state: the preview with the pin drawn.
+
+    Nothing changes in the session.
+
+    Returns:
+        ``(preview file, web.feedback.comment_instruction's dict)``.
+    """
+    ask = feedback.comment_instruction(session_id, comment_id)
+
+    def run(session: WebSession) -> tuple[Path, dict]:
+        graph = session.edit.graph
+        state = ask["state"]
+        if state not in graph.nodes:
+            raise SessionError("That comment's state is no longer in the history.")
+        source = preview_file(session, state)
+        if not ask["pin"]:
+            return source, ask
+        with Image.open(source) as im:
+            shown = im.convert("RGB")
+        width = graph.size_at(state)[0]
+        scale = shown.width / width
+        pen = ImageDraw.Draw(shown)
+        line = max(2, round(shown.width / 300))
+        if len(ask["pin"]) == 2:
+            x, y = (v * scale for v in ask["pin"])
+            r = max(6, round(shown.width / 80))
+            pen.ellipse([x - r - line, y - r - line, x + r + line, y + r + line], fill="white")
+            pen.ellipse([x - r, y - r, x + r, y + r], fill="#dc2626")
+        else:
+            x0, y0, x1, y1 = (v * scale for v in ask["pin"])
+            pen.rectangle([x0 - line, y0 - line, x1 + line, y1 + line], outline="white",
+                          width=line)
+            pen.rectangle([x0, y0, x1, y1], outline="#dc2626", width=line)
+        data, suffix = encode_preview(np.asarray(shown))
+        path = source.parent / f"pin-{comment_id}{suffix}"
+        atomic_write(path, data)
+        return path, ask
+
+    return with_session(session_id, run, create=False)
+
+
+def go_to_comment(session_id: str | None, comment_id: str) -> tuple[SessionView, Path, dict]:
+    """Go to a comment's state (a checkout when it is not the current one), pin drawn.
+
+    Returns:
+        ``(page state, preview with the pin, the comment as comment_instruction gives it)``.
+    """
+    ask = feedback.comment_instruction(session_id, comment_id)
+    view = get_view(session_id)
+    if view.head != ask["state"]:
+        view = checkout(session_id, str(ask["state"]))
+    path, ask = comment_preview(session_id, comment_id)
+    return view, path, ask
 
 
 def suggest_crop(session_id: str | None, aspect: str = "free",

@@ -506,7 +506,8 @@ def render_list(summary: dict, labels: Mapping[str, str] | None = None) -> str:
                            f'{" · out of date" if c["stale"] else ""}</span>')
             pin = ""
             if c["pin"]:
-                pin = f' <span class="pin">📍 {html.escape(", ".join(map(str, c["pin"])))}</span>'
+                pin = (f' <span class="pin">pinned at '
+                       f'{html.escape(", ".join(map(str, c["pin"])))}</span>')
             text = html.escape(c["text"]).replace("\n", "<br>")
             cls = "comment resolved" if c["resolved"] else "comment"
             resolve = "" if c["resolved"] else \

@@ -181,7 +181,7 @@ def _comments_html(comments: list[dict], session: WebSession, shown: str,
             stale = " · out of date: edited since" if c["stale"] else ""
             verdict = (f'<span class="verdict {c["verdict"]}">'
                        f'{html.escape(VERDICTS[c["verdict"]])}{stale}</span>')
-        pin = f'<span class="pin-no">📍{numbers[c["id"]]}</span>' if c["id"] in numbers else ""
+        pin = f'<span class="pin-no">pin {numbers[c["id"]]}</span>' if c["id"] in numbers else ""
         cls = "comment here" if state == shown else "comment"
         done = ' <span class="quiet">resolved</span>' if c["resolved"] else ""
         text = html.escape(c["text"]).replace("\n", "<br>")
@@ -253,6 +253,7 @@ a.plain{color:#4338ca}
 .comments li{margin:6px 0;padding:6px 10px;border-radius:8px;background:#f3f4f6;
  overflow-wrap:anywhere}
 .comments li.here{background:#eef2ff}
+.pin-no{font-size:12px;color:#b91c1c;font-weight:bold}
 .verdict{font-size:12px;padding:1px 6px;border-radius:6px;background:#e5e7eb}
 .verdict.approve{background:#dcfce7}.verdict.changes{background:#fee2e2}
 .feedback label{display:block;margin:6px 0 2px;font-size:13px}
@@ -273,7 +274,8 @@ PAGE = """<!doctype html>
 <title>Review: {name}</title><style>{css}</style></head>
 <body>
 <header><h1>Review: {name}</h1>
-<p>Read-only review link · {size} pixels · showing “{state_label}”</p></header>
+<p>Review link: look, comment, approve · nothing here edits the photo · {size} pixels ·
+showing “{state_label}”</p></header>
 <main>
 <section class="card">
 <div class="compare" id="compare">
