@@ -175,7 +175,8 @@ def test_app_builds_with_every_endpoint(manager):
     named = set(demo.get_api_info()["named_endpoints"])
     assert {"/new_session", "/edit", "/undo", "/redo", "/checkout", "/graph", "/download",
             "/export_session", "/import_session", "/autopilot", "/score",
-            "/benchmark", "/share_link", "/revoke_share"} <= named
+            "/benchmark", "/share_link", "/revoke_share", "/review_comments",
+            "/resolve_comment", "/delete_comment"} <= named
     api_names = {fn.api_name for fn in demo.fns.values()}
     for ui in ("ui_open", "ui_edit", "ui_undo", "ui_redo", "ui_checkout", "ui_download",
                "ui_export", "ui_import", "ui_autopilot", "ui_autopilot_cancel",

@@ -75,7 +75,8 @@ def test_tools_are_listed_with_descriptions(mcp_url: str):
 
     tools = _run(mcp_url, script)
     for name in ("new_session", "edit", "undo", "checkout", "autopilot", "score",
-                 "share_link", "revoke_share"):
+                 "share_link", "revoke_share", "review_comments", "resolve_comment",
+                 "delete_comment"):
         assert name in tools and tools[name].description
     assert {"session_id", "instruction"} <= set(tools["edit"].inputSchema["properties"])
     assert set(tools["share_link"].inputSchema["properties"]) == {"session_id"}
