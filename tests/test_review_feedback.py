@@ -222,6 +222,9 @@ def test_the_post_route_takes_only_same_origin_json_within_the_caps(http, edited
         (_post(http, token, ok, origin=None), 403, "only from the review page"),
         (_post(http, token, ok, origin="null"), 403, "only from the review page"),
         (_post(http, token, ok, origin=None, Referer="http://evil.test/x"), 403, "another"),
+        (_post(http, token, ok, origin="http://evil.test", **{"X-Forwarded-Host":
+                                                              "evil.test"}), 403, "another"),
+        (_post(http, edited, ok), 404, "revoked"),  # a session id is not a review token
         (_post(http, token, "state=n1&text=hi", **{"Content-Type":
                                                     "application/x-www-form-urlencoded"}),
          415, "JSON"),

@@ -88,8 +88,9 @@ def check_origin(headers: Mapping[str, str]) -> None:
     """Refuse a post that does not come from a page of this server (403).
 
     The ``Origin`` header (else ``Referer``) must name the host the request was sent to
-    (``Host``, or ``X-Forwarded-Host`` behind a proxy). A browser never lets another site
-    forge these headers, so a page elsewhere cannot post through a reviewer's browser.
+    (``Host``). A browser never lets another site forge these headers, so a page elsewhere
+    cannot post through a reviewer's browser. ``X-Forwarded-Host`` is not trusted: a page
+    could set it.
 
     Args:
         headers: the request's headers (case-insensitive mapping, or lower-case keys).
@@ -98,8 +99,7 @@ def check_origin(headers: Mapping[str, str]) -> None:
         value = headers.get(name) or headers.get(name.title()) or ""
         return str(value).strip()
 
-    hosts = {h.strip().lower() for h in (get("host"), get("x-forwarded-host").split(",")[0])
-             if h.strip()}
+    host = get("host").lower()
     source = get("origin")
     if not source or source == "null":
         source = get("referer")
@@ -107,7 +107,7 @@ def check_origin(headers: Mapping[str, str]) -> None:
         netloc = urlsplit(source).netloc.lower() if source else ""
     except ValueError:
         netloc = ""
-    if not netloc or netloc not in hosts:
+    if not host or netloc != host:
         raise FeedbackRefused(403, "Comments are accepted only from the review page itself "
                                    "(this request came from another site, or said nothing "
                                    "about where it came from).")

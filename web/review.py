@@ -300,7 +300,7 @@ resolution</a></div>
 <label for="c-text">Comment</label>
 <textarea id="c-text" maxlength="{limit}"
  placeholder="What should change, or what works?"></textarea>
-<p class="quiet">Click the photo to pin a point; drag on it to pin a box.
+<p class="quiet">Click or tap the photo to pin a point; drag on it to pin a box.
 <span id="c-pin">No pin.</span> <button type="button" id="c-unpin">Clear the pin</button></p>
 <fieldset><legend class="quiet">Verdict on this state (optional)</legend>
 <label><input type="radio" name="verdict" value="" checked> none</label>
