@@ -1,4 +1,6 @@
-"""Every public API endpoint through gradio_client, against the app served on localhost."""
+"""Every API endpoint through gradio_client, against the app served on localhost: the
+tuple-shaped endpoints scripts already use (``/edit`` …) and the JSON ones (``/edit_json``
+…, the same functions the MCP tools are)."""
 
 from __future__ import annotations
 
@@ -191,16 +193,34 @@ def test_review_comments_through_the_api_and_the_review_route(client: Client, ph
     status, refused = post({"state": "n1", "text": "x", "pin": [512, 0]}, Origin=origin)
     assert status == 400 and "512×512" in refused["error"]
 
-    got = client.predict(sid, api_name="/review_comments")
+    got = json.loads(client.predict(sid, api_name="/review_comments_json"))
     assert got["session_id"] == sid and got["count"] == 1 and got["open"] == 1
     comment = got["comments"][0]
     assert comment["text"] == "warmer still" and comment["verdict"] == "changes"
     assert got["verdicts"][0]["id"] == comment["id"]
-    assert client.predict(sid, comment["id"], api_name="/resolve_comment") == {
+    assert json.loads(client.predict(sid, comment["id"], api_name="/resolve_comment_json")) == {
         "session_id": sid, "comment_id": comment["id"], "resolved": True, "open": 0}
-    assert client.predict(sid, comment["id"], api_name="/delete_comment") == {
+    assert json.loads(client.predict(sid, comment["id"], api_name="/delete_comment_json")) == {
         "session_id": sid, "comment_id": comment["id"], "deleted": True, "count": 0}
     token = url.rsplit("/", 1)[1]
-    for call in ((token, "/review_comments"), (sid, "c0nope", "/resolve_comment")):
+    for call in ((token, "/review_comments_json"), (sid, "c0nope", "/resolve_comment_json")):
         with pytest.raises(AppError):
             client.predict(*call[:-1], api_name=call[-1])
+
+
+def test_the_json_endpoints_answer_one_json_object(client: Client, photo: Path):
+    import json
+
+    created = json.loads(client.predict(handle_file(str(photo)), api_name="/new_session_json"))
+    assert created["head"] == "n0" and created["width"] == 512
+    sid = created["session_id"]
+    edited = json.loads(client.predict(sid, "make it brighter", None, False,
+                                       api_name="/edit_json"))
+    assert edited["ok"] and edited["head"] == "n1" and "/files/fl." in edited["image_url"]
+    graph = json.loads(client.predict(sid, api_name="/graph_json"))
+    assert [n["id"] for n in graph["nodes"]] == ["n0", "n1"]
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError, match="session") as err:
+        client.predict("../../etc", api_name="/undo_json")
+    assert "&#" not in str(err.value)

@@ -9,8 +9,8 @@ Modules: ``sessions`` (ids, folders, locks, expiry, quotas), ``views`` (previews
 state, chat, status line), ``wording`` (plain words for actions and backends), ``masks``
 (brush canvas, mask files, boxes), ``edit`` (the Edit tab), ``library`` (the session
 list), ``share`` (review-link tokens), ``review`` (the review page), ``feedback``
-(reviewers' comments, pins and verdicts),
-``autopilot``, ``benchmark``, ``graph_view`` (SVG drawings) and ``files`` (private,
+(reviewers' comments, pins and verdicts), ``links`` (read-only file URLs for API/MCP
+results), ``autopilot``, ``benchmark``, ``graph_view`` (SVG drawings) and ``files`` (private,
 unguessable download folders; 404 for everything else on the file route). The names
 below are the public calls, re-exported so that callers can write
 ``web.open_image(...)``.
@@ -25,6 +25,7 @@ from web.autopilot import (
 from web.benchmark import (
     BenchmarkView,
     benchmark_agents,
+    benchmark_choices,
     display_tables,
     mini_dataset,
     run_benchmark,
@@ -73,6 +74,7 @@ from web.library import (
     remember,
     render_cards,
 )
+from web.links import file_url, link_download, link_preview, link_session, link_token
 from web.masks import box_mask, load_mask_file, mask_from_editor, parse_bbox
 from web.review import ReviewNotFound, review_download, review_page, review_preview
 from web.sessions import (
@@ -100,13 +102,15 @@ from web.views import (
 __all__ = [
     "add_feedback", "box_mask", "comment_instruction", "comment_preview", "delete_comment",
     "FeedbackRefused", "go_to_comment", "resolve_comment", "review_comments",
-    "AutopilotView", "benchmark_agents", "BenchmarkView", "browser_secret", "cache_policy",
+    "AutopilotView", "benchmark_agents", "benchmark_choices", "BenchmarkView", "browser_secret",
+    "cache_policy",
     "cancel_autopilot", "cards", "checkout", "crop", "crop_preview", "current_preview",
     "delete_session",
     "display_tables", "download", "edit_turn", "empty_slot", "ensure_session",
-    "export_archive", "find", "get_manager", "get_view", "graph_json", "has_photo",
+    "export_archive", "file_url", "find", "get_manager", "get_view", "graph_json", "has_photo",
     "image_size", "import_archive", "import_beside", "in_new_session", "is_review_token",
-    "known_sessions", "load_mask_file", "mask_from_editor", "mini_dataset",
+    "known_sessions", "link_download", "link_preview", "link_session",
+    "link_token", "load_mask_file", "mask_from_editor", "mini_dataset",
     "NotFoundForRefused", "open_beside", "open_image", "parse_bbox", "preview",
     "private_folder", "publish", "redo", "remember", "render_cards", "resolve",
     "review_download", "review_page", "review_preview", "ReviewNotFound", "revoke_share",
