@@ -109,8 +109,8 @@ def _note(box: list[int] | None) -> str:
         return ""
     x0, y0, x1, y1 = box
     return (f"**Selected area** from the reviewer's pin: x {x0}–{x1}, y {y0}–{y1} "
-            "(full-resolution pixels). The next instruction changes only this area, "
-            "unless you brush another one.")
+            "(full-resolution pixels). The next instruction on this state changes only this "
+            "area, unless you brush another one.")
 
 
 def selection_mask(selection: Any, session_id: str | None, head: str,
