@@ -96,6 +96,7 @@ def test_a_reviewer_comments_with_a_pin_and_a_verdict_and_the_owner_tends_it(edi
 def test_limits_are_refused_with_clear_messages(edited: str, monkeypatch, coffee):
     token = _token(edited)
     monkeypatch.setenv("LOUPE_REVIEW_COMMENT_CHARS", "50")
+    monkeypatch.setenv("LOUPE_REVIEW_RATE_PER_MIN", "100")  # the flood test is below
     msg = _refused(413, "limit is 50", web.add_feedback, token, "n1", "x" * 51)
     assert "51 characters" in msg
     _refused(413, "name", web.add_feedback, token, "n1", "ok", "n" * 81)
@@ -108,6 +109,9 @@ def test_limits_are_refused_with_clear_messages(edited: str, monkeypatch, coffee
     _refused(400, "Write a comment", web.add_feedback, token, "n1", "   ")
     _refused(400, "approve or request changes", web.add_feedback, token, "n1", "x",
              verdict="merge")
+    _refused(400, "approve or request changes", web.add_feedback, token, "n1", "x",
+             verdict={"approve": 1})
+    _refused(400, "not in this photo's history", web.add_feedback, token, ["n1"], "x")
     _refused(400, "not in this photo's history", web.add_feedback, token, "n9", "x")
     _refused(400, "must be text", web.add_feedback, token, "n1", {"html": 1})
 
@@ -299,6 +303,8 @@ def test_hostile_feedback_in_an_archive_is_rebuilt_or_dropped(edited: str, tmp_p
         {"id": "p2", "state": "n7", "text": "no such state"},
         {"id": "p3", "state": "n1", "text": "pin out", "pin": [601, 1]},
         {"id": "p4", "state": "n1", "text": "y" * 10_000, "verdict": "<b>"},
+        {"id": "p5", "state": "n1", "text": "unhashable verdict", "verdict": {"a": 1},
+         "pin": [True, 1]},
         "not a record",
     ]
     with zipfile.ZipFile(archive) as src, zipfile.ZipFile(bad, "w") as dst:
@@ -308,7 +314,7 @@ def test_hostile_feedback_in_an_archive_is_rebuilt_or_dropped(edited: str, tmp_p
             {"format": feedback.FORMAT, "version": 1, "comments": records}))
     sid = web.import_beside(None, bad).session_id
     got = web.review_comments(sid)["comments"]
-    assert [c["id"] for c in got] == ["ok1", "p4"]
+    assert [c["id"] for c in got] == ["ok1", "p4"]  # p5: a pin of booleans is refused
     assert got[0]["text"] == "kept" and got[1]["verdict"] is None
     assert len(got[1]["text"]) == 4000
 

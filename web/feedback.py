@@ -237,7 +237,7 @@ def add_feedback(token: str, state: str, text: Any = "", name: Any = "", pin: An
     name = clean_text(name, MAX_NAME_CHARS, "name")
     if verdict in ("", None):
         verdict = None
-    elif verdict not in VERDICTS:
+    elif not isinstance(verdict, str) or verdict not in VERDICTS:
         raise FeedbackRefused(400, "A verdict is either approve or request changes.")
     if not text and verdict is None:
         raise FeedbackRefused(400, "Write a comment, or choose approve or request changes.")
@@ -444,7 +444,8 @@ def clean_records(data: Any, graph: Any) -> list[dict]:
             state = x.get("state")
             if not is_id(state) or state not in graph.nodes:
                 continue
-            verdict = x.get("verdict") if x.get("verdict") in VERDICTS else None
+            verdict = x.get("verdict") if isinstance(x.get("verdict"), str) \
+                and x["verdict"] in VERDICTS else None
             text = clean_text(str(x.get("text") or "")[:settings.review_comment_chars],
                               settings.review_comment_chars, "comment")
             created = str(x.get("created") or "")[:40]
