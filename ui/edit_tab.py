@@ -258,7 +258,7 @@ def ui_share(session_id: str | None, request: gr.Request) -> tuple:
     root = root_url(request)
     url = web.share_link(session_id, root)
     links = web.share_links(session_id, root)
-    gr.Info("Review link ready: anyone with it can look, nobody can edit.")
+    gr.Info("Review link ready: anyone with it can look and comment; nobody can edit.")
     return url, gr.update(choices=links, value=url)
 
 
@@ -382,7 +382,8 @@ def build() -> dict:
                               elem_id="share-box") as c["share_box"]:
                 gr.Markdown("A review link shows the photo at any state, the history, the "
                             "conversation and a before/after slider, with a download. "
-                            "Nothing on it can edit. Revoke it any time.")
+                            "Reviewers can comment, pin a spot and approve; nothing on it can "
+                            "edit. Revoke it any time.")
                 c["share"] = gr.Button("Create a review link", elem_id="share-btn", size="sm")
                 c["share_url"] = gr.Textbox(label="Review link", elem_id="share-url",
                                             buttons=["copy"], interactive=False)

@@ -31,7 +31,7 @@ element.addEventListener('click', (e) => {
   }
 });
 """
-SHARE_LABEL = "Share for review (read-only link)"
+SHARE_LABEL = "Share for review"
 PANEL_LABEL = "Reviewer feedback"
 
 
