@@ -328,3 +328,30 @@ def test_owner_list_is_escaped_and_offers_the_actions(edited: str):
     cid = summary["comments"][0]["id"]
     for attr in ("data-go", "data-use", "data-resolve", "data-delete"):
         assert re.search(f'{attr}="{cid}"', out)
+
+
+def test_use_as_instruction_holds_the_pin_as_the_next_turns_area(edited: str):
+    token = _token(edited)
+    made = web.add_feedback(token, "n1", "make it brighter", pin=[300, 200])
+    web.checkout(edited, "n0")
+    view, path, ask = web.use_comment(edited, made["id"])
+    assert view.head == "n1" and ask["text"] == "make it brighter"  # nothing ran
+    assert len(web.graph_json(edited)["nodes"]) == 2 and path.is_file()
+    assert web.pending_selection(edited) == {"state": "n1", "box": [288, 188, 313, 213]}
+
+    view, result = web.edit_turn(edited, ask["text"])  # the owner sends it
+    assert result["ok"] and web.pending_selection(edited) is None  # used once
+    edit = web.get_manager().get(edited).edit
+    diff = edit.image_at(result["head"]).astype(int) - edit.image_at("n1").astype(int)
+    assert diff[190:211, 290:311].mean() > 3  # inside the pin's square
+    rows, cols = np.nonzero(np.abs(diff).max(axis=2))
+    assert rows.min() >= 188 - 12 and rows.max() < 213 + 12  # nothing elsewhere (the
+    assert cols.min() >= 288 - 12 and cols.max() < 313 + 12  # edge is feathered a little)
+
+    web.use_comment(edited, made["id"])  # held for n1 …
+    web.checkout(edited, "n0")
+    assert web.pending_selection(edited) is None  # … not for another state
+    _, again = web.edit_turn(edited, "make it brighter")
+    base = web.get_manager().get(edited).edit
+    whole = base.image_at(again["head"]).astype(int) - base.image_at("n0").astype(int)
+    assert whole[:, :100].mean() > 3  # the whole photo: the held area did not leak

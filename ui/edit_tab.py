@@ -98,13 +98,12 @@ def ui_brush(session_id: str | None, loaded: str | None) -> tuple:
 @toast
 def ui_edit(session_id: str | None, library: Any, compare: str,
             message: dict | None, canvas: dict | None, loaded: str | None, tree: bool,
-            selection: Any = None, progress: gr.Progress = gr.Progress()) -> tuple:
+            progress: gr.Progress = gr.Progress()) -> tuple:
     """Run the typed instruction (with the brushed mask, if any) as one turn.
 
     Strokes count only when they were painted on the current state (``loaded``), so a
-    mask never leaks into a later edit; without strokes, an area selected from a
-    reviewer's pin on the current state (``selection``, see ``ui.feedback_panel``) is the
-    mask. A photo attached to the message opens in a new session first (as if uploaded).
+    mask never leaks into a later edit. A photo attached to the message opens in a new
+    session first (as if uploaded).
     """
     message = message if isinstance(message, dict) else {"text": str(message or "")}
     text, files = message.get("text", ""), message.get("files") or []
@@ -114,7 +113,7 @@ def ui_edit(session_id: str | None, library: Any, compare: str,
         session_id, canvas = view.session_id, None
         if not text.strip():
             return (*edit_page(view, library, compare), "", {"text": "", "files": []},
-                    gr.update(visible=False), None, gr.update(visible=False, value=""))
+                    gr.update(visible=False))
     current = web.current_preview(session_id) if web.has_photo(session_id) else None
     if current is None:
         raise web.SessionError("Open a photo first (or pick an example above).")
@@ -122,10 +121,6 @@ def ui_edit(session_id: str | None, library: Any, compare: str,
     if loaded == f"{session_id}:{current[0]}":
         size = web.image_size(session_id)
         mask = web.mask_from_editor(canvas, (size[1], size[0])) if size else None
-    if mask is None:
-        size = web.image_size(session_id)
-        mask = feedback_panel.selection_mask(selection, session_id, current[0], size) \
-            if size else None
     view, result = web.edit_turn(session_id, text, mask, search="tree" if tree else "none",
                                  progress=lambda f, t: progress(f, desc=t or "editing"))
     return _after_turn(view, result, library, compare)
@@ -138,8 +133,7 @@ def _after_turn(view: web.SessionView, result: dict, library: Any, compare: str)
         if result.get("topology_svg") else ""
     choices = [(c["label"], c["instruction"]) for c in result.get("choices") or []]
     asked = gr.update(choices=choices, value=None, visible=bool(choices))
-    return (*edit_page(view, library, compare), topology, {"text": "", "files": []}, asked,
-            None, gr.update(visible=False, value=""))
+    return (*edit_page(view, library, compare), topology, {"text": "", "files": []}, asked)
 
 
 @toast
@@ -342,7 +336,6 @@ def build() -> dict:
                 placeholder="Tell Loupe what to change… e.g. “make it warmer” (Enter sends)",
                 file_count="single", file_types=["image"], elem_id="instruction",
                 submit_btn=True, sources=[], show_label=False)
-            c["selection"] = gr.State(None)  # an area picked from a reviewer's pin
             c["selection_note"] = gr.Markdown("", visible=False, elem_id="selection-note")
             c["tree"] = gr.Checkbox(label="Several changes in one message: try orders and "
                                           "keep the best (slower)", value=False,
@@ -411,10 +404,8 @@ def wire(shell: Shell) -> None:
                                   **quiet))
     then_links(e["examples"].select(ui_example, state, [*page, e["box"]],
                                     api_name="ui_example", **quiet))
-    turn_out = [*page, e["topology"], e["box"], e["choices"], e["selection"],
-                e["selection_note"]]
-    e["box"].submit(ui_edit, [*state, e["box"], e["canvas"], e["loaded"], e["tree"],
-                              e["selection"]],
+    turn_out = [*page, e["topology"], e["box"], e["choices"]]
+    e["box"].submit(ui_edit, [*state, e["box"], e["canvas"], e["loaded"], e["tree"]],
                     turn_out, api_name="ui_edit", **quiet)
     e["choices"].select(ui_choose, state, turn_out, api_name="ui_choose", **quiet)
     crop_box = e["crop_box"]

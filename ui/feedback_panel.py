@@ -2,10 +2,9 @@
 the comments per state (show one on its state with the pin drawn, resolve, delete, use as
 instruction) and the pinned area as the selection for the next instruction.
 
-"Use as instruction" only fills the instruction box and the selection: the owner reads
-the reviewer's text, changes it if they like, and sends it themselves. The selection is a
-box in full-resolution pixels kept in ``selection`` (``{"session", "state", "box"}``); the
-next turn on that state uses it as its mask when nothing is brushed (``selection_mask``).
+"Use as instruction" only fills the instruction box and holds the pin's area for the next
+instruction on its state (``web.use_comment``; ``web.edit_turn`` takes it when nothing is
+brushed): the owner reads the reviewer's text, changes it if they like, and sends it.
 """
 
 from __future__ import annotations
@@ -13,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 import gradio as gr
-import numpy as np
 
 import web
 from ui.common import UI, Shell, edit_page, served, toast
@@ -57,21 +55,24 @@ def _count(summary: dict) -> str:
 
 
 def ui_feedback(session_id: str | None) -> tuple:
-    """The count on *Share for review*, the panel's title and the list, for a session."""
+    """The count on *Share for review*, the panel's title, the list and the note on a
+    held pin area, for a session."""
     try:
         if not web.has_photo(session_id):
             raise web.SessionError("no photo")
         summary = web.review_comments(session_id)
+        held = web.pending_selection(session_id)
     except Exception:  # noqa: BLE001 - no session or photo yet: nothing to show
         return (gr.update(label=SHARE_LABEL), gr.update(label=PANEL_LABEL),
-                web.feedback.render_list({}))
+                web.feedback.render_list({}), gr.update(visible=False, value=""))
+    note = gr.update(visible=bool(held), value=_note(held["box"] if held else None))
     if not summary["count"]:
         return (gr.update(label=SHARE_LABEL), gr.update(label=PANEL_LABEL),
-                web.feedback.render_list(summary))
+                web.feedback.render_list(summary), note)
     count = _count(summary)
     return (gr.update(label=f"{SHARE_LABEL} · {count}"),
             gr.update(label=f"{PANEL_LABEL} ({count})"),
-            web.feedback.render_list(summary, _labels(session_id)))
+            web.feedback.render_list(summary, _labels(session_id)), note)
 
 
 @toast
@@ -80,16 +81,14 @@ def ui_feedback_act(session_id: str | None, library: Any, compare: str,
     """A button in the feedback list: show, use as instruction, resolve or delete."""
     data = evt._data or {}
     action, comment = str(data.get("action") or ""), str(data.get("comment") or "")
-    box, selection, note = gr.skip(), gr.skip(), gr.skip()
+    box = gr.skip()
     if action in ("go", "use"):
-        view, path, ask = web.go_to_comment(session_id, comment)
+        view, path, ask = (web.use_comment if action == "use" else web.go_to_comment)(
+            session_id, comment)
         page = list(edit_page(view, library, compare))
         page[2] = served(path)  # the photo, with the pin drawn
         if action == "use":
             box = {"text": ask["text"], "files": []}
-            selection = {"session": view.session_id, "state": ask["state"],
-                         "box": ask["box"]} if ask["box"] else None
-            note = gr.update(visible=bool(ask["box"]), value=_note(ask["box"]))
             gr.Info("The comment is in the instruction box"
                     + (" and its pin is the selected area" if ask["box"] else "")
                     + ": read it, change it if you like, then send it.")
@@ -101,7 +100,7 @@ def ui_feedback_act(session_id: str | None, library: Any, compare: str,
         page = list(edit_page(web.get_view(session_id), library, compare))
     else:
         return gr.skip()
-    return (*page, box, selection, note, *ui_feedback(session_id))
+    return (*page, box, *ui_feedback(session_id))
 
 
 def _note(box: list[int] | None) -> str:
@@ -113,23 +112,13 @@ def _note(box: list[int] | None) -> str:
             "area, unless you brush another one.")
 
 
-def selection_mask(selection: Any, session_id: str | None, head: str,
-                   size: tuple[int, int]) -> np.ndarray | None:
-    """The selected area as a native mask when it belongs to this session and state."""
-    if not isinstance(selection, dict) or selection.get("session") != session_id \
-            or selection.get("state") != head or not selection.get("box"):
-        return None
-    width, height = size
-    return web.box_mask(selection["box"], (height, width))
-
-
 def wire(shell: Shell) -> None:
     """Refresh the feedback after every page change; wire the list's buttons."""
     e, sid = shell.edit, shell.sid
-    outs = [e["share_box"], e["feedback_box"], e["feedback"]]
+    outs = [e["share_box"], e["feedback_box"], e["feedback"], e["selection_note"]]
     e["graph"].change(ui_feedback, [sid], outs, api_name="ui_feedback", **UI)
     e["feedback_box"].expand(ui_feedback, [sid], outs, api_name="ui_feedback", **UI)
     e["feedback_refresh"].click(ui_feedback, [sid], outs, api_name="ui_feedback", **UI)
     e["feedback"].click(ui_feedback_act, shell.state,
-                        [*shell.page, e["box"], e["selection"], e["selection_note"], *outs],
+                        [*shell.page, e["box"], *outs],
                         api_name="ui_feedback_act", **shell.quiet)

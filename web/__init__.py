@@ -49,6 +49,7 @@ from web.edit import (
     redo,
     suggest_crop,
     undo,
+    use_comment,
 )
 from web.errors import SessionError, user_message
 from web.feedback import (
@@ -56,6 +57,7 @@ from web.feedback import (
     add_feedback,
     comment_instruction,
     delete_comment,
+    pending_selection,
     resolve_comment,
     review_comments,
 )
@@ -101,7 +103,8 @@ from web.views import (
 
 __all__ = [
     "add_feedback", "box_mask", "comment_instruction", "comment_preview", "delete_comment",
-    "FeedbackRefused", "go_to_comment", "resolve_comment", "review_comments",
+    "FeedbackRefused", "go_to_comment", "pending_selection", "resolve_comment",
+    "review_comments", "use_comment",
     "AutopilotView", "benchmark_agents", "benchmark_choices", "BenchmarkView", "browser_secret",
     "cache_policy",
     "cancel_autopilot", "cards", "checkout", "crop", "crop_preview", "current_preview",

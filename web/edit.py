@@ -107,7 +107,8 @@ def edit_turn(session_id: str | None, instruction: str, mask: np.ndarray | None 
     Args:
         session_id: the web session (must hold a photo).
         instruction: plain-language request (empty text is refused with a message).
-        mask: optional native-resolution ``bool`` mask from the brush.
+        mask: optional native-resolution ``bool`` mask from the brush; without one, the
+            area of a reviewer's pin held by ``use_comment`` for this state, if any.
         search: ``"none"`` or ``"tree"`` (multi-instruction tree search).
         progress: called with ``(fraction, text)`` while the turn runs.
 
@@ -123,8 +124,10 @@ def edit_turn(session_id: str | None, instruction: str, mask: np.ndarray | None 
         edit = session.edit
         width, height = edit.graph.size
         get_manager().check_room(session, width * height, what="This edit")
+        held = feedback.take_selection(session)  # a reviewer's pin chosen by the owner
+        area = mask if mask is not None else held
         try:
-            result = edit.turn(text, mask=mask, search=search, progress=progress).to_dict()
+            result = edit.turn(text, mask=area, search=search, progress=progress).to_dict()
         except ValueError as exc:  # the session's own refusals (bad mask, too long…)
             raise SessionError(str(exc)) from exc
         except Exception as exc:  # noqa: BLE001 - shown in the chat, session stays usable
@@ -276,6 +279,22 @@ def go_to_comment(session_id: str | None, comment_id: str) -> tuple[SessionView,
     if view.head != ask["state"]:
         view = checkout(session_id, str(ask["state"]))
     path, ask = comment_preview(session_id, comment_id)
+    return view, path, ask
+
+
+def use_comment(session_id: str | None, comment_id: str) -> tuple[SessionView, Path, dict]:
+    """Make a reviewer's comment the owner's next instruction, without running it.
+
+    Goes to the comment's state (pin drawn) and holds the pin's area as the area the next
+    instruction on that state changes (unless a brushed mask is given); the caller puts
+    the text where the owner reads it and sends it.
+
+    Returns:
+        As :func:`go_to_comment`.
+    """
+    view, path, ask = go_to_comment(session_id, comment_id)
+    with_session(session_id, lambda s: feedback.hold_selection(s, ask["state"], ask["box"]),
+                 create=False)
     return view, path, ask
 
 

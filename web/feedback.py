@@ -20,7 +20,8 @@ inside the state's image, and posts only from the review page's own origin
 The owner reads and tends the feedback with :func:`review_comments`,
 :func:`resolve_comment`, :func:`delete_comment` and :func:`comment_instruction` (the
 comment's text and pin, for the owner to read and send; a reviewer's text never runs by
-itself).
+itself). ``web.edit.use_comment`` holds the pin as the area of the next instruction on its
+state (:func:`hold_selection`); ``web.edit.edit_turn`` takes it when nothing is brushed.
 """
 
 from __future__ import annotations
@@ -41,9 +42,12 @@ from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import urlsplit
 
+import numpy as np
+
 from agent.session import SessionError
 from pipelines.config import get_settings
 from pipelines.files import atomic_write, is_id
+from web.masks import box_mask
 from web.sessions import WebSession, with_session
 from web.share import resolve
 
@@ -63,6 +67,8 @@ VERDICTS = {"approve": "Approved", "changes": "Changes requested"}
 RATE_WINDOW_S = 60.0
 #: a point pin becomes a square of this fraction of the shorter side for a selection
 POINT_SELECTION = 0.06
+#: where ``ui.json`` keeps a comment's pin held as the next instruction's area
+SELECTION_KEY = "review_selection"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200b-\u200f\u202a-\u202e\u2066-\u2069]")
 
 _LOCK = threading.Lock()
@@ -402,6 +408,46 @@ def comment_instruction(session_id: str | None, comment_id: str) -> dict:
                 "box": selection_box(found.get("pin"), size)}
 
     return with_session(session_id, run, create=False)
+
+
+def hold_selection(session: WebSession, state: str, box: list[int] | None) -> None:
+    """Keep a comment's pin as the area the session's next instruction on ``state``
+    changes (in ``ui.json``; replaced by another, dropped by the next turn)."""
+    if box:
+        session.ui[SELECTION_KEY] = {"state": str(state), "box": [int(v) for v in box]}
+    else:
+        session.ui.pop(SELECTION_KEY, None)
+    session.save_ui()
+
+
+def held_selection(session: WebSession) -> dict | None:
+    """The held pin area ``{"state", "box"}`` when it applies to the current state."""
+    held = session.ui.get(SELECTION_KEY)
+    if not isinstance(held, dict) or not session.has_image \
+            or held.get("state") != session.edit.graph.head:
+        return None
+    return {"state": held["state"], "box": held.get("box")}
+
+
+def take_selection(session: WebSession) -> np.ndarray | None:
+    """The held pin area as a native mask for the turn about to run, and drop it.
+
+    None when nothing is held, or it was held for another state than the current one.
+    """
+    held = held_selection(session)
+    session.ui.pop(SELECTION_KEY, None)
+    if held is None:
+        return None
+    width, height = session.edit.graph.size
+    try:
+        return box_mask(held["box"], (height, width))
+    except SessionError:
+        return None
+
+
+def pending_selection(session_id: str | None) -> dict | None:
+    """The pin area the next instruction will change (``{"state", "box"}``), or None."""
+    return with_session(session_id, held_selection, create=False)
 
 
 def open_counts(session: WebSession) -> dict[str, int]:
