@@ -229,6 +229,8 @@ def test_the_post_route_takes_only_same_origin_json_within_the_caps(http, edited
         (_post(http, token, ok, origin="http://evil.test", **{"X-Forwarded-Host":
                                                               "evil.test"}), 403, "another"),
         (_post(http, edited, ok), 404, "revoked"),  # a session id is not a review token
+        (_post(http, token, ok, **{"Sec-Fetch-Site": "cross-site"}), 403, "another"),
+        (_post(http, token, ok, **{"Sec-Fetch-Site": "same-site"}), 403, "another"),
         (_post(http, token, "state=n1&text=hi", **{"Content-Type":
                                                     "application/x-www-form-urlencoded"}),
          415, "JSON"),
@@ -244,11 +246,16 @@ def test_the_post_route_takes_only_same_origin_json_within_the_caps(http, edited
         assert edited not in message and token not in message and "/" not in message
     referer_ok = _post(http, token, ok, origin=None, Referer=f"http://review.test{url}")
     assert referer_ok.status_code == 201
+    # behind a proxy the page's origin is the public host, not the Host the app sees: the
+    # browser's own same-origin verdict is what counts
+    proxied = _post(http, token, ok, origin="https://public.example",
+                    **{"Sec-Fetch-Site": "same-origin"})
+    assert proxied.status_code == 201
 
     web.revoke_share(edited, url)
     gone = _post(http, token, ok)
     assert gone.status_code == 404 and "revoked" in gone.json()["error"]
-    assert web.review_comments(edited)["count"] == 2
+    assert web.review_comments(edited)["count"] == 3
 
 
 # ----------------------------------------------------------------------------- archives

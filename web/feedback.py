@@ -93,10 +93,12 @@ NOT_FOUND = "This review link does not exist or has been revoked."
 def check_origin(headers: Mapping[str, str]) -> None:
     """Refuse a post that does not come from a page of this server (403).
 
-    The ``Origin`` header (else ``Referer``) must name the host the request was sent to
-    (``Host``). A browser never lets another site forge these headers, so a page elsewhere
-    cannot post through a reviewer's browser. ``X-Forwarded-Host`` is not trusted: a page
-    could set it.
+    A browser says where a request comes from in headers no page can set: with
+    ``Sec-Fetch-Site`` (every current browser) the post must be ``same-origin``, which
+    holds behind a proxy too (the browser compares the page with the URL it posts to).
+    Without it, the ``Origin`` header (else ``Referer``) must name the ``Host`` the request
+    was sent to. ``X-Forwarded-Host`` is never trusted: a page elsewhere could set it, and
+    Gradio's CORS answers any origin on a public host.
 
     Args:
         headers: the request's headers (case-insensitive mapping, or lower-case keys).
@@ -105,6 +107,14 @@ def check_origin(headers: Mapping[str, str]) -> None:
         value = headers.get(name) or headers.get(name.title()) or ""
         return str(value).strip()
 
+    refused = FeedbackRefused(403, "Comments are accepted only from the review page itself "
+                                   "(this request came from another site, or said nothing "
+                                   "about where it came from).")
+    site = get("sec-fetch-site").lower()
+    if site:
+        if site != "same-origin":
+            raise refused
+        return
     host = get("host").lower()
     source = get("origin")
     if not source or source == "null":
@@ -114,9 +124,7 @@ def check_origin(headers: Mapping[str, str]) -> None:
     except ValueError:
         netloc = ""
     if not host or netloc != host:
-        raise FeedbackRefused(403, "Comments are accepted only from the review page itself "
-                                   "(this request came from another site, or said nothing "
-                                   "about where it came from).")
+        raise refused
 
 
 def clean_text(value: Any, limit: int, what: str) -> str:
