@@ -246,3 +246,9 @@ def test_file_links_refuse_what_they_do_not_know(served, astronaut: np.ndarray):
     _, headers = _fetch(good)
     assert headers["Content-Type"].startswith("image/")
     assert "default-src 'none'" in headers["Content-Security-Policy"]
+    import web  # the app runs in this process: delete the session as its owner would
+
+    web.delete_session(new["session_id"])
+    with pytest.raises(urllib.error.HTTPError) as err:
+        _fetch(good)
+    assert err.value.code == 404  # a link dies with its session
