@@ -34,27 +34,38 @@ _LOCK = threading.Lock()
 _KNOWN: dict[str, str] = {}  # token → session id (a cache; the HMAC is always re-checked)
 
 
+def _key() -> bytes:
+    return hashlib.sha256(("loupe file links\0" + browser_secret()).encode()).digest()
+
+
+def _token(key: bytes, session_id: str) -> str:
+    mac = hmac.new(key, session_id.encode("ascii"), hashlib.sha256).digest()
+    return LINK_PREFIX + base64.urlsafe_b64encode(mac).decode("ascii").rstrip("=")
+
+
 def link_token(session_id: str) -> str:
     """The read-only link token of a session (the same for every call)."""
-    key = hashlib.sha256(("loupe file links\0" + browser_secret()).encode()).digest()
-    mac = hmac.new(key, session_id.encode("ascii"), hashlib.sha256).digest()
-    token = LINK_PREFIX + base64.urlsafe_b64encode(mac).decode("ascii").rstrip("=")
+    token = _token(_key(), session_id)
     with _LOCK:
+        if len(_KNOWN) > 10_000:  # a cache, not a record: start again rather than grow
+            _KNOWN.clear()
         _KNOWN[token] = session_id
     return token
 
 
 def _resolve(token: str) -> str:
+    """The session behind a token: the cached one if its HMAC still matches, else a scan of
+    the live sessions (a deleted or expired session resolves to nothing)."""
     if not isinstance(token, str) or not LINK_RE.match(token):
         raise ReviewNotFound("no such link")
+    key, root = _key(), get_manager().root
     with _LOCK:
         hint = _KNOWN.get(token)
     candidates = [hint] if hint else []
-    root = get_manager().root
     candidates += [p.name for p in (root.iterdir() if root.is_dir() else [])
                    if SESSION_ID_RE.match(p.name) and p.name != hint]
     for sid in candidates:
-        if (root / sid).is_dir() and hmac.compare_digest(link_token(sid), token):
+        if hmac.compare_digest(_token(key, sid), token) and (root / sid).is_dir():
             return sid
     raise ReviewNotFound("no such link")
 

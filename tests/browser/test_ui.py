@@ -481,7 +481,8 @@ def test_the_benchmark_measures_the_agent_by_default(page):
     pg.get_by_role("tab", name="Benchmark").click()
     assert pg.input_value("#bm-agent input") == "Loupe's agent (embedded)"
     pg.click("#bm-agent input")
-    options = pg.locator("ul[role=listbox] li").all_inner_texts()
+    options = [o.replace("✓", "").strip()  # the chosen option carries a check mark
+               for o in pg.locator("ul[role=listbox] li").all_inner_texts()]
     assert options[0].startswith("Loupe's agent")
     for name in ("identity", "direct"):
         assert any(o.startswith(f"{name} — baseline") for o in options), options
