@@ -14,6 +14,7 @@ from eval.hdd import make_dataset
 from eval.metrics import load_mask, score_pair
 from eval.report import write_reports
 from eval.runner import run
+from eval.systems import get_judge
 from pipelines.cli import guarded
 from pipelines.images import load_image
 from pipelines.redact import install_log_redaction
@@ -68,7 +69,9 @@ def _cmd_score(args: argparse.Namespace) -> int:
     before = load_image(args.before).pixels
     after = load_image(args.after).pixels
     mask = load_mask(args.mask, before.shape[:2]) if args.mask else None
-    _emit(score_pair(before, after, mask=mask, bbox=args.bbox, instruction=args.instruction))
+    judge = get_judge() if args.instruction else None
+    _emit(score_pair(before, after, mask=mask, bbox=args.bbox, instruction=args.instruction,
+                     judge=judge))
     return 0
 
 

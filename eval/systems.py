@@ -98,6 +98,29 @@ def register_system(name: str, factory: Callable[..., EditSystem]) -> Callable[.
     return factory
 
 
+#: judge(before, after, instruction, mask) → {"score": 0–10, "passed", "reasons", "decided"}
+Judge = Callable[[np.ndarray, np.ndarray, str, "np.ndarray | None"], dict]
+JUDGES: dict[str, Judge] = {}
+
+
+def register_judge(name: str, judge: Judge) -> Judge:
+    """Register an instruction-following judge (the agent's critic registers ``critic``);
+    ``eval`` calls it without importing the agent."""
+    if not name or not callable(judge):
+        raise EditSystemError(f"cannot register judge {name!r}: needs a name and a callable")
+    JUDGES[name] = judge
+    return judge
+
+
+def get_judge(name: str | None = None) -> Judge | None:
+    """The judge registered under ``name`` (default: the first one), plugins loaded first;
+    None when no plugin registered one."""
+    load_plugins()
+    if name is not None:
+        return JUDGES.get(name)
+    return next(iter(JUDGES.values()), None)
+
+
 def load_plugins(modules: tuple[str, ...] | None = None) -> None:
     """Import the plugin modules that register more systems (once each).
 

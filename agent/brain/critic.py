@@ -27,6 +27,7 @@ from typing import Any, Protocol, runtime_checkable
 import cv2
 import numpy as np
 
+from agent.brain.independent import independent_checks
 from agent.brain.llm import get_llm
 from agent.brain.prompts import AGGREGATOR, aggregator_user, critic_system, critic_user
 from pipelines.config import Settings, get_settings
@@ -63,6 +64,8 @@ class Critique:
     checks: dict[str, bool] = field(default_factory=dict)
     #: pixels to grow the target's mask by on the next attempt (a rim was left)
     grow: int = 0
+    #: checks that could not decide, name → why (never counted as passed)
+    undecided: dict[str, str] = field(default_factory=dict)
 
     @property
     def passed(self) -> bool:
@@ -70,16 +73,49 @@ class Critique:
         return self.score >= PASS_SCORE and all(self.checks.values())
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"score", "passed", "reasons", "keep", "checks", "measures"}`` (JSON-able)."""
+        """``{"score", "passed", "reasons", "keep", "checks", "undecided", "measures"}``
+        (JSON-able)."""
         return {"score": round(float(self.score), 2), "passed": self.passed,
                 "reasons": list(self.fix), "keep": list(self.keep),
-                "checks": dict(self.checks),
+                "checks": dict(self.checks), "undecided": dict(self.undecided),
                 "measures": {k: float(v) for k, v in self.measures.items()}}
 
 
 #: The acceptance bar (the turn loop's ``ACCEPT_SCORE``); a failed check caps below it.
 PASS_SCORE = 7.0
 FAILED_CHECK_CAP = 6.0
+#: the change is not on the named target (found again by a second route): not followed
+WRONG_TARGET_CAP = 3.0
+#: independent checks whose failure means the wrong thing was edited
+TARGET_CHECKS = ("second_route", "qualifiers", "target_gone")
+
+
+@dataclass
+class Scene:
+    """Where a patch sits in its frame, so the critic can look beyond the patch.
+
+    Attributes:
+        before: the whole frame before the edit.
+        offset: (x0, y0) of the patch in the frame.
+    """
+
+    before: np.ndarray
+    offset: tuple[int, int] = (0, 0)
+
+    def frames(self, after_patch: np.ndarray, mask: np.ndarray | None
+               ) -> tuple[np.ndarray, np.ndarray | None]:
+        """The whole after frame and the mask at frame size."""
+        x0, y0 = self.offset
+        h, w = after_patch.shape[:2]
+        if (x0, y0) == (0, 0) and self.before.shape[:2] == (h, w):
+            return after_patch, mask
+        after = np.array(self.before, copy=True)
+        after[y0:y0 + h, x0:x0 + w] = after_patch[..., :after.shape[2]]
+        if mask is None:
+            mask = np.ones((h, w), bool)
+        full = np.zeros(self.before.shape[:2], bool)
+        full[y0:y0 + h, x0:x0 + w] = mask
+        return after, full
 
 
 @runtime_checkable
@@ -90,7 +126,8 @@ class Critic(Protocol):
 
     def critique(self, before: np.ndarray, after: np.ndarray, action: Any,
                  mask: np.ndarray | None = None, *, feather: int | None = None,
-                 params: dict[str, Any] | None = None) -> Critique:
+                 params: dict[str, Any] | None = None, scene: Scene | None = None
+                 ) -> Critique:
         """Score ``after`` (the composed patch) against ``before`` for ``action``.
 
         Args:
@@ -100,6 +137,8 @@ class Critic(Protocol):
             mask: the target mask at the patch's size (None: the whole patch).
             feather: the feather width the attempt was composed with.
             params: the parameters the attempt used (default: the action's).
+            scene: the whole frame around the patch; with it the critic also runs the
+                checks that do not trust the mask (``agent.brain.independent``).
 
         Returns:
             The ``Critique``.
@@ -659,8 +698,10 @@ class MeasuredCritic:
 
     name = "measured"
 
-    def __init__(self, localizer: Any = None) -> None:
+    def __init__(self, localizer: Any = None, *, independent: bool = True) -> None:
         self._localizer = localizer
+        #: run the checks that do not trust the mask when a ``scene`` is given
+        self.independent = independent
 
     @property
     def localizer(self) -> Any:
@@ -675,7 +716,8 @@ class MeasuredCritic:
 
     def critique(self, before: np.ndarray, after: np.ndarray, action: Any,
                  mask: np.ndarray | None = None, *, feather: int | None = None,
-                 params: dict[str, Any] | None = None) -> Critique:
+                 params: dict[str, Any] | None = None, scene: Scene | None = None
+                 ) -> Critique:
         """Score one attempt.
 
         Args:
@@ -688,6 +730,7 @@ class MeasuredCritic:
             params: the parameters this attempt actually used, when a retry changed them;
                 the result is still judged against the action's (the user's) values, but
                 suggested values scale from these, so a second shortfall pushes further.
+            scene: the whole frame around the patch (see ``Critic.critique``).
 
         Returns:
             A ``Critique`` with score 0–10, keep/fix lists and retry parameters.
@@ -728,7 +771,12 @@ class MeasuredCritic:
             verdict = _check_operation(op, params, work.before, work.after, lb, la, inside)
         score = 10.0 * verdict.achieved
         checks.update(verdict.checks)
-        if op == "inpaint" and checks["changed"]:
+        independent = None
+        if scene is not None and checks["changed"] and self.independent:
+            whole_after, whole_mask = scene.frames(after, None if whole else full_inside)
+            independent = independent_checks(scene.before, whole_after, action, whole_mask)
+        if op == "inpaint" and checks["changed"] and (
+                independent is None or "target_gone" not in independent.checks):
             checks["target_gone"] = self._gone(before, after, full_inside, action, fix)
             if not checks["target_gone"]:
                 score *= 0.4
@@ -763,11 +811,20 @@ class MeasuredCritic:
         if op in ("generate", "paste"):
             keep.append("the content itself was not judged (no vision model configured)")
             score = min(score, 7.0)
+        undecided: dict[str, str] = {}
+        if independent is not None:
+            checks.update(independent.checks)
+            keep += independent.keep
+            fix += independent.fix
+            measures.update(independent.measures)
+            undecided.update(independent.undecided)
+            if any(independent.checks.get(k) is False for k in TARGET_CHECKS):
+                score = min(score, WRONG_TARGET_CAP)
         if not all(checks.values()):
             score = min(score, FAILED_CHECK_CAP)
         return Critique(round(score, 2), _unique(keep), _unique(fix),
                         _valid_retry(op, _from_tried(retry, params, tried)), measures,
-                        checks, verdict.grow)
+                        checks, verdict.grow, undecided)
 
     def _gone(self, before: np.ndarray, after: np.ndarray, inside: np.ndarray, action: Any,
               fix: list[str]) -> bool:
@@ -975,7 +1032,8 @@ class PanelCritic:
 
     def critique(self, before: np.ndarray, after: np.ndarray, action: Any,
                  mask: np.ndarray | None = None, *, feather: int | None = None,
-                 params: dict[str, Any] | None = None) -> Critique:
+                 params: dict[str, Any] | None = None, scene: Scene | None = None
+                 ) -> Critique:
         """Ask each reviewer, then the aggregator; fall back to measurements on failure.
 
         Args:
@@ -985,12 +1043,13 @@ class PanelCritic:
             mask: the target mask (bool HxW).
             feather: passed to the measured critic (see ``MeasuredCritic.critique``).
             params: the parameters the attempt used (see ``MeasuredCritic.critique``).
+            scene: the whole frame (see ``MeasuredCritic.critique``).
 
         Returns:
             The aggregated ``Critique`` (its ``measures`` are the measured critic's).
         """
         measured = self.fallback.critique(before, after, action, mask, feather=feather,
-                                          params=params)
+                                          params=params, scene=scene)
         problem = _check_inputs(before, after, mask)
         if problem:
             return measured
@@ -1027,7 +1086,7 @@ class PanelCritic:
                                                               final.get("fix", [])])
         return Critique(round(score, 2), _unique([str(k) for k in final.get("keep", [])]),
                         fix, retry, dict(measured.measures, panel_reviews=float(len(reviews))),
-                        dict(measured.checks), measured.grow)
+                        dict(measured.checks), measured.grow, dict(measured.undecided))
 
 
 #: how far the aggregator may move the experts' mean

@@ -24,6 +24,7 @@ import numpy as np
 
 from agent import executor
 from agent.actions import Action, ActionKind, RegionType
+from agent.brain.critic import Scene
 from agent.session.frames import FrameResult, is_frame_action, run_frame_action
 from agent.session.memory import ToolContext
 from agent.session.state import (
@@ -573,7 +574,8 @@ class TurnRunner:
             composed = done.patch
             critique = self.s.critic.critique(layer.patch, composed, action,
                                               done.changed_area, feather=done.feather,
-                                              params=knobs.params)
+                                              params=knobs.params,
+                                              scene=Scene(self._image(), layer.bbox[:2]))
             attempt.score = float(critique.score)
             attempt.keep, attempt.fix = list(critique.keep), list(critique.fix)
         except (EditError, OperationError, ValueError) as err:
