@@ -2,7 +2,7 @@
 
 Every module that takes pixels from a caller (localisers, editors, critics, eval) calls
 ``rgb_array`` instead of writing its own test, so the rule and its message are the same
-everywhere: ``<what> must be a uint8 RGB/RGBA array (height × width × 3 or 4), got …``.
+everywhere: ``<what> must be uint8 RGB/RGBA (an H×W×3 or H×W×4 array), got …``.
 """
 
 from __future__ import annotations
@@ -40,6 +40,6 @@ def rgb_array(image: object, what: str = "image", *, error: type[Exception] = Va
         image = np.dstack([image] * 3)
     if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3 \
             or image.shape[2] not in (3, 4) or min(image.shape[:2]) < 1:
-        raise error(f"{what} must be a uint8 RGB/RGBA array (height × width × 3 or 4), "
+        raise error(f"{what} must be uint8 RGB/RGBA (an H×W×3 or H×W×4 array), "
                     f"got {describe(image)}")
     return np.ascontiguousarray(image if alpha else image[..., :3])

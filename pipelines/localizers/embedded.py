@@ -7,6 +7,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from pipelines.color import COLOR_RANGES, rgb_to_lab
 from pipelines.localizers.base import (
     Box,
     Candidate,
@@ -18,7 +19,6 @@ from pipelines.localizers.base import (
     resolved,
 )
 from pipelines.localizers.phrases import (
-    COLOR_RANGES,
     WHOLE,
     Phrase,
     parse_phrase,
@@ -35,6 +35,9 @@ from pipelines.localizers.segment import (
     to_size,
     work_copy,
 )
+
+#: how far a clicked region may drift from its neighbours (ΔL, Δa, Δb; L in 0–100)
+_FLOOD_STEP = (4.7, 10.0, 10.0)
 
 
 class EmbeddedLocalizer(Localizer):
@@ -139,10 +142,10 @@ class EmbeddedLocalizer(Localizer):
             return Localization([], "unresolved", f"the point {point} is outside the image")
         small = work_copy(rgb)
         sx, sy = int(x * small.shape[1] / w), int(y * small.shape[0] / h)
-        lab = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0), cv2.COLOR_RGB2Lab)
+        lab = rgb_to_lab(cv2.GaussianBlur(small, (5, 5), 0))
         flood = np.zeros((small.shape[0] + 2, small.shape[1] + 2), np.uint8)
         flags = 8 | cv2.FLOODFILL_MASK_ONLY | cv2.FLOODFILL_FIXED_RANGE | (255 << 8)
-        cv2.floodFill(lab, flood, (sx, sy), 0, (12, 10, 10), (12, 10, 10), flags)
+        cv2.floodFill(lab, flood, (sx, sy), 0, _FLOOD_STEP, _FLOOD_STEP, flags)
         region = flood[1:-1, 1:-1] > 0
         if region.mean() > 0.9:
             return Localization([], "unresolved", "the point is on a region as large as "

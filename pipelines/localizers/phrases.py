@@ -12,56 +12,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from pipelines.color import COLOR_RANGES
 from pipelines.localizers.base import Candidate, Localization, resolved
 from pipelines.localizers.segment import centroid
-
-
-@dataclass(frozen=True)
-class HsvRange:
-    """Hue intervals in degrees and saturation/value bounds in [0, 1]."""
-
-    hues: tuple[tuple[float, float], ...] = ((0.0, 360.0),)
-    s_min: float = 0.0
-    s_max: float = 1.0
-    v_min: float = 0.0
-    v_max: float = 1.0
-
-    def match(self, hsv: np.ndarray) -> np.ndarray:
-        h, s, v = hsv[..., 0], hsv[..., 1], hsv[..., 2]
-        hue_ok = np.zeros(h.shape, bool)
-        for lo, hi in self.hues:
-            hue_ok |= (h >= lo) & (h <= hi)
-        return hue_ok & (s >= self.s_min) & (s <= self.s_max) & \
-            (v >= self.v_min) & (v <= self.v_max)
-
-
-#: colour words → HSV ranges (broad families, tolerant of shading)
-COLOR_RANGES: dict[str, HsvRange] = {
-    "red": HsvRange(((0, 14), (340, 360)), 0.45, 1, 0.25),
-    "maroon": HsvRange(((0, 15), (335, 360)), 0.45, 1, 0.12, 0.55),
-    "orange": HsvRange(((14, 40),), 0.55, 1, 0.3),
-    "yellow": HsvRange(((40, 68),), 0.4, 1, 0.35),
-    "gold": HsvRange(((36, 56),), 0.45, 1, 0.35),
-    "olive": HsvRange(((45, 80),), 0.35, 1, 0.2, 0.6),
-    "lime": HsvRange(((68, 105),), 0.45, 1, 0.35),
-    "green": HsvRange(((70, 165),), 0.25, 1, 0.12),
-    "teal": HsvRange(((160, 200),), 0.35, 1, 0.2, 0.7),
-    "turquoise": HsvRange(((160, 190),), 0.3, 1, 0.4),
-    "cyan": HsvRange(((175, 200),), 0.35, 1, 0.4),
-    "blue": HsvRange(((195, 255),), 0.3, 1, 0.15),
-    "navy": HsvRange(((205, 250),), 0.35, 1, 0.08, 0.5),
-    "violet": HsvRange(((250, 290),), 0.25, 1, 0.3),
-    "purple": HsvRange(((255, 300),), 0.3, 1, 0.15),
-    "magenta": HsvRange(((285, 335),), 0.4, 1, 0.3),
-    "pink": HsvRange(((300, 360), (0, 10)), 0.15, 0.65, 0.5),
-    "brown": HsvRange(((5, 45),), 0.3, 1, 0.1, 0.65),
-    "beige": HsvRange(((20, 55),), 0.1, 0.4, 0.65),
-    "black": HsvRange(v_max=0.2),
-    "white": HsvRange(s_max=0.15, v_min=0.8),
-    "gray": HsvRange(s_max=0.15, v_min=0.25, v_max=0.8),
-    "grey": HsvRange(s_max=0.15, v_min=0.25, v_max=0.8),
-    "silver": HsvRange(s_max=0.12, v_min=0.55, v_max=0.9),
-}
 
 ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3,
             "fourth": 4, "4th": 4, "fifth": 5, "5th": 5, "sixth": 6, "6th": 6}
