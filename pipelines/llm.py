@@ -34,6 +34,7 @@ from urllib.parse import unquote, urlsplit
 import numpy as np
 from jsonschema import Draft202012Validator
 
+from pipelines.arrays import rgb_array
 from pipelines.config import Settings, get_settings
 from pipelines.gpu import gpu_task
 from pipelines.images import downscale
@@ -220,11 +221,7 @@ class RetryingLLM:
 
 def _as_rgb(image: np.ndarray, max_side: int) -> np.ndarray:
 
-    if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim not in (2, 3):
-        raise ValueError("images must be uint8 HxW or HxWxC arrays")
-    if image.ndim == 2:
-        image = np.stack([image] * 3, axis=-1)
-    return np.ascontiguousarray(downscale(image[..., :3], max_side))
+    return np.ascontiguousarray(downscale(rgb_array(image, "image", grey=True), max_side))
 
 
 def image_data_url(image: np.ndarray, max_side: int = 1024) -> str:

@@ -73,10 +73,11 @@ from agent.session.turn import (
     jsonable,
     name_of,
 )
+from pipelines.arrays import rgb_array
 from pipelines.config import get_settings
 from pipelines.editors.registry import available_editors, get_editor, pick_editor
-from pipelines.grounding import get_localizer
 from pipelines.images import ImageLoadError, downscale, load_image, save_image
+from pipelines.localizers import get_localizer
 from pipelines.masks import MaskError, fit_mask
 from pipelines.progress import ProgressFn, no_progress
 
@@ -588,9 +589,7 @@ def check_instruction(instruction: Any) -> str:
 
 
 def _check_image_like(image: np.ndarray, base: np.ndarray) -> np.ndarray:
-    image = np.asarray(image)
-    if image.dtype != np.uint8 or image.ndim != 3:
-        raise SessionError(f"the image must be uint8 HWC, got {image.dtype} {image.shape}")
+    image = rgb_array(np.asarray(image), "the image", error=SessionError, alpha=True)
     if image.shape[:2] != base.shape[:2]:
         raise SessionError(f"the image is {image.shape[1]}x{image.shape[0]} but the session "
                            f"is {base.shape[1]}x{base.shape[0]}")

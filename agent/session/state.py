@@ -30,6 +30,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from pipelines.arrays import rgb_array
 from pipelines.editors.frame import FrameChange, FrameError, apply_frame
 from pipelines.files import BadIdError, atomic_write, check_id
 from pipelines.images import image_header
@@ -389,9 +390,7 @@ class StateGraph:
 
     def __init__(self, root_image: np.ndarray, *, cache_bytes: int = DEFAULT_CACHE_BYTES,
                  root_description: str = "original image") -> None:
-        if root_image.dtype != np.uint8 or root_image.ndim != 3:
-            raise ValueError(f"root image must be uint8 HWC, got {root_image.dtype} "
-                             f"{root_image.shape}")
+        rgb_array(root_image, "root image", alpha=True)
         self._root_pixels = np.ascontiguousarray(root_image)
         self._root_pixels.setflags(write=False)
         self.root = "n0"
