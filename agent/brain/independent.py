@@ -33,8 +33,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from pipelines.grounding import WHOLE, parse_phrase
-from pipelines.perception.localizer import NOT_NOUNS, PerceptionLocalizer, _Models
+from pipelines.localizers.perception import NOT_NOUNS, PerceptionLocalizer, _Models
+from pipelines.localizers.phrases import WHOLE, parse_phrase
 from pipelines.perception.words import FACE, SALIENT, TEXT, match_noun
 
 log = logging.getLogger(__name__)
