@@ -57,6 +57,8 @@ SPILL_OF_CHANGE = 0.03
 OBJECT_MIN, FACE_MIN, TEXT_MIN = 0.35, 0.6, 0.6
 #: a crop-level detection of the named class needs this score
 CROP_MIN = 0.3
+#: checks whose failure means the wrong thing was edited (the words were not followed)
+TARGET_CHECKS = ("second_route", "qualifiers", "target_gone")
 
 
 @dataclass
@@ -235,7 +237,8 @@ def _pick(cands: list[Seen], parsed: Any, changed: np.ndarray) -> list[Seen]:
 # --- the checks -------------------------------------------------------------------------
 
 def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
-                       used_mask: np.ndarray | None = None) -> Independent:
+                       used_mask: np.ndarray | None = None, *, removal: bool = False
+                       ) -> Independent:
     """Judge ``after`` against ``before`` for ``action`` without trusting ``used_mask``.
 
     Args:
@@ -243,6 +246,8 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
         after: the whole frame after it, same size.
         action: the ``agent.actions.Action`` (its operation, target and region).
         used_mask: the mask the edit was made with (full size; None for the whole frame).
+        removal: the operation removes its target (then it must be gone from the after
+            image at that place).
 
     Returns:
         An ``Independent``: checks that passed/failed, and the ones that could not decide.
@@ -293,7 +298,7 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     else:
         out.undecided["second_route"] = f"no detector knows what {phrase!r} names"
     _others(out, changed, seen, target, used_mask, parsed, label)
-    if getattr(action, "operation", "") == "inpaint" and target and label is not None:
+    if removal and target and label is not None:
         _gone(out, small_a, target, label, models)
     return out
 
