@@ -138,12 +138,14 @@ def _grow(mask: np.ndarray, px: int) -> np.ndarray:
 Maker = Callable[[], Iterator[Pair]]
 
 
-def _cups_pairs(split: str, bg: str) -> Iterator[Pair]:
+CUP_EDITS = ("make the {} cup blue", "remove the {} cup", "brighten the {} cup")
+
+
+def _cups_pairs(split: str, bg: str, edits: tuple[str, ...] = CUP_EDITS) -> Iterator[Pair]:
     image, left, right = _two_cups(bg)
     for side, target, other in (("left", left, right), ("right", right, left)):
         name = f"{bg}-cups-{side}"
-        for words in (f"make the {side} cup blue", f"remove the {side} cup",
-                      f"brighten the {side} cup"):
+        for words in (e.format(side) for e in edits):
             yield Pair(split, name, words, image, _edit(image, words, target), True, "good",
                        target)
             yield Pair(split, name, words, image, _edit(image, words, other), False,
