@@ -260,6 +260,54 @@ def revoke_share(session_id: str, url: str) -> dict:
 
 
 
+@friendly
+def select(session_id: str, x: float, y: float, add: bool = False) -> dict:
+    """Select the object under a point of the session's current photo (click-to-select).
+
+    While the selection exists, "this", "that", "the selection" and a bare "it" in an
+    edit instruction mean it; "the whole photo" or "everything" override it.
+
+    Args:
+        session_id: the id returned by new_session.
+        x: the point's x in the current photo's full-resolution pixels.
+        y: the point's y in the current photo's full-resolution pixels.
+        add: add the object to the current selection instead of replacing it.
+
+    Returns:
+        {"session_id", "head", "selection": {"box", "label", "source", "area", "parts",
+        "seconds"}}.
+    """
+    return web.select(session_id, x, y, add=bool(add))
+
+
+@friendly
+def clear_selection(session_id: str) -> dict:
+    """Drop the session's selection (instructions then name their targets again).
+
+    Args:
+        session_id: the id returned by new_session.
+
+    Returns:
+        {"session_id", "head", "selection": null}.
+    """
+    return web.clear_selection(session_id)
+
+
+@friendly
+def choose_region(session_id: str, candidate_id: str) -> tuple[Any, dict]:
+    """Run the last unsure instruction on one of the candidates its result listed.
+
+    Args:
+        session_id: the id returned by new_session.
+        candidate_id: an "id" from the edit result's "candidates" ("1", "2" …).
+
+    Returns:
+        A preview of the result, and the turn's plan, steps, scores and new head.
+    """
+    view, result = web.choose_region(session_id, candidate_id)
+    return view.image, result
+
+
 FILE_PARAMS = {"image", "mask", "before", "after", "archive"}
 
 
@@ -276,6 +324,8 @@ def _hidden_inputs(fn) -> list[gr.components.Component]:
             comps.append(gr.Checkbox(value=bool(default), visible=False, label=name))
         elif param.annotation in (int, "int"):
             comps.append(gr.Number(value=default, precision=0, visible=False, label=name))
+        elif param.annotation in (float, "float"):
+            comps.append(gr.Number(value=default, visible=False, label=name))
         else:
             comps.append(gr.Textbox(value=default, visible=False, label=name))
     return comps
@@ -292,7 +342,8 @@ def build() -> None:
                graph: [out_json], download: [out_file], export_session: [out_file],
                import_session: [out_text, out_json], autopilot: [img, out_json],
                score: [out_json], benchmark: [out_json, out_file],
-               share_link: [out_url], revoke_share: [out_json]}
+               share_link: [out_url], revoke_share: [out_json], select: [out_json],
+               clear_selection: [out_json], choose_region: [img, out_json]}
     for fn, outs in outputs.items():
         gr.Button(visible=False).click(fn, _hidden_inputs(fn), outs, api_name=fn.__name__)
 

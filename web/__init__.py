@@ -34,6 +34,8 @@ from web.benchmark import (
 )
 from web.edit import (
     checkout,
+    choose_region,
+    clear_selection,
     crop,
     crop_preview,
     download,
@@ -43,6 +45,8 @@ from web.edit import (
     import_archive,
     open_image,
     redo,
+    select,
+    selection_mask,
     suggest_crop,
     undo,
 )
@@ -88,7 +92,8 @@ from web.views import (
 
 __all__ = [
     "AutopilotView", "benchmark_agents", "BenchmarkView", "browser_secret", "cache_policy",
-    "cancel_autopilot", "cards", "checkout", "crop", "crop_preview", "current_preview",
+    "cancel_autopilot", "cards", "checkout", "choose_region", "clear_selection", "crop",
+    "crop_preview", "current_preview",
     "delete_session",
     "display_tables", "download", "edit_turn", "empty_slot", "ensure_session",
     "export_archive", "find", "get_manager", "get_view", "graph_json", "has_photo",
@@ -98,7 +103,8 @@ __all__ = [
     "private_folder", "publish", "redo", "remember", "render_cards", "resolve",
     "review_download", "review_page", "review_preview", "ReviewNotFound", "revoke_share",
     "run_autopilot", "run_benchmark", "score_files", "score_rows", "send_autopilot_to_edit",
-    "serve", "SESSION_ID_RE", "SessionCard", "SessionError", "SessionManager", "SessionView",
+    "select", "selection_mask", "serve", "SESSION_ID_RE", "SessionCard", "SessionError",
+    "SessionManager", "SessionView",
     "set_manager", "share_link", "share_links", "status_line", "suggest_crop",
     "summary_markdown", "turn_messages", "undo", "unpack_dataset", "user_message",
     "WebSession", "with_session", "ZOOM_JS",

@@ -459,3 +459,72 @@ def import_archive(session_id: str | None, archive: str | Path,
         return session_view(session, message=f"Imported {label}.")
 
     return with_session(session_id, run)
+
+
+# --- candidates and click-to-select (issue 24) ------------------------------------------
+
+def choose_region(session_id: str | None, candidate_id: str | int, *,
+                  progress: ProgressFn | None = None) -> tuple[SessionView, dict]:
+    """Run the last unsure instruction on one of its numbered candidates.
+
+    Args:
+        session_id: the web session.
+        candidate_id: an ``id`` from the turn result's ``candidates`` ("1", "2" …).
+        progress: called with ``(fraction, text)`` while the turn runs.
+
+    Returns:
+        ``(page state, TurnResult.to_dict())`` as ``edit_turn``.
+
+    Raises:
+        SessionError: nothing to choose from, or an unknown candidate.
+    """
+    def run(session: WebSession) -> tuple[SessionView, dict]:
+        edit = session.edit
+        pending = edit.pending
+        result = edit.choose(candidate_id, progress=progress).to_dict()
+        text = f"{pending[0]} (candidate {candidate_id})" if pending else str(candidate_id)
+        said = turn_messages(text, result)
+        session.chat.extend(said)
+        session.save_ui()
+        return session_view(session, message=said[-1]["content"]), result
+
+    return with_session(session_id, run, create=False)
+
+
+def select(session_id: str | None, x: float, y: float, add: bool = False) -> dict:
+    """Select the object under a point of the current photo (full-resolution pixels).
+
+    While the selection exists, "this", "that", "the selection" and a bare "it" in an
+    instruction mean it; "the whole photo" overrides it.
+
+    Args:
+        session_id: the web session.
+        x, y: the point in the current photo's full-resolution pixels.
+        add: add the object to the current selection instead of replacing it.
+
+    Returns:
+        ``{"session_id", "head", "selection": {"box", "label", "source", "area",
+        "parts", "seconds"}}``.
+    """
+    def run(session: WebSession) -> dict:
+        found = session.edit.select(x, y, add=bool(add))
+        return {"session_id": session.id, "head": session.edit.head, **found}
+
+    return with_session(session_id, run, create=False)
+
+
+def clear_selection(session_id: str | None) -> dict:
+    """Drop the session's selection. Returns ``{"session_id", "head", "selection": None}``."""
+    def run(session: WebSession) -> dict:
+        return {"session_id": session.id, "head": session.edit.head,
+                **session.edit.clear_selection()}
+
+    return with_session(session_id, run, create=False)
+
+
+def selection_mask(session_id: str | None) -> np.ndarray | None:
+    """The session's selection as a bool mask at the photo's size (None when none)."""
+    def run(session: WebSession) -> np.ndarray | None:
+        return None if not session.has_image else session.edit.selection
+
+    return with_session(session_id, run, create=False)

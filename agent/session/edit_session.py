@@ -36,6 +36,7 @@ import numpy as np
 from agent.actions import Action
 from agent.brain.critic import get_critic
 from agent.brain.planner import Plan, get_planner
+from agent.brain.selection import refers_to_selection
 from agent.search.tree_search import tree_search
 from agent.session.archive import (
     SESSION_FILE,
@@ -77,7 +78,8 @@ from pipelines.arrays import rgb_array
 from pipelines.config import get_settings
 from pipelines.editors.registry import available_editors, get_editor, pick_editor
 from pipelines.images import ImageLoadError, downscale, load_image, save_image
-from pipelines.localizers import get_localizer
+from pipelines.localizers import LocalizationError, get_localizer
+from pipelines.localizers.point import SelectionError, select_at
 from pipelines.masks import MaskError, fit_mask
 from pipelines.progress import ProgressFn, no_progress
 
@@ -123,6 +125,11 @@ class EditSession:
         self._lock = threading.RLock()
         self.turns = 0
         self.regions = RegionMemory()
+        #: the clicked selection (bool mask at the frame's size) and what it is
+        self.selection: np.ndarray | None = None
+        self.selection_info: dict[str, Any] = {}
+        #: the last unsure turn's instruction and its candidates (id → mask)
+        self.pending: tuple[str, dict[str, np.ndarray]] | None = None
 
     # ---- construction -------------------------------------------------------------
     @classmethod
@@ -377,11 +384,76 @@ class EditSession:
         instruction = check_instruction(instruction)
         mask = self._check_mask(mask)
         with self._lock:
+            if mask is None and self.selection is not None and \
+                    self.selection.shape == (self.graph.size[1], self.graph.size[0]) and \
+                    refers_to_selection(instruction):
+                mask = self.selection
+            self.pending = None
             if search == "tree":
                 return self._tree_turn(instruction, progress)
             if search not in ("none", "", None):
                 raise SessionError(f"unknown search {search!r}; use 'none' or 'tree'")
             return TurnRunner(self, instruction, mask, progress or no_progress).run()
+
+    # ---- candidates and the selection ----------------------------------------------
+    def offer_candidates(self, instruction: str, masks: dict[str, np.ndarray]) -> None:
+        """Remember an unsure turn's candidates, so ``choose`` can run it on one."""
+        self.pending = (instruction, dict(masks))
+
+    def choose(self, candidate_id: str | int, *, progress: ProgressFn | None = None
+               ) -> TurnResult:
+        """Run the last unsure instruction on the candidate ``candidate_id`` (as numbered
+        in the turn's ``candidates``).
+
+        Raises:
+            SessionError: no candidates are pending, or the id is not one of them.
+        """
+        if self.pending is None:
+            raise SessionError("There are no candidates to choose from: send an "
+                               "instruction first.")
+        instruction, masks = self.pending
+        key = str(candidate_id).strip()
+        if key not in masks:
+            raise SessionError(f"There is no candidate {key!r}; choose one of "
+                               f"{', '.join(masks)}.")
+        return self.turn(instruction, masks[key], progress=progress)
+
+    def select(self, x: float, y: float, *, add: bool = False) -> dict[str, Any]:
+        """Select the object under (x, y) (full-resolution pixels of the current photo);
+        with ``add`` it joins the current selection.
+
+        Returns:
+            ``{"selection": {"box", "label", "source", "area", "seconds", "parts"}}``.
+
+        Raises:
+            SessionError: the point is not inside the photo.
+        """
+        with self._lock:
+            image = self.current_image()
+            try:
+                found = select_at(image, x, y)
+            except (SelectionError, LocalizationError) as err:
+                raise SessionError(str(err)) from None
+            same = self.selection is not None and self.selection.shape == found.mask.shape
+            if add and same:
+                self.selection = self.selection | found.mask
+                parts = int(self.selection_info.get("parts", 1)) + 1
+                labels = f"{self.selection_info.get('label', '')} + {found.label}"
+            else:
+                self.selection, parts, labels = found.mask, 1, found.label
+            rows = np.flatnonzero(self.selection.any(axis=1))
+            cols = np.flatnonzero(self.selection.any(axis=0))
+            self.selection_info = dict(found.to_dict(), label=labels, parts=parts,
+                                       area=int(self.selection.sum()),
+                                       box=[int(cols[0]), int(rows[0]), int(cols[-1]) + 1,
+                                            int(rows[-1]) + 1])
+            return {"selection": dict(self.selection_info)}
+
+    def clear_selection(self) -> dict[str, Any]:
+        """Drop the selection. Returns ``{"selection": None}``."""
+        with self._lock:
+            self.selection, self.selection_info = None, {}
+        return {"selection": None}
 
     def run_actions(self, actions: list[Action], instruction: str, *,
                     mask: np.ndarray | None = None,

@@ -149,6 +149,9 @@ class TurnResult:
     timings: dict[str, float] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)
     choices: list[dict[str, str]] = field(default_factory=list)
+    #: when the target is unsure: ``[{"id", "label", "score", "box"}]`` to pick from
+    #: (``EditSession.choose``); nothing was changed
+    candidates: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in asdict(self).items() if k != "steps"}
@@ -157,7 +160,18 @@ class TurnResult:
 
 
 class _NeedsMask(Exception):
-    """A step's target cannot be found without a brush mask."""
+    """A step's target cannot be found without a brush mask (or a pick among
+    ``candidates``: id → (label, score, box, mask))."""
+
+    def __init__(self, message: str,
+                 candidates: dict[str, tuple[str, float, list[int], np.ndarray]] | None = None
+                 ) -> None:
+        super().__init__(message)
+        self.candidates = candidates or {}
+
+
+#: most candidates a turn offers to click
+MAX_CANDIDATES = 6
 
 
 @dataclass
@@ -282,7 +296,14 @@ class TurnRunner:
             return self._run(t0)
         except _NeedsMask as err:
             self._undo_staging()
-            return self._result(False, str(err), t0)
+            result = self._result(False, str(err), t0)
+            if err.candidates:
+                result.candidates = [{"id": cid, "label": label, "score": round(score, 3),
+                                      "box": box}
+                                     for cid, (label, score, box, _) in err.candidates.items()]
+                self.s.offer_candidates(self.instruction, {
+                    cid: m for cid, (_, _, _, m) in err.candidates.items()})
+            return result
         except Exception as err:  # noqa: BLE001 — a broken backend must not cost the session
             log.exception("turn failed: %s", self.instruction)
             self._undo_staging()
@@ -534,6 +555,11 @@ class TurnRunner:
             return _Region(self.mask, "brush mask")
         why = found.reason or ("several candidates match" if found.status == "ambiguous"
                                else "it was not found")
+        offered = _candidates(found) if found.status == "ambiguous" else {}
+        if offered:
+            raise _NeedsMask(f"I am not sure which '{phrase}' you mean ({why}). Click one of "
+                             f"the {len(offered)} numbered candidates on the photo, or paint "
+                             "it with the brush. Nothing was changed.", offered)
         raise _NeedsMask(f"I could not tell where '{phrase}' is ({why}). Paint it with the "
                          "brush and send the instruction again. Nothing was changed.")
 
@@ -681,6 +707,20 @@ class TurnRunner:
 
 
 # --------------------------------------------------------------------------- helpers
+
+
+def _candidates(found: Any) -> dict[str, tuple[str, float, list[int], np.ndarray]]:
+    """The localiser's candidates to click, numbered 1… best first (id → label, score,
+    box, mask)."""
+    out: dict[str, tuple[str, float, list[int], np.ndarray]] = {}
+    for cand in sorted(found.masks, key=lambda c: -float(c.score))[:MAX_CANDIDATES]:
+        mask = np.asarray(cand.mask, bool)
+        rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+        if rows.size == 0:
+            continue
+        box = [int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1]
+        out[str(len(out) + 1)] = (str(cand.label), float(cand.score), box, mask)
+    return out
 
 
 def _release_memory() -> None:
