@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import cv2
 import numpy as np
@@ -71,14 +72,17 @@ def select_at(image: np.ndarray, x: float, y: float) -> Selection:
         raise SelectionError(f"a point is two numbers x, y; got {x!r}, {y!r}") from None
     if not (0 <= px < w and 0 <= py < h):
         raise SelectionError(f"the point ({px}, {py}) is outside the {w}x{h} photo")
-    found = _from_detections(rgb, px, py) or _from_saliency(rgb, px, py) or \
+    models = _models()
+    frame = shrink(rgb, FRAME_SIDE) if models is not None else None
+    found = (models is not None and (_from_detections(rgb, frame, px, py, models) or
+                                     _from_saliency(rgb, frame, px, py, models))) or \
         _from_window(rgb, px, py)
     mask, label, source = found
     box = mask_box(mask) or (px, py, px + 1, py + 1)
     return Selection(mask, box, label, source, time.perf_counter() - start)
 
 
-def _models() -> object | None:
+def _models() -> Any | None:
     try:
         if not PerceptionLocalizer.is_available()[0]:
             return None
@@ -88,12 +92,8 @@ def _models() -> object | None:
         return None
 
 
-def _from_detections(rgb: np.ndarray, x: int, y: int
+def _from_detections(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models: Any
                      ) -> tuple[np.ndarray, str, str] | None:
-    models = _models()
-    if models is None:
-        return None
-    frame = shrink(rgb, FRAME_SIDE)
     k = rgb.shape[1] / frame.shape[1]
     dets = [(d.label, tuple(v * k for v in d.box)) for d in
             models.objects.detect(frame, MIN_SCORE)]
@@ -114,12 +114,10 @@ def _from_detections(rgb: np.ndarray, x: int, y: int
     return mask, label, "detector+u2netp+grabcut"
 
 
-def _from_saliency(rgb: np.ndarray, x: int, y: int) -> tuple[np.ndarray, str, str] | None:
-    models = _models()
-    if models is None:
-        return None
-    frame = shrink(rgb, 512)
-    prob = models.salient.saliency(frame)
+def _from_saliency(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models: Any
+                   ) -> tuple[np.ndarray, str, str] | None:
+    frame = shrink(frame, 512)
+    prob = models.salient.saliency(frame, 224)
     sx, sy = int(x * frame.shape[1] / rgb.shape[1]), int(y * frame.shape[0] / rgb.shape[0])
     sx, sy = min(sx, frame.shape[1] - 1), min(sy, frame.shape[0] - 1)
     if prob[sy, sx] < 0.5:
