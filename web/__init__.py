@@ -34,8 +34,6 @@ from web.benchmark import (
 )
 from web.edit import (
     checkout,
-    choose_region,
-    clear_selection,
     crop,
     crop_preview,
     download,
@@ -45,8 +43,6 @@ from web.edit import (
     import_archive,
     open_image,
     redo,
-    select,
-    selection_mask,
     suggest_crop,
     undo,
 )
@@ -68,6 +64,15 @@ from web.library import (
 )
 from web.masks import load_mask_file, mask_from_editor, parse_bbox
 from web.review import ReviewNotFound, review_download, review_page, review_preview
+from web.selection import (
+    candidate_at,
+    choose_region,
+    clear_selection,
+    marked_preview,
+    preview_size,
+    select,
+    selection_mask,
+)
 from web.sessions import (
     SESSION_ID_RE,
     SessionManager,
@@ -92,15 +97,16 @@ from web.views import (
 
 __all__ = [
     "AutopilotView", "benchmark_agents", "BenchmarkView", "browser_secret", "cache_policy",
-    "cancel_autopilot", "cards", "checkout", "choose_region", "clear_selection", "crop",
+    "candidate_at", "cancel_autopilot", "cards", "checkout", "choose_region",
+    "clear_selection", "crop",
     "crop_preview", "current_preview",
     "delete_session",
     "display_tables", "download", "edit_turn", "empty_slot", "ensure_session",
     "export_archive", "find", "get_manager", "get_view", "graph_json", "has_photo",
     "image_size", "import_archive", "import_beside", "in_new_session", "is_review_token",
-    "known_sessions", "load_mask_file", "mask_from_editor", "mini_dataset",
+    "known_sessions", "load_mask_file", "marked_preview", "mask_from_editor", "mini_dataset",
     "NotFoundForRefused", "open_beside", "open_image", "parse_bbox", "preview",
-    "private_folder", "publish", "redo", "remember", "render_cards", "resolve",
+    "preview_size", "private_folder", "publish", "redo", "remember", "render_cards", "resolve",
     "review_download", "review_page", "review_preview", "ReviewNotFound", "revoke_share",
     "run_autopilot", "run_benchmark", "score_files", "score_rows", "send_autopilot_to_edit",
     "select", "selection_mask", "serve", "SESSION_ID_RE", "SessionCard", "SessionError",
