@@ -75,8 +75,11 @@ def test_tools_are_listed_with_descriptions(mcp_url: str):
 
     tools = _run(mcp_url, script)
     for name in ("new_session", "edit", "undo", "checkout", "autopilot", "score",
-                 "share_link", "revoke_share"):
+                 "share_link", "revoke_share", "select", "clear_selection", "choose_region"):
         assert name in tools and tools[name].description
+    assert {"session_id", "x", "y", "add"} <= set(tools["select"].inputSchema["properties"])
+    assert {"session_id", "candidate_id"} <= set(
+        tools["choose_region"].inputSchema["properties"])
     assert {"session_id", "instruction"} <= set(tools["edit"].inputSchema["properties"])
     assert set(tools["share_link"].inputSchema["properties"]) == {"session_id"}
 
