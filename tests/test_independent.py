@@ -129,3 +129,15 @@ def test_eval_score_cli_reports_the_if_score_beside_fidelity(tmp_path, capsys, c
     out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     assert out["psnr"] == "inf"                  # fidelity alone calls it perfect
     assert out["if_score"] < 0.5 and out["if_followed"] is False
+
+
+def test_the_benchmark_tabs_pair_scoring_shows_the_if_score_beside_fidelity(cups):
+    import web
+
+    pair = next(p for p in cups if p.kind == "nothing changed")
+    scores = web.score_files(pair.before, pair.after, instruction=pair.instruction)
+    assert scores["psnr"] is None                 # identical pixels: PSNR ∞ …
+    assert scores["if_score"] < 0.5 and scores["if_followed"] is False   # … but not followed
+    rows = dict(web.score_rows(scores))
+    assert rows["PSNR (dB)"] == "∞" and rows["Followed the words"] == "no"
+    assert "nothing visibly changed" in rows["Why (critic)"]

@@ -249,6 +249,8 @@ HEADERS = {
     "ssim_outside": "SSIM outside the box", "edit_area": "Edited share of the photo",
     "clip_i": "CLIP image similarity", "dino": "DINO image similarity",
     "clip_t": "CLIP text match", "vqascore": "VQAScore", "cif": "Instruction check (CIF)",
+    "if_score": "Instruction followed (critic, offline)", "if_followed": "Followed the words",
+    "if_reasons": "Why (critic)", "if_undecided": "Checks that could not decide",
 }
 _DIGITS = {"psnr": 1, "ssim": 3, "lpips": 3, "st_lpips": 3, "if": 2, "ic": 2, "dle": 2,
            "seconds": 2, "ok": 2, "om_background": 2, "edit_area": 3}
@@ -273,6 +275,8 @@ def display_value(key: str, value: Any, *, mean: bool = False) -> Any:
         return "—"
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return "; ".join(str(v) for v in value) or "—"
     if value in ("inf", float("inf")) or (
             mean and key.startswith("psnr") and isinstance(value, (int, float))
             and value >= runner.PSNR_CAP):
