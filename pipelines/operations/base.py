@@ -176,6 +176,8 @@ class Operation:
     params: ClassVar[tuple[ParamSpec, ...]] = ()
     #: the parameter a bare sign/size/value refers to ("" = ``amount`` or the first one)
     main: ClassVar[str] = ""
+    #: the parameter size words ("a bit", "a lot") scale when the main one is not a number
+    size: ClassVar[str] = ""
     #: False for operations that make sense on the whole frame (exposure, vignette…)
     needs_target: ClassVar[bool] = False
     #: needs a generative model (the embedded editor cannot do it)

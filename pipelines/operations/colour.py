@@ -357,45 +357,6 @@ class AutoWhiteBalance(StatCurveOp):
 
 
 @family
-class Hue(FloatOp):
-    name = "hue"
-    description = "Rotate every hue by some degrees."
-    params = (ParamSpec("degrees", "float", 15.0, "hue rotation in degrees", -180, 180),)
-    main = "degrees"
-    flags = frozenset({"pointwise", "tonal"})
-    words = ("hue", "hues", "hue shift", "hue rotation")
-    grammar = "adjuster"
-    reading_order = 10
-    positive = r"increase|forward|clockwise|\+"
-    base = 15.0
-    pattern = r"\bhues?\b(?: (?:shift|rotation))?"
-    wording = "shift the colours of {where}"
-    asks = (asks("hue_shift", {"degrees": 15.0}, "Shift the hues",
-                 "shift the hue|rotate the hues|change the hue", "colour"),)
-
-    def pixels(self, rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
-        return _hue(rgb, mask, p)
-
-    def explicit_value(self, clause: str) -> float | None:
-        return number(clause, r"degrees?|deg|°")
-
-    def bare_value(self, value: float) -> float:
-        return value
-
-    def check(self, m: Measured) -> Verdict:
-        lb, la, inside, deg = m.lb, m.la, m.inside, m.params["degrees"]
-        coloured = inside & (chroma(lb) > 10)
-        if coloured.sum() < 20:
-            return Verdict(0.7, keep=["the target has too little colour to rotate"])
-        hb = np.degrees(np.arctan2(lb[..., 2], lb[..., 1]))[coloured]
-        ha = np.degrees(np.arctan2(la[..., 2], la[..., 1]))[coloured]
-        shift = (ha - hb + 180.0) % 360.0 - 180.0
-        measured = float(np.median(np.abs(shift)))
-        return ratio_verdict(self, "degrees", deg, measured * (1 if deg >= 0 else -1),
-                             deg * 0.5, "hue", "°")
-
-
-@family
 class Grayscale(MatrixOp):
     name = "grayscale"
     description = "Remove colour."
@@ -455,6 +416,45 @@ class Sepia(MatrixOp):
         return Verdict(1.0 if ok else 0.3, keep=["warm brown tone"] if ok else [],
                        fix=[] if ok else ["the sepia tone is not visible"],
                        retry={} if ok else {"amount": 1.0}, measures={"hue": hue})
+
+
+@family
+class Hue(FloatOp):
+    name = "hue"
+    description = "Rotate every hue by some degrees."
+    params = (ParamSpec("degrees", "float", 15.0, "hue rotation in degrees", -180, 180),)
+    main = "degrees"
+    flags = frozenset({"pointwise", "tonal"})
+    words = ("hue", "hues", "hue shift", "hue rotation")
+    grammar = "adjuster"
+    reading_order = 10
+    positive = r"increase|forward|clockwise|\+"
+    base = 15.0
+    pattern = r"\bhues?\b(?: (?:shift|rotation))?"
+    wording = "shift the colours of {where}"
+    asks = (asks("hue_shift", {"degrees": 15.0}, "Shift the hues",
+                 "shift the hue|rotate the hues|change the hue", "colour"),)
+
+    def pixels(self, rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+        return _hue(rgb, mask, p)
+
+    def explicit_value(self, clause: str) -> float | None:
+        return number(clause, r"degrees?|deg|°")
+
+    def bare_value(self, value: float) -> float:
+        return value
+
+    def check(self, m: Measured) -> Verdict:
+        lb, la, inside, deg = m.lb, m.la, m.inside, m.params["degrees"]
+        coloured = inside & (chroma(lb) > 10)
+        if coloured.sum() < 20:
+            return Verdict(0.7, keep=["the target has too little colour to rotate"])
+        hb = np.degrees(np.arctan2(lb[..., 2], lb[..., 1]))[coloured]
+        ha = np.degrees(np.arctan2(la[..., 2], la[..., 1]))[coloured]
+        shift = (ha - hb + 180.0) % 360.0 - 180.0
+        measured = float(np.median(np.abs(shift)))
+        return ratio_verdict(self, "degrees", deg, measured * (1 if deg >= 0 else -1),
+                             deg * 0.5, "hue", "°")
 
 
 #: a recolour hits its colour within this CIEDE2000 (at equal lightness)

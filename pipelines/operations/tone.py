@@ -166,6 +166,41 @@ class _Tonal(CurveOp):
 
 
 @family
+class Brightness(_Tonal):
+    name = "brightness"
+    description = "Lighten (+) or darken (-)."
+    params = (amount("-1 black … +1 white", default=0.2),)
+    flags = frozenset({"pointwise", "curve", "tonal"})
+    words = ("brightness", "brighten", "brighter", "lighten", "lighter", "darken", "darker",
+             "dim", "illuminate", "light up", "dull")
+    grammar = "adjuster"
+    reading_order = 11
+    positive = (r"bright|lighter|lighten|lift|increase|raise|more light|light up|"
+                r"illuminate")
+    negative = r"darker|darken|dim|dimmer"
+    base = 0.2
+    pattern = (r"\bbright(?:en|er|ness)?\b|\blight(?:en|er)\b|\blight up\b|"
+               r"\bdark(?:en|er|ness)?\b|\bdim(?:mer)?\b|\billuminate\b|\bdull\b")
+    light_level = True
+    wording = ("brighten {where}", "darken {where}")
+    asks = (
+        asks("brightness_up", {"amount": 0.2}, "Brighter",
+             "make it brighter|brighten the photo|lighten the image|more light|it is too dark|"
+             "the photo is dark|lift the brightness|increase brightness|light it up|"
+             "not so dark|it looks dim|less dark", "light"),
+        asks("brightness_down", {"amount": -0.2}, "Darker",
+             "make it darker|darken the photo|less bright|it is too bright|tone down the "
+             "brightness|dim the image|reduce brightness|the picture is too light", "light"),
+    )
+
+    def curve(self, ramp: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+        return _brightness(ramp, mask, p)
+
+    def reads_negative(self, clause: str, keyword: str, negative: bool) -> bool:
+        return True if re.match(r"dark|dim|dull", keyword) else negative
+
+
+@family
 class Exposure(_Tonal):
     name = "exposure"
     description = "Exposure change in photographic stops."
@@ -204,41 +239,6 @@ class Exposure(_Tonal):
 
     def bare_value(self, value: float) -> float:
         return value
-
-
-@family
-class Brightness(_Tonal):
-    name = "brightness"
-    description = "Lighten (+) or darken (-)."
-    params = (amount("-1 black … +1 white", default=0.2),)
-    flags = frozenset({"pointwise", "curve", "tonal"})
-    words = ("brightness", "brighten", "brighter", "lighten", "lighter", "darken", "darker",
-             "dim", "illuminate", "light up", "dull")
-    grammar = "adjuster"
-    reading_order = 11
-    positive = (r"bright|lighter|lighten|lift|increase|raise|more light|light up|"
-                r"illuminate")
-    negative = r"darker|darken|dim|dimmer"
-    base = 0.2
-    pattern = (r"\bbright(?:en|er|ness)?\b|\blight(?:en|er)\b|\blight up\b|"
-               r"\bdark(?:en|er|ness)?\b|\bdim(?:mer)?\b|\billuminate\b|\bdull\b")
-    light_level = True
-    wording = ("brighten {where}", "darken {where}")
-    asks = (
-        asks("brightness_up", {"amount": 0.2}, "Brighter",
-             "make it brighter|brighten the photo|lighten the image|more light|it is too dark|"
-             "the photo is dark|lift the brightness|increase brightness|light it up|"
-             "not so dark|it looks dim|less dark", "light"),
-        asks("brightness_down", {"amount": -0.2}, "Darker",
-             "make it darker|darken the photo|less bright|it is too bright|tone down the "
-             "brightness|dim the image|reduce brightness|the picture is too light", "light"),
-    )
-
-    def curve(self, ramp: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
-        return _brightness(ramp, mask, p)
-
-    def reads_negative(self, clause: str, keyword: str, negative: bool) -> bool:
-        return True if re.match(r"dark|dim|dull", keyword) else negative
 
 
 @family
@@ -320,6 +320,11 @@ class Gamma(_Tonal):
 
     def stronger(self, params: dict[str, Any]) -> dict[str, Any]:
         return {}
+
+    def describe(self, params: dict[str, Any], where: str, instruction: str = "") -> str:
+        value = params.get("gamma")
+        up = not isinstance(value, (int, float)) or isinstance(value, bool) or value >= 1
+        return (f"lift the mid-tones of {where}" if up else f"deepen the mid-tones of {where}")
 
 
 class _ToneRange(_Tonal):
