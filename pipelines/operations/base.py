@@ -156,8 +156,9 @@ class Proposal:
     """An Autopilot proposal this operation makes (``agent.brain.perceiver``).
 
     ``role`` is ``correction`` (a first-aid fix tried on every photo), ``polish`` (a mild
-    fill-in) or a mood style's name; ``order`` keeps the proposals' reading order across
-    operations.
+    fill-in), a mood style's name, or ``need:<deficit>`` (the remedy for a deficit the
+    perceiver measures; it fills in the main parameter when it sizes the remedy);
+    ``order`` keeps the proposals' reading order across operations.
     """
 
     role: str
@@ -212,6 +213,9 @@ class Operation:
     role: ClassVar[str] = ""
     #: replacing a region fills it, adding fits inside it (the editor passes ``fill``)
     fills_on_replace: ClassVar[bool] = False
+    #: when Autopilot leaves it out for a whole run: "cast" (unless the input shows a
+    #: colour cast), "noise" (when the input is noisy), "" (never)
+    gate: ClassVar[str] = ""
     #: Autopilot makes it bolder on the background when faces are protected
     bolder_off_faces: ClassVar[bool] = False
     #: the intent library's entries for this operation

@@ -204,7 +204,8 @@ class Saturation(MatrixOp):
              "less saturation|desaturate|mute the colours|tone down the colours|the colours "
              "are too strong|too saturated|less colourful|more muted", "colour"),
     )
-    proposals = (Proposal("cinematic", {"amount": -0.15}, "", 3),
+    proposals = (Proposal("need:oversaturated", {"amount": -0.2}),
+                 Proposal("cinematic", {"amount": -0.15}, "", 3),
                  Proposal("cool", {"amount": -0.1}, "", 2))
     #: Autopilot makes it bolder on the background when faces are protected
     bolder_off_faces = True
@@ -231,11 +232,11 @@ class Vibrance(Saturation):
     asks = (asks("vibrance_up", {"amount": 0.3}, "More vibrance",
                  "more vibrance|increase vibrance|make it more vibrant|subtle colour boost",
                  "colour"),)
-    proposals = (Proposal("correction", {"amount": 0.25}, "gentle vibrance", 11),
+    proposals = (Proposal("need:muted", {"amount": 0.35}),
+                 Proposal("correction", {"amount": 0.25}, "gentle vibrance", 11),
                  Proposal("polish", {"amount": 0.15}, "a touch more colour", 1),
                  Proposal("warm", {"amount": 0.2}, "", 3),
-                 Proposal("pop", {"amount": 0.4}, "", 1),
-                 Proposal("enhance", {"amount": 0.2}, "", 2))
+                 Proposal("pop", {"amount": 0.4}, "", 1))
 
     def apply(self, rgb8: np.ndarray, mask: np.ndarray, params: dict[str, Any]) -> np.ndarray:
         return _vibrance8(rgb8, mask, params)
@@ -340,7 +341,10 @@ class AutoWhiteBalance(StatCurveOp):
     asks = (asks("white_balance", {"amount": 1.0}, "Fix the white balance",
                  "fix the white balance|neutral colours|remove the colour cast|correct the "
                  "colours|make the whites white|fix the colors", "colour"),)
-    proposals = (Proposal("correction", {"amount": 1.0}, "grey-world white balance", 5),)
+    proposals = (Proposal("need:cast", {}),
+                 Proposal("correction", {"amount": 1.0}, "grey-world white balance", 5))
+    #: Autopilot proposes it only when the input itself shows a cast
+    gate = "cast"
 
     def curve(self, ramp: np.ndarray, rgb8: np.ndarray, mask: np.ndarray,
               p: dict[str, Any]) -> np.ndarray:

@@ -133,10 +133,11 @@ class Sharpen(FloatOp):
     asks = (asks("sharpen", {"amount": 0.6}, "Sharpen",
                  "sharpen it|make it sharper|crisper details|it is blurry|less blurry|bring "
                  "out the details|more detail|it looks soft|unblur", "detail"),)
-    proposals = (Proposal("polish", {"amount": 0.3, "radius": 1.0}, "crisper detail", 3),
+    proposals = (Proposal("need:soft", {"amount": 0.8, "radius": 1.5}),
+                 Proposal("polish", {"amount": 0.3, "radius": 1.0}, "crisper detail", 3),
                  Proposal("pop", {"amount": 0.6}, "", 4))
-    #: Autopilot: never proposed on a noisy photo (it re-grows the noise a denoise removed)
-    noise_gated = True
+    #: Autopilot: never on a noisy photo (sharpening re-grows the noise a denoise removed)
+    gate = "noise"
 
     def pixels(self, rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
         return _sharpen(rgb, mask, p)
@@ -161,6 +162,7 @@ class Denoise(Operation):
     pattern = (r"\bdenoise\b|\bde-?noise\b|\bnoise\b|\bgrain(?:y|iness)?\b|\bnoisy\b|"
                r"\bspeckles?\b|\bsmooth(?:en)? (?:out )?the skin\b|\bsmoother\b")
     wording = "reduce the noise in {where}"
+    proposals = (Proposal("need:noise", {}),)
     asks = (asks("denoise", {"strength": 0.5}, "Reduce noise",
                  "reduce noise|denoise|it is grainy|remove the grain|too noisy|less noise|"
                  "clean up the noise|smooth out the grain", "detail"),)

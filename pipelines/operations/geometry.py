@@ -14,7 +14,7 @@ import cv2
 import numpy as np
 
 from pipelines.editors.frame import ASPECTS
-from pipelines.operations.base import Family, Operation, ParamSpec, asks
+from pipelines.operations.base import Family, Operation, ParamSpec, Proposal, asks
 from pipelines.operations.engines import FloatOp
 
 family = Family("geometry")
@@ -118,6 +118,7 @@ class Straighten(FloatOp):
     flags = frozenset({"frame_filter", "frame"})
     words = ("straighten", "level the horizon", "tilted", "crooked")
     wording = "straighten the photo"
+    proposals = (Proposal("need:tilt", {}),)
     asks = (asks("straighten", {"auto": True}, "Straighten",
                  "straighten the horizon|level the horizon|the horizon is crooked|it is "
                  "tilted|fix the tilt|straighten the photo|the buildings are leaning",

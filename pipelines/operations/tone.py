@@ -215,6 +215,7 @@ class Exposure(_Tonal):
     pattern = r"\b(?:under|over)?exposed\b|\bexposure\b|\b(?<=\d )stops?\b|\b(?<=\d)\s?ev\b"
     light_level = True
     wording = ("brighten {where}", "darken {where}")
+    proposals = (Proposal("need:exposure", {}), Proposal("airy", {"stops": 0.4}, "", 1))
     asks = (
         asks("exposure_up", {"stops": 0.5}, "More exposure",
              "increase the exposure|the photo is underexposed|expose it brighter|raise the "
@@ -255,6 +256,13 @@ class Contrast(CurveOp):
     base = 0.2
     pattern = r"\bcontrast(?:y)?\b|\bpunchier\b|\bflatter\b"
     wording = ("add contrast to {where}", "soften the contrast of {where}")
+    proposals = (Proposal("need:low_contrast", {}), Proposal("need:harsh", {"amount": -0.2}),
+                 Proposal("polish", {"amount": 0.1}, "a little more punch", 4),
+                 Proposal("warm", {"amount": -0.1}, "", 4),
+                 Proposal("cinematic", {"amount": 0.25}, "", 1),
+                 Proposal("airy", {"amount": -0.15}, "", 3),
+                 Proposal("pop", {"amount": 0.15}, "", 3),
+                 Proposal("vintage", {"amount": -0.2}, "", 1))
     asks = (
         asks("contrast_up", {"amount": 0.2}, "More contrast",
              "more contrast|increase the contrast|add punch|it looks flat|it is washed out|"
@@ -359,9 +367,11 @@ class Shadows(_ToneRange):
              "deeper shadows|darken the shadows|crush the blacks|richer blacks|make the dark "
              "areas darker", "light"),
     )
-    proposals = (Proposal("correction", {"amount": 0.3}, "open the shadows", 9),
+    proposals = (Proposal("need:crushed", {"amount": 0.4}),
+                 Proposal("correction", {"amount": 0.3}, "open the shadows", 9),
                  Proposal("polish", {"amount": 0.15}, "open the shadows a little", 5),
-                 Proposal("warm", {"amount": 0.25}, "", 2))
+                 Proposal("warm", {"amount": 0.25}, "", 2),
+                 Proposal("airy", {"amount": 0.35}, "", 2))
 
     def apply(self, rgb8: np.ndarray, mask: np.ndarray, params: dict[str, Any]) -> np.ndarray:
         return _shadows8(rgb8, mask, params)
@@ -391,7 +401,9 @@ class Highlights(_ToneRange):
              "brighter highlights|boost the highlights|make the bright areas brighter|lift the "
              "whites", "light"),
     )
-    proposals = (Proposal("correction", {"amount": -0.4}, "recover the highlights", 8),
+    proposals = (Proposal("need:blown", {"amount": -0.4}),
+                 Proposal("correction", {"amount": -0.4}, "recover the highlights", 8),
+                 Proposal("polish", {"amount": -0.15}, "tame the highlights a little", 6),
                  Proposal("cinematic", {"amount": -0.3}, "", 4))
 
     def apply(self, rgb8: np.ndarray, mask: np.ndarray, params: dict[str, Any]) -> np.ndarray:
@@ -464,8 +476,9 @@ class AutoLevels(StatCurveOp):
     asks = (asks("auto_levels", {"clip": 0.5}, "Auto levels",
                  "auto levels|auto fix|auto enhance|fix the levels|stretch the levels|auto "
                  "correct the tones", "light"),)
-    proposals = (Proposal("correction", {"clip": 0.5}, "stretch the tones to the full range",
-                          3),)
+    proposals = (Proposal("need:flat", {"clip": 0.5}),
+                 Proposal("correction", {"clip": 0.5}, "stretch the tones to the full range",
+                          3))
 
     def curve(self, ramp: np.ndarray, rgb8: np.ndarray, mask: np.ndarray,
               p: dict[str, Any]) -> np.ndarray:
