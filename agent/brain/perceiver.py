@@ -191,9 +191,11 @@ STYLES: dict[str, dict[str, Any]] = {
 def proposals(role: str) -> list[tuple[str, dict[str, Any], str]]:
     """``(operation, params, reason)`` of every operation's proposals for ``role``
     (``Operation.proposals``: ``correction``, ``polish``, a style's name), in order."""
-    found = [(p.order, n, op.name, dict(p.params), p.reason)
-             for n, op in enumerate(operations()) for p in op.proposals if p.role == role]
-    return [(name, params, reason) for _, _, name, params, reason in sorted(found)]
+    found = [((p.order, n, i), op.name, dict(p.params), p.reason)
+             for n, op in enumerate(operations()) for i, p in enumerate(op.proposals)
+             if p.role == role]
+    found.sort(key=lambda item: item[0])
+    return [(name, params, reason) for _, name, params, reason in found]
 
 
 def style_actions(name: str) -> list[tuple[str, dict[str, Any]]]:

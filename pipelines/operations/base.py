@@ -152,6 +152,20 @@ def asks(name: str, params: dict[str, Any], label: str, phrasings: str, group: s
 
 
 @dataclass(frozen=True)
+class ChecklistWords:
+    """A global checklist item this operation serves (``agent.brain.checklist``): a request
+    matching ``pattern`` holds when the measured ``statistic`` moved in direction ``sign``.
+
+    ``order`` keeps the items' reading order across operations."""
+
+    pattern: str
+    statistic: str
+    sign: int
+    params: dict[str, Any]
+    order: float = 0.0
+
+
+@dataclass(frozen=True)
 class Proposal:
     """An Autopilot proposal this operation makes (``agent.brain.perceiver``).
 
@@ -220,6 +234,8 @@ class Operation:
     bolder_off_faces: ClassVar[bool] = False
     #: the intent library's entries for this operation
     asks: ClassVar[tuple[Ask, ...]] = ()
+    #: the global checklist items it serves
+    checklist: ClassVar[tuple[ChecklistWords, ...]] = ()
     #: Autopilot's proposals with this operation
     proposals: ClassVar[tuple[Proposal, ...]] = ()
     # --- wording ----------------------------------------------------------------------

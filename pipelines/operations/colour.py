@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 
 from pipelines.editors.objects import coverage, growth_limit, object_core
-from pipelines.operations.base import Family, ParamSpec, Proposal, amount, asks
+from pipelines.operations.base import ChecklistWords, Family, ParamSpec, Proposal, amount, asks
 from pipelines.operations.colours import parse_color
 from pipelines.operations.engines import CurveOp, FloatOp, MatrixOp, StatCurveOp
 from pipelines.operations.lexicon import number
@@ -207,6 +207,10 @@ class Saturation(MatrixOp):
     proposals = (Proposal("need:oversaturated", {"amount": -0.2}),
                  Proposal("cinematic", {"amount": -0.15}, "", 3),
                  Proposal("cool", {"amount": -0.1}, "", 2))
+    checklist = (ChecklistWords(r"\b(more (?:colou?rful|saturated|vivid))\b", "chroma", 1,
+                                {"amount": 0.4}, 5),
+                 ChecklistWords(r"\b(less (?:colou?rful|saturated)|muted|desaturate)\b",
+                                "chroma", -1, {"amount": -0.4}, 6))
     #: Autopilot makes it bolder on the background when faces are protected
     bolder_off_faces = True
 
@@ -223,6 +227,7 @@ class Vibrance(Saturation):
     description = "Saturation that spares already vivid colours."
     params = (amount("-1 … +1", default=0.3),)
     words = ("vibrance", "vibrant")
+    checklist = ()
     reading_order = 4
     positive = r"more|increase|boost|add|raise|vibrant|pop"
     negative = ""
@@ -286,6 +291,8 @@ class Temperature(_Cast):
     proposals = (Proposal("warm", {"amount": 0.3}, "", 1),
                  Proposal("cool", {"amount": -0.3}, "", 1),
                  Proposal("cool", {"amount": -0.15}, "", 3))
+    checklist = (ChecklistWords(r"\b(warmer|warm it)\b", "warmth", 1, {"amount": 0.4}, 3),
+                 ChecklistWords(r"\b(cooler|colder)\b", "warmth", -1, {"amount": -0.4}, 4))
 
     def curve(self, ramp: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
         return _temperature(ramp, mask, p)
@@ -377,6 +384,8 @@ class Grayscale(MatrixOp):
     pattern = (r"\b(?:grayscale|greyscale|monochrome|black and white|black & white|b&w|"
                r"bw|desaturate (?:it )?(?:completely|fully)|no colou?rs?|colou?rless)\b")
     wording = "turn {where} black and white"
+    checklist = (ChecklistWords(r"\b(black and white|grayscale|greyscale|monochrome)\b", "grey",
+                                1, {"amount": 1.0}, 8),)
     asks = (asks("grayscale", {"amount": 1.0}, "Black and white",
                  "black and white|make it monochrome|grayscale|remove all colour|no colour|"
                  "greyscale photo|b&w", "colour"),)

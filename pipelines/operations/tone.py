@@ -9,7 +9,15 @@ from typing import Any
 import cv2
 import numpy as np
 
-from pipelines.operations.base import Family, Operation, ParamSpec, Proposal, amount, asks
+from pipelines.operations.base import (
+    ChecklistWords,
+    Family,
+    Operation,
+    ParamSpec,
+    Proposal,
+    amount,
+    asks,
+)
 from pipelines.operations.engines import CurveOp, FloatOp, StatCurveOp
 from pipelines.operations.lexicon import number
 from pipelines.operations.measures import Measured, Verdict, ratio_verdict
@@ -216,6 +224,9 @@ class Exposure(_Tonal):
     light_level = True
     wording = ("brighten {where}", "darken {where}")
     proposals = (Proposal("need:exposure", {}), Proposal("airy", {"stops": 0.4}, "", 1))
+    checklist = (ChecklistWords(r"\b(brighter|lighten|brighten)\b", "lightness", 1,
+                                {"stops": 0.6}, 1),
+                 ChecklistWords(r"\b(darker|darken)\b", "lightness", -1, {"stops": -0.6}, 2))
     asks = (
         asks("exposure_up", {"stops": 0.5}, "More exposure",
              "increase the exposure|the photo is underexposed|expose it brighter|raise the "
@@ -263,6 +274,8 @@ class Contrast(CurveOp):
                  Proposal("airy", {"amount": -0.15}, "", 3),
                  Proposal("pop", {"amount": 0.15}, "", 3),
                  Proposal("vintage", {"amount": -0.2}, "", 1))
+    checklist = (ChecklistWords(r"\b(more contrast|punchier|increase (?:the )?contrast)\b",
+                                "contrast", 1, {"amount": 0.35}, 7),)
     asks = (
         asks("contrast_up", {"amount": 0.2}, "More contrast",
              "more contrast|increase the contrast|add punch|it looks flat|it is washed out|"
