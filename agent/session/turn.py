@@ -24,6 +24,7 @@ import numpy as np
 
 from agent import executor
 from agent.actions import Action, ActionKind, RegionType
+from agent.brain.critic import PASS_SCORE
 from agent.session.frames import FrameResult, is_frame_action, run_frame_action
 from agent.session.memory import ToolContext
 from agent.session.state import (
@@ -54,9 +55,10 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-#: Critique score at or above which an attempt is accepted without retrying.
-ACCEPT_SCORE = 7.0
-#: Below this even the best attempt is rolled back.
+#: Critique score at or above which an attempt is accepted without retrying: the critic's
+#: one pass threshold (``Critique.passed``), not a second number.
+ACCEPT_SCORE = PASS_SCORE
+#: Critique score below which even the best attempt is rolled back (the keep floor).
 MIN_SCORE = 4.0
 MAX_ATTEMPTS = 3
 #: Long side of the image a seeing planner gets.
