@@ -29,7 +29,7 @@ from agent.brain.words import (
     clean,
     leftover,
 )
-from pipelines.operations import by_grammar, for_role, with_flag
+from pipelines.operations import by_grammar, for_role, with_flag, word_owner
 from pipelines.operations.lexicon import EXTREME, NEGATIONS, SLIGHT, STRONG, degree, strip_degrees
 
 log = logging.getLogger(__name__)
@@ -93,6 +93,8 @@ _RECOLOUR = for_role("recolour").name
 _WRITE = for_role("write").name
 _DECOLOUR = for_role("decolour").name
 _MOVE = for_role("move").name
+#: words that carry an operation: never the name of an object to move ("push the exposure up")
+_OPERATION_WORDS = frozenset(word_owner())
 #: looks that need new content ("night", "winter"): a generative edit
 _GENERATIVE_LOOKS = for_role(_GENERATE).look_pattern
 
@@ -220,7 +222,8 @@ def _read_filter(clause: str) -> _Step | None:
         name = op.main_param
         params: dict[str, Any] = {name: clamp(op.filter_value(clause, degree(clause)),
                                               op.name, name)}
-        target = leftover(clause, pattern, r"\b(?:apply|add|fix|correct|give|use|"
+        own = [op.filler] if op.filler else []
+        target = leftover(clause, pattern, *own, r"\b(?:apply|add|fix|correct|give|use|"
                                            r"the|effect|filter|look|style|a|an|image is|"
                                            r"levels|remove|reduce|get rid of|out|more)\b")
         if op.name in _FRAME_FILTERS and _is_pronoun(target):
@@ -500,7 +503,8 @@ def _read_transform(clause: str) -> _Step | None:
         step = 0.3 * degree(clause)
         scale = 1.0 + step if grow else 1.0 / (1.0 + step)
         target = clean(size.group("t"))
-        if target and target not in WHOLE:
+        if target and target not in WHOLE and target not in _OPERATION_WORDS and \
+                not re.fullmatch(r"(?:image |photo )?file", target):
             return _Step("adjust", _MOVE, {"scale": round(scale, 3)}, target=target,
                          clause=clause)
     move = re.match(rf"^(?:move|shift|push|nudge|slide)\s+(?P<t>.+?)\s+(?:(?:{SLIGHT}|"
@@ -509,7 +513,7 @@ def _read_transform(clause: str) -> _Step | None:
     if move:
         name, sign = _DIRECTIONS[move.group("d")]
         target = clean(strip_degrees(move.group("t")))
-        if target and target not in WHOLE:
+        if target and target not in WHOLE and target not in _OPERATION_WORDS:
             return _Step("adjust", _MOVE, {name: round(sign * 0.1 * degree(clause), 3)},
                          target=target, clause=clause)
     return None

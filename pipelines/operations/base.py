@@ -210,6 +210,8 @@ class Operation:
     pattern: ClassVar[str] = ""
     #: words that set the + direction (adjusters; beyond ``lexicon.INCREASE``)
     positive: ClassVar[str] = ""
+    #: words around its name that are part of the request, not a target ("cut through")
+    filler: ClassVar[str] = ""
     #: words that set the - direction (shared by all adjusters' clauses, as before)
     negative: ClassVar[str] = ""
     #: the planner's default size of the main parameter (scaled by degree words)

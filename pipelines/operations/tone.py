@@ -214,7 +214,7 @@ class Exposure(_Tonal):
     description = "Exposure change in photographic stops."
     params = (ParamSpec("stops", "float", 0.5, "stops; +1 doubles the light", -3, 3),)
     flags = frozenset({"pointwise", "curve", "tonal"})
-    words = ("exposure", "underexposed", "overexposed", "ev")
+    words = ("exposure", "underexposed", "overexposed")
     grammar = "adjuster"
     reading_order = 1
     positive = r"underexposed|increase|raise|more|up|boost|brighter|brighten|\+"
