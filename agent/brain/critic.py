@@ -35,6 +35,7 @@ from pipelines.editors.operations import OPERATIONS, OperationError, get_operati
 from pipelines.layers import feather_for
 from pipelines.llm import LLMError, describe, llm_configured
 from pipelines.localizers import get_localizer
+from pipelines.plugins import Registry
 
 log = logging.getLogger(__name__)
 
@@ -1065,10 +1066,10 @@ def _mean_review(reviews: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 
 #: name → a factory taking the settings.
-CRITICS: dict[str, Callable[[Settings], Critic]] = {
+CRITICS: Registry[Callable[[Settings], Critic]] = Registry("critic", {
     "measured": lambda settings: MeasuredCritic(),
     "panel": lambda settings: PanelCritic(get_llm(settings)),
-}
+})
 
 
 def get_critic(settings: Settings | None = None, name: str | None = None) -> Critic:

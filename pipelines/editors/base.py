@@ -16,6 +16,7 @@ import numpy as np
 from pipelines.editors.objects import moved_mask
 from pipelines.editors.operations import OPERATIONS, OperationError, get_operation
 from pipelines.layers import feather_alpha
+from pipelines.plugins import Registry
 
 
 class EditError(RuntimeError):
@@ -126,7 +127,7 @@ class Editor(ABC):
         """Do the pixel work with validated ``params``."""
 
 
-EDITORS: dict[str, type[Editor]] = {}
+EDITORS: Registry[type[Editor]] = Registry("editor")
 
 
 def register_editor(cls: type[Editor]) -> type[Editor]:
