@@ -27,7 +27,8 @@ from typing import Any
 import cv2
 import numpy as np
 
-from pipelines.editors.operations import NAMED_COLORS
+from pipelines.arrays import rgb_array
+from pipelines.color import NAMED_COLORS, rgb_to_lab
 
 #: Colours objects may take: saturated, far apart in hue or lightness.
 PALETTE = ("red", "orange", "yellow", "green", "cyan", "blue", "purple", "magenta",
@@ -451,8 +452,7 @@ _UNIT_AREA = {"circle": math.pi, "square": 2.0, "triangle": 3 * math.sqrt(3) / 4
 
 
 def _lab(rgb: np.ndarray) -> np.ndarray:
-    pixel = np.asarray(rgb, np.float32).reshape(-1, 1, 3) / 255.0
-    return cv2.cvtColor(pixel, cv2.COLOR_RGB2LAB).reshape(-1, 3)
+    return rgb_to_lab(np.asarray(rgb, np.float32).reshape(-1, 3) / 255.0)
 
 
 _PALETTE_LAB = _lab(np.array([NAMED_COLORS[c] for c in PALETTE]))
@@ -490,9 +490,7 @@ def perceive(image: np.ndarray) -> SceneState:
     Returns:
         The perceived state (ids ``p0``, ``p1`` … in reading order; background 0).
     """
-    if image.dtype != np.uint8 or image.ndim != 3 or image.shape[2] not in (3, 4):
-        raise HDDError(f"perceive needs a uint8 RGB image, got {image.dtype} {image.shape}")
-    rgb = np.ascontiguousarray(image[..., :3])
+    rgb = rgb_array(image, "perceive's image", error=HDDError)
     height, width = rgb.shape[:2]
     scale = min(1.0, _WORK_HEIGHT / height)
     small = rgb if scale == 1.0 else cv2.resize(

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from pipelines.arrays import rgb_array
 from pipelines.models import ModelUnavailable, get_manager
 
 __all__ = ["ModelUnavailable", "aesthetic_score", "sentence_encoder", "clip_image_features",
@@ -26,12 +27,7 @@ __all__ = ["ModelUnavailable", "aesthetic_score", "sentence_encoder", "clip_imag
 def _pil(image: np.ndarray) -> Any:
     from PIL import Image
 
-    if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim not in (2, 3):
-        raise ValueError(f"expected a uint8 image array, got {type(image).__name__} "
-                         f"{getattr(image, 'dtype', '')} {getattr(image, 'shape', '')}")
-    if image.ndim == 2:
-        image = np.stack([image] * 3, axis=-1)
-    return Image.fromarray(np.ascontiguousarray(image[..., :3]))
+    return Image.fromarray(rgb_array(image, "image", grey=True))
 
 
 def _unit(features: Any) -> np.ndarray:

@@ -21,8 +21,8 @@ import numpy as np
 
 from agent.brain.critic.retry import from_tried, softer, stronger, unique, valid_retry
 from agent.brain.critic.verdict import FAILED_CHECK_CAP, MAX_FEATHER, Critique
-from pipelines.grounding import get_localizer
 from pipelines.layers import feather_for
+from pipelines.localizers import get_localizer
 from pipelines.operations import REGISTRY, Measured, Verdict, with_flag
 from pipelines.operations.measures import changed, cmax, cmin, dilate, erode, grad, lab
 
