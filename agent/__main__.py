@@ -35,7 +35,7 @@ import numpy as np
 from agent.brain.judge import critique_files
 from agent.search.mcts import autopilot
 from agent.session import SESSION_FILE, EditSession, SessionError
-from agent.session.edit_session import check_instruction
+from agent.session.inputs import check_instruction
 from pipelines.cli import guarded
 from pipelines.images import SUFFIX_FORMATS, load_image, save_image
 from pipelines.masks import load_mask

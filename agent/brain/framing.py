@@ -15,6 +15,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipelines.editors.frame import ASPECTS
+from pipelines.operations import word_owner
+
+#: words that carry an operation: never an object to move
+_OPERATION_WORDS = frozenset(word_owner())
 
 
 @dataclass
@@ -227,5 +231,8 @@ def read_transform(clause: str, degree: float = 1.0) -> Reading | None:
         d = move.group("d")
         params = {"dx": -step} if d == "left" else {"dx": step} if d == "right" else \
             {"dy": -step} if d in ("up", "higher", "upwards") else {"dy": step}
-        return Reading("transform", params, move.group("t").strip())
+        target = move.group("t").strip()
+        if re.sub(r"^(?:the|my)\s+", "", target) in _OPERATION_WORDS:
+            return None   # "push the exposure up": an adjustment, not an object to move
+        return Reading("transform", params, target)
     return None

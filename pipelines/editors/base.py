@@ -17,6 +17,7 @@ from pipelines.editors.objects import moved_mask
 from pipelines.editors.operations import OPERATIONS, OperationError, get_operation
 from pipelines.layers import feather_alpha
 from pipelines.operations.errors import EditError
+from pipelines.plugins import Registry
 
 
 @dataclass
@@ -123,7 +124,7 @@ class Editor(ABC):
         """Do the pixel work with validated ``params``."""
 
 
-EDITORS: dict[str, type[Editor]] = {}
+EDITORS: Registry[type[Editor]] = Registry("editor")
 
 
 def register_editor(cls: type[Editor]) -> type[Editor]:

@@ -15,19 +15,14 @@ from pipelines.localizers.base import LocalizationError, Localizer
 from pipelines.localizers.embedded import EmbeddedLocalizer
 from pipelines.localizers.grounded_sam import GroundedSAMLocalizer
 from pipelines.localizers.perception import PerceptionLocalizer
+from pipelines.plugins import Registry
 
 log = logging.getLogger(__name__)
 
-LOCALIZERS: dict[str, type[Localizer]] = {}
+LOCALIZERS: Registry[type[Localizer]] = Registry("localiser", error=LocalizationError)
 _INSTANCES: dict[str, Localizer] = {}
-
-
-def register_localizer(cls: type[Localizer]) -> type[Localizer]:
-    """Class decorator: add a localiser to ``LOCALIZERS`` under its ``name``."""
-    if not cls.name:
-        raise TypeError(f"{cls.__name__} needs a name")
-    LOCALIZERS[cls.name] = cls
-    return cls
+#: class decorator: add a localiser to ``LOCALIZERS`` under its ``name``
+register_localizer = LOCALIZERS.register
 
 
 for _builtin in (EmbeddedLocalizer, GroundedSAMLocalizer, PerceptionLocalizer):
@@ -53,10 +48,7 @@ def get_localizer(name: str | None = None) -> Localizer:
             if key != "embedded" and cls.requires_weights and _available(cls)[0]:
                 name = key
                 break
-    cls = LOCALIZERS.get(name)
-    if cls is None:
-        raise LocalizationError(f"unknown localiser {name!r}; known: "
-                                f"{', '.join(sorted(LOCALIZERS))}")
+    cls = LOCALIZERS.lookup(name)
     ok, reason = _available(cls)
     if not ok:
         raise LocalizationError(f"the {name} localiser is unavailable: {reason}")

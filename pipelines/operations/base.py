@@ -152,12 +152,27 @@ def asks(name: str, params: dict[str, Any], label: str, phrasings: str, group: s
 
 
 @dataclass(frozen=True)
+class ChecklistWords:
+    """A global checklist item this operation serves (``agent.brain.checklist``): a request
+    matching ``pattern`` holds when the measured ``statistic`` moved in direction ``sign``.
+
+    ``order`` keeps the items' reading order across operations."""
+
+    pattern: str
+    statistic: str
+    sign: int
+    params: dict[str, Any]
+    order: float = 0.0
+
+
+@dataclass(frozen=True)
 class Proposal:
     """An Autopilot proposal this operation makes (``agent.brain.perceiver``).
 
     ``role`` is ``correction`` (a first-aid fix tried on every photo), ``polish`` (a mild
-    fill-in) or a mood style's name; ``order`` keeps the proposals' reading order across
-    operations.
+    fill-in), a mood style's name, or ``need:<deficit>`` (the remedy for a deficit the
+    perceiver measures; it fills in the main parameter when it sizes the remedy);
+    ``order`` keeps the proposals' reading order across operations.
     """
 
     role: str
@@ -176,6 +191,8 @@ class Operation:
     params: ClassVar[tuple[ParamSpec, ...]] = ()
     #: the parameter a bare sign/size/value refers to ("" = ``amount`` or the first one)
     main: ClassVar[str] = ""
+    #: the parameter size words ("a bit", "a lot") scale when the main one is not a number
+    size: ClassVar[str] = ""
     #: False for operations that make sense on the whole frame (exposure, vignette…)
     needs_target: ClassVar[bool] = False
     #: needs a generative model (the embedded editor cannot do it)
@@ -193,6 +210,8 @@ class Operation:
     pattern: ClassVar[str] = ""
     #: words that set the + direction (adjusters; beyond ``lexicon.INCREASE``)
     positive: ClassVar[str] = ""
+    #: words around its name that are part of the request, not a target ("cut through")
+    filler: ClassVar[str] = ""
     #: words that set the - direction (shared by all adjusters' clauses, as before)
     negative: ClassVar[str] = ""
     #: the planner's default size of the main parameter (scaled by degree words)
@@ -210,10 +229,15 @@ class Operation:
     role: ClassVar[str] = ""
     #: replacing a region fills it, adding fits inside it (the editor passes ``fill``)
     fills_on_replace: ClassVar[bool] = False
+    #: when Autopilot leaves it out for a whole run: "cast" (unless the input shows a
+    #: colour cast), "noise" (when the input is noisy), "" (never)
+    gate: ClassVar[str] = ""
     #: Autopilot makes it bolder on the background when faces are protected
     bolder_off_faces: ClassVar[bool] = False
     #: the intent library's entries for this operation
     asks: ClassVar[tuple[Ask, ...]] = ()
+    #: the global checklist items it serves
+    checklist: ClassVar[tuple[ChecklistWords, ...]] = ()
     #: Autopilot's proposals with this operation
     proposals: ClassVar[tuple[Proposal, ...]] = ()
     # --- wording ----------------------------------------------------------------------

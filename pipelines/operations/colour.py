@@ -10,7 +10,7 @@ import cv2
 import numpy as np
 
 from pipelines.editors.objects import coverage, growth_limit, object_core
-from pipelines.operations.base import Family, ParamSpec, Proposal, amount, asks
+from pipelines.operations.base import ChecklistWords, Family, ParamSpec, Proposal, amount, asks
 from pipelines.operations.colours import parse_color
 from pipelines.operations.engines import CurveOp, FloatOp, MatrixOp, StatCurveOp
 from pipelines.operations.lexicon import number
@@ -204,8 +204,13 @@ class Saturation(MatrixOp):
              "less saturation|desaturate|mute the colours|tone down the colours|the colours "
              "are too strong|too saturated|less colourful|more muted", "colour"),
     )
-    proposals = (Proposal("cinematic", {"amount": -0.15}, "", 3),
+    proposals = (Proposal("need:oversaturated", {"amount": -0.2}),
+                 Proposal("cinematic", {"amount": -0.15}, "", 3),
                  Proposal("cool", {"amount": -0.1}, "", 2))
+    checklist = (ChecklistWords(r"\b(more (?:colou?rful|saturated|vivid))\b", "chroma", 1,
+                                {"amount": 0.4}, 5),
+                 ChecklistWords(r"\b(less (?:colou?rful|saturated)|muted|desaturate)\b",
+                                "chroma", -1, {"amount": -0.4}, 6))
     #: Autopilot makes it bolder on the background when faces are protected
     bolder_off_faces = True
 
@@ -222,6 +227,7 @@ class Vibrance(Saturation):
     description = "Saturation that spares already vivid colours."
     params = (amount("-1 … +1", default=0.3),)
     words = ("vibrance", "vibrant")
+    checklist = ()
     reading_order = 4
     positive = r"more|increase|boost|add|raise|vibrant|pop"
     negative = ""
@@ -231,11 +237,11 @@ class Vibrance(Saturation):
     asks = (asks("vibrance_up", {"amount": 0.3}, "More vibrance",
                  "more vibrance|increase vibrance|make it more vibrant|subtle colour boost",
                  "colour"),)
-    proposals = (Proposal("correction", {"amount": 0.25}, "gentle vibrance", 11),
+    proposals = (Proposal("need:muted", {"amount": 0.35}),
+                 Proposal("correction", {"amount": 0.25}, "gentle vibrance", 11),
                  Proposal("polish", {"amount": 0.15}, "a touch more colour", 1),
                  Proposal("warm", {"amount": 0.2}, "", 3),
-                 Proposal("pop", {"amount": 0.4}, "", 1),
-                 Proposal("enhance", {"amount": 0.2}, "", 2))
+                 Proposal("pop", {"amount": 0.4}, "", 1))
 
     def apply(self, rgb8: np.ndarray, mask: np.ndarray, params: dict[str, Any]) -> np.ndarray:
         return _vibrance8(rgb8, mask, params)
@@ -285,6 +291,8 @@ class Temperature(_Cast):
     proposals = (Proposal("warm", {"amount": 0.3}, "", 1),
                  Proposal("cool", {"amount": -0.3}, "", 1),
                  Proposal("cool", {"amount": -0.15}, "", 3))
+    checklist = (ChecklistWords(r"\b(warmer|warm it)\b", "warmth", 1, {"amount": 0.4}, 3),
+                 ChecklistWords(r"\b(cooler|colder)\b", "warmth", -1, {"amount": -0.4}, 4))
 
     def curve(self, ramp: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
         return _temperature(ramp, mask, p)
@@ -340,7 +348,10 @@ class AutoWhiteBalance(StatCurveOp):
     asks = (asks("white_balance", {"amount": 1.0}, "Fix the white balance",
                  "fix the white balance|neutral colours|remove the colour cast|correct the "
                  "colours|make the whites white|fix the colors", "colour"),)
-    proposals = (Proposal("correction", {"amount": 1.0}, "grey-world white balance", 5),)
+    proposals = (Proposal("need:cast", {}),
+                 Proposal("correction", {"amount": 1.0}, "grey-world white balance", 5))
+    #: Autopilot proposes it only when the input itself shows a cast
+    gate = "cast"
 
     def curve(self, ramp: np.ndarray, rgb8: np.ndarray, mask: np.ndarray,
               p: dict[str, Any]) -> np.ndarray:
@@ -354,45 +365,6 @@ class AutoWhiteBalance(StatCurveOp):
         return Verdict(1.0 if ok else 0.3, keep=["colour cast reduced"] if ok else [],
                        fix=[] if ok else ["the colour cast got stronger"],
                        measures={"cast_before": cast_b, "cast_after": cast_a})
-
-
-@family
-class Hue(FloatOp):
-    name = "hue"
-    description = "Rotate every hue by some degrees."
-    params = (ParamSpec("degrees", "float", 15.0, "hue rotation in degrees", -180, 180),)
-    main = "degrees"
-    flags = frozenset({"pointwise", "tonal"})
-    words = ("hue", "hues", "hue shift", "hue rotation")
-    grammar = "adjuster"
-    reading_order = 10
-    positive = r"increase|forward|clockwise|\+"
-    base = 15.0
-    pattern = r"\bhues?\b(?: (?:shift|rotation))?"
-    wording = "shift the colours of {where}"
-    asks = (asks("hue_shift", {"degrees": 15.0}, "Shift the hues",
-                 "shift the hue|rotate the hues|change the hue", "colour"),)
-
-    def pixels(self, rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
-        return _hue(rgb, mask, p)
-
-    def explicit_value(self, clause: str) -> float | None:
-        return number(clause, r"degrees?|deg|°")
-
-    def bare_value(self, value: float) -> float:
-        return value
-
-    def check(self, m: Measured) -> Verdict:
-        lb, la, inside, deg = m.lb, m.la, m.inside, m.params["degrees"]
-        coloured = inside & (chroma(lb) > 10)
-        if coloured.sum() < 20:
-            return Verdict(0.7, keep=["the target has too little colour to rotate"])
-        hb = np.degrees(np.arctan2(lb[..., 2], lb[..., 1]))[coloured]
-        ha = np.degrees(np.arctan2(la[..., 2], la[..., 1]))[coloured]
-        shift = (ha - hb + 180.0) % 360.0 - 180.0
-        measured = float(np.median(np.abs(shift)))
-        return ratio_verdict(self, "degrees", deg, measured * (1 if deg >= 0 else -1),
-                             deg * 0.5, "hue", "°")
 
 
 @family
@@ -412,6 +384,8 @@ class Grayscale(MatrixOp):
     pattern = (r"\b(?:grayscale|greyscale|monochrome|black and white|black & white|b&w|"
                r"bw|desaturate (?:it )?(?:completely|fully)|no colou?rs?|colou?rless)\b")
     wording = "turn {where} black and white"
+    checklist = (ChecklistWords(r"\b(black and white|grayscale|greyscale|monochrome)\b", "grey",
+                                1, {"amount": 1.0}, 8),)
     asks = (asks("grayscale", {"amount": 1.0}, "Black and white",
                  "black and white|make it monochrome|grayscale|remove all colour|no colour|"
                  "greyscale photo|b&w", "colour"),)
@@ -455,6 +429,45 @@ class Sepia(MatrixOp):
         return Verdict(1.0 if ok else 0.3, keep=["warm brown tone"] if ok else [],
                        fix=[] if ok else ["the sepia tone is not visible"],
                        retry={} if ok else {"amount": 1.0}, measures={"hue": hue})
+
+
+@family
+class Hue(FloatOp):
+    name = "hue"
+    description = "Rotate every hue by some degrees."
+    params = (ParamSpec("degrees", "float", 15.0, "hue rotation in degrees", -180, 180),)
+    main = "degrees"
+    flags = frozenset({"pointwise", "tonal"})
+    words = ("hue", "hues", "hue shift", "hue rotation")
+    grammar = "adjuster"
+    reading_order = 10
+    positive = r"increase|forward|clockwise|\+"
+    base = 15.0
+    pattern = r"\bhues?\b(?: (?:shift|rotation))?"
+    wording = "shift the colours of {where}"
+    asks = (asks("hue_shift", {"degrees": 15.0}, "Shift the hues",
+                 "shift the hue|rotate the hues|change the hue", "colour"),)
+
+    def pixels(self, rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+        return _hue(rgb, mask, p)
+
+    def explicit_value(self, clause: str) -> float | None:
+        return number(clause, r"degrees?|deg|°")
+
+    def bare_value(self, value: float) -> float:
+        return value
+
+    def check(self, m: Measured) -> Verdict:
+        lb, la, inside, deg = m.lb, m.la, m.inside, m.params["degrees"]
+        coloured = inside & (chroma(lb) > 10)
+        if coloured.sum() < 20:
+            return Verdict(0.7, keep=["the target has too little colour to rotate"])
+        hb = np.degrees(np.arctan2(lb[..., 2], lb[..., 1]))[coloured]
+        ha = np.degrees(np.arctan2(la[..., 2], la[..., 1]))[coloured]
+        shift = (ha - hb + 180.0) % 360.0 - 180.0
+        measured = float(np.median(np.abs(shift)))
+        return ratio_verdict(self, "degrees", deg, measured * (1 if deg >= 0 else -1),
+                             deg * 0.5, "hue", "°")
 
 
 #: a recolour hits its colour within this CIEDE2000 (at equal lightness)

@@ -1,4 +1,5 @@
-"""Colour names Loupe understands and ``parse_color`` (names, ``#rrggbb``, RGB triples)."""
+"""``parse_color``: a colour name, ``#rrggbb`` or an RGB triple → sRGB (and the wider
+CSS4/XKCD names)."""
 
 from __future__ import annotations
 
@@ -6,19 +7,13 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from pipelines.color import NAMED_COLORS
 from pipelines.operations.errors import OperationError
 
-#: Colour names the localiser, recolour and planners understand (sRGB).
-NAMED_COLORS: dict[str, tuple[int, int, int]] = {
-    "red": (220, 30, 30), "orange": (245, 130, 20), "yellow": (240, 215, 30),
-    "green": (40, 170, 50), "lime": (150, 230, 40), "teal": (20, 140, 140),
-    "cyan": (30, 210, 230), "blue": (30, 70, 220), "navy": (20, 30, 110),
-    "purple": (130, 40, 170), "violet": (150, 90, 220), "magenta": (220, 40, 200),
-    "pink": (245, 130, 180), "brown": (120, 70, 30), "black": (15, 15, 15),
-    "white": (245, 245, 245), "gray": (128, 128, 128), "grey": (128, 128, 128),
-    "silver": (192, 192, 192), "gold": (212, 175, 55), "beige": (225, 205, 165),
-    "maroon": (120, 20, 30), "olive": (120, 120, 30), "turquoise": (60, 210, 200),
-}
+#: ``NAMED_COLORS`` (the names the localiser, recolour and planners understand) has one
+#: source, ``pipelines.color``; re-exported here.
+__all__ = ["NAMED_COLORS", "more_colour_names", "parse_color"]
+
 
 @lru_cache(maxsize=1)
 def more_colour_names() -> dict[str, tuple[int, int, int]]:

@@ -133,10 +133,11 @@ class Sharpen(FloatOp):
     asks = (asks("sharpen", {"amount": 0.6}, "Sharpen",
                  "sharpen it|make it sharper|crisper details|it is blurry|less blurry|bring "
                  "out the details|more detail|it looks soft|unblur", "detail"),)
-    proposals = (Proposal("polish", {"amount": 0.3, "radius": 1.0}, "crisper detail", 3),
+    proposals = (Proposal("need:soft", {"amount": 0.8, "radius": 1.5}),
+                 Proposal("polish", {"amount": 0.3, "radius": 1.0}, "crisper detail", 3),
                  Proposal("pop", {"amount": 0.6}, "", 4))
-    #: Autopilot: never proposed on a noisy photo (it re-grows the noise a denoise removed)
-    noise_gated = True
+    #: Autopilot: never on a noisy photo (sharpening re-grows the noise a denoise removed)
+    gate = "noise"
 
     def pixels(self, rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
         return _sharpen(rgb, mask, p)
@@ -161,6 +162,7 @@ class Denoise(Operation):
     pattern = (r"\bdenoise\b|\bde-?noise\b|\bnoise\b|\bgrain(?:y|iness)?\b|\bnoisy\b|"
                r"\bspeckles?\b|\bsmooth(?:en)? (?:out )?the skin\b|\bsmoother\b")
     wording = "reduce the noise in {where}"
+    proposals = (Proposal("need:noise", {}),)
     asks = (asks("denoise", {"strength": 0.5}, "Reduce noise",
                  "reduce noise|denoise|it is grainy|remove the grain|too noisy|less noise|"
                  "clean up the noise|smooth out the grain", "detail"),)
@@ -221,11 +223,11 @@ class Clahe(FloatOp):
               ParamSpec("tile", "int", 8, "tiles per side", 2, 32))
     main = "clip_limit"
     flags = frozenset({"strong", "frame_filter", "tonal"})
-    words = ("local contrast", "clarity", "clahe", "hdr", "micro-contrast", "microcontrast")
+    words = ("local contrast", "clarity", "clahe", "hdr", "micro-contrast", "micro contrast")
     grammar = "filter"
     reading_order = 6
     base = 2.0
-    pattern = r"\blocal contrast\b|\bclarity\b|\bclahe\b|\bhdr\b|\bmicro-?contrast\b"
+    pattern = r"\blocal contrast\b|\bclarity\b|\bclahe\b|\bhdr\b|\bmicro[- ]?contrast\b"
     wording = "bring out local detail in {where}"
     bolder_off_faces = True
     asks = (asks("clarity", {"clip_limit": 2.0}, "More clarity",
@@ -253,3 +255,89 @@ class Clahe(FloatOp):
                        retry={} if ok else {"clip_limit": self.clamp(
                            "clip_limit", m.params["clip_limit"] * 2, digits=3)},
                        measures={"local_std_before": sb, "local_std_after": sa})
+
+
+# ------------------------------------------------------------------------------ dehaze
+
+
+def dark_channel(rgb: np.ndarray, patch: int) -> np.ndarray:
+    """The dark channel: each pixel's darkest channel, then the darkest over a ``patch``²
+    window (haze lifts it; a clear, colourful scene keeps it near black)."""
+    kernel = cv2.getStructuringElement(cv2.MORPH_RECT, (patch, patch))
+    return cv2.erode(np.min(rgb, axis=2), kernel, borderType=cv2.BORDER_REFLECT)
+
+
+def _guided(guide: np.ndarray, src: np.ndarray, radius: int, eps: float) -> np.ndarray:
+    """Edge-preserving smoothing of ``src`` steered by ``guide`` (a guided filter)."""
+    size = (2 * radius + 1, 2 * radius + 1)
+
+    def box(x: np.ndarray) -> np.ndarray:
+        return cv2.blur(x, size, borderType=cv2.BORDER_REFLECT)
+
+    mean_g, mean_s = box(guide), box(src)
+    var_g = box(guide * guide) - mean_g * mean_g
+    a = (box(guide * src) - mean_g * mean_s) / (var_g + eps)
+    b = mean_s - a * mean_g
+    return box(a) * guide + box(b)
+
+
+def _dehaze(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+    """Dark-channel-prior dehazing: estimate the haze's colour (the airlight, from the
+    haziest pixels) and how much of it each pixel holds (the transmission, smoothed along
+    edges), then take that share of airlight back out."""
+    strength = p["amount"]
+    h, w = rgb.shape[:2]
+    if strength <= 0 or min(h, w) < 3:
+        return rgb
+    patch = int(np.clip(min(h, w) // 40, 3, 31)) | 1
+    dark = dark_channel(rgb, patch)
+    region = mask if mask.any() else np.ones(mask.shape, bool)
+    values = dark[region]
+    top = region & (dark >= np.quantile(values, 0.999))
+    air = np.maximum(rgb[top].max(axis=0), 0.05).astype(np.float32)
+    transmission = 1.0 - 0.95 * strength * dark_channel(rgb / air, patch)
+    grey = cv2.cvtColor(np.ascontiguousarray(rgb, dtype=np.float32), cv2.COLOR_RGB2GRAY)
+    transmission = _guided(grey, transmission.astype(np.float32), 4 * patch, 1e-3)
+    transmission = np.clip(transmission, 0.1, 1.0)[..., None]
+    return (rgb - air) / transmission + air
+
+
+@family
+class Dehaze(FloatOp):
+    name = "dehaze"
+    description = ("Remove haze: the airlight a hazy scene holds is taken back out (dark "
+                   "channel prior), restoring contrast and colour in the distance.")
+    params = (ParamSpec("amount", "float", 0.6, "0 none … 1 all the haze the prior finds",
+                        0.0, 1.0),)
+    flags = frozenset({"strong", "frame_filter", "tonal"})
+    words = ("dehaze", "de-haze", "haze", "hazy", "haziness")
+    grammar = "filter"
+    reading_order = 10
+    base = 0.6
+    capped = True
+    pattern = r"\bde-?haze\b|\bhaz(?:e|y|iness)\b"
+    filler = r"\b(?:cut through|clear up|clear|less|too much)\b"
+    wording = "clear the haze from {where}"
+    asks = (asks("dehaze", {"amount": 0.6}, "Remove the haze",
+                 "remove the haze|dehaze the photo|it looks hazy|cut through the haze|clear "
+                 "the haze|less hazy|too much haze in the distance", "detail"),)
+
+    def pixels(self, rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+        return _dehaze(rgb, mask, p)
+
+    def check(self, m: Measured) -> Verdict:
+        """Haze lifts the dark channel: it must come down inside the target."""
+        patch = int(np.clip(min(m.inside.shape) // 40, 3, 31)) | 1
+        before = m.before[..., :3].astype(np.float32) / 255.0
+        after = m.after[..., :3].astype(np.float32) / 255.0
+        db = float(dark_channel(before, patch)[m.inside].mean())
+        da = float(dark_channel(after, patch)[m.inside].mean())
+        measures = {"dark_channel_before": round(db, 4), "dark_channel_after": round(da, 4)}
+        if db < 0.04:
+            return Verdict(0.9, keep=["there was little haze to remove"], measures=measures)
+        if da <= 0.85 * db:
+            return Verdict(1.0, keep=[f"haze reduced (dark channel {db:.2f} → {da:.2f})"],
+                           measures=measures)
+        return Verdict(0.3, fix=["the haze is not visibly reduced"],
+                       retry={"amount": self.clamp("amount", m.params["amount"] + 0.3,
+                                                   digits=3)}, measures=measures)

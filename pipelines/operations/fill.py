@@ -456,6 +456,7 @@ class Transform(Operation):
     main = "scale"
     needs_target = True
     flags = frozenset({"object_edge", "moves_target"})
+    role = "move"
     words = ("move", "bigger", "smaller", "enlarge", "shrink")
 
     def transform(self, rgb8: np.ndarray, mask: np.ndarray, params: dict[str, Any],
@@ -522,6 +523,10 @@ class Generate(Operation):
     flags = frozenset({"content"})
     role = "generate"
     words = ("generate",)
+    #: looks that need new content, not a grade ("make it snowy", "night time")
+    look_pattern = (r"\b(?:night(?:time)?|winter|snowy|snow|rainy|rain|autumn|fall|spring|"
+                    r"summer|foggy|fog|stormy|cartoon|anime|painting|sketch|watercolou?r|"
+                    r"van gogh|cyberpunk|sunset|sunrise|underwater|desert|beach)\b")
 
     def describe(self, params: dict[str, Any], where: str, instruction: str = "") -> str:
         prompt = str(params.get("prompt") or instruction or "").strip()

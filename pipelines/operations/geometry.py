@@ -14,7 +14,7 @@ import cv2
 import numpy as np
 
 from pipelines.editors.frame import ASPECTS
-from pipelines.operations.base import Family, Operation, ParamSpec, asks
+from pipelines.operations.base import Family, Operation, ParamSpec, Proposal, asks
 from pipelines.operations.engines import FloatOp
 
 family = Family("geometry")
@@ -35,27 +35,6 @@ def _straighten(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndar
                                      fill_scale(w, h, p["angle"]))
     return cv2.warpAffine(rgb, matrix, (w, h), flags=cv2.INTER_CUBIC,
                           borderMode=cv2.BORDER_REFLECT)
-
-
-@family
-class Straighten(FloatOp):
-    name = "straighten"
-    description = ("Rotate to level the horizon or the dominant lines; the empty corners are "
-                   "cropped away.")
-    params = (ParamSpec("angle", "float", 0.0, "degrees, counter-clockwise +", -45, 45),
-              ParamSpec("auto", "bool", False, "find the tilt from the horizon or the "
-                        "dominant lines (angle ignored)"))
-    main = "angle"
-    flags = frozenset({"frame_filter", "frame"})
-    words = ("straighten", "level the horizon", "tilted", "crooked")
-    wording = "straighten the photo"
-    asks = (asks("straighten", {"auto": True}, "Straighten",
-                 "straighten the horizon|level the horizon|the horizon is crooked|it is "
-                 "tilted|fix the tilt|straighten the photo|the buildings are leaning",
-                 "frame"),)
-
-    def pixels(self, rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
-        return _straighten(rgb, mask, p)
 
 
 class _FrameEdit(Operation):
@@ -128,6 +107,28 @@ class Flip(_FrameEdit):
 
 
 @family
+class Straighten(FloatOp):
+    name = "straighten"
+    description = ("Rotate to level the horizon or the dominant lines; the empty corners are "
+                   "cropped away.")
+    params = (ParamSpec("angle", "float", 0.0, "degrees, counter-clockwise +", -45, 45),
+              ParamSpec("auto", "bool", False, "find the tilt from the horizon or the "
+                        "dominant lines (angle ignored)"))
+    main = "angle"
+    flags = frozenset({"frame_filter", "frame"})
+    words = ("straighten", "level the horizon", "tilted", "crooked")
+    wording = "straighten the photo"
+    proposals = (Proposal("need:tilt", {}),)
+    asks = (asks("straighten", {"auto": True}, "Straighten",
+                 "straighten the horizon|level the horizon|the horizon is crooked|it is "
+                 "tilted|fix the tilt|straighten the photo|the buildings are leaning",
+                 "frame"),)
+
+    def pixels(self, rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+        return _straighten(rgb, mask, p)
+
+
+@family
 class Resize(_FrameEdit):
     name = "resize"
     description = ("Make the frame smaller (for sharing): a width, a height, a long side in "
@@ -139,6 +140,7 @@ class Resize(_FrameEdit):
               ParamSpec("height", "int", 0, "height in pixels (0: unset)", 0, 65535))
     main = "scale"
     words = ("resize", "downscale", "make the file smaller")
+    wording = "make the photo smaller"
     asks = (asks("resize", {"scale": 0.5}, "Make the file smaller",
                  "resize the image|make the file smaller|smaller for email|downscale it|reduce "
                  "the resolution", "frame"),)

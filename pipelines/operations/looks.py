@@ -173,6 +173,7 @@ class LookOp(Operation):
     params = (ParamSpec("style", "choice", "vintage", "the look", choices=tuple(LOOKS)),
               ParamSpec("strength", "float", 1.0, "0 none … 1 the full look", 0.0, 1.0))
     main = "style"
+    size = "strength"
     flags = frozenset({"frame_filter"})
     role = "look"
     words = ("look", "matte", "vintage", "retro", "golden hour", "evening", "dusk",
@@ -243,3 +244,7 @@ class LookOp(Operation):
 
     def apply(self, rgb8: np.ndarray, mask: np.ndarray, params: dict[str, Any]) -> np.ndarray:
         return apply_look(rgb8, mask, params["style"], params["strength"], _run_step)
+
+    def describe(self, params: dict[str, Any], where: str, instruction: str = "") -> str:
+        style = str(params.get("style") or "").replace("_", " ")
+        return f"give {where} the {style} look" if style else f"give {where} a new look"

@@ -15,10 +15,12 @@ from typing import Any
 import cv2
 import numpy as np
 
+from pipelines.color import delta_e2000, rgb_to_lab
+
 
 def lab(image: np.ndarray) -> np.ndarray:
-    rgb = np.ascontiguousarray(image[..., :3], dtype=np.float32) / 255.0
-    return cv2.cvtColor(rgb, cv2.COLOR_RGB2Lab)
+    """CIE Lab of a uint8 RGB(A) patch (``pipelines.color.rgb_to_lab``)."""
+    return rgb_to_lab(image)
 
 
 def dilate(mask: np.ndarray, radius: int) -> np.ndarray:
@@ -133,9 +135,7 @@ def ratio_verdict(op: Any, name: str, value: float, measured: float, expected: f
 
 def ciede2000(lab1: np.ndarray, lab2: np.ndarray) -> float:
     """CIEDE2000 colour difference of two Lab colours."""
-    from skimage.color import deltaE_ciede2000  # noqa: PLC0415 — scikit-image is slow to import
-
-    return float(deltaE_ciede2000(np.asarray(lab1, np.float64), np.asarray(lab2, np.float64)))
+    return float(delta_e2000(np.asarray(lab1, np.float64), np.asarray(lab2, np.float64)))
 
 
 @dataclass

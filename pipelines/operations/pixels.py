@@ -1,6 +1,7 @@
-"""Pixel helpers the operations share: sRGB ⇄ linear tables, Lab, luma, blurs, 8-bit I/O.
+"""Pixel helpers the operations share: blurs, histograms, 8-bit I/O, a 16-bit LUT index.
 
-(Colour maths moves to ``pipelines.color`` once it lands; these stay thin wrappers.)
+Colour maths (sRGB ⇄ linear, Lab, luma) is ``pipelines.color``'s, re-exported here under
+the names the operations use.
 """
 
 from __future__ import annotations
@@ -8,53 +9,24 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
+from pipelines.color import LUMA_709 as LUMA
+from pipelines.color import lab_to_rgb as from_lab
+from pipelines.color import linear_to_srgb, luma, srgb_to_linear
+from pipelines.color import rgb_to_lab as to_lab
 
-def _decode(x: np.ndarray) -> np.ndarray:
-    return np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4).astype(np.float32)
+__all__ = ["LINEAR8", "LUMA", "RAMP", "STEPS", "from_lab", "histograms", "index16",
+           "linear_to_srgb", "luma", "sigma_blur", "srgb_to_linear", "to_lab", "to_u8",
+           "wide_blur"]
 
-
-def _encode(x: np.ndarray) -> np.ndarray:
-    return np.where(x <= 0.0031308, x * 12.92,
-                    1.055 * np.power(x, 1 / 2.4) - 0.055).astype(np.float32)
-
-
-#: 16-bit tables: a lookup is ~20× faster than the power law on a 20-MP frame, and its
-#: error (< 0.06 grey levels) is far below 8-bit rounding
+#: steps of the 16-bit look-up tables the tone operations build
 STEPS = 65535
-_TO_LINEAR = _decode(np.linspace(0.0, 1.0, STEPS + 1, dtype=np.float32))
-_TO_SRGB = _encode(np.linspace(0.0, 1.0, STEPS + 1, dtype=np.float32))
-LINEAR8 = _decode(np.arange(256, dtype=np.float32) / 255.0)
-LUMA = np.array([0.2126, 0.7152, 0.0722], dtype=np.float32)
+#: linear light of each 8-bit sRGB value
+LINEAR8 = srgb_to_linear(np.arange(256, dtype=np.float32) / 255.0)
 
 
 def index16(x: np.ndarray) -> np.ndarray:
+    """Values in [0, 1] → indices into a ``STEPS``-step table."""
     return (np.clip(x, 0.0, 1.0) * STEPS + 0.5).astype(np.uint16)
-
-
-def srgb_to_linear(x: np.ndarray) -> np.ndarray:
-    """sRGB-encoded values in [0, 1] → linear light."""
-    return _TO_LINEAR[index16(x)]
-
-
-def linear_to_srgb(x: np.ndarray) -> np.ndarray:
-    """Linear light in [0, 1] → sRGB-encoded values (clipped)."""
-    return _TO_SRGB[index16(x)]
-
-
-def to_lab(rgb: np.ndarray) -> np.ndarray:
-    """Float sRGB in [0, 1] → CIE Lab (L in [0, 100])."""
-    return cv2.cvtColor(np.ascontiguousarray(rgb, dtype=np.float32), cv2.COLOR_RGB2Lab)
-
-
-def from_lab(lab: np.ndarray) -> np.ndarray:
-    """CIE Lab → float sRGB clipped to [0, 1]."""
-    rgb = cv2.cvtColor(np.ascontiguousarray(lab, dtype=np.float32), cv2.COLOR_Lab2RGB)
-    return np.clip(rgb, 0.0, 1.0)
-
-
-def luma(rgb: np.ndarray) -> np.ndarray:
-    """Rec. 709 luma of sRGB values (H, W)."""
-    return rgb @ LUMA
 
 
 def sigma_blur(x: np.ndarray, sigma: float) -> np.ndarray:

@@ -9,7 +9,15 @@ from typing import Any
 import cv2
 import numpy as np
 
-from pipelines.operations.base import Family, Operation, ParamSpec, Proposal, amount, asks
+from pipelines.operations.base import (
+    ChecklistWords,
+    Family,
+    Operation,
+    ParamSpec,
+    Proposal,
+    amount,
+    asks,
+)
 from pipelines.operations.engines import CurveOp, FloatOp, StatCurveOp
 from pipelines.operations.lexicon import number
 from pipelines.operations.measures import Measured, Verdict, ratio_verdict
@@ -166,47 +174,6 @@ class _Tonal(CurveOp):
 
 
 @family
-class Exposure(_Tonal):
-    name = "exposure"
-    description = "Exposure change in photographic stops."
-    params = (ParamSpec("stops", "float", 0.5, "stops; +1 doubles the light", -3, 3),)
-    flags = frozenset({"pointwise", "curve", "tonal"})
-    words = ("exposure", "underexposed", "overexposed", "ev")
-    grammar = "adjuster"
-    reading_order = 1
-    positive = r"underexposed|increase|raise|more|up|boost|brighter|brighten|\+"
-    negative = r"overexposed|underexposed"
-    base = 0.5
-    pattern = r"\b(?:under|over)?exposed\b|\bexposure\b|\b(?<=\d )stops?\b|\b(?<=\d)\s?ev\b"
-    light_level = True
-    wording = ("brighten {where}", "darken {where}")
-    asks = (
-        asks("exposure_up", {"stops": 0.5}, "More exposure",
-             "increase the exposure|the photo is underexposed|expose it brighter|raise the "
-             "exposure|push the exposure up|add a stop of light", "light"),
-        asks("exposure_down", {"stops": -0.5}, "Less exposure",
-             "reduce the exposure|the photo is overexposed|lower the exposure|pull the "
-             "exposure down|expose it darker", "light"),
-    )
-
-    def curve(self, ramp: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
-        return _exposure(ramp, mask, p)
-
-    def reads_negative(self, clause: str, keyword: str, negative: bool) -> bool:
-        if "overexposed" in keyword:
-            return True
-        if "underexposed" in keyword:
-            return False
-        return negative
-
-    def explicit_value(self, clause: str) -> float | None:
-        return number(clause, r"stops?|ev\b")
-
-    def bare_value(self, value: float) -> float:
-        return value
-
-
-@family
 class Brightness(_Tonal):
     name = "brightness"
     description = "Lighten (+) or darken (-)."
@@ -242,6 +209,51 @@ class Brightness(_Tonal):
 
 
 @family
+class Exposure(_Tonal):
+    name = "exposure"
+    description = "Exposure change in photographic stops."
+    params = (ParamSpec("stops", "float", 0.5, "stops; +1 doubles the light", -3, 3),)
+    flags = frozenset({"pointwise", "curve", "tonal"})
+    words = ("exposure", "underexposed", "overexposed")
+    grammar = "adjuster"
+    reading_order = 1
+    positive = r"underexposed|increase|raise|more|up|boost|brighter|brighten|\+"
+    negative = r"overexposed|underexposed"
+    base = 0.5
+    pattern = r"\b(?:under|over)?exposed\b|\bexposure\b|\b(?<=\d )stops?\b|\b(?<=\d)\s?ev\b"
+    light_level = True
+    wording = ("brighten {where}", "darken {where}")
+    proposals = (Proposal("need:exposure", {}), Proposal("airy", {"stops": 0.4}, "", 1))
+    checklist = (ChecklistWords(r"\b(brighter|lighten|brighten)\b", "lightness", 1,
+                                {"stops": 0.6}, 1),
+                 ChecklistWords(r"\b(darker|darken)\b", "lightness", -1, {"stops": -0.6}, 2))
+    asks = (
+        asks("exposure_up", {"stops": 0.5}, "More exposure",
+             "increase the exposure|the photo is underexposed|expose it brighter|raise the "
+             "exposure|push the exposure up|add a stop of light", "light"),
+        asks("exposure_down", {"stops": -0.5}, "Less exposure",
+             "reduce the exposure|the photo is overexposed|lower the exposure|pull the "
+             "exposure down|expose it darker", "light"),
+    )
+
+    def curve(self, ramp: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+        return _exposure(ramp, mask, p)
+
+    def reads_negative(self, clause: str, keyword: str, negative: bool) -> bool:
+        if "overexposed" in keyword:
+            return True
+        if "underexposed" in keyword:
+            return False
+        return negative
+
+    def explicit_value(self, clause: str) -> float | None:
+        return number(clause, r"stops?|ev\b")
+
+    def bare_value(self, value: float) -> float:
+        return value
+
+
+@family
 class Contrast(CurveOp):
     name = "contrast"
     description = "More (+) or less (-) contrast around mid-grey."
@@ -255,6 +267,15 @@ class Contrast(CurveOp):
     base = 0.2
     pattern = r"\bcontrast(?:y)?\b|\bpunchier\b|\bflatter\b"
     wording = ("add contrast to {where}", "soften the contrast of {where}")
+    proposals = (Proposal("need:low_contrast", {}), Proposal("need:harsh", {"amount": -0.2}),
+                 Proposal("polish", {"amount": 0.1}, "a little more punch", 4),
+                 Proposal("warm", {"amount": -0.1}, "", 4),
+                 Proposal("cinematic", {"amount": 0.25}, "", 1),
+                 Proposal("airy", {"amount": -0.15}, "", 3),
+                 Proposal("pop", {"amount": 0.15}, "", 3),
+                 Proposal("vintage", {"amount": -0.2}, "", 1))
+    checklist = (ChecklistWords(r"\b(more contrast|punchier|increase (?:the )?contrast)\b",
+                                "contrast", 1, {"amount": 0.35}, 7),)
     asks = (
         asks("contrast_up", {"amount": 0.2}, "More contrast",
              "more contrast|increase the contrast|add punch|it looks flat|it is washed out|"
@@ -321,6 +342,11 @@ class Gamma(_Tonal):
     def stronger(self, params: dict[str, Any]) -> dict[str, Any]:
         return {}
 
+    def describe(self, params: dict[str, Any], where: str, instruction: str = "") -> str:
+        value = params.get("gamma")
+        up = not isinstance(value, (int, float)) or isinstance(value, bool) or value >= 1
+        return (f"lift the mid-tones of {where}" if up else f"deepen the mid-tones of {where}")
+
 
 class _ToneRange(_Tonal):
     """Shadows or highlights: 8-bit in, luminance ratios in linear light."""
@@ -354,9 +380,11 @@ class Shadows(_ToneRange):
              "deeper shadows|darken the shadows|crush the blacks|richer blacks|make the dark "
              "areas darker", "light"),
     )
-    proposals = (Proposal("correction", {"amount": 0.3}, "open the shadows", 9),
+    proposals = (Proposal("need:crushed", {"amount": 0.4}),
+                 Proposal("correction", {"amount": 0.3}, "open the shadows", 9),
                  Proposal("polish", {"amount": 0.15}, "open the shadows a little", 5),
-                 Proposal("warm", {"amount": 0.25}, "", 2))
+                 Proposal("warm", {"amount": 0.25}, "", 2),
+                 Proposal("airy", {"amount": 0.35}, "", 2))
 
     def apply(self, rgb8: np.ndarray, mask: np.ndarray, params: dict[str, Any]) -> np.ndarray:
         return _shadows8(rgb8, mask, params)
@@ -386,7 +414,9 @@ class Highlights(_ToneRange):
              "brighter highlights|boost the highlights|make the bright areas brighter|lift the "
              "whites", "light"),
     )
-    proposals = (Proposal("correction", {"amount": -0.4}, "recover the highlights", 8),
+    proposals = (Proposal("need:blown", {"amount": -0.4}),
+                 Proposal("correction", {"amount": -0.4}, "recover the highlights", 8),
+                 Proposal("polish", {"amount": -0.15}, "tame the highlights a little", 6),
                  Proposal("cinematic", {"amount": -0.3}, "", 4))
 
     def apply(self, rgb8: np.ndarray, mask: np.ndarray, params: dict[str, Any]) -> np.ndarray:
@@ -459,8 +489,9 @@ class AutoLevels(StatCurveOp):
     asks = (asks("auto_levels", {"clip": 0.5}, "Auto levels",
                  "auto levels|auto fix|auto enhance|fix the levels|stretch the levels|auto "
                  "correct the tones", "light"),)
-    proposals = (Proposal("correction", {"clip": 0.5}, "stretch the tones to the full range",
-                          3),)
+    proposals = (Proposal("need:flat", {"clip": 0.5}),
+                 Proposal("correction", {"clip": 0.5}, "stretch the tones to the full range",
+                          3))
 
     def curve(self, ramp: np.ndarray, rgb8: np.ndarray, mask: np.ndarray,
               p: dict[str, Any]) -> np.ndarray:

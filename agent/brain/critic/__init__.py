@@ -35,6 +35,7 @@ from agent.brain.critic.verdict import (
 from agent.brain.llm import get_llm
 from pipelines.config import Settings, get_settings
 from pipelines.llm import llm_configured
+from pipelines.plugins import Registry
 
 __all__ = ["AGGREGATOR_REACH", "CRITICS", "CRITIQUE_SCHEMA", "FAILED_CHECK_CAP", "FRAME_OPS",
            "MAX_FEATHER", "PASS_SCORE", "SPILL_SHARE", "WORK_PIXELS", "Critic", "Critique",
@@ -42,10 +43,10 @@ __all__ = ["AGGREGATOR_REACH", "CRITICS", "CRITIQUE_SCHEMA", "FAILED_CHECK_CAP",
            "get_critic"]
 
 #: name → a factory taking the settings.
-CRITICS: dict[str, Callable[[Settings], Critic]] = {
+CRITICS: Registry[Callable[[Settings], Critic]] = Registry("critic", {
     "measured": lambda settings: MeasuredCritic(),
     "panel": lambda settings: PanelCritic(get_llm(settings)),
-}
+})
 
 
 def get_critic(settings: Settings | None = None, name: str | None = None) -> Critic:
