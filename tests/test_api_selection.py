@@ -1,5 +1,6 @@
 """Candidates to click and click-to-select through the API (gradio_client against the app
-served on localhost) and the command line (issue 24).
+served on localhost; the JSON tools ``/select_json``, ``/clear_selection_json`` and
+``/choose_region_json``, which are also the MCP tools) and the command line (issue 24).
 
 The photo is the held-out two-cup composite of ``tests/critic_pairs.py``: two copies of
 the scikit-image coffee cup pasted at known places on the cat photo, so which pixels
@@ -7,6 +8,7 @@ belong to which cup is known exactly."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -60,20 +62,20 @@ def test_an_unsure_edit_lists_candidates_and_choose_region_runs_it_on_one(client
     assert len(cands) == 2 and {c["label"] for c in cands} == {"cup"}
     assert set(cands[0]) == {"id", "label", "score", "box"}
     pick = next(c for c in cands if c["box"][0] < image.shape[1] / 2)   # the left one
-    _, chosen = client.predict(sid, pick["id"], api_name="/choose_region")
+    chosen = json.loads(client.predict(sid, pick["id"], api_name="/choose_region_json"))
     assert chosen["ok"] and chosen["head"] != "n0"
     changed = _changed(client, sid, image)
     assert (changed & left).sum() > 0.8 * left.sum()
     assert not (changed & right).any()
     with pytest.raises(AppError, match="(?i)no candidate|no candidates"):
-        client.predict(sid, "7", api_name="/choose_region")
+        client.predict(sid, "7", api_name="/choose_region_json")
 
 
 def test_select_then_this_changes_that_object_only(client, cups):
     path, image, left, right = cups
     sid, _ = client.predict(handle_file(str(path)), api_name="/new_session")
     x, y = _centre(right)
-    picked = client.predict(sid, x, y, False, api_name="/select")
+    picked = json.loads(client.predict(sid, x, y, False, api_name="/select_json"))
     sel = picked["selection"]
     assert picked["session_id"] == sid and sel["label"] == "cup" and sel["parts"] == 1
     x0, y0, x1, y1 = sel["box"]
@@ -88,14 +90,16 @@ def test_select_then_this_changes_that_object_only(client, cups):
 def test_add_to_selection_and_clear_selection(client, cups):
     path, image, left, right = cups
     sid, _ = client.predict(handle_file(str(path)), api_name="/new_session")
-    one = client.predict(sid, *_centre(left), False, api_name="/select")["selection"]
-    both = client.predict(sid, *_centre(right), True, api_name="/select")["selection"]
+    one = json.loads(client.predict(sid, *_centre(left), False,
+                                    api_name="/select_json"))["selection"]
+    both = json.loads(client.predict(sid, *_centre(right), True,
+                                     api_name="/select_json"))["selection"]
     assert both["parts"] == 2 and both["area"] > 1.8 * one["area"]
     _, result = client.predict(sid, "make it darker", None, False, api_name="/edit")
     changed = _changed(client, sid, image)
     assert result["ok"] and (changed & left).any() and (changed & right).any()
     assert not changed[:, :40].any()                         # the rest is untouched
-    cleared = client.predict(sid, api_name="/clear_selection")
+    cleared = json.loads(client.predict(sid, api_name="/clear_selection_json"))
     assert cleared["selection"] is None and cleared["session_id"] == sid
     head = cleared["head"]
     _, result = client.predict(sid, "make the whole photo brighter", None, False,
@@ -108,7 +112,7 @@ def test_select_refuses_a_point_outside_the_photo(client, cups):
     path, image, _, _ = cups
     sid, _ = client.predict(handle_file(str(path)), api_name="/new_session")
     with pytest.raises(AppError, match="outside"):
-        client.predict(sid, image.shape[1] + 5, 10, False, api_name="/select")
+        client.predict(sid, image.shape[1] + 5, 10, False, api_name="/select_json")
 
 
 def test_cli_choose_and_point(cups, tmp_path: Path, capsys):

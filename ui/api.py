@@ -1,7 +1,8 @@
-"""The API/MCP endpoints: hidden components, one named endpoint per function.
+"""The API endpoints: hidden components, one named endpoint per function.
 
-Each function is served as a ``gradio_client`` endpoint (``/new_session`` …) and as an
-MCP tool of the same name; its docstring is the tool's description.
+The functions here keep the ``gradio_client`` shapes scripts rely on (``/new_session``
+returns ``(session_id, info)``, ``/edit`` returns ``(image, result)`` …). The MCP tools,
+each answering with one JSON object, are ``ui.tools``; ``build`` registers both.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import gradio as gr
 from gradio import utils as gradio_utils
 
 import web
+from ui import tools
 from ui.common import friendly, private, root_url
 
 
@@ -260,54 +262,6 @@ def revoke_share(session_id: str, url: str) -> dict:
 
 
 
-@friendly
-def select(session_id: str, x: float, y: float, add: bool = False) -> dict:
-    """Select the object under a point of the session's current photo (click-to-select).
-
-    While the selection exists, "this", "that", "the selection" and a bare "it" in an
-    edit instruction mean it; "the whole photo" or "everything" override it.
-
-    Args:
-        session_id: the id returned by new_session.
-        x: the point's x in the current photo's full-resolution pixels.
-        y: the point's y in the current photo's full-resolution pixels.
-        add: add the object to the current selection instead of replacing it.
-
-    Returns:
-        {"session_id", "head", "selection": {"box", "label", "source", "area", "parts",
-        "seconds"}}.
-    """
-    return web.select(session_id, x, y, add=bool(add))
-
-
-@friendly
-def clear_selection(session_id: str) -> dict:
-    """Drop the session's selection (instructions then name their targets again).
-
-    Args:
-        session_id: the id returned by new_session.
-
-    Returns:
-        {"session_id", "head", "selection": null}.
-    """
-    return web.clear_selection(session_id)
-
-
-@friendly
-def choose_region(session_id: str, candidate_id: str) -> tuple[Any, dict]:
-    """Run the last unsure instruction on one of the candidates its result listed.
-
-    Args:
-        session_id: the id returned by new_session.
-        candidate_id: an "id" from the edit result's "candidates" ("1", "2" …).
-
-    Returns:
-        A preview of the result, and the turn's plan, steps, scores and new head.
-    """
-    view, result = web.choose_region(session_id, candidate_id)
-    return view.image, result
-
-
 FILE_PARAMS = {"image", "mask", "before", "after", "archive"}
 
 
@@ -332,7 +286,13 @@ def _hidden_inputs(fn) -> list[gr.components.Component]:
 
 
 def build() -> None:
-    """Endpoints for gradio_client and MCP tools (hidden components, no visible UI)."""
+    """The API/MCP endpoints (hidden components, no visible UI).
+
+    The JSON tools (``ui.tools``) are the public endpoints: the MCP server lists exactly
+    these, and ``gradio_client`` calls them as ``/<tool>_json``. The endpoints above keep
+    the names and tuple shapes scripts already use (``/new_session``, ``/edit`` …); they
+    are callable by ``gradio_client`` but undocumented, so they are not MCP tools.
+    """
     img = gr.Image(visible=False, type="numpy", format="png", label="image")
     out_json, out_file = gr.JSON(visible=False, label="result"), gr.File(visible=False)
     out_text = gr.Textbox(visible=False, label="session_id")
@@ -342,8 +302,11 @@ def build() -> None:
                graph: [out_json], download: [out_file], export_session: [out_file],
                import_session: [out_text, out_json], autopilot: [img, out_json],
                score: [out_json], benchmark: [out_json, out_file],
-               share_link: [out_url], revoke_share: [out_json], select: [out_json],
-               clear_selection: [out_json], choose_region: [img, out_json]}
+               share_link: [out_url], revoke_share: [out_json]}
     for fn, outs in outputs.items():
-        gr.Button(visible=False).click(fn, _hidden_inputs(fn), outs, api_name=fn.__name__)
-
+        gr.Button(visible=False).click(fn, _hidden_inputs(fn), outs, api_name=fn.__name__,
+                                       api_visibility="undocumented")
+    answer = gr.Textbox(visible=False, label="result (JSON)")
+    for fn in tools.TOOLS:
+        gr.Button(visible=False).click(fn, _hidden_inputs(fn), [answer],
+                                       api_name=f"{fn.__name__}_json")

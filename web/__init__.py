@@ -9,7 +9,8 @@ Modules: ``sessions`` (ids, folders, locks, expiry, quotas), ``views`` (previews
 state, chat, status line), ``wording`` (plain words for actions and backends), ``masks``
 (brush canvas, mask files, boxes), ``edit`` (the Edit tab), ``library`` (the session
 list), ``share`` (review-link tokens), ``review`` (the read-only review page),
-``autopilot``, ``benchmark``, ``graph_view`` (SVG drawings) and ``files`` (private,
+``links`` (read-only file URLs for API/MCP
+results), ``autopilot``, ``benchmark``, ``graph_view`` (SVG drawings) and ``files`` (private,
 unguessable download folders; 404 for everything else on the file route). The names
 below are the public calls, re-exported so that callers can write
 ``web.open_image(...)``.
@@ -24,6 +25,7 @@ from web.autopilot import (
 from web.benchmark import (
     BenchmarkView,
     benchmark_agents,
+    benchmark_choices,
     display_tables,
     mini_dataset,
     run_benchmark,
@@ -62,6 +64,7 @@ from web.library import (
     remember,
     render_cards,
 )
+from web.links import file_url, link_download, link_preview, link_session, link_token
 from web.masks import load_mask_file, mask_from_editor, parse_bbox
 from web.review import ReviewNotFound, review_download, review_page, review_preview
 from web.selection import (
@@ -96,15 +99,15 @@ from web.views import (
 )
 
 __all__ = [
-    "AutopilotView", "benchmark_agents", "BenchmarkView", "browser_secret", "cache_policy",
-    "candidate_at", "cancel_autopilot", "cards", "checkout", "choose_region",
-    "clear_selection", "crop",
-    "crop_preview", "current_preview",
+    "AutopilotView", "benchmark_agents", "benchmark_choices", "BenchmarkView", "browser_secret",
+    "cache_policy", "candidate_at", "cancel_autopilot", "cards", "checkout", "choose_region",
+    "clear_selection", "crop", "crop_preview", "current_preview",
     "delete_session",
     "display_tables", "download", "edit_turn", "empty_slot", "ensure_session",
-    "export_archive", "find", "get_manager", "get_view", "graph_json", "has_photo",
+    "export_archive", "file_url", "find", "get_manager", "get_view", "graph_json", "has_photo",
     "image_size", "import_archive", "import_beside", "in_new_session", "is_review_token",
-    "known_sessions", "load_mask_file", "marked_preview", "mask_from_editor", "mini_dataset",
+    "known_sessions", "link_download", "link_preview", "link_session",
+    "link_token", "load_mask_file", "marked_preview", "mask_from_editor", "mini_dataset",
     "NotFoundForRefused", "open_beside", "open_image", "parse_bbox", "preview",
     "preview_size", "private_folder", "publish", "redo", "remember", "render_cards", "resolve",
     "review_download", "review_page", "review_preview", "ReviewNotFound", "revoke_share",
