@@ -145,3 +145,13 @@ def test_add_to_selection_and_clear_selection(page, cups, shots: Path):
     pg.wait_for_function(f"document.querySelector('#photo img').src !== {src!r}")
     assert _outlined(_shown(pg)) < 5
     assert "Click an object" in pg.inner_text("#selection-info")
+    # shift-click adds too, without the toggle
+    pg.locator("#add-selection input").uncheck()
+    src = pg.get_attribute("#photo img", "src")
+    _click(pg, left, image.shape[:2])
+    pg.wait_for_function(f"document.querySelector('#photo img').src !== {src!r}")
+    single = _outlined(_shown(pg))
+    src = pg.get_attribute("#photo img", "src")
+    _click(pg, right, image.shape[:2], modifiers=["Shift"])
+    pg.wait_for_function(f"document.querySelector('#photo img').src !== {src!r}")
+    assert _outlined(_shown(pg)) > 1.5 * single
