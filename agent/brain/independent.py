@@ -41,6 +41,8 @@ log = logging.getLogger(__name__)
 
 #: long side of the frame copy every check works on
 SIDE = 1024
+#: long side the text detector sees for the inventory of other text regions
+TEXT_SIDE = 640
 #: a pixel counts as changed above this difference (0–255, any channel, work copy)
 CHANGE_LEVEL = 6
 #: margin (work pixels) around the target that a feather and mask growth may touch
@@ -122,8 +124,10 @@ def seen_in(small: np.ndarray, models: Any) -> list[Seen]:
              for d in models.objects.detect(small, OBJECT_MIN)]
     found += [Seen("face", tuple(d.box), d.score, "face")
               for d in models.faces.detect(small, FACE_MIN)]
-    found += [Seen("text", tuple(d.box), d.score, "text")
-              for d in models.text.detect(small, TEXT_MIN)]
+    view = _shrink(small, TEXT_SIDE)     # text lines need less than objects: 640 px
+    k = small.shape[1] / view.shape[1]
+    found += [Seen("text", tuple(v * k for v in d.box), d.score, "text")
+              for d in models.text.detect(view, TEXT_MIN)]
     with _CACHE_LOCK:
         _CACHE[key] = found
         while len(_CACHE) > _CACHE_SIZE:
@@ -191,9 +195,9 @@ def _changed(before: np.ndarray, after: np.ndarray) -> np.ndarray:
     return cv2.morphologyEx(d.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)) > 0
 
 
-def _shrink(image: np.ndarray) -> np.ndarray:
+def _shrink(image: np.ndarray, side: int = SIDE) -> np.ndarray:
     h, w = image.shape[:2]
-    s = min(1.0, SIDE / max(h, w))
+    s = min(1.0, side / max(h, w))
     rgb = np.ascontiguousarray(image[..., :3])
     if s >= 1.0:
         return rgb
