@@ -79,7 +79,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     summary = run(args.dataset, args.out, agent=args.agent, engine=args.engine,
                   workers=args.workers, limit=args.limit, kind=args.kind,
                   lpips_side=None if args.lpips_side < 0 else args.lpips_side,
-                  save_images=args.save_images)
+                  save_images=args.save_images, judge=args.judge)
     if args.report:
         summary["reports"] = [str(p) for p in write_reports(args.out)]
     _emit(summary)
@@ -127,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--lpips-side", type=int, default=1024,
                      help="LPIPS working long side; -1 native, 0 skip LPIPS")
     run.add_argument("--save-images", action="store_true")
+    run.add_argument("--judge", default=None,
+                     help="also score instruction following offline with a registered "
+                          "judge ('critic': the agent's critic; no VLM needed)")
     run.add_argument("--report", action="store_true", help="also write the reports")
     run.set_defaults(func=_cmd_run)
 

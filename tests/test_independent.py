@@ -141,3 +141,17 @@ def test_the_benchmark_tabs_pair_scoring_shows_the_if_score_beside_fidelity(cups
     rows = dict(web.score_rows(scores))
     assert rows["PSNR (dB)"] == "∞" and rows["Followed the words"] == "no"
     assert "nothing visibly changed" in rows["Why (critic)"]
+
+
+def test_a_benchmark_run_can_score_instruction_following_with_the_critic(tmp_path):
+    """``eval run --judge critic``: each turn also gets the offline IF score (no VLM)."""
+    from eval.hdd import make_dataset
+    from eval.runner import read_results, run
+
+    data = make_dataset(tmp_path / "hdd", sessions=1, turns=1, size=(320, 180), seed=0)
+    run(data, tmp_path / "out", agent="embedded", lpips_side=0, judge="critic")
+    turns = [t for r in read_results(tmp_path / "out") for t in r["turns"]]
+    assert turns and all(isinstance(t["critic_followed"], bool) for t in turns)
+    assert all(t["critic_if"] == "cannot decide" or 0 <= t["critic_if"] <= 1 for t in turns)
+    with pytest.raises(ValueError, match="no judge"):
+        run(data, tmp_path / "out2", agent="embedded", lpips_side=0, judge="nobody")
