@@ -155,3 +155,11 @@ def test_a_benchmark_run_can_score_instruction_following_with_the_critic(tmp_pat
     assert all(t["critic_if"] == "cannot decide" or 0 <= t["critic_if"] <= 1 for t in turns)
     with pytest.raises(ValueError, match="no judge"):
         run(data, tmp_path / "out2", agent="embedded", lpips_side=0, judge="nobody")
+
+
+@pytest.mark.parametrize("x,y", [(float("nan"), 3), (float("inf"), 3), ("left", 3), (-1, 3)])
+def test_select_refuses_a_point_that_is_not_in_the_photo(cups, x, y):
+    from pipelines.localizers.point import SelectionError, select_at
+
+    with pytest.raises(SelectionError, match="point"):
+        select_at(cups[0].before, x, y)

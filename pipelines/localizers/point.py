@@ -68,7 +68,7 @@ def select_at(image: np.ndarray, x: float, y: float) -> Selection:
     h, w = rgb.shape[:2]
     try:
         px, py = int(round(float(x))), int(round(float(y)))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         raise SelectionError(f"a point is two numbers x, y; got {x!r}, {y!r}") from None
     if not (0 <= px < w and 0 <= py < h):
         raise SelectionError(f"the point ({px}, {py}) is outside the {w}x{h} photo")
