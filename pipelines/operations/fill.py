@@ -521,7 +521,7 @@ class Generate(Operation):
     generative = True
     model_role = "edit"
     flags = frozenset({"content"})
-    role = "generate"
+    role = "new_content"
     words = ("generate",)
     #: looks that need new content, not a grade ("make it snowy", "night time")
     look_pattern = (r"\b(?:night(?:time)?|winter|snowy|snow|rainy|rain|autumn|fall|spring|"
