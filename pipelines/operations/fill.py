@@ -519,7 +519,7 @@ class Generate(Operation):
     params = (ParamSpec("prompt", "str", "", "what the region should show"),)
     main = "prompt"
     generative = True
-    model_role = "edit"
+    model_role = "editor"
     flags = frozenset({"content"})
     role = "new_content"
     words = ("generate",)
