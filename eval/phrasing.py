@@ -78,7 +78,8 @@ def _rotation(degrees: float) -> str:
 
 
 def _value_ok(op: str, param: str, got: Any, want: str) -> bool:
-    if op == "rotate":
+    spec = REGISTRY.get(op)
+    if spec is not None and spec.has("frame") and param == "degrees":   # quarter turns
         return isinstance(got, (int, float)) and _rotation(got) == want
     if isinstance(got, (int, float)) and not isinstance(got, bool):
         try:
@@ -94,7 +95,7 @@ def _size_ok(op: str, param: str, got: float, size: str) -> bool:
     if spec is None or not isinstance(spec.default, (int, float)):
         return False
     neutral = NEUTRAL.get(param, 0.0)
-    if op == "transform" and param == "scale":   # bigger and smaller are symmetric in log
+    if get_operation(op).has("moves_target") and param == "scale":   # symmetric in log
         import math
         return (abs(math.log(got)) > math.log(1.3)) == (size == "large") and \
             abs(math.log(got)) != math.log(1.3)

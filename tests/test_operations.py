@@ -17,6 +17,7 @@ from agent.actions import Action
 from agent.brain.critic import PASS_SCORE, MeasuredCritic
 from agent.brain.intents import LIBRARY
 from agent.brain.rules import RulePlanner
+from pipelines.config import ROLES
 from pipelines.editors.base import EditRequest
 from pipelines.editors.classical import IMPLEMENTED, ClassicalEditor
 from pipelines.editors.operations import OPERATIONS, get_operation
@@ -65,7 +66,7 @@ def test_every_operation_declares_what_it_is(name: str) -> None:
     assert wording and "_" not in wording, wording
     assert where in wording or op.has("frame"), wording   # a frame edit is the photo's
     # pixels: a classical implementation, or a frame change / a generative model
-    assert op.classical or op.has("frame") or (op.generative and op.model_role), name
+    assert op.classical or op.has("frame") or (op.generative and op.model_role in ROLES), name
     assert (name in IMPLEMENTED) == op.classical
 
 

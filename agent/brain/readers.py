@@ -86,8 +86,8 @@ _NEGATIVE = "|".join([NEGATIONS, *(op.negative for op in _ADJUSTERS if op.negati
 #: Filters that mean the whole frame when the target is a pronoun.
 _FRAME_FILTERS = with_flag("frame_filter")
 #: the operations the grammar itself asks for, by role
-_LOOK = for_role("look")
-_GENERATE = for_role("generate").name
+_LOOK = for_role("named_look")
+_GENERATE = for_role("new_content").name
 _REMOVE = for_role("remove").name
 _RECOLOUR = for_role("recolour").name
 _WRITE = for_role("write").name
@@ -96,7 +96,7 @@ _MOVE = for_role("move").name
 #: words that carry an operation: never the name of an object to move ("push the exposure up")
 _OPERATION_WORDS = frozenset(word_owner())
 #: looks that need new content ("night", "winter"): a generative edit
-_GENERATIVE_LOOKS = for_role(_GENERATE).look_pattern
+_GENERATIVE_LOOKS = for_role("new_content").look_pattern
 
 
 def _region_for(target: str, ctx: _Context) -> tuple[str, bool]:

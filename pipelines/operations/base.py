@@ -22,6 +22,7 @@ Instances double as the catalogue's ``OperationSpec`` (``validate``, ``clamp``, 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -29,6 +30,7 @@ import numpy as np
 
 from pipelines.operations.colours import parse_color
 from pipelines.operations.errors import OperationError
+from pipelines.operations.lexicon import percent
 from pipelines.operations.measures import Measured, Verdict
 
 KINDS = ("adjust", "remove", "replace", "add", "undo")
@@ -309,8 +311,6 @@ class Operation:
         """The planner's keyword expression for this operation."""
         if self.pattern:
             return self.pattern
-        import re  # noqa: PLC0415
-
         return "|".join(rf"\b{re.escape(w)}\b" for w in self.words)
 
     def reads_negative(self, clause: str, keyword: str, negative: bool) -> bool:
@@ -323,8 +323,6 @@ class Operation:
 
         The default reads a percentage; operations with units (stops, degrees) override.
         """
-        from pipelines.operations.lexicon import percent  # noqa: PLC0415
-
         return percent(clause)
 
     def bare_value(self, value: float) -> float:

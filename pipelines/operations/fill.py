@@ -519,9 +519,9 @@ class Generate(Operation):
     params = (ParamSpec("prompt", "str", "", "what the region should show"),)
     main = "prompt"
     generative = True
-    model_role = "edit"
+    model_role = "editor"
     flags = frozenset({"content"})
-    role = "generate"
+    role = "new_content"
     words = ("generate",)
     #: looks that need new content, not a grade ("make it snowy", "night time")
     look_pattern = (r"\b(?:night(?:time)?|winter|snowy|snow|rainy|rain|autumn|fall|spring|"

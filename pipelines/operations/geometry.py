@@ -55,6 +55,7 @@ class Crop(_FrameEdit):
               *(ParamSpec(side, "float", 0.0, f"fraction trimmed from the {side}",
                           0.0, 0.9) for side in ("left", "top", "right", "bottom")))
     main = "aspect"
+    role = "trim"
     words = ("crop", "trim", "square crop", "widescreen crop")
     wording = "crop the photo"
     asks = (
@@ -75,6 +76,7 @@ class Rotate(_FrameEdit):
     params = (ParamSpec("degrees", "int", 90, "clockwise, a multiple of 90 (negative: "
                         "anticlockwise)", -270, 270),)
     main = "degrees"
+    role = "quarter_turn"
     words = ("rotate", "quarter turn", "upside down", "sideways")
     wording = "rotate the photo"
     asks = (
@@ -96,6 +98,7 @@ class Flip(_FrameEdit):
     params = (ParamSpec("axis", "choice", "horizontal", "horizontal: left-right mirror; "
                         "vertical: upside down", choices=("horizontal", "vertical")),)
     main = "axis"
+    role = "mirror"
     words = ("flip", "mirror")
     wording = "flip the photo"
     asks = (
@@ -115,6 +118,7 @@ class Straighten(FloatOp):
               ParamSpec("auto", "bool", False, "find the tilt from the horizon or the "
                         "dominant lines (angle ignored)"))
     main = "angle"
+    role = "level"
     flags = frozenset({"frame_filter", "frame"})
     words = ("straighten", "level the horizon", "tilted", "crooked")
     wording = "straighten the photo"
@@ -139,6 +143,7 @@ class Resize(_FrameEdit):
               ParamSpec("width", "int", 0, "width in pixels (0: unset)", 0, 65535),
               ParamSpec("height", "int", 0, "height in pixels (0: unset)", 0, 65535))
     main = "scale"
+    role = "downsize"
     words = ("resize", "downscale", "make the file smaller")
     wording = "make the photo smaller"
     asks = (asks("resize", {"scale": 0.5}, "Make the file smaller",

@@ -175,7 +175,7 @@ class LookOp(Operation):
     main = "style"
     size = "strength"
     flags = frozenset({"frame_filter"})
-    role = "look"
+    role = "named_look"
     words = ("look", "matte", "vintage", "retro", "golden hour", "evening", "dusk",
              "high key", "low key", "teal and orange", "cinematic", "moody", "sepia look",
              "old photo")
