@@ -92,9 +92,10 @@ def _error(result: Any, data_dir: Path) -> str:
     return text
 
 
-def _run(url: str, script) -> Any:
+def _run(url: str, script, headers: dict[str, str] | None = None) -> Any:
     async def main() -> Any:
-        async with streamablehttp_client(url + "/gradio_api/mcp/") as (read, write, _):
+        async with streamablehttp_client(url + "/gradio_api/mcp/", headers=headers) as (
+                read, write, _):
             async with ClientSession(read, write) as session:
                 await session.initialize()
                 return await script(session)
@@ -255,3 +256,20 @@ def test_file_links_refuse_what_they_do_not_know(served, astronaut: np.ndarray):
     with pytest.raises(urllib.error.HTTPError) as err:
         _fetch(good)
     assert err.value.code == 404  # a link dies with its session
+
+
+def test_links_use_the_address_the_client_came_through(served, astronaut: np.ndarray):
+    """Behind a proxy (a Space), URLs name the public host, not the app's loopback."""
+    url, data_dir = served
+
+    async def script(session: ClientSession) -> tuple[dict, dict]:
+        new = _json(await session.call_tool("new_session", {"image": _data_url(astronaut)}),
+                    "new_session", data_dir)
+        share = _json(await session.call_tool("share_link", {"session_id": new["session_id"]}),
+                      "share_link", data_dir)
+        return new, share
+
+    new, share = _run(url, script, headers={"X-Forwarded-Host": "loupe.example.org",
+                                            "X-Forwarded-Proto": "https"})
+    assert new["image_url"].startswith("https://loupe.example.org/files/fl.")
+    assert share["url"].startswith("https://loupe.example.org/review/rv.")
