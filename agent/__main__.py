@@ -10,6 +10,8 @@ Examples::
     python -m agent import s1.zip --session s1-copy
     python -m agent autopilot photo.jpg --mood "warm evening" --session s2
     python -m agent critique before.png after.png "remove the red ball" --json
+    python -m agent edit photo.jpg "make the cup blue" --choose 2
+    python -m agent edit photo.jpg "make this brighter" --point 640,410
 
 Exit status: 0 done, 1 the request was refused or not carried out (the message says
 why), 2 any failure: bad input (missing file, damaged session, malformed archive, an
@@ -33,7 +35,7 @@ import numpy as np
 from agent.brain.judge import critique_files
 from agent.search.mcts import autopilot
 from agent.session import SESSION_FILE, EditSession, SessionError
-from agent.session.edit_session import check_instruction
+from agent.session.inputs import check_instruction
 from pipelines.cli import guarded
 from pipelines.images import SUFFIX_FORMATS, load_image, save_image
 from pipelines.masks import load_mask
@@ -60,6 +62,11 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("--search", choices=["none", "tree"], default="none",
                    help="'tree' runs the tree search instead of the plain turn loop")
     e.add_argument("--json", action="store_true", help="print the turn result as JSON")
+    e.add_argument("--point", metavar="X,Y",
+                   help="select the object under this point (full-resolution pixels) first: "
+                        "'this', 'that', 'it' then mean it")
+    e.add_argument("--choose", metavar="N",
+                   help="when the target is unsure, run the edit on candidate N (as listed)")
 
     for name, text in (("undo", "go back one state"), ("redo", "go forward again"),
                        ("log", "list the states")):
@@ -146,7 +153,16 @@ def cmd_edit(args: argparse.Namespace) -> int:
         if args.mask:
             width, height = session.graph.size
             mask = load_mask(args.mask, (height, width), label=Path(args.mask).name)
+        if args.point:
+            x, y = _point(args.point)
+            picked = session.select(x, y)["selection"]
+            _say(f"selected: {picked['label']} at {picked['box']} ({picked['source']}, "
+                 f"{picked['seconds']:.2f}s)")
         result = session.turn(instruction, mask, search=args.search)
+        if args.choose and result.candidates:
+            _say("candidates: " + "; ".join(f"{c['id']}. {c['label']} {c['score']:.2f} "
+                                             f"{c['box']}" for c in result.candidates))
+            result = session.choose(args.choose)
     except BaseException:
         if created:  # nothing half-made: the new session goes with the failed command
             shutil.rmtree(session.folder, ignore_errors=True)
@@ -160,6 +176,14 @@ def cmd_edit(args: argparse.Namespace) -> int:
         _say(f"saved: {path}")
     _say(f"session: {session.folder}")
     return 0 if result.ok else 1
+
+
+def _point(text: str) -> tuple[float, float]:
+    try:
+        x, y = (float(v) for v in str(text).replace(" ", "").split(","))
+    except ValueError:
+        raise SessionError(f"--point takes X,Y in pixels, e.g. 120,340; got {text!r}") from None
+    return x, y
 
 
 def _print_turn(result: Any) -> None:
@@ -178,6 +202,9 @@ def _print_turn(result: Any) -> None:
             for fix in a.fix:
                 _say(f"      fix: {fix}")
     _say(result.message)
+    for c in getattr(result, "candidates", []) or []:
+        _say(f"  candidate {c['id']}: {c['label']} (score {c['score']:.2f}) at {c['box']} — "
+             f"run again with --choose {c['id']}")
     _say(f"head: {result.head}  ({result.timings.get('total', 0):.2f}s)")
 
 

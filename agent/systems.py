@@ -19,8 +19,9 @@ from typing import Any
 import cv2
 import numpy as np
 
+from agent.brain.judge import critique_images
 from agent.session import EditSession
-from eval.systems import EditRun, TurnContext, TurnOutput, register_system
+from eval.systems import EditRun, TurnContext, TurnOutput, register_judge, register_system
 
 #: the working size of the direct baseline, in pixels (about 1 MP like common editors)
 DIRECT_PIXELS = 1024 * 1024
@@ -107,3 +108,11 @@ class DirectSystem:
 
 register_system(EmbeddedSystem.name, EmbeddedSystem)
 register_system(DirectSystem.name, DirectSystem)
+
+
+def _critic_judge(before: np.ndarray, after: np.ndarray, instruction: str,
+                  mask: np.ndarray | None = None) -> dict:
+    return critique_images(before, after, instruction, mask)
+
+
+register_judge("critic", _critic_judge)

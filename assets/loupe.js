@@ -20,4 +20,8 @@
   document.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey && e.target.closest('#instruction')) { toPhoto(); }
   }, true);
+  // Shift-click on the photo adds to the selection (read by the photo's select event).
+  document.addEventListener('pointerdown', (e) => {
+    if (e.target.closest('#photo')) { window.loupeShift = e.shiftKey; }
+  }, true);
 }

@@ -9,12 +9,21 @@ and deliberately bad ones (a rim left, the wrong colour, nothing changed, a spil
 the target). Two splits: ``tuned`` (backgrounds the thresholds were set on) and
 ``held_out`` (backgrounds never looked at while tuning). The last printed line is one JSON
 object with precision and recall of "passed" (positive = a good edit) per split.
+
+The real-photo part (issue 24, ``--real``, on by default) judges the labelled pairs of
+``tests/critic_pairs.py`` (scikit-image photos and composites, edits made by the agent's
+own executor on the right target or a wrong one) twice: as the turn loop does, with the
+mask the edit was made with (``with_mask``: only checks that do not trust it can catch a
+wrong target), and offline with no mask (``offline_if``: the instruction-following score
+of ``python -m agent critique`` / pair scoring, the critic's 0–10 / 10). It also counts
+wrong-target edits that passed (the target is 0).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -27,6 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agent import executor  # noqa: E402
 from agent.actions import Action  # noqa: E402
 from agent.brain.critic import MeasuredCritic  # noqa: E402
+from agent.brain.judge import critique_images  # noqa: E402
 from eval import hdd  # noqa: E402
 
 KINDS = {"good removal": True, "good recolour": True, "rim left": False,
@@ -70,6 +80,8 @@ def case(kind: str, background: int, n: int, size: tuple[int, int]):
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--size", default="640x360")
+    parser.add_argument("--no-real", dest="real", action="store_false",
+                        help="skip the real-photo pairs (renders only)")
     args = parser.parse_args()
     size = tuple(int(v) for v in args.size.split("x"))
     critic = MeasuredCritic()
@@ -93,7 +105,46 @@ def main() -> None:
             "precision": round(tp / max(tp + fp, 1), 3), "recall": round(tp / max(tp + fn, 1), 3),
             "accuracy": round((tp + tn) / max(tp + fp + fn + tn, 1), 3), "misjudged": wrong}
     out["seconds"] = round(time.perf_counter() - start, 1)
+    if args.real:
+        out["real"] = real_photos()
+        out["seconds"] = round(time.perf_counter() - start, 1)
+    out["load_average"] = [round(v, 2) for v in os.getloadavg()]
     print(json.dumps(out))
+
+
+WRONG_TARGET = ("wrong instance", "every text", "touching neighbour")
+
+
+def real_photos() -> dict:
+    """Precision/recall of "passed" on the labelled real-photo pairs, per split and mode."""
+    from tests.critic_pairs import pairs
+
+    out: dict = {}
+    for split in ("tune", "held_out"):
+        rows = {"with_mask": [], "offline_if": []}
+        for pair in pairs(split):
+            for mode, mask in (("with_mask", pair.used_mask), ("offline_if", None)):
+                verdict = critique_images(pair.before, pair.after, pair.instruction, mask)
+                rows[mode].append((pair, verdict))
+        out[split] = {mode: _rates(found) for mode, found in rows.items()}
+    return out
+
+
+def _rates(found: list) -> dict:
+    tp = sum(v["passed"] and p.good for p, v in found)
+    fp = sum(v["passed"] and not p.good for p, v in found)
+    fn = sum(not v["passed"] and p.good for p, v in found)
+    tn = sum(not v["passed"] and not p.good for p, v in found)
+    if_right = sum((v["score"] / 10 >= 0.5) == p.good for p, v in found)
+    return {"cases": len(found), "good": tp + fn, "bad": fp + tn,
+            "precision": round(tp / max(tp + fp, 1), 3), "recall": round(tp / max(tp + fn, 1), 3),
+            "accuracy": round((tp + tn) / max(len(found), 1), 3),
+            "if_accuracy_at_0.5": round(if_right / max(len(found), 1), 3),
+            "wrong_target_passed": sum(v["passed"] and p.kind in WRONG_TARGET
+                                       for p, v in found),
+            "wrong_target_cases": sum(p.kind in WRONG_TARGET for p, _ in found),
+            "misjudged": [f"{p.name}: {p.instruction} ({p.kind}) {v['score']}"
+                          for p, v in found if v["passed"] != p.good]}
 
 
 if __name__ == "__main__":

@@ -47,9 +47,9 @@ from agent import executor  # noqa: E402
 from agent.actions import Action  # noqa: E402
 from agent.session import EditSession  # noqa: E402
 from eval import hdd  # noqa: E402
-from pipelines.editors.objects import lab_of  # noqa: E402
+from pipelines.color import rgb_to_lab as lab_of  # noqa: E402
 from pipelines.editors.operations import parse_color  # noqa: E402
-from pipelines.grounding import get_localizer  # noqa: E402
+from pipelines.localizers import get_localizer  # noqa: E402
 
 Case = tuple[np.ndarray, np.ndarray, str]
 

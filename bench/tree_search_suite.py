@@ -30,7 +30,6 @@ import sys
 import time
 from pathlib import Path
 
-import cv2
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -38,14 +37,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from agent.brain.checklist import MeasuredChecker  # noqa: E402
 from agent.search.tree_search import MODES, ClassicalActor, tree_search  # noqa: E402
 from eval import hdd  # noqa: E402
-from pipelines.editors.operations import NAMED_COLORS  # noqa: E402
+from pipelines.color import NAMED_COLORS, rgb_to_lab  # noqa: E402
 
 LOAD_PENALTY, BASE_FAILURE = 0.12, 0.1
 
 
 def _lightness(colour: str) -> float:
-    rgb = np.array([[NAMED_COLORS[colour]]], np.uint8)
-    return float(cv2.cvtColor(rgb, cv2.COLOR_RGB2LAB)[0, 0, 0]) * 100 / 255
+    return float(rgb_to_lab(np.array(NAMED_COLORS[colour], np.uint8))[0])
 
 
 def make_case(level: int, seed: int, size: tuple[int, int]) -> tuple[object, str]:

@@ -14,6 +14,7 @@ from eval.hdd import make_dataset
 from eval.metrics import load_mask, score_pair
 from eval.report import write_reports
 from eval.runner import run
+from eval.systems import get_judge
 from pipelines.cli import guarded
 from pipelines.images import load_image
 from pipelines.redact import install_log_redaction
@@ -68,7 +69,9 @@ def _cmd_score(args: argparse.Namespace) -> int:
     before = load_image(args.before).pixels
     after = load_image(args.after).pixels
     mask = load_mask(args.mask, before.shape[:2]) if args.mask else None
-    _emit(score_pair(before, after, mask=mask, bbox=args.bbox, instruction=args.instruction))
+    judge = get_judge() if args.instruction else None
+    _emit(score_pair(before, after, mask=mask, bbox=args.bbox, instruction=args.instruction,
+                     judge=judge))
     return 0
 
 
@@ -76,7 +79,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     summary = run(args.dataset, args.out, agent=args.agent, engine=args.engine,
                   workers=args.workers, limit=args.limit, kind=args.kind,
                   lpips_side=None if args.lpips_side < 0 else args.lpips_side,
-                  save_images=args.save_images)
+                  save_images=args.save_images, judge=args.judge)
     if args.report:
         summary["reports"] = [str(p) for p in write_reports(args.out)]
     _emit(summary)
@@ -124,6 +127,9 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--lpips-side", type=int, default=1024,
                      help="LPIPS working long side; -1 native, 0 skip LPIPS")
     run.add_argument("--save-images", action="store_true")
+    run.add_argument("--judge", default=None,
+                     help="also score instruction following offline with a registered "
+                          "judge ('critic': the agent's critic; no VLM needed)")
     run.add_argument("--report", action="store_true", help="also write the reports")
     run.set_defaults(func=_cmd_run)
 

@@ -479,7 +479,8 @@ def load_mask(path: str | Path, shape: tuple[int, ...]) -> np.ndarray:
 
 def score_pair(before: np.ndarray, after: np.ndarray, *, mask: np.ndarray | None = None,
                bbox: Box | None = None, instruction: str | None = None,
-               lpips_side: int | None = 1024, models: bool = True) -> dict[str, Any]:
+               lpips_side: int | None = 1024, models: bool = True,
+               judge: Callable[..., dict] | None = None) -> dict[str, Any]:
     """Every metric available here for one edit.
 
     Args:
@@ -492,6 +493,9 @@ def score_pair(before: np.ndarray, after: np.ndarray, *, mask: np.ndarray | None
         instruction: the edit instruction, for CLIP-T and VQAScore/CIF.
         lpips_side: working long side of LPIPS (None = native, 0 = skip LPIPS).
         models: also try the model-based metrics (CLIP/DINO/VLM).
+        judge: with an instruction, an instruction-following judge
+            (``eval.systems.get_judge()``: the agent's critic) adds ``if_score`` etc.
+            (see ``instruction_following``).
 
     Returns:
         ``psnr``, ``ssim``, ``lpips`` or ``st_lpips``, ``psnr_om``, ``ssim_om``,
@@ -524,7 +528,49 @@ def score_pair(before: np.ndarray, after: np.ndarray, *, mask: np.ndarray | None
     if models:
         out.update(embedding_metrics(before, after, instruction))
         out.update(vlm_metrics(before, after, instruction))
+    if judge is not None and instruction:
+        out.update(instruction_following(before, after, instruction, judge, area))
     return out
+
+
+#: the IF score at or above which an edit counts as following its instruction
+IF_FOLLOWED = 0.7
+CANNOT_DECIDE = "cannot decide"
+
+
+def instruction_following(before: np.ndarray, after: np.ndarray, instruction: str,
+                          judge: Callable[..., dict], mask: np.ndarray | None = None
+                          ) -> dict[str, Any]:
+    """The judge's verdict as an instruction-following score, offline (no VLM needed).
+
+    Args:
+        before, after: the pair (same size).
+        instruction: what was asked.
+        judge: ``judge(before, after, instruction, mask) -> {"score" 0–10, "passed",
+            "reasons", "decided"}`` (the agent's critic registers one).
+        mask: the edited area when known (None: the judge finds the target itself).
+
+    Returns:
+        ``if_score`` (the judge's score / 10, or ``"cannot decide"``), ``if_followed``
+        (False when it cannot decide), ``if_reasons`` (plain words) and
+        ``if_undecided`` (checks that could not decide).
+    """
+    try:
+        verdict = judge(before, after, instruction, mask)
+    except Exception as exc:  # noqa: BLE001 — a failing judge is "cannot decide", said so
+        log.warning("instruction-following judge failed: %s", exc)
+        return {"if_score": CANNOT_DECIDE, "if_followed": False,
+                "if_reasons": [f"the judge failed: {exc}"], "if_undecided": []}
+    undecided = sorted({f"{name}: {why}" for step in verdict.get("steps", [])
+                        for name, why in (step.get("undecided") or {}).items()})
+    reasons = [str(r) for r in verdict.get("reasons", [])]
+    if not verdict.get("decided", True):
+        return {"if_score": CANNOT_DECIDE, "if_followed": False, "if_reasons": reasons,
+                "if_undecided": undecided}
+    score = max(0.0, min(1.0, float(verdict.get("score", 0.0)) / 10.0))
+    return {"if_score": round(score, 3),
+            "if_followed": bool(verdict.get("passed")) and score >= IF_FOLLOWED,
+            "if_reasons": reasons, "if_undecided": undecided}
 
 
 def _perceptual(before: np.ndarray, after: np.ndarray, background: np.ndarray,

@@ -32,6 +32,8 @@ from typing import Any
 import cv2
 import numpy as np
 
+from pipelines.arrays import rgb_array
+from pipelines.color import lab_to_8bit, rgb_to_lab
 from pipelines.images import downscale
 
 log = logging.getLogger(__name__)
@@ -88,16 +90,13 @@ def features(image: np.ndarray) -> np.ndarray:
     Returns:
         A float64 vector of ``len(FEATURE_NAMES)`` values.
     """
-    if not isinstance(image, np.ndarray) or image.dtype != np.uint8:
-        raise ValueError("features need a uint8 image array")
-    rgb8 = image if image.ndim == 3 else np.repeat(image[..., None], 3, axis=2)
-    rgb8 = np.ascontiguousarray(downscale(np.ascontiguousarray(rgb8[..., :3]), FEATURE_SIZE))
+    rgb8 = np.ascontiguousarray(downscale(rgb_array(image, "image", grey=True), FEATURE_SIZE))
     hists = [_hist(rgb8[..., c]) for c in range(3)]
     n = float(rgb8.shape[0] * rgb8.shape[1])
     out: list[float] = []
     for h in hists:
         out.extend(float(v) / 255.0 for v in _quantiles(h, (0.5, 50, 99.5)))
-    lab8 = cv2.cvtColor(rgb8, cv2.COLOR_RGB2LAB)
+    lab8 = lab_to_8bit(rgb_to_lab(rgb8))
     light = lab8[..., 0].astype(np.float32) / 255.0            # L*/100
     a = lab8[..., 1].astype(np.float32) - 128.0
     b = lab8[..., 2].astype(np.float32) - 128.0

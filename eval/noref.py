@@ -36,6 +36,8 @@ import numpy as np
 
 from eval import naturalness
 from pipelines import embeddings
+from pipelines.arrays import rgb_array
+from pipelines.color import rgb_to_lab
 from pipelines.images import downscale
 
 log = logging.getLogger(__name__)
@@ -83,16 +85,10 @@ def to_analysis(image: np.ndarray, size: int = ANALYSIS_SIZE) -> np.ndarray:
 
 
 def _rgb(image: np.ndarray) -> np.ndarray:
-    if not isinstance(image, np.ndarray) or image.dtype != np.uint8:
-        raise ValueError(f"expected a uint8 image array, got "
-                         f"{getattr(image, 'dtype', type(image).__name__)}")
-    if image.ndim == 2:
-        return np.repeat(image[..., None], 3, axis=2)
-    if image.ndim != 3 or image.shape[2] not in (3, 4):
-        raise ValueError(f"expected an HxWx3 or HxWx4 image, got shape {image.shape}")
+    image = rgb_array(image, "image", grey=True)
     if min(image.shape[:2]) < 8:
         raise ValueError(f"image {image.shape[1]}x{image.shape[0]} is too small to measure")
-    return image[..., :3]
+    return image
 
 
 # --------------------------------------------------------------------------- BRISQUE
@@ -226,11 +222,6 @@ def _band(value: float, lo: float, hi: float, soft: float) -> float:
     if value > hi:
         return float(math.exp(-((value - hi) / soft) ** 2))
     return 1.0
-
-
-def _lab(rgb: np.ndarray) -> np.ndarray:
-    lab = cv2.cvtColor(rgb, cv2.COLOR_RGB2LAB).astype(np.float32)
-    return lab * np.array([100 / 255, 1, 1], np.float32) - np.array([0, 128, 128], np.float32)
 
 
 def _shrink(gray: np.ndarray, size: int) -> np.ndarray:
@@ -397,7 +388,7 @@ def quality_indices(image: np.ndarray, *, tilt: bool = True,
     """
     native = _rgb(image)
     rgb = to_analysis(native)
-    lab = _lab(rgb)
+    lab = rgb_to_lab(rgb)
     light = lab[..., 0]
     gray8 = cv2.cvtColor(rgb, cv2.COLOR_RGB2GRAY)
     out: dict[str, float | int | str | None] = {}

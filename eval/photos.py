@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from pipelines.editors.classical import linear_to_srgb, srgb_to_linear
+from pipelines.color import linear_to_srgb, srgb_to_linear
 from pipelines.images import downscale
 
 #: name → (package, path inside the package)

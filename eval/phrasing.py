@@ -28,13 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipelines.editors.operations import get_operation
+from pipelines.operations import REGISTRY
 
-#: the parameter a bare sign/size/value refers to, per operation
-MAIN_PARAM = {"exposure": "stops", "gamma": "gamma", "hue": "degrees", "denoise": "strength",
-              "blur": "radius", "auto_levels": "clip", "clahe": "clip_limit",
-              "straighten": "angle", "look": "style", "crop": "aspect", "rotate": "degrees",
-              "flip": "axis", "resize": "scale", "recolor": "color", "transform": "scale",
-              "text": "text", "generate": "prompt", "inpaint": "method"}
 NEUTRAL = {"gamma": 1.0, "scale": 1.0}
 _STEP = re.compile(r"^(?P<op>[a-z_]+)(?:\.(?P<param>[a-z_]+))?(?P<sign>[+-])?"
                    r"(?:\s+(?P<size>small|large))?(?:=(?P<value>[^@\s]+))?"
@@ -83,7 +78,8 @@ def _rotation(degrees: float) -> str:
 
 
 def _value_ok(op: str, param: str, got: Any, want: str) -> bool:
-    if op == "rotate":
+    spec = REGISTRY.get(op)
+    if spec is not None and spec.has("frame") and param == "degrees":   # quarter turns
         return isinstance(got, (int, float)) and _rotation(got) == want
     if isinstance(got, (int, float)) and not isinstance(got, bool):
         try:
@@ -99,7 +95,7 @@ def _size_ok(op: str, param: str, got: float, size: str) -> bool:
     if spec is None or not isinstance(spec.default, (int, float)):
         return False
     neutral = NEUTRAL.get(param, 0.0)
-    if op == "transform" and param == "scale":   # bigger and smaller are symmetric in log
+    if get_operation(op).has("moves_target") and param == "scale":   # symmetric in log
         import math
         return (abs(math.log(got)) > math.log(1.3)) == (size == "large") and \
             abs(math.log(got)) != math.log(1.3)
@@ -123,11 +119,9 @@ def step_ok(action: dict[str, Any], alt: Expect) -> bool:
     if op != alt.op:
         return False
     params = action.get("params") or {}
-    param = alt.param or MAIN_PARAM.get(op, "amount")
-    if op == "look" and alt.size:
-        size_param = "strength"
-    else:
-        size_param = param
+    spec = REGISTRY.get(op)
+    param = alt.param or (spec.main_param if spec is not None else "amount")
+    size_param = spec.size if alt.size and spec is not None and spec.size else param
     got = params.get(param)
     if alt.sign:
         if not isinstance(got, (int, float)):

@@ -28,8 +28,8 @@ import numpy as np
 from eval import dle, hdd
 from eval.datasets import Sample, Turn, load_dataset
 from eval.hdd import SceneState, render
-from eval.metrics import psnr, score_pair, ssim
-from eval.systems import EditSystem, TurnContext, get_system, system_name
+from eval.metrics import instruction_following, psnr, score_pair, ssim
+from eval.systems import EditSystem, TurnContext, get_judge, get_system, system_name
 from pipelines.images import load_image
 
 log = logging.getLogger(__name__)
@@ -65,8 +65,11 @@ def _finite(value: Any) -> Any:
 
 
 def score_turn(before: np.ndarray, after: np.ndarray, turn: Turn, sample: Sample,
-               index: int, target: np.ndarray | None, lpips_side: int | None) -> dict[str, Any]:
-    """Every measure of one turn (see the module doc); infinite values as ``"inf"``."""
+               index: int, target: np.ndarray | None, lpips_side: int | None,
+               judge: Any = None) -> dict[str, Any]:
+    """Every measure of one turn (see the module doc); infinite values as ``"inf"``.
+    With a ``judge`` (``eval.systems.get_judge``), also the offline instruction-following
+    score of the turn: ``critic_if`` (0–1 or "cannot decide") and ``critic_followed``."""
     if after.shape[:2] != before.shape[:2]:
         after = cv2.resize(after, (before.shape[1], before.shape[0]),
                            interpolation=cv2.INTER_CUBIC)
@@ -90,6 +93,10 @@ def score_turn(before: np.ndarray, after: np.ndarray, turn: Turn, sample: Sample
         graded = dle.evaluate(before, after, turn.instruction, boxes, reference=target)
         out.update(dle_if=graded["if_score"], dle_vc=graded["vc_score"],
                    dle_if_label=graded["if_label"], dle_vc_label=graded["vc_label"])
+    if judge is not None:
+        verdict = instruction_following(before, after, turn.instruction, judge,
+                                        _read_mask(turn.mask, before.shape))
+        out["critic_if"], out["critic_followed"] = verdict["if_score"], verdict["if_followed"]
     return {k: _finite(v) for k, v in out.items()}
 
 
@@ -105,7 +112,8 @@ def _hdd_scores(after: np.ndarray, previous: dict, target: dict) -> dict[str, An
 def evaluate_sample(sample: Sample, agent: str | EditSystem, *,
                     lpips_side: int | None = 1024,
                     save_images: Path | None = None,
-                    agent_options: dict[str, Any] | None = None) -> dict[str, Any]:
+                    agent_options: dict[str, Any] | None = None,
+                    judge: str | None = None) -> dict[str, Any]:
     """Run one agent on one sample, turn by turn, and score every turn.
 
     Args:
@@ -114,6 +122,8 @@ def evaluate_sample(sample: Sample, agent: str | EditSystem, *,
         lpips_side: LPIPS working long side (None = native).
         save_images: folder to write each turn's output into (``<id>/turn_<t>.png``).
         agent_options: keyword arguments for the agent's constructor.
+        judge: a judge registered in ``eval.systems`` (e.g. ``"critic"``): each turn also
+            gets its offline instruction-following score (no VLM needed).
 
     Returns:
         ``{"sample", "type", "dataset", "agent", "turns": [...], "error"}``; an agent
@@ -123,6 +133,9 @@ def evaluate_sample(sample: Sample, agent: str | EditSystem, *,
                               "dataset": sample.dataset, "agent": system_name(agent),
                               "turns": [],
                               "error": None}
+    judging = get_judge(judge) if judge else None
+    if judge and judging is None:
+        raise ValueError(f"no judge {judge!r} is registered")
     scratch = Path(tempfile.mkdtemp(prefix="loupe-eval-"))
     try:
         image = _read_image(sample.source)
@@ -138,7 +151,8 @@ def evaluate_sample(sample: Sample, agent: str | EditSystem, *,
             entry = {"turn": index, "instruction": turn.instruction, "ok": bool(output.ok),
                      "message": output.message[:500], "seconds": round(seconds, 3),
                      "type": _turn_type(turn, sample)}
-            entry.update(score_turn(image, after, turn, sample, index, target, lpips_side))
+            entry.update(score_turn(image, after, turn, sample, index, target, lpips_side,
+                                    judging))
             record["turns"].append(entry)
             if save_images is not None:
                 _save(after, save_images / sample.id / f"turn_{index}.png")
@@ -240,7 +254,8 @@ def _run_ray(samples: list[Sample], agent: str | EditSystem, options: dict[str, 
 def run(dataset: str | Path, out: str | Path, *, agent: str | EditSystem = "embedded",
         engine: str = "local", workers: int = 1, limit: int | None = None,
         kind: str | None = None, lpips_side: int | None = 1024, save_images: bool = False,
-        agent_options: dict[str, Any] | None = None) -> dict[str, Any]:
+        agent_options: dict[str, Any] | None = None, judge: str | None = None
+        ) -> dict[str, Any]:
     """Evaluate ``agent`` on ``dataset``, resuming from ``out/results.jsonl``.
 
     Args:
@@ -255,6 +270,8 @@ def run(dataset: str | Path, out: str | Path, *, agent: str | EditSystem = "embe
         lpips_side: LPIPS working long side (None = native, 0 = skip LPIPS).
         save_images: also write every turn's output image under ``out/images``.
         agent_options: keyword arguments for the agent.
+        judge: also score each turn's instruction following offline with this registered
+            judge (``"critic"``: the agent's critic), for runs without a VLM.
 
     Returns:
         The summary (also written to ``out/summary.json``).
@@ -271,7 +288,9 @@ def run(dataset: str | Path, out: str | Path, *, agent: str | EditSystem = "embe
     done = {r["sample"] for r in read_results(out) if r.get("agent") == name}
     todo = [s for s in samples if s.id not in done]
     log.info("%d samples, %d already done, %d to run", len(samples), len(done), len(todo))
-    options = {"lpips_side": lpips_side, "agent_options": agent_options,
+    if judge and get_judge(judge) is None:
+        raise ValueError(f"no judge {judge!r} is registered")
+    options = {"lpips_side": lpips_side, "agent_options": agent_options, "judge": judge,
                "save_images": (out / "images") if save_images else None}
     config = {"dataset": str(dataset), "agent": name, "engine": engine, "workers": workers,
               "limit": limit, "lpips_side": lpips_side}

@@ -13,7 +13,6 @@ the first time an unknown name is asked for, the way plugins are.
 
 from __future__ import annotations
 
-import importlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -24,6 +23,7 @@ import numpy as np
 
 from eval.hdd import SceneState, render
 from pipelines.config import get_settings
+from pipelines.plugins import Registry
 
 log = logging.getLogger(__name__)
 
@@ -81,8 +81,8 @@ class EditSystem(Protocol):
 
 
 #: name → a callable building the system (a class, usually) from keyword options.
-SYSTEMS: dict[str, Callable[..., EditSystem]] = {}
-_PLUGINS_LOADED: set[str] = set()
+SYSTEMS: Registry[Callable[..., EditSystem]] = Registry(
+    "agent", error=EditSystemError, plugins=lambda: get_settings().edit_systems)
 
 
 def register_system(name: str, factory: Callable[..., EditSystem]) -> Callable[..., EditSystem]:
@@ -91,11 +91,34 @@ def register_system(name: str, factory: Callable[..., EditSystem]) -> Callable[.
     Raises:
         EditSystemError: the name is empty or the factory is not callable.
     """
-    if not name or not callable(factory):
+    try:
+        return SYSTEMS.register(name, factory)
+    except TypeError:
         raise EditSystemError(f"cannot register edit system {name!r}: needs a name and a "
-                           "callable factory")
-    SYSTEMS[name] = factory
-    return factory
+                              "callable factory") from None
+
+
+#: judge(before, after, instruction, mask) → {"score": 0–10, "passed", "reasons", "decided"}
+Judge = Callable[[np.ndarray, np.ndarray, str, "np.ndarray | None"], dict]
+JUDGES: dict[str, Judge] = {}
+
+
+def register_judge(name: str, judge: Judge) -> Judge:
+    """Register an instruction-following judge (the agent's critic registers ``critic``);
+    ``eval`` calls it without importing the agent."""
+    if not name or not callable(judge):
+        raise EditSystemError(f"cannot register judge {name!r}: needs a name and a callable")
+    JUDGES[name] = judge
+    return judge
+
+
+def get_judge(name: str | None = None) -> Judge | None:
+    """The judge registered under ``name`` (default: the first one), plugins loaded first;
+    None when no plugin registered one."""
+    load_plugins()
+    if name is not None:
+        return JUDGES.get(name)
+    return next(iter(JUDGES.values()), None)
 
 
 def load_plugins(modules: tuple[str, ...] | None = None) -> None:
@@ -104,14 +127,7 @@ def load_plugins(modules: tuple[str, ...] | None = None) -> None:
     Args:
         modules: module names; default the ``LOUPE_EDIT_SYSTEMS`` setting.
     """
-    for module in get_settings().edit_systems if modules is None else modules:
-        if module in _PLUGINS_LOADED:
-            continue
-        _PLUGINS_LOADED.add(module)
-        try:
-            importlib.import_module(module)
-        except ImportError as exc:
-            log.warning("edit-system plugin %s is not available here: %s", module, exc)
+    SYSTEMS.load_plugins(modules)
 
 
 def system_names() -> list[str]:
@@ -135,12 +151,9 @@ def get_system(system: str | EditSystem, **options: Any) -> EditSystem:
             raise EditSystemError(f"{type(system).__name__} is not an edit system "
                                "(it needs a name and a start(image, folder) method)")
         return system
-    if system not in SYSTEMS:
-        load_plugins()
-    if system not in SYSTEMS:
-        raise EditSystemError(f"unknown agent {system!r}; known: {', '.join(sorted(SYSTEMS))}")
+    factory = SYSTEMS.lookup(system)
     try:
-        return SYSTEMS[system](**options)
+        return factory(**options)
     except (ImportError, TypeError) as exc:
         raise EditSystemError(f"agent {system!r} is not available here: {exc}") from None
 

@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from pipelines.arrays import rgb_array
 from pipelines.models import ModelUnavailable, get_manager
 
 __all__ = ["ModelUnavailable", "aesthetic_score", "sentence_encoder", "clip_image_features",
@@ -26,12 +27,7 @@ __all__ = ["ModelUnavailable", "aesthetic_score", "sentence_encoder", "clip_imag
 def _pil(image: np.ndarray) -> Any:
     from PIL import Image
 
-    if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim not in (2, 3):
-        raise ValueError(f"expected a uint8 image array, got {type(image).__name__} "
-                         f"{getattr(image, 'dtype', '')} {getattr(image, 'shape', '')}")
-    if image.ndim == 2:
-        image = np.stack([image] * 3, axis=-1)
-    return Image.fromarray(np.ascontiguousarray(image[..., :3]))
+    return Image.fromarray(rgb_array(image, "image", grey=True))
 
 
 def _unit(features: Any) -> np.ndarray:
@@ -41,19 +37,25 @@ def _unit(features: Any) -> np.ndarray:
     return vec / np.maximum(np.linalg.norm(vec, axis=1, keepdims=True), 1e-12)
 
 
+def _image_forward(role: str, images: list[np.ndarray],
+                   call: Callable[[Any, dict[str, Any]], Any]) -> Any:
+    """Run a role's image model on ``images`` (its processor, then ``call(model, inputs)``)."""
+    import torch
+
+    loaded = get_manager().load(role)
+    batch = loaded.processor(images=[_pil(im) for im in images], return_tensors="pt")
+    with torch.inference_mode():
+        return call(loaded.model, loaded.inputs(batch))
+
+
 def clip_image_features(images: list[np.ndarray]) -> np.ndarray:
     """Unit-length CLIP image embeddings, one row per image.
 
     Raises:
         ModelUnavailable: no CLIP weights here.
     """
-    import torch
-
-    loaded = get_manager().load("clip")
-    batch = loaded.processor(images=[_pil(im) for im in images], return_tensors="pt")
-    with torch.inference_mode():
-        feats = loaded.model.get_image_features(**loaded.inputs(batch))
-    return _unit(feats)
+    return _unit(_image_forward("clip", images,
+                                lambda model, batch: model.get_image_features(**batch)))
 
 
 def clip_text_features(texts: list[str]) -> np.ndarray:
@@ -113,12 +115,7 @@ def dino_features(images: list[np.ndarray]) -> np.ndarray:
     Raises:
         ModelUnavailable: no DINO weights here.
     """
-    import torch
-
-    loaded = get_manager().load("dino")
-    batch = loaded.processor(images=[_pil(im) for im in images], return_tensors="pt")
-    with torch.inference_mode():
-        out = loaded.model(**loaded.inputs(batch))
+    out = _image_forward("dino", images, lambda model, batch: model(**batch))
     hidden = getattr(out, "last_hidden_state", None)
     cls = hidden[:, 0] if hidden is not None else out.pooler_output
     return _unit(cls)

@@ -17,6 +17,8 @@ from functools import lru_cache
 import cv2
 import numpy as np
 
+from pipelines.arrays import rgb_array
+
 Box = tuple[int, int, int, int]
 
 #: λ(s) breakpoints from DLEBench: small targets get a large relative context.
@@ -226,8 +228,7 @@ def compose(image: np.ndarray, layer: Layer, patch: np.ndarray, *,
         The composed image. Every pixel farther than ``feather`` from the mask equals the
         input bit for bit.
     """
-    if patch.dtype != np.uint8 or patch.ndim != 3 or patch.shape[2] not in (3, 4):
-        raise ValueError(f"patch must be uint8 RGB/RGBA, got {patch.dtype} {patch.shape}")
+    rgb_array(patch, "patch", alpha=True)
     if image.ndim != 3 or image.shape[0] < layer.bbox[3] or image.shape[1] < layer.bbox[2]:
         raise ValueError(f"the layer's box {layer.bbox} does not fit the image "
                          f"{image.shape[1]}x{image.shape[0]}")
@@ -280,8 +281,7 @@ def compose_many(image: np.ndarray, edits: Sequence[tuple[Layer, np.ndarray]], *
 
 
 def _check_mask(image: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    if image.ndim != 3 or image.dtype != np.uint8:
-        raise ValueError(f"image must be uint8 HWC, got {image.dtype} {image.shape}")
+    rgb_array(image, "image", alpha=True)
     if mask.shape != image.shape[:2]:
         raise ValueError(f"mask is {mask.shape[1]}x{mask.shape[0]} but the image is "
                          f"{image.shape[1]}x{image.shape[0]}")

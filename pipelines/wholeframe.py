@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 import cv2
 import numpy as np
 
+from pipelines.arrays import rgb_array
 from pipelines.editors.diffusion import working_dims
 
 if TYPE_CHECKING:
@@ -33,11 +34,7 @@ STRIPE_ROWS = 1024
 
 
 def _check(image: np.ndarray, what: str) -> None:
-    if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3 \
-            or image.shape[2] not in (3, 4):
-        raise ValueError(f"{what} must be a uint8 RGB/RGBA array, got "
-                         f"{getattr(image, 'dtype', type(image).__name__)} "
-                         f"{getattr(image, 'shape', '')}")
+    rgb_array(image, what, alpha=True)
 
 
 def working_copy(native: np.ndarray, size: tuple[int, int]) -> np.ndarray:

@@ -17,7 +17,8 @@ import web
 from agent.actions import Action
 from agent.session.edit_session import EditSession
 from agent.session.frames import detect_tilt, run_frame_action
-from agent.session.state import StateError, StateGraph, diff_layer
+from agent.session.state import StateError, StateGraph
+from agent.session.store import diff_layer
 from pipelines.editors.base import EditRequest
 from pipelines.editors.classical import ClassicalEditor
 from pipelines.editors.frame import (

@@ -19,6 +19,7 @@ from PIL import Image
 
 from agent.actions import PLAN_SCHEMA, parse_actions
 from agent.brain.llm import RuleBased, get_llm
+from agent.brain.prompts import planner_user
 from pipelines.config import Settings
 from pipelines.llm import (
     AnswerError,
@@ -240,6 +241,22 @@ def test_rule_based_backend_plans_through_the_protocol():
     assert action.operation == "recolor" and action.params["color"] == "red"
     with pytest.raises(LLMError, match="only plans"):
         RuleBased().complete_json("", [{"role": "user", "content": "x"}], None, SCHEMA)
+
+
+def test_rule_based_backend_plans_the_request_not_the_as_typed_echo():
+    """The planner's user turn carries the request and, when the front end changed it, the
+    words as typed; the rule backend must plan the request alone."""
+    text = planner_user("make the car red", typed="make teh car red pls", has_mask=False,
+                        image_size=(640, 480))
+    assert "(as typed: <<<make teh car red pls>>>)" in text
+    out = RuleBased().complete_json("", [{"role": "user", "content": text}], None, PLAN_SCHEMA)
+    (action,) = parse_actions(out)
+    assert action.operation == "recolor" and action.params["color"] == "red"
+    assert action.target == "car"
+    alone = planner_user("brighten the sky", has_mask=False)
+    (action,) = parse_actions(RuleBased().complete_json(
+        "", [{"role": "user", "content": alone}], None, PLAN_SCHEMA))
+    assert action.target == "sky"
 
 
 def test_get_llm_picks_the_configured_backend(tmp_path):

@@ -40,6 +40,9 @@ KEYS = {
     "review_comments": {"session_id", "count", "open", "comments", "verdicts"},
     "resolve_comment": {"session_id", "comment_id", "resolved", "open"},
     "delete_comment": {"session_id", "comment_id", "deleted", "count"},
+    "select": {"session_id", "head", "selection"},
+    "clear_selection": {"session_id", "head", "selection"},
+    "choose_region": SESSION_KEYS | {"ok", "changed", "plan", "steps"},
 }
 
 

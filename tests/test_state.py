@@ -7,10 +7,10 @@ import json
 import numpy as np
 import pytest
 
-from agent.session.state import (
+from agent.session.state import StateGraph
+from agent.session.store import (
     ImageCache,
     StateError,
-    StateGraph,
     StoredLayer,
     decode_png,
     diff_layer,

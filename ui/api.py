@@ -277,6 +277,8 @@ def _hidden_inputs(fn) -> list[gr.components.Component]:
             comps.append(gr.Checkbox(value=bool(default), visible=False, label=name))
         elif param.annotation in (int, "int"):
             comps.append(gr.Number(value=default, precision=0, visible=False, label=name))
+        elif param.annotation in (float, "float"):
+            comps.append(gr.Number(value=default, visible=False, label=name))
         else:
             comps.append(gr.Textbox(value=default, visible=False, label=name))
     return comps

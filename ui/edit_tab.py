@@ -113,7 +113,7 @@ def ui_edit(session_id: str | None, library: Any, compare: str,
         session_id, canvas = view.session_id, None
         if not text.strip():
             return (*edit_page(view, library, compare), "", {"text": "", "files": []},
-                    gr.update(visible=False))
+                    gr.update(visible=False), _selection_line(view.session_id))
     current = web.current_preview(session_id) if web.has_photo(session_id) else None
     if current is None:
         raise web.SessionError("Open a photo first (or pick an example above).")
@@ -127,13 +127,68 @@ def ui_edit(session_id: str | None, library: Any, compare: str,
 
 
 def _after_turn(view: web.SessionView, result: dict, library: Any, compare: str) -> tuple:
-    """The page after a turn, its search tree, an empty box and the "did you mean" buttons
-    (shown only when the request could mean two things)."""
+    """The page after a turn, its search tree, an empty box, the "did you mean" buttons
+    (shown only when the request could mean two things) and the selection line; unsure
+    targets are drawn numbered on the photo."""
     topology = web.graph_view.zoomable(result["topology_svg"]) \
         if result.get("topology_svg") else ""
     choices = [(c["label"], c["instruction"]) for c in result.get("choices") or []]
     asked = gr.update(choices=choices, value=None, visible=bool(choices))
-    return (*edit_page(view, library, compare), topology, {"text": "", "files": []}, asked)
+    return (*_marked(edit_page(view, library, compare), view.session_id), topology,
+            {"text": "", "files": []}, asked, _selection_line(view.session_id, result))
+
+
+def _marked(page: tuple, session_id: str) -> tuple:
+    """``page`` with its photo outlined (selection) and numbered (candidates) when needed."""
+    marked = web.marked_preview(session_id)
+    if marked is None:
+        return page
+    return (*page[:2], served(marked), *page[3:])
+
+
+def _selection_line(session_id: str, result: dict | None = None) -> str:
+    """The line under the photo: what is selected, or which candidates to click."""
+    if result and result.get("candidates"):
+        listed = ", ".join(f"**{c['id']}** {c['label']} ({c['score']:.2f})"
+                           for c in result["candidates"])
+        return f"Not sure which one you mean — click a numbered box on the photo: {listed}."
+    mask = web.selection_mask(session_id) if web.has_photo(session_id) else None
+    if mask is None:
+        return ("Click an object on the photo to select it; then say *make this "
+                "brighter*.")
+    return ("**Selected** (outlined): *this*, *that* and *it* now mean the selection; "
+            "*the whole photo* does not. Shift-click or tick *Add to selection* to add.")
+
+
+@toast
+def ui_photo_click(session_id: str | None, library: Any, compare: str, add: bool,
+                   evt: gr.SelectData, progress: gr.Progress = gr.Progress()) -> tuple:
+    """A click on the photo: on a numbered candidate, run the unsure edit on it; else
+    select the object under the click (added to the selection with the toggle or shift)."""
+    if not web.has_photo(session_id):
+        return gr.skip()
+    shown, full = web.preview_size(session_id), web.image_size(session_id)
+    if not shown or not full or not isinstance(evt.index, (list, tuple)):
+        return gr.skip()
+    x = float(evt.index[0]) * full[0] / shown[0]
+    y = float(evt.index[1]) * full[1] / shown[1]
+    picked = web.candidate_at(session_id, x, y)
+    if picked is not None:
+        view, result = web.choose_region(session_id, picked,
+                                         progress=lambda f, t: progress(f, desc=t or "editing"))
+        return _after_turn(view, result, library, compare)
+    web.select(session_id, x, y, add=bool(add))
+    page = _marked(edit_page(web.get_view(session_id), library, compare), session_id)
+    return (*page, gr.skip(), gr.skip(), gr.skip(), _selection_line(session_id))
+
+
+@toast
+def ui_clear_selection(session_id: str | None, library: Any, compare: str) -> tuple:
+    """Drop the selection and its outline."""
+    if web.has_photo(session_id):
+        web.clear_selection(session_id)
+    page = _marked(edit_page(web.get_view(session_id), library, compare), session_id)
+    return (*page, _selection_line(session_id))
 
 
 @toast
@@ -316,6 +371,14 @@ def build() -> dict:
                     c["photo"] = gr.Image(type="filepath", interactive=False, elem_id="photo",
                                           height=460, show_label=False,
                                           buttons=["fullscreen"])
+                    with gr.Row(elem_id="selection-row"):
+                        c["add_selection"] = gr.Checkbox(
+                            label="Add to selection", value=False, elem_id="add-selection",
+                            container=False, scale=1, min_width=120)
+                        c["clear_selection"] = gr.Button(
+                            "Clear selection", elem_id="clear-selection", size="sm", scale=1,
+                            min_width=110)
+                    c["selection_info"] = gr.Markdown("", elem_id="selection-info")
                 with gr.Tab("Brush an area", id="brush") as c["brush_tab"]:
                     c["canvas"] = gr.ImageEditor(
                         label="Brush the area to change", type="numpy", image_mode="RGBA",
@@ -404,10 +467,15 @@ def wire(shell: Shell) -> None:
                                   **quiet))
     then_links(e["examples"].select(ui_example, state, [*page, e["box"]],
                                     api_name="ui_example", **quiet))
-    turn_out = [*page, e["topology"], e["box"], e["choices"]]
+    turn_out = [*page, e["topology"], e["box"], e["choices"], e["selection_info"]]
     e["box"].submit(ui_edit, [*state, e["box"], e["canvas"], e["loaded"], e["tree"]],
                     turn_out, api_name="ui_edit", **quiet)
     e["choices"].select(ui_choose, state, turn_out, api_name="ui_choose", **quiet)
+    e["photo"].select(ui_photo_click, [*state, e["add_selection"]], turn_out,
+                      js="(sid, lib, cmp, add) => [sid, lib, cmp, add || !!window.loupeShift]",
+                      api_name="ui_photo_click", **quiet)
+    e["clear_selection"].click(ui_clear_selection, state, [*page, e["selection_info"]],
+                               api_name="ui_clear_selection", **quiet)
     crop_box = e["crop_box"]
     for trigger in (e["crop_panel"].expand, e["aspect"].input):
         trigger(ui_crop_start, [sid, e["aspect"]], [e["photo"], *crop_box],

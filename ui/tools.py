@@ -24,7 +24,7 @@ import web
 from ui.common import json_tool, root_url
 
 #: keys of a turn's result an assistant can use (the rest is for the page)
-TURN_KEYS = ("ok", "changed", "message", "plan", "steps", "choices", "nodes")
+TURN_KEYS = ("ok", "changed", "message", "plan", "steps", "choices", "candidates", "nodes")
 
 
 def session_result(session_id: str, request: gr.Request | None,
@@ -71,7 +71,9 @@ def edit(session_id: str, instruction: str, mask: str | None = None,
         tree_search: true to try several orders of a multi-part instruction, e.g. false.
 
     Returns:
-        JSON {session_id, head, ok, changed, message, plan, steps, choices, image_url …}.
+        JSON {session_id, head, ok, changed, message, plan, steps, choices, candidates
+        ([{id, label, score, box}] when the target is unsure: nothing changed; pass an id to
+        choose_region), image_url …}.
     """
     size = web.image_size(session_id)
     native = web.load_mask_file(mask, (size[1], size[0])) if mask and size else None
@@ -304,6 +306,56 @@ def revoke_share(session_id: str, url: str) -> dict:
 
 
 @json_tool
+def select(session_id: str, x: float, y: float, add: bool = False,
+           request: gr.Request = None) -> dict:
+    """Select the object under a point of the session's current photo (click-to-select).
+
+    While the selection exists, "this", "that", "the selection" and a bare "it" in an
+    edit instruction mean it; "the whole photo" or "everything" override it.
+
+    Args:
+        session_id: the id new_session returned, e.g. "mx8n6p8u7T0D1kugpvDpmA".
+        x: the point's x in the current photo's full-resolution pixels, e.g. 640.
+        y: the point's y in the current photo's full-resolution pixels, e.g. 410.
+        add: true to add the object to the current selection, e.g. false.
+
+    Returns:
+        JSON {session_id, head, selection: {box, label, source, area, parts, seconds}}.
+    """
+    return web.select(session_id, x, y, add=bool(add))
+
+
+@json_tool
+def clear_selection(session_id: str, request: gr.Request = None) -> dict:
+    """Drop the session's selection (instructions then name their targets again).
+
+    Args:
+        session_id: the id new_session returned, e.g. "mx8n6p8u7T0D1kugpvDpmA".
+
+    Returns:
+        JSON {session_id, head, selection: null}.
+    """
+    return web.clear_selection(session_id)
+
+
+@json_tool
+def choose_region(session_id: str, candidate_id: str, request: gr.Request = None) -> dict:
+    """Run the last unsure edit on one of the numbered candidates its answer listed.
+
+    Args:
+        session_id: the id new_session returned, e.g. "mx8n6p8u7T0D1kugpvDpmA".
+        candidate_id: an id from the edit's "candidates", e.g. "2".
+
+    Returns:
+        JSON {session_id, head, ok, changed, message, plan, steps, candidates, image_url …}.
+    """
+    view, result = web.choose_region(session_id, candidate_id)
+    return session_result(session_id, request, view,
+                          **{k: result[k] for k in TURN_KEYS if k in result})
+
+
+
+@json_tool
 def review_comments(session_id: str) -> dict:
     """What reviewers said on the session's review links: comments, pins and verdicts.
 
@@ -350,5 +402,5 @@ def delete_comment(session_id: str, comment_id: str) -> dict:
 
 
 TOOLS = [new_session, edit, crop, undo, redo, checkout, graph, download, export_session,
-         import_session, autopilot, score, benchmark, share_link, revoke_share,
-         review_comments, resolve_comment, delete_comment]
+         import_session, autopilot, score, benchmark, share_link, revoke_share, select,
+         clear_selection, choose_region, review_comments, resolve_comment, delete_comment]

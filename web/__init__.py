@@ -79,6 +79,15 @@ from web.library import (
 from web.links import file_url, link_download, link_preview, link_session, link_token
 from web.masks import box_mask, load_mask_file, mask_from_editor, parse_bbox
 from web.review import ReviewNotFound, review_download, review_page, review_preview
+from web.selection import (
+    candidate_at,
+    choose_region,
+    clear_selection,
+    marked_preview,
+    preview_size,
+    select,
+    selection_mask,
+)
 from web.sessions import (
     SESSION_ID_RE,
     SessionManager,
@@ -106,19 +115,20 @@ __all__ = [
     "FeedbackRefused", "go_to_comment", "pending_selection", "resolve_comment",
     "review_comments", "use_comment",
     "AutopilotView", "benchmark_agents", "benchmark_choices", "BenchmarkView", "browser_secret",
-    "cache_policy",
-    "cancel_autopilot", "cards", "checkout", "crop", "crop_preview", "current_preview",
+    "cache_policy", "candidate_at", "cancel_autopilot", "cards", "checkout", "choose_region",
+    "clear_selection", "crop", "crop_preview", "current_preview",
     "delete_session",
     "display_tables", "download", "edit_turn", "empty_slot", "ensure_session",
     "export_archive", "file_url", "find", "get_manager", "get_view", "graph_json", "has_photo",
     "image_size", "import_archive", "import_beside", "in_new_session", "is_review_token",
     "known_sessions", "link_download", "link_preview", "link_session",
-    "link_token", "load_mask_file", "mask_from_editor", "mini_dataset",
+    "link_token", "load_mask_file", "marked_preview", "mask_from_editor", "mini_dataset",
     "NotFoundForRefused", "open_beside", "open_image", "parse_bbox", "preview",
-    "private_folder", "publish", "redo", "remember", "render_cards", "resolve",
+    "preview_size", "private_folder", "publish", "redo", "remember", "render_cards", "resolve",
     "review_download", "review_page", "review_preview", "ReviewNotFound", "revoke_share",
     "run_autopilot", "run_benchmark", "score_files", "score_rows", "send_autopilot_to_edit",
-    "serve", "SESSION_ID_RE", "SessionCard", "SessionError", "SessionManager", "SessionView",
+    "select", "selection_mask", "serve", "SESSION_ID_RE", "SessionCard", "SessionError",
+    "SessionManager", "SessionView",
     "set_manager", "share_link", "share_links", "status_line", "suggest_crop",
     "summary_markdown", "turn_messages", "undo", "unpack_dataset", "user_message",
     "WebSession", "with_session", "ZOOM_JS",

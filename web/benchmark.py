@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 import agent.systems  # noqa: F401  (registers the embedded and direct systems)
+from agent.brain.judge import critique_images
 from agent.session import SessionError
 from eval import report, runner
 from eval.datasets import load_dataset
@@ -49,7 +50,8 @@ def score_files(before: Any, after: Any, *, mask: Any = None, bbox: str | None =
         before, after: images (paths/bytes/arrays) of the same size.
         mask: optional mask image of the edited area (white = edited, any size).
         bbox: optional ``"x0,y0,x1,y1"``.
-        instruction: optional instruction text.
+        instruction: optional instruction text; with it the critic's verdict is added as
+            an instruction-following score (``if_score``, ``if_followed``, ``if_reasons``).
 
     Returns:
         The metrics as a JSON-able dict.
@@ -65,7 +67,8 @@ def score_files(before: Any, after: Any, *, mask: Any = None, bbox: str | None =
                            f"{b.shape[1]}×{b.shape[0]}).")
     m = load_mask_file(mask, a.shape[:2]) if mask else None
     scores = score_pair(a[..., :3], b[..., :3], mask=m, bbox=parse_bbox(bbox),
-                        instruction=(instruction or None))
+                        instruction=(instruction or None),
+                        judge=critique_images if instruction else None)
     return _jsonable(scores)
 
 
@@ -264,6 +267,8 @@ HEADERS = {
     "ssim_outside": "SSIM outside the box", "edit_area": "Edited share of the photo",
     "clip_i": "CLIP image similarity", "dino": "DINO image similarity",
     "clip_t": "CLIP text match", "vqascore": "VQAScore", "cif": "Instruction check (CIF)",
+    "if_score": "Instruction followed (critic, offline)", "if_followed": "Followed the words",
+    "if_reasons": "Why (critic)", "if_undecided": "Checks that could not decide",
 }
 _DIGITS = {"psnr": 1, "ssim": 3, "lpips": 3, "st_lpips": 3, "if": 2, "ic": 2, "dle": 2,
            "seconds": 2, "ok": 2, "om_background": 2, "edit_area": 3}
@@ -288,6 +293,8 @@ def display_value(key: str, value: Any, *, mean: bool = False) -> Any:
         return "—"
     if isinstance(value, bool):
         return "yes" if value else "no"
+    if isinstance(value, (list, tuple)):
+        return "; ".join(str(v) for v in value) or "—"
     if value in ("inf", float("inf")) or (
             mean and key.startswith("psnr") and isinstance(value, (int, float))
             and value >= runner.PSNR_CAP):

@@ -561,3 +561,4 @@ def import_archive(session_id: str | None, archive: str | Path,
         return session_view(session, message=f"Imported {label}.")
 
     return with_session(session_id, run)
+

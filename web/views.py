@@ -23,12 +23,12 @@ from PIL import Image
 
 from agent.brain.critic import get_critic
 from agent.brain.planner import get_planner
-from agent.session.turn import name_of
+from agent.session.results import name_of
 from pipelines.config import get_settings
 from pipelines.editors.registry import available_editors
 from pipelines.files import atomic_write
-from pipelines.grounding import get_localizer
 from pipelines.images import downscale
+from pipelines.localizers import get_localizer
 from pipelines.redact import redact
 from web.feedback import open_counts
 from web.graph_view import render_svg

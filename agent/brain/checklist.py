@@ -29,6 +29,7 @@ import numpy as np
 from eval import hdd
 from pipelines.images import downscale
 from pipelines.llm import get_model_llm
+from pipelines.operations import for_role, operations
 
 log = logging.getLogger(__name__)
 
@@ -42,22 +43,11 @@ _RECOLOUR = re.compile(r"\b(?:make|turn|paint|colou?r|recolou?r|change)\s+the\s+
                        r"(\w+)\s+(?:to\s+|into\s+|in\s+)?(?:be\s+)?(\w+)", re.I)
 _REMOVE = re.compile(r"\b(?:remove|delete|erase|get rid of|take out)\s+the\s+(\w+)\s+(\w+)",
                      re.I)
-#: global items: phrase pattern → (statistic, sign, operation, params)
+#: global items: phrase pattern → (statistic, sign, operation, params), from the operations
 _GLOBAL: list[tuple[re.Pattern[str], str, int, str, dict[str, Any]]] = [
-    (re.compile(r"\b(brighter|lighten|brighten)\b", re.I), "lightness", 1, "exposure",
-     {"stops": 0.6}),
-    (re.compile(r"\b(darker|darken)\b", re.I), "lightness", -1, "exposure", {"stops": -0.6}),
-    (re.compile(r"\b(warmer|warm it)\b", re.I), "warmth", 1, "temperature", {"amount": 0.4}),
-    (re.compile(r"\b(cooler|colder)\b", re.I), "warmth", -1, "temperature", {"amount": -0.4}),
-    (re.compile(r"\b(more (?:colou?rful|saturated|vivid))\b", re.I), "chroma", 1, "saturation",
-     {"amount": 0.4}),
-    (re.compile(r"\b(less (?:colou?rful|saturated)|muted|desaturate)\b", re.I), "chroma", -1,
-     "saturation", {"amount": -0.4}),
-    (re.compile(r"\b(more contrast|punchier|increase (?:the )?contrast)\b", re.I), "contrast",
-     1, "contrast", {"amount": 0.35}),
-    (re.compile(r"\b(black and white|grayscale|greyscale|monochrome)\b", re.I), "grey", 1,
-     "grayscale", {"amount": 1.0}),
-]
+    (re.compile(w.pattern, re.I), w.statistic, w.sign, name, dict(w.params))
+    for _, name, w in sorted(((w.order, n, i), op.name, w) for n, op in enumerate(operations())
+                             for i, w in enumerate(op.checklist))]
 #: how far a statistic must move for a global item to hold
 _MIN_DELTA = {"lightness": 5.0, "warmth": 3.0, "chroma": 4.0, "contrast": 0.025, "grey": 0.0}
 
@@ -100,13 +90,13 @@ def _parse(index: int, text: str) -> Item:
         colour, noun, new = (g.lower() for g in m.groups())
         return Item(index, text, f"Is the {colour} {noun} now {new}?", "recolor",
                     {"color": colour, "shape": _NOUNS[noun], "noun": noun}, new,
-                    operation="recolor", params={"color": new})
+                    operation=for_role("recolour").name, params={"color": new})
     m = _REMOVE.search(text)
     if m and m.group(1).lower() in _COLOURS and m.group(2).lower() in _NOUNS:
         colour, noun = m.group(1).lower(), m.group(2).lower()
         return Item(index, text, f"Is the {colour} {noun} gone?", "remove",
                     {"color": colour, "shape": _NOUNS[noun], "noun": noun},
-                    operation="inpaint", params={"method": "auto"})
+                    operation=for_role("remove").name, params={"method": "auto"})
     for pattern, stat, sign, op, params in _GLOBAL:
         if pattern.search(text):
             return Item(index, text, f"Is the image {pattern.search(text).group(1).lower()} "

@@ -15,6 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pipelines.editors.frame import ASPECTS
+from pipelines.operations import for_role, word_owner
+
+#: the frame edits and the object move this grammar reads, by role
+_CROP, _ROTATE, _FLIP = (for_role(r).name for r in ("trim", "quarter_turn", "mirror"))
+_LEVEL, _RESIZE, _MOVE = (for_role(r).name for r in ("level", "downsize", "move"))
+#: words that carry an operation: never an object to move
+_OPERATION_WORDS = frozenset(word_owner())
 
 
 @dataclass
@@ -66,18 +73,18 @@ def _read_crop(clause: str, degree: float) -> Reading | None:
     if sides and re.search(r"\b(?:off|crop|trim|cut)\b", clause):
         for side in dict.fromkeys(sides):
             params[side] = round(min(0.9, abs(amount)), 3)
-        return Reading("crop", params)
+        return Reading(_CROP, params)
     subject = re.search(r"\b(?:on|around|to|in on)\s+(?:the\s+)?(?!(?:a\s+)?(?:square|"
                         r"\d|edges?|sides?|borders?|frame|photo|image|picture|left|right|"
                         r"top|bottom|center|centre|middle)\b)([a-z][a-z '-]{1,60})$", clause)
     if subject and not aspect:
-        return Reading("crop", {"margin": -0.15}, target=subject.group(1).strip())
+        return Reading(_CROP, {"margin": -0.15}, target=subject.group(1).strip())
     if re.search(r"\b(?:tighter|closer|zoom(?:ed)? in|edges?|sides?|borders?|a bit off|"
                  r"a little off|in)\b", clause) or not aspect:
         margin = float(pct.group(1)) / 100 if pct else 0.08 * degree
         if not aspect or re.search(r"\b(?:tighter|closer|zoom)\b", clause):
             params["margin"] = round(min(0.4, abs(margin)), 3)
-    return Reading("crop", params)
+    return Reading(_CROP, params)
 
 
 def _read_rotate(clause: str) -> Reading | None:
@@ -97,14 +104,14 @@ def _read_rotate(clause: str) -> Reading | None:
             degrees = int(value) % 360
             if left and degrees in (90, 270):
                 degrees = 360 - degrees
-            return Reading("rotate", {"degrees": degrees if degrees <= 180 else degrees - 360})
+            return Reading(_ROTATE, {"degrees": degrees if degrees <= 180 else degrees - 360})
         if abs(value) <= 45:
             clockwise = re.search(r"\b(?:right|clockwise|cw)\b", clause) and not left
-            return Reading("straighten", {"angle": -abs(value) if clockwise else abs(value)})
+            return Reading(_LEVEL, {"angle": -abs(value) if clockwise else abs(value)})
         return None
     if upside or re.search(r"\baround\b", clause):
-        return Reading("rotate", {"degrees": 180})
-    return Reading("rotate", {"degrees": -90 if left else 90})
+        return Reading(_ROTATE, {"degrees": 180})
+    return Reading(_ROTATE, {"degrees": -90 if left else 90})
 
 
 def _read_flip(clause: str) -> Reading | None:
@@ -112,7 +119,7 @@ def _read_flip(clause: str) -> Reading | None:
         return None
     vertical = re.search(r"\b(?:vertical|vertically|upside[- ]down|top to bottom|"
                          r"up and down|top-bottom)\b", clause)
-    return Reading("flip", {"axis": "vertical" if vertical else "horizontal"})
+    return Reading(_FLIP, {"axis": "vertical" if vertical else "horizontal"})
 
 
 _FRAME_SUBJECT = (r"(?:it|this|that|everything|the (?:photo|image|picture|pic|shot|frame|"
@@ -136,8 +143,8 @@ def _read_straighten(clause: str) -> Reading | None:
         value = float(number.group(1))
         clockwise = re.search(r"\b(?:clockwise|right|cw)\b", clause) and \
             not re.search(r"\bcounter", clause)
-        return Reading("straighten", {"angle": -abs(value) if clockwise else value})
-    return Reading("straighten", {"auto": True})
+        return Reading(_LEVEL, {"angle": -abs(value) if clockwise else value})
+    return Reading(_LEVEL, {"auto": True})
 
 
 def _read_resize(clause: str) -> Reading | None:
@@ -170,7 +177,7 @@ def _read_resize(clause: str) -> Reading | None:
         params["scale"] = round(min(1.0, max(0.01, pct / 100)), 3)
     elif re.search(r"\be-?mail|web\b", clause):
         params["long_side"] = 1600
-    return Reading("resize", params)
+    return Reading(_RESIZE, params)
 
 
 def read_frame(clause: str, degree: float = 1.0) -> Reading | None:
@@ -218,7 +225,7 @@ def read_transform(clause: str, degree: float = 1.0) -> Reading | None:
             scale = 1 / factor if factor > 1 else factor
         else:
             scale = factor if factor > 1 else 1 / factor
-        return Reading("transform", {"scale": round(min(5.0, max(0.2, scale)), 3)}, target)
+        return Reading(_MOVE, {"scale": round(min(5.0, max(0.2, scale)), 3)}, target)
     move = re.match(r"^(?:move|shift|push|nudge|slide)\s+(?P<t>.+?)\s+(?:over\s+)?(?:a\s+(?:bit|"
                     r"little|lot)\s+|slightly\s+|much\s+)?(?:to(?:wards)?\s+(?:the\s+)?)?"
                     r"(?P<d>left|right|up|down|higher|lower|upwards|downwards)\b", clause)
@@ -227,5 +234,8 @@ def read_transform(clause: str, degree: float = 1.0) -> Reading | None:
         d = move.group("d")
         params = {"dx": -step} if d == "left" else {"dx": step} if d == "right" else \
             {"dy": -step} if d in ("up", "higher", "upwards") else {"dy": step}
-        return Reading("transform", params, move.group("t").strip())
+        target = move.group("t").strip()
+        if re.sub(r"^(?:the|my)\s+", "", target) in _OPERATION_WORDS:
+            return None   # "push the exposure up": an adjustment, not an object to move
+        return Reading(_MOVE, params, target)
     return None

@@ -31,6 +31,7 @@ from importlib import resources
 from agent.brain.intents import LIBRARY
 from pipelines.editors.looks import LOOKS
 from pipelines.editors.operations import NAMED_COLORS, OPERATIONS
+from pipelines.operations import word_owner
 
 log = logging.getLogger(__name__)
 
@@ -122,7 +123,8 @@ def vocabulary() -> dict[str, int]:
     counts: dict[str, int] = {}
     texts = [DOMAIN_WORDS, " ".join(OPERATIONS), " ".join(NAMED_COLORS),
              " ".join(n.replace("_", " ") for n in LOOKS),
-             " ".join(v for v in SHORTHAND.values())]
+             " ".join(v for v in SHORTHAND.values()),
+             " ".join(word_owner())]   # every word that asks for an operation
     texts += [p for intent in LIBRARY for p in intent.phrasings]
     for text in texts:
         for word in re.findall(r"[a-z]+", text.lower().replace("_", " ")):

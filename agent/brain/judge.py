@@ -14,12 +14,12 @@ from typing import Any
 import numpy as np
 
 from agent.actions import ActionKind, RegionType
-from agent.brain.critic import Critic, get_critic
+from agent.brain.critic import Critic, Scene, get_critic
 from agent.brain.planner import Planner, get_planner
 from pipelines.editors.objects import grow_object_mask
 from pipelines.editors.operations import get_operation
-from pipelines.grounding import Localizer, get_localizer
 from pipelines.images import load_image
+from pipelines.localizers import Localizer, get_localizer
 from pipelines.masks import load_mask
 
 
@@ -39,7 +39,9 @@ def critique_images(before: np.ndarray, after: np.ndarray, instruction: str,
         localizer: default the configured localiser.
 
     Returns:
-        ``{"score": 0–10, "passed": bool, "reasons": [...], "steps": [...]}``.
+        ``{"score": 0–10, "passed": bool, "decided": bool, "reasons": [...],
+        "steps": [...]}``; ``decided`` is False when a target could not be found (the
+        score then says nothing about the edit).
     """
     planner = planner or get_planner()
     critic = critic or get_critic()
@@ -47,20 +49,24 @@ def critique_images(before: np.ndarray, after: np.ndarray, instruction: str,
                         image_size=(before.shape[1], before.shape[0]))
     actions = [a for a in plan.actions if a.kind is not ActionKind.undo]
     if not plan.is_edit or not actions:
-        return {"score": 0.0, "passed": False, "steps": [],
+        return {"score": 0.0, "passed": False, "steps": [], "decided": False,
                 "reasons": [plan.message or "the instruction asks for no edit"]}
     steps, reasons = [], []
     for action in actions:
         target = _target(before, action, mask, localizer or get_localizer())
         if target is None:
-            reasons.append(f"could not find '{action.target}' in the before image")
-            steps.append({"step": action.describe(), "score": 0.0, "passed": False})
+            reasons.append(f"cannot decide: could not find '{action.target}' in the before "
+                           "image")
+            steps.append({"step": action.describe(), "score": 0.0, "passed": False,
+                          "decided": False})
             continue
-        verdict = critic.critique(before, after, action, target).to_dict()
+        verdict = critic.critique(before, after, action, target,
+                                  scene=Scene(before)).to_dict()
         steps.append({"step": action.describe(), **verdict})
         reasons += [f"{action.describe()}: {r}" for r in verdict["reasons"]]
     score = min(float(s["score"]) for s in steps)
     return {"score": round(score, 2), "passed": all(s["passed"] for s in steps),
+            "decided": all(s.get("decided", True) for s in steps),
             "reasons": reasons, "steps": steps}
 
 

@@ -16,6 +16,10 @@ from agent.brain.rules import RulePlanner
 from pipelines.config import Settings
 from pipelines.llm import LLM, Check, LLMError, get_model_llm, text_of, validate_answer
 
+#: the request line of ``agent.brain.prompts.planner_user``: up to its own ``>>>``, which
+#: ends the text or comes just before the "(as typed: <<<…>>>)" echo — never that echo
+_REQUEST = re.compile(r"Request: <<<(.*?)>>>(?=\n\(as typed: <<<|\s*$)", re.DOTALL)
+
 
 class RuleBased:
     """The embedded backend: no model. It answers planning requests (``PLAN_SCHEMA``) with
@@ -33,7 +37,7 @@ class RuleBased:
         users = [m for m in messages if m.get("role") == "user"]
         text = text_of(users[-1]["content"]) if users else ""
         has_mask = "user brushed a mask this turn" in text
-        quoted = re.search(r"<<<(.*)>>>", text, re.DOTALL)  # agent.brain.prompts.planner_user
+        quoted = _REQUEST.search(text)
         plan = RulePlanner().plan(quoted.group(1) if quoted else text, has_mask=has_mask)
         data = {"actions": [a.model_dump(mode="json") for a in plan.actions],
                 "is_edit": plan.is_edit, "message": plan.message}

@@ -19,6 +19,7 @@ from agent.brain.prompts import planner_system, planner_user
 from agent.brain.rules import MemoryLike, Plan, RulePlanner, guard, not_edit_message
 from pipelines.config import Settings, get_settings
 from pipelines.llm import LLMError, describe, llm_configured
+from pipelines.plugins import Registry
 
 log = logging.getLogger(__name__)
 
@@ -113,10 +114,10 @@ class LLMPlanner:
 
 
 #: name → a factory taking the settings.
-PLANNERS: dict[str, Callable[[Settings], Planner]] = {
+PLANNERS: Registry[Callable[[Settings], Planner]] = Registry("planner", {
     "rules": lambda settings: RulePlanner(),
     "llm": lambda settings: LLMPlanner(get_llm(settings), fallback=RulePlanner()),
-}
+})
 
 
 def get_planner(settings: Settings | None = None, name: str | None = None) -> Planner:

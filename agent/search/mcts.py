@@ -66,6 +66,7 @@ from agent.search.reward import (  # noqa: F401  (re-exported: the module's publ
 )
 from eval.naturalness import SELF, distance_to_score
 from eval.noref import to_analysis
+from pipelines.arrays import rgb_array
 
 log = logging.getLogger(__name__)
 
@@ -349,9 +350,7 @@ class AutopilotResult:
 
 def _check_args(image: Any, iterations: int, simulations: int, depth: int, top_k: int,
                 sim_size: int) -> None:
-    if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3 \
-            or image.shape[2] not in (3, 4):
-        raise ValueError("autopilot needs a uint8 RGB or RGBA image array")
+    rgb_array(image, "the autopilot's image", alpha=True)
     if min(image.shape[:2]) < 16:
         raise ValueError(f"image {image.shape[1]}x{image.shape[0]} is too small (min 16 px)")
     for name, value, hi in (("iterations", iterations, 20), ("simulations", simulations, 500),

@@ -20,13 +20,13 @@ import numpy as np
 from agent.brain.perceiver import Candidate, mood_score
 from eval import naturalness
 from eval.noref import (
-    _lab,
     combine,
     default_weights,
     quality_indices,
     score_components,
     to_analysis,
 )
+from pipelines.color import delta_e76, rgb_to_lab
 from pipelines.editors.operations import operations_with
 
 #: A full-resolution result must beat the current score by this much to be kept: a photo
@@ -47,7 +47,8 @@ MOOD_WEIGHT = 1.5
 #: Operations that change the colour balance (the only ones that move the cast term).
 COLOUR_OPS = operations_with("colour_balance")
 #: Operations that change tone or colour (the learned model reads their results).
-TONAL_OPS = operations_with("pointwise") | operations_with("low_frequency") | {"clahe"}
+TONAL_OPS = (operations_with("pointwise") | operations_with("low_frequency")
+             | operations_with("tonal"))
 
 
 @dataclass(frozen=True)
@@ -218,7 +219,7 @@ def required_gain(steps_taken: int, delta_e: float) -> float:
 
 def mean_delta_e(a: np.ndarray, b: np.ndarray) -> float:
     """Mean CIELAB ΔE (1976) between two images, measured at 256 px on the long side."""
-    la, lb = _lab(to_analysis(a, 256)), _lab(to_analysis(b, 256))
+    la, lb = rgb_to_lab(to_analysis(a, 256)), rgb_to_lab(to_analysis(b, 256))
     if la.shape != lb.shape:
         lb = cv2.resize(lb, (la.shape[1], la.shape[0]), interpolation=cv2.INTER_AREA)
-    return float(np.sqrt(((la - lb) ** 2).sum(axis=2)).mean())
+    return float(delta_e76(la, lb).mean())

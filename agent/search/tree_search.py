@@ -42,6 +42,7 @@ from agent.brain.checklist import (
     perceive_objects,
 )
 from eval.noref import preservation
+from pipelines.arrays import rgb_array
 from pipelines.editors.base import EditError, EditRequest
 from pipelines.editors.registry import get_editor, pick_editor
 
@@ -402,8 +403,7 @@ def tree_search(image: np.ndarray, instruction: str, *, session: Any = None, see
         The best state's image, the steps on its path, the topology (nodes, transition
         edges, reference links, root-recall note) and its share of satisfied items.
     """
-    if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3:
-        raise ValueError("tree_search needs a uint8 RGB or RGBA image array")
+    rgb_array(image, "tree_search's image", alpha=True)
     items = build_checklist(instruction)
     unknown = [f.name for f in fields(SearchLimits)]
     bad = sorted(set(limits) - set(unknown))

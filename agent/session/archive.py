@@ -31,13 +31,8 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from agent.session.state import (
-    SessionError,
-    StateError,
-    check_box,
-    check_graph,
-    check_layer_path,
-)
+from agent.session.state import check_graph
+from agent.session.store import SessionError, StateError, check_box, check_layer_path
 from pipelines.archives import ArchiveError, check_members, extract, open_zip, read_capped
 from pipelines.config import get_settings
 from pipelines.images import image_header

@@ -19,11 +19,9 @@ everything after a crash or restart, ``export``/``import_archive`` move it as on
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import os
-import re
 import threading
 import time
 import uuid
@@ -34,8 +32,8 @@ from typing import Any
 import numpy as np
 
 from agent.actions import Action
-from agent.brain.critic import get_critic
-from agent.brain.planner import Plan, get_planner
+from agent.brain.critic import Critic
+from agent.brain.planner import Plan, Planner
 from agent.search.tree_search import tree_search
 from agent.session.archive import (
     SESSION_FILE,
@@ -47,36 +45,40 @@ from agent.session.archive import (
     unpack,
     write_archive,
 )
-from agent.session.memory import ImageContext, Memory
-from agent.session.state import (
-    DEFAULT_CACHE_BYTES,
-    Node,
-    SessionError,
-    StateError,
-    StateGraph,
-    atomic_write,
-    check_graph,
-    diff_layer,
-    graph_from_file,
-    split_layer,
-)
-from agent.session.turn import (
+from agent.session.context import (
     ACCEPT_SCORE,
     MAX_ATTEMPTS,
     MIN_SCORE,
-    Attempt,
-    RegionMemory,
-    StepResult,
-    TurnResult,
-    TurnRunner,
-    action_dict,
-    jsonable,
-    name_of,
+    Backends,
+    EditorPicker,
+    TurnContext,
+    TurnPolicy,
 )
-from pipelines.config import get_settings
-from pipelines.editors.registry import available_editors, get_editor, pick_editor
-from pipelines.grounding import get_localizer
+from agent.session.inputs import (
+    check_image_like,
+    check_instruction,
+    encode_original,
+    named_file,
+    source_bytes,
+)
+from agent.session.memory import ImageContext, Memory
+from agent.session.regions import RegionMemory
+from agent.session.results import Attempt, StepResult, TurnResult, action_dict, jsonable
+from agent.session.selection import SelectionMixin
+from agent.session.state import Node, StateGraph, check_graph, graph_from_file
+from agent.session.store import (
+    DEFAULT_CACHE_BYTES,
+    SessionError,
+    StateError,
+    diff_layer,
+    split_layer,
+)
+from agent.session.turn import TurnRunner
+from pipelines.config import Settings, get_settings
+from pipelines.editors.base import Editor, EditRequest
+from pipelines.files import atomic_write
 from pipelines.images import ImageLoadError, downscale, load_image, save_image
+from pipelines.localizers import Localizer
 from pipelines.masks import MaskError, fit_mask
 from pipelines.progress import ProgressFn, no_progress
 
@@ -85,16 +87,13 @@ log = logging.getLogger(__name__)
 __all__ = ["EditSession", "SessionError", "TurnResult", "StepResult", "Attempt",
            "SESSION_FILE", "ACCEPT_SCORE", "MIN_SCORE", "MAX_ATTEMPTS", "check_instruction"]
 
-MAX_INSTRUCTION_CHARS = 2000
-#: control characters (other than tab and newline) and bidirectional overrides
-_CONTROL_CHARS = re.compile("[\x01-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 _ROOT_SUFFIX = {"JPEG": ".jpg", "PNG": ".png", "WEBP": ".webp", "TIFF": ".tif", "BMP": ".bmp",
                 "GIF": ".gif"}
 
 # --------------------------------------------------------------------------- session
 
 
-class EditSession:
+class EditSession(SelectionMixin):
     """A multi-turn editing session over one image (see the module doc).
 
     Build one with ``EditSession.create`` or ``EditSession.open``; the backends (planner,
@@ -102,9 +101,10 @@ class EditSession:
     """
 
     def __init__(self, folder: Path, graph: StateGraph, memory: Memory, original: Any,
-                 root_file: str, *, settings: Any = None, planner: Any = None,
-                 critic: Any = None, localizer: Any = None,
-                 editor_picker: Callable[..., Any] | None = None,
+                 root_file: str, *, settings: Settings | None = None,
+                 planner: Planner | None = None, critic: Critic | None = None,
+                 localizer: Localizer | None = None,
+                 editor_picker: EditorPicker | None = None,
                  accept_score: float = ACCEPT_SCORE, min_score: float = MIN_SCORE,
                  max_attempts: int = MAX_ATTEMPTS, seed: int = 0) -> None:
         self.folder = Path(folder)
@@ -117,8 +117,8 @@ class EditSession:
         self.min_score = float(min_score)
         self.max_attempts = max(1, int(max_attempts))
         self.seed = int(seed)
-        self._planner, self._critic, self._localizer = planner, critic, localizer
-        self._pick = editor_picker
+        self.tools = Backends(settings, planner=planner, critic=critic, localizer=localizer,
+                              editor_picker=editor_picker)
         self._lock = threading.RLock()
         self.turns = 0
         self.regions = RegionMemory()
@@ -144,12 +144,12 @@ class EditSession:
             ImageLoadError: the image cannot be loaded.
             SessionError: the folder is not empty.
         """
-        raw, name = _source_bytes(image_src)
-        loaded = load_image(_named(raw, name) if raw is not None else image_src)
+        raw, name = source_bytes(image_src)
+        loaded = load_image(named_file(raw, name) if raw is not None else image_src)
         if name and not loaded.filename:
             loaded.filename = name
         if raw is None:
-            raw = _encode_original(loaded)
+            raw = encode_original(loaded)
             loaded.format = loaded.format or "PNG"
         target = Path(folder) if folder is not None else _default_folder(backends)
         if target.exists() and any(target.iterdir()):
@@ -228,53 +228,39 @@ class EditSession:
 
     # ---- backends -----------------------------------------------------------------
     @property
-    def planner(self) -> Any:
-        if self._planner is None:
-            self._planner = get_planner(self.settings)
-        return self._planner
+    def planner(self) -> Planner:
+        return self.tools.planner
 
     @property
-    def critic(self) -> Any:
-        if self._critic is None:
-            self._critic = get_critic(self.settings)
-        return self._critic
+    def critic(self) -> Critic:
+        return self.tools.critic
 
     @property
-    def localizer(self) -> Any:
-        if self._localizer is None:
-            self._localizer = get_localizer()
-        return self._localizer
+    def localizer(self) -> Localizer:
+        return self.tools.localizer
 
-    def pick_editor(self, request: Any, prefer: str | None = None) -> Any:
+    def pick_editor(self, request: EditRequest, prefer: str | None = None) -> Editor:
         """The editor for a request (raises ``EditError`` when none can do it)."""
-        if self._pick is not None:
-            return self._pick(request, prefer)
-        return pick_editor(request, prefer=prefer)
+        return self.tools.pick_editor(request, prefer)
 
-    def other_editors(self, request: Any, tried: set[str]) -> list[Any]:
-        """Available editors, other than those in ``tried``, that can serve ``request``
-        (a retry's "another editor"); none when an editor picker was injected."""
-        if self._pick is not None:
-            return []
-        out = []
-        for name, status in available_editors().items():
-            if name in tried or not status["available"]:
-                continue
-            try:
-                editor = get_editor(name)
-            except Exception:  # noqa: BLE001 — a broken backend is just not an option
-                continue
-            if editor.supports(request):
-                out.append(editor)
-        return out
+    def other_editors(self, request: EditRequest, tried: set[str]) -> list[Editor]:
+        """Editors other than ``tried`` that can serve ``request`` (see ``Backends``)."""
+        return self.tools.other_editors(request, tried)
 
     def backends(self) -> dict[str, str]:
         """Which backend serves each role, for an honest status line."""
-        out = {"planner": name_of(self.planner), "critic": name_of(self.critic),
-               "localizer": name_of(self.localizer)}
-        live = [n for n, s in available_editors().items() if s["available"]]
-        out["editor"] = ", ".join(live) or "none"
-        return out
+        return self.tools.names()
+
+    def _context(self) -> TurnContext:
+        """What the next turn runs with (the runner sees nothing else of the session)."""
+        return TurnContext(self.graph, self.memory, self.regions, self.tools,
+                           TurnPolicy(self.seed, self.max_attempts, self.accept_score,
+                                      self.min_score),
+                           self.turns + 1, self.remember_node, self._turn_committed)
+
+    def _turn_committed(self) -> None:
+        self.turns += 1
+        self.save_state()
 
     # ---- navigation ---------------------------------------------------------------
     @property
@@ -334,7 +320,7 @@ class EditSession:
         """
         with self._lock:
             base = self.image_at(parent) if parent else self.graph.image()
-            image_after = _check_image_like(image_after, base)
+            image_after = check_image_like(image_after, base)
             layer = diff_layer(base, image_after)
             act = action_dict(action)
             node = self.graph.add(parent, act, description, split_layer(layer) if layer else [],
@@ -376,11 +362,16 @@ class EditSession:
         instruction = check_instruction(instruction)
         mask = self._check_mask(mask)
         with self._lock:
+            self.pending = None
             if search == "tree":
                 return self._tree_turn(instruction, progress)
             if search not in ("none", "", None):
                 raise SessionError(f"unknown search {search!r}; use 'none' or 'tree'")
-            return TurnRunner(self, instruction, mask, progress or no_progress).run()
+            mask = self._bind_selection(instruction, mask)
+            runner = TurnRunner(self._context(), instruction, mask, progress or no_progress)
+            result = runner.run()
+            self.offer_candidates(instruction, runner.offered)
+            return result
 
     def run_actions(self, actions: list[Action], instruction: str, *,
                     mask: np.ndarray | None = None,
@@ -400,7 +391,8 @@ class EditSession:
         mask = self._check_mask(mask)
         plan = Plan(list(actions), True, "; ".join(a.describe() for a in actions))
         with self._lock:
-            return TurnRunner(self, instruction, mask, progress or no_progress, plan).run()
+            return TurnRunner(self._context(), instruction, mask, progress or no_progress,
+                              plan).run()
 
     def crop(self, box: Any, aspect: str = "free") -> TurnResult:
         """Crop the current frame to ``box`` (``[x0, y0, x1, y1]`` in its pixels), or to
@@ -566,72 +558,6 @@ def _memory_from(data: Any, graph: StateGraph) -> Memory:
         memory.add_image(ImageContext(node.id, node.parent, node.description))
     memory.head = graph.head
     return memory
-
-
-def check_instruction(instruction: Any) -> str:
-    """The instruction, cleaned (control characters dropped), or a ``SessionError``: not
-    text, not valid UTF-8, empty, or longer than ``MAX_INSTRUCTION_CHARS``."""
-    if not isinstance(instruction, str):
-        raise SessionError("the instruction must be text")
-    try:
-        instruction.encode("utf-8")
-    except UnicodeEncodeError:
-        raise SessionError("the instruction is not valid text: it holds bytes that are not "
-                           "UTF-8") from None
-    text = _CONTROL_CHARS.sub(" ", instruction.replace("\x00", "")).strip()
-    if not text:
-        raise SessionError("the instruction is empty: say what to change")
-    if len(text) > MAX_INSTRUCTION_CHARS:
-        raise SessionError(f"the instruction is too long ({len(text)} characters, "
-                           f"max {MAX_INSTRUCTION_CHARS})")
-    return text
-
-
-def _check_image_like(image: np.ndarray, base: np.ndarray) -> np.ndarray:
-    image = np.asarray(image)
-    if image.dtype != np.uint8 or image.ndim != 3:
-        raise SessionError(f"the image must be uint8 HWC, got {image.dtype} {image.shape}")
-    if image.shape[:2] != base.shape[:2]:
-        raise SessionError(f"the image is {image.shape[1]}x{image.shape[0]} but the session "
-                           f"is {base.shape[1]}x{base.shape[0]}")
-    if image.shape[2] != base.shape[2]:
-        if base.shape[2] == 4 and image.shape[2] == 3:
-            image = np.dstack([image, base[..., 3]])
-        elif base.shape[2] == 3 and image.shape[2] == 4:
-            image = image[..., :3]
-        else:
-            raise SessionError(f"the image has {image.shape[2]} channels, the session "
-                               f"{base.shape[2]}")
-    return image
-
-
-def _source_bytes(src: Any) -> tuple[bytes | None, str | None]:
-    """The uploaded file's own bytes (kept as the root) and its name, when there are any."""
-    if isinstance(src, (bytes, bytearray, memoryview)):
-        return bytes(src), None
-    if isinstance(src, (str, os.PathLike)):
-        path = Path(src)
-        if path.is_file():
-            return path.read_bytes(), path.name
-        return None, None
-    if hasattr(src, "read") and not hasattr(src, "shape"):
-        name = getattr(src, "name", None)
-        data = src.read()
-        return (bytes(data) if isinstance(data, (bytes, bytearray)) else None,
-                Path(name).name if isinstance(name, str) else None)
-    return None, None
-
-
-def _named(raw: bytes, name: str | None) -> Any:
-    """The bytes as a file object carrying the user's file name (for messages)."""
-    buffer = io.BytesIO(raw)
-    if name:
-        buffer.name = name
-    return buffer
-
-
-def _encode_original(loaded: Any) -> bytes:
-    return save_image(loaded.pixels, None, like=loaded, format="PNG")
 
 
 def _default_folder(backends: dict[str, Any]) -> Path:

@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 
 from agent.actions import Action, RegionType
-from agent.session.state import StoredLayer, split_layer
+from agent.session.store import StoredLayer, split_layer
 from eval.noref import estimate_tilt, estimate_tilt_lines
 from pipelines.editors.frame import Box, FrameChange, FrameError, clamp_box, plan_frame
 from pipelines.editors.operations import get_operation

@@ -1,162 +1,68 @@
 """One turn of an ``EditSession``: plan → check → execute (localise, decompose, edit,
 compose, critique, retry) → commit, and the results a chat shows.
 
-``TurnRunner`` holds the state of one running turn; ``EditSession.turn`` builds one. The
-result dataclasses (``TurnResult``, ``StepResult``, ``Attempt``) are re-exported by
-``agent.session``.
+``TurnRunner`` holds the state of one running turn; ``EditSession.turn`` builds one with a
+``TurnContext`` (``agent.session.context``). The result dataclasses (``TurnResult``,
+``StepResult``, ``Attempt``) live in ``agent.session.results``.
 """
 
 from __future__ import annotations
 
 import ctypes
 import inspect
-import json
 import logging
 import sys
 import time
-import uuid
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from typing import Any
 
 import cv2
 import numpy as np
 
 from agent import executor
 from agent.actions import Action, ActionKind, RegionType
+from agent.brain.critic import Scene
+from agent.session.context import TurnContext
 from agent.session.frames import FrameResult, is_frame_action, run_frame_action
 from agent.session.memory import ToolContext
-from agent.session.state import (
-    LAYER_DIR,
-    SessionError,
-    StateError,
-    StateGraph,
-    StoredLayer,
-    atomic_write,
-    check_layer_path,
-    decode_png,
-    diff_layer,
-    encode_png,
-    split_layer,
+from agent.session.results import (
+    Attempt,
+    StepResult,
+    TurnResult,
+    action_dict,
+    name_of,
+    outcome,
+    plain_params,
+    summary,
+    unavailable_message,
 )
-from pipelines.config import get_settings
+from agent.session.selection import candidates_of
+from agent.session.store import StateError, StoredLayer, diff_layer, split_layer
 from pipelines.editors.base import EditError
 from pipelines.editors.frame import FrameError, apply_frame
 from pipelines.editors.operations import OperationError, get_operation
-from pipelines.grounding import Hint
 from pipelines.images import downscale
 from pipelines.layers import Layer
-from pipelines.models import get_manager
+from pipelines.localizers import Hint
 from pipelines.progress import ProgressFn
-
-if TYPE_CHECKING:
-    from agent.session.edit_session import EditSession
 
 log = logging.getLogger(__name__)
 
-#: Critique score at or above which an attempt is accepted without retrying.
-ACCEPT_SCORE = 7.0
-#: Below this even the best attempt is rolled back.
-MIN_SCORE = 4.0
-MAX_ATTEMPTS = 3
 #: Long side of the image a seeing planner gets.
 PLANNER_SIDE = 1024
 #: Feather width of a retry after the critic saw a seam.
 WIDE_FEATHER = 24
 
 
-# --------------------------------------------------------------------------- results
-
-
-@dataclass
-class Attempt:
-    """One try at one step: the parameters, the editor, the critique and the time."""
-
-    index: int
-    editor: str
-    params: dict[str, Any]
-    region: str
-    score: float = 0.0
-    keep: list[str] = field(default_factory=list)
-    fix: list[str] = field(default_factory=list)
-    seconds: float = 0.0
-    error: str = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-@dataclass
-class StepResult:
-    """One action of a turn and what became of it.
-
-    ``status`` is ``applied``, ``rolled_back`` (the best attempt was unacceptable),
-    ``unchanged`` (the edit changed no pixel), ``failed``, ``skipped`` (it depended on a
-    step that did not apply), ``needs_mask``, ``unsupported`` or ``undo``.
-    """
-
-    index: int
-    action: dict[str, Any]
-    description: str
-    status: str = "pending"
-    message: str = ""
-    attempts: list[Attempt] = field(default_factory=list)
-    chosen: int | None = None
-    score: float | None = None
-    node: str | None = None
-    region: str = ""
-    bbox: list[int] | None = None
-    seconds: float = 0.0
-
-    @property
-    def applied(self) -> bool:
-        return self.status == "applied"
-
-    def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["attempts"] = [a.to_dict() for a in self.attempts]
-        return out
-
-
-@dataclass
-class TurnResult:
-    """Everything a chat needs about one turn.
-
-    Attributes:
-        instruction: the user's words.
-        ok: the request was carried out (fully, or partly with the rest explained).
-        changed: the head moved (a new image state or a navigation).
-        message: one human paragraph saying what happened and why.
-        plan: ``{"actions": [...], "descriptions": [...], "message": str, "is_edit": bool}``.
-        steps: one ``StepResult`` per action.
-        head: the head after the turn.
-        nodes: ids of the states this turn created.
-        timings: seconds per phase (``plan``, ``execute``, ``save``, ``total``).
-        extra: search topologies and the like (JSON-able).
-        choices: when the request could mean two things, ``[{"label", "instruction"}]``:
-            a UI shows them as buttons and sends the chosen ``instruction`` as the next turn.
-    """
-
-    instruction: str
-    ok: bool
-    changed: bool
-    message: str
-    plan: dict[str, Any]
-    steps: list[StepResult]
-    head: str
-    nodes: list[str] = field(default_factory=list)
-    timings: dict[str, float] = field(default_factory=dict)
-    extra: dict[str, Any] = field(default_factory=dict)
-    choices: list[dict[str, str]] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, Any]:
-        out = {k: v for k, v in asdict(self).items() if k != "steps"}
-        out["steps"] = [s.to_dict() for s in self.steps]
-        return out
-
-
 class _NeedsMask(Exception):
-    """A step's target cannot be found without a brush mask."""
+    """A target not found without a brush mask (or a pick among ``candidates``)."""
+
+    def __init__(self, message: str,
+                 candidates: dict[str, tuple[str, float, list[int], np.ndarray]] | None = None
+                 ) -> None:
+        super().__init__(message)
+        self.candidates = candidates or {}
+
 
 
 @dataclass
@@ -185,93 +91,31 @@ class _Knobs:
     change: str = ""
 
 
-class RegionMemory:
-    """Where each target phrase was found, as a cropped mask (small even at 20 MP).
-
-    A later step naming the same target reuses it when the localiser no longer finds the
-    words (the earlier edit may have changed the very colour the phrase names). Saved with
-    the session (``layers/region-*.png``), so this survives a restart.
-    """
-
-    def __init__(self, limit: int = 64) -> None:
-        self._items: dict[str, tuple[tuple[int, int, int, int], np.ndarray]] = {}
-        self._files: dict[str, str] = {}
-        self._frames: dict[str, str] = {}   # the frame (graph.frame_key) each mask lives in
-        self.limit = limit
-
-    def put(self, phrase: str, layer: Layer, frame: str = "n0") -> None:
-        key = phrase.strip().lower()
-        self._items.pop(key, None)
-        self._files.pop(key, None)
-        self._items[key] = (layer.bbox, layer.mask.copy())
-        self._frames[key] = frame
-        while len(self._items) > self.limit:
-            old = next(iter(self._items))
-            self._items.pop(old)
-            self._files.pop(old, None)
-            self._frames.pop(old, None)
-
-    def save(self, folder: Path) -> list[dict[str, Any]]:
-        """Write new masks under ``folder/layers`` (atomically); returns the index."""
-        index = []
-        for key, (bbox, crop) in self._items.items():
-            if key not in self._files:
-                name = f"{LAYER_DIR}/region-{uuid.uuid4().hex[:10]}.png"
-                atomic_write(folder / name, encode_png(crop))
-                self._files[key] = name
-            index.append({"phrase": key, "bbox": list(bbox), "mask": self._files[key],
-                          "frame": self._frames.get(key, "n0")})
-        return index
-
-    def load(self, folder: Path, index: list[dict[str, Any]]) -> None:
-        """Read the masks back; damaged or missing entries are skipped (a cache)."""
-        for item in index[-self.limit:]:
-            try:
-                name = check_layer_path(item["mask"])
-                bbox = tuple(int(v) for v in item["bbox"])
-                crop = decode_png(folder / name, mask=True,
-                                  shape=(bbox[3] - bbox[1], bbox[2] - bbox[0]))
-            except (KeyError, TypeError, ValueError, IndexError):
-                continue
-            if crop.shape == (bbox[3] - bbox[1], bbox[2] - bbox[0]):
-                self._items[str(item["phrase"])] = (bbox, crop)
-                self._files[str(item["phrase"])] = name
-                self._frames[str(item["phrase"])] = str(item.get("frame", "n0"))
-
-    def get(self, phrase: str, shape: tuple[int, int], frame: str = "n0") -> np.ndarray | None:
-        key = phrase.strip().lower()
-        item = self._items.get(key)
-        if item is None or self._frames.get(key, "n0") != frame:
-            return None  # located in another frame (before a crop, rotation…)
-        (x0, y0, x1, y1), crop = item
-        if x1 > shape[1] or y1 > shape[0]:
-            return None
-        mask = np.zeros(shape, bool)
-        mask[y0:y1, x0:x1] = crop
-        return mask
-
-
 # --------------------------------------------------------------------------- turn runner
 
 
 class TurnRunner:
-    """The state of one turn while it runs (kept off ``EditSession`` to stay small)."""
+    """The state of one turn while it runs; it sees the session only through ``ctx``."""
 
-    def __init__(self, session: EditSession, instruction: str, mask: np.ndarray | None,
+    def __init__(self, ctx: TurnContext, instruction: str, mask: np.ndarray | None,
                  progress: ProgressFn, plan: Any = None) -> None:
-        self.s = session
+        self.ctx = ctx
+        self.graph, self.memory, self.regions = ctx.graph, ctx.memory, ctx.regions
+        self.backends, self.policy = ctx.backends, ctx.policy
         self.fixed_plan = plan   # a plan given by the caller (a UI button), not planned
         self.instruction = instruction
         self.mask = mask
         self.progress = progress
         self.timings: dict[str, float] = {}
-        self.start_head = session.graph.head
+        self.start_head = ctx.graph.head
         self.steps: list[StepResult] = []
         self.staged: list[tuple[StepResult, Action, list[StoredLayer]]] = []
         self.work: np.ndarray | None = None
         self.applied = 0
         self.committed = False
         self.frames: dict[int, FrameResult] = {}   # step index → its frame edit
+        #: an unsure target's candidates (id → mask), for ``EditSession.choose``
+        self.offered: dict[str, np.ndarray] = {}
 
     # 1. plan ------------------------------------------------------------------------
     def run(self) -> TurnResult:
@@ -281,7 +125,13 @@ class TurnRunner:
             return self._run(t0)
         except _NeedsMask as err:
             self._undo_staging()
-            return self._result(False, str(err), t0)
+            result = self._result(False, str(err), t0)
+            if err.candidates:
+                result.candidates = [{"id": cid, "label": label, "score": round(score, 3),
+                                      "box": box}
+                                     for cid, (label, score, box, _) in err.candidates.items()]
+                self.offered = {cid: m for cid, (_, _, _, m) in err.candidates.items()}
+            return result
         except Exception as err:  # noqa: BLE001 — a broken backend must not cost the session
             log.exception("turn failed: %s", self.instruction)
             self._undo_staging()
@@ -293,13 +143,13 @@ class TurnRunner:
 
     def _undo_staging(self) -> None:
         if not self.committed:
-            self.s.graph.head = self.start_head
-            self.s.memory.drop_tools()
+            self.graph.head = self.start_head
+            self.memory.drop_tools()
 
     def _run(self, t0: float) -> TurnResult:
         self.progress(0.0, "planning")
-        plan = self.fixed_plan or self.s.planner.plan(self.instruction, memory=self.s.memory,
-                                   has_mask=self.mask is not None, image_size=self.s.graph.size,
+        plan = self.fixed_plan or self.backends.planner.plan(self.instruction, memory=self.memory,
+                                   has_mask=self.mask is not None, image_size=self.graph.size,
                                    **self._planner_view())
         self.timings["plan"] = time.perf_counter() - t0
         actions = _dependency_order(list(plan.actions))
@@ -326,12 +176,12 @@ class TurnRunner:
     def _planner_view(self) -> dict[str, Any]:
         """The current image (≤ 1024 px) for a planner that can look at it."""
         try:
-            accepts = "image" in inspect.signature(self.s.planner.plan).parameters
+            accepts = "image" in inspect.signature(self.backends.planner.plan).parameters
         except (TypeError, ValueError):
             accepts = False
         if not accepts:
             return {}
-        return {"image": np.ascontiguousarray(downscale(self.s.graph.image()[..., :3],
+        return {"image": np.ascontiguousarray(downscale(self.graph.image()[..., :3],
                                                         PLANNER_SIDE))}
 
     def _precheck(self, actions: list[Action]) -> str:
@@ -350,10 +200,10 @@ class TurnRunner:
             if is_frame_action(action):
                 continue  # done by pipelines.editors.frame, not an editor
             try:
-                self.s.pick_editor(action.to_request(seed=self.s.seed))
+                self.backends.pick_editor(action.to_request(seed=self.policy.seed))
             except EditError as err:
                 step.status = "unsupported"
-                step.message = unavailable_message(action, err, self.s.settings)
+                step.message = unavailable_message(action, err, self.backends.settings)
                 blocked += 1
         if blocked and blocked == len(actions):
             return " ".join(st.message.rstrip(".") + "." for st in self.steps) + \
@@ -399,9 +249,9 @@ class TurnRunner:
         one-action turn never copies the frame.
         """
         if not self.staged:
-            return self.s.graph.image()
+            return self.graph.image()
         if self.work is None:
-            self.work = np.array(self.s.graph.image(), copy=True)
+            self.work = np.array(self.graph.image(), copy=True)
             self.applied = 0
         for st, _, layers in self.staged[self.applied:]:
             if st.index in self.frames:
@@ -412,7 +262,7 @@ class TurnRunner:
         return self.work
 
     def _undo(self, step: StepResult, action: Action) -> None:
-        graph, memory = self.s.graph, self.s.memory
+        graph, memory = self.graph, self.memory
         if self.staged:
             drop = min(action.steps, len(self.staged))
             for st, _, _ in self.staged[-drop:]:
@@ -451,7 +301,7 @@ class TurnRunner:
             step.message = "; ".join(a.error for a in step.attempts if a.error) or "failed"
             return None
         step.chosen, step.score = best.attempt.index, best.attempt.score
-        if best.attempt.score < self.s.min_score:
+        if best.attempt.score < self.policy.min_score:
             step.status = "rolled_back"
             step.message = (f"rolled back: the best of {len(step.attempts)} attempt(s) "
                             f"scored {best.attempt.score:.1f}/10 — "
@@ -463,7 +313,7 @@ class TurnRunner:
             step.status, step.message = "unchanged", "the edit changed no pixel"
             return None
         if action.region.type is RegionType.phrase:
-            self.s.regions.put(action.region.phrase or action.target, best.layer,
+            self.regions.put(action.region.phrase or action.target, best.layer,
                                self._frame_key())
         step.status, step.bbox = "applied", list(stored.bbox)
         step.message = f"score {best.attempt.score:.1f}/10 after {len(step.attempts)} " \
@@ -490,7 +340,7 @@ class TurnRunner:
 
     def _frame_key(self) -> str:
         """Which frame the pixels of this step live in (see ``StateGraph.frame_key``)."""
-        key = self.s.graph.frame_key()
+        key = self.graph.frame_key()
         staged = sum(1 for st, _, _ in self.staged if st.index in self.frames)
         return f"{key}+{staged}" if staged else key
 
@@ -514,9 +364,9 @@ class TurnRunner:
     def _locate_phrase(self, action: Action, image: np.ndarray) -> _Region:
         phrase = action.region.phrase or action.target
         hint = Hint(mask=self.mask) if self.mask is not None else None
-        found = self.s.localizer.locate(image, phrase, hint)
+        found = self.backends.localizer.locate(image, phrase, hint)
         masks = [m.mask for m in found.masks if np.asarray(m.mask).any()]
-        known = self.s.regions.get(phrase, image.shape[:2], self._frame_key())
+        known = self.regions.get(phrase, image.shape[:2], self._frame_key())
         if found.status == "resolved" and masks:
             # "the cats", "all the red cars": every instance is one target
             plural = found.plural and len(masks) > 1
@@ -533,26 +383,31 @@ class TurnRunner:
             return _Region(self.mask, "brush mask")
         why = found.reason or ("several candidates match" if found.status == "ambiguous"
                                else "it was not found")
+        offered = candidates_of(found) if found.status == "ambiguous" else {}
+        if offered:
+            raise _NeedsMask(f"I am not sure which '{phrase}' you mean ({why}). Click one of "
+                             f"the {len(offered)} numbered candidates on the photo, or paint "
+                             "it with the brush. Nothing was changed.", offered)
         raise _NeedsMask(f"I could not tell where '{phrase}' is ({why}). Paint it with the "
                          "brush and send the instruction again. Nothing was changed.")
 
     def _attempts(self, step: StepResult, action: Action, image: np.ndarray,
                   region: _Region) -> _Best | None:
         """Up to ``max_attempts`` tries; after each poor one, reflect on the critique."""
-        request = action.to_request(seed=self.s.seed)
-        editor = self.s.pick_editor(request)
+        request = action.to_request(seed=self.policy.seed)
+        editor = self.backends.pick_editor(request)
         knobs = _Knobs(dict(action.params), editor, {name_of(editor)},
                        executor.cut(image, region.mask, request, editor))
         best: _Best | None = None
-        for i in range(self.s.max_attempts):
+        for i in range(self.policy.max_attempts):
             attempt, composed, critique = self._try_once(action, knobs, region, i)
             step.attempts.append(attempt)
-            self.s.memory.record_attempt(ToolContext(step.description, attempt.editor,
+            self.memory.record_attempt(ToolContext(step.description, attempt.editor,
                                                      attempt.params, "; ".join(attempt.fix),
                                                      attempt.score, attempt.fix))
             if composed is not None and (best is None or attempt.score > best.attempt.score):
                 best = _Best(attempt, composed, knobs.layer)
-            if composed is not None and attempt.score >= self.s.accept_score:
+            if composed is not None and attempt.score >= self.policy.accept_score:
                 break
             if not self._reflect(action, knobs, critique, region, image):
                 break
@@ -564,16 +419,19 @@ class TurnRunner:
         """Edit the patch, compose it at native size and critique it."""
         start = time.perf_counter()
         layer = knobs.layer
-        attempt = Attempt(index + 1, name_of(knobs.editor), _plain(knobs.params), region.source)
+        attempt = Attempt(index + 1, name_of(knobs.editor), plain_params(knobs.params),
+                          region.source)
         critique = composed = None
         try:
-            request = action.to_request(seed=self.s.seed + index, params=knobs.params)
+            request = action.to_request(seed=self.policy.seed + index, params=knobs.params)
             done = executor.run(layer, request, knobs.editor, feather=knobs.feather,
-                                frame_size=self.s.graph.size)
+                                frame_size=self.graph.size)
             composed = done.patch
-            critique = self.s.critic.critique(layer.patch, composed, action,
-                                              done.changed_area, feather=done.feather,
-                                              params=knobs.params)
+            critique = self.backends.critic.critique(layer.patch, composed, action,
+                                                     done.changed_area, feather=done.feather,
+                                                     params=knobs.params,
+                                                     scene=Scene(self._image(),
+                                                                 layer.bbox[:2]))
             attempt.score = float(critique.score)
             attempt.keep, attempt.fix = list(critique.keep), list(critique.fix)
         except (EditError, OperationError, ValueError) as err:
@@ -594,7 +452,7 @@ class TurnRunner:
                 clean.update({k: v for k, v in merged.items() if hasattr(v, "shape")})
             except OperationError:
                 clean = None
-            if clean is not None and _plain(clean) != _plain(knobs.params):
+            if clean is not None and plain_params(clean) != plain_params(knobs.params):
                 knobs.params, knobs.change = clean, "new parameters"
                 return True
         grow = int(getattr(critique, "grow", 0) or 0)
@@ -604,7 +462,7 @@ class TurnRunner:
             mask[y0:y1, x0:x1] = knobs.layer.mask
             kernel = np.ones((2 * grow + 1, 2 * grow + 1), np.uint8)
             mask = cv2.dilate(mask.view(np.uint8), kernel).astype(bool)
-            knobs.layer = executor.cut(image, mask, action.to_request(seed=self.s.seed),
+            knobs.layer = executor.cut(image, mask, action.to_request(seed=self.policy.seed),
                                        knobs.editor)
             knobs.change = "a larger area"
             return True
@@ -612,11 +470,11 @@ class TurnRunner:
         if region.alternatives and any(w in fix_text for w in ("region", "mask", "target",
                                                                "locali", "outside")):
             mask = region.alternatives.pop(0)
-            knobs.layer = executor.cut(image, mask, action.to_request(seed=self.s.seed),
+            knobs.layer = executor.cut(image, mask, action.to_request(seed=self.policy.seed),
                                        knobs.editor)
             knobs.change = "another candidate region"
             return True
-        others = self.s.other_editors(action.to_request(seed=self.s.seed), knobs.tried)
+        others = self.backends.other_editors(action.to_request(seed=self.policy.seed), knobs.tried)
         if others:
             knobs.editor, knobs.change = others[0], f"the {name_of(others[0])} editor"
             knobs.tried.add(name_of(others[0]))
@@ -628,43 +486,42 @@ class TurnRunner:
 
     # 4. commit ---------------------------------------------------------------------
     def _commit(self, t0: float) -> TurnResult:
-        s = self.s
+        ctx, graph, memory = self.ctx, self.graph, self.memory
         self.committed = True
         t = time.perf_counter()
         nodes: list[str] = []
-        parent = s.graph.head
+        parent = graph.head
         for step, action, layers in self.staged:
             act = action_dict(action)
-            meta = {"score": step.score, "turn": s.turns + 1,
+            meta = {"score": step.score, "turn": ctx.turn,
                     "editor": step.attempts[step.chosen - 1].editor if step.chosen else ""}
             if step.index in self.frames:
-                node = s.graph.add_frame(parent, act, action.describe(),
+                node = graph.add_frame(parent, act, action.describe(),
                                          self.frames[step.index].change, layers,
                                          meta=meta | {"editor": "frame"})
             else:
-                node = s.graph.add(parent, act, action.describe(), layers, meta=meta)
+                node = graph.add(parent, act, action.describe(), layers, meta=meta)
             step.node, parent = node.id, node.id
             nodes.append(node.id)
-            s.remember_node(node, act)
+            ctx.on_node(node, act)
         if self.work is not None and nodes and self.applied == len(self.staged):
-            s.graph.cache.put(nodes[-1], self.work)
+            graph.cache.put(nodes[-1], self.work)
         applied = [st for st, _, _ in self.staged]
-        moved = s.graph.head != self.start_head
+        moved = graph.head != self.start_head
         ok = bool(applied) or (moved and all(st.status in ("undo", "skipped")
                                              for st in self.steps))
-        s.turns += 1
-        s.memory.fold_turn(self.instruction, targets=[a.target for _, a, _ in self.staged],
+        memory.fold_turn(self.instruction, targets=[a.target for _, a, _ in self.staged],
                            operations=[a.operation for _, a, _ in self.staged],
                            values=_merged_values(a for _, a, _ in self.staged),
-                           states=nodes or [s.graph.head],
-                           outcome=_outcome(self.steps, applied, moved),
+                           states=nodes or [graph.head],
+                           outcome=outcome(self.steps, applied, moved),
                            notes=[f"{st.description}: {st.message}" for st in self.steps
                                   if st.status in ("rolled_back", "failed", "unsupported",
                                                    "needs_mask")])
-        s.memory.head = s.graph.head
-        s.save_state()  # the turn's steps land together: their PNGs in parallel, then the JSON
+        memory.head = graph.head
+        ctx.on_commit()  # the turn's steps land together: their PNGs in parallel, then the JSON
         self.timings["save"] = time.perf_counter() - t
-        return self._result(ok, _summary(self.steps, moved and not applied, s.graph), t0,
+        return self._result(ok, summary(self.steps, moved and not applied, graph), t0,
                             nodes, changed=moved)
 
     def _result(self, ok: bool, message: str, t0: float, nodes: list[str] | None = None,
@@ -673,7 +530,7 @@ class TurnRunner:
         _release_memory()
         self.progress(1.0, "done")
         return TurnResult(self.instruction, ok, changed, message,
-                          getattr(self, "plan_info", {}), self.steps, self.s.graph.head,
+                          getattr(self, "plan_info", {}), self.steps, self.graph.head,
                           nodes or [], {k: round(v, 4) for k, v in self.timings.items()},
                           choices=list(getattr(self, "choices", [])))
 
@@ -700,73 +557,20 @@ def _release_memory() -> None:
 _LIBC: Any = None
 
 
-def name_of(obj: Any) -> str:
-    return str(getattr(obj, "name", "") or type(obj).__name__)
 
 
-def _plain(params: dict[str, Any]) -> dict[str, Any]:
-    """JSON-able params (arrays shown by their shape)."""
-    return {k: (f"<image {v.shape[1]}x{v.shape[0]}>" if hasattr(v, "shape") else v)
-            for k, v in params.items()}
 
 
-def action_dict(action: Action | dict[str, Any] | None) -> dict[str, Any] | None:
-    if action is None:
-        return None
-    if isinstance(action, Action):
-        data = action.model_dump(mode="python")
-        data["params"] = _plain(action.params)
-        return json.loads(json.dumps(data, default=str))
-    if isinstance(action, dict):
-        return json.loads(json.dumps(action, default=str))
-    raise SessionError(f"an action must be an Action or a dict, got {type(action).__name__}")
 
 
-def jsonable(data: Any) -> Any:
-    return json.loads(json.dumps(data, default=str))
+
+
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> float:
     """Intersection over union of two masks."""
     union = np.count_nonzero(a | b)
     return np.count_nonzero(a & b) / union if union else 0.0
-
-
-
-
-
-
-
-
-
-
-#: the model roles that serve generative operations, in the order a message names them
-GENERATIVE_ROLES = ("editor", "inpainter")
-
-
-def unavailable_message(action: Action, err: Exception, settings: Any = None) -> str:
-    """Why a step cannot run, naming the configured model ids (never a hard-coded one).
-
-    Args:
-        action: the step.
-        err: the ``EditError`` from picking an editor.
-        settings: the session's settings (default ``get_settings()``).
-    """
-    spec = get_operation(action.operation)
-    if not spec.generative:
-        return f"'{action.describe()}' cannot run here: {err}"
-    models = (settings or get_settings()).models
-    try:
-        manager = get_manager()
-        named = [f"{role} model '{models.get(role, '')}' ({manager.role_status(role).reason})"
-                 for role in GENERATIVE_ROLES if models.get(role)]
-    except Exception:  # noqa: BLE001 — a broken manager must not hide the step's reason
-        named = [f"{role} model '{models[role]}'" for role in GENERATIVE_ROLES
-                 if models.get(role)]
-    which = "; ".join(named) or "no generative model is configured"
-    return (f"'{action.describe()}' needs a generative editor, and none can run here: "
-            f"{which}. Set LOUPE_MODEL_EDITOR / LOUPE_MODEL_INPAINTER to weights that are "
-            "present to enable it")
 
 
 def _dependency_order(actions: list[Action]) -> list[Action]:
@@ -794,27 +598,3 @@ def _merged_values(actions: Any) -> dict[str, Any]:
     for action in actions:
         out.update({k: v for k, v in action.params.items() if not hasattr(v, "shape")})
     return out
-
-
-def _outcome(steps: list[StepResult], applied: list[StepResult], moved: bool) -> str:
-    if applied and len(applied) == sum(1 for s in steps if s.status != "undo"):
-        return "done"
-    if applied:
-        return "partial"
-    return "undo" if moved else "nothing"
-
-
-def _summary(steps: list[StepResult], navigated: bool, graph: StateGraph) -> str:
-    parts = []
-    for step in steps:
-        if step.status == "applied":
-            parts.append(f"{step.description}: {step.message}")
-        elif step.status == "undo":
-            parts.append(step.message)
-        else:
-            parts.append(f"{step.description}: {step.status.replace('_', ' ')} — {step.message}")
-    if not any(s.status in ("applied", "undo") for s in steps):
-        parts.append("Nothing was changed.")
-    elif navigated:
-        parts.append(f"Now at {graph.head}.")
-    return " ".join(p if p.endswith(".") else p + "." for p in parts)

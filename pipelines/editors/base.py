@@ -16,10 +16,8 @@ import numpy as np
 from pipelines.editors.objects import moved_mask
 from pipelines.editors.operations import OPERATIONS, OperationError, get_operation
 from pipelines.layers import feather_alpha
-
-
-class EditError(RuntimeError):
-    """An editor could not carry out a request (the message says why, for a person)."""
+from pipelines.operations.errors import EditError
+from pipelines.plugins import Registry
 
 
 @dataclass
@@ -126,7 +124,7 @@ class Editor(ABC):
         """Do the pixel work with validated ``params``."""
 
 
-EDITORS: dict[str, type[Editor]] = {}
+EDITORS: Registry[type[Editor]] = Registry("editor")
 
 
 def register_editor(cls: type[Editor]) -> type[Editor]:

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from pipelines.color import rgb_to_lab
+
 #: growth stops when a ring's 90th-percentile difference from the background falls below
 #: this many times the background's own (texture) 90th percentile, plus ``MIN_EXCESS`` ΔE
 EDGE_NOISE_FACTOR = 1.15
@@ -46,12 +48,6 @@ class EdgeGrowth:
     grown: int
     noise: float
     limit: int
-
-
-def lab_of(rgb: np.ndarray) -> np.ndarray:
-    """uint8 RGB → float32 CIE Lab (L in 0–100)."""
-    return cv2.cvtColor(np.ascontiguousarray(rgb[..., :3], dtype=np.float32) / 255.0,
-                        cv2.COLOR_RGB2Lab)
 
 
 def growth_limit(mask: np.ndarray) -> int:
@@ -131,7 +127,7 @@ def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None) ->
     reference = (distance > limit + 1) & (distance <= limit + 1 + width)
     if reference.sum() < 16:
         return EdgeGrowth(mask.copy(), 0, 0.0, limit)
-    lab = lab_of(rgb)
+    lab = rgb_to_lab(rgb)
     background = _masked_mean(lab, reference, sigma=max(4.0, 1.5 * limit))
     deviation = np.linalg.norm(lab - background, axis=2)
     noise = float(np.percentile(deviation[reference], 90))

@@ -14,11 +14,11 @@ re-entrant).
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
 
-from pipelines.detection import Detection, tile_grid
 from pipelines.perception.store import model_path
 
 COCO_CLASSES = (
@@ -34,6 +34,33 @@ COCO_CLASSES = (
     "refrigerator", "book", "clock", "vase", "scissors", "teddy bear", "hair drier",
     "toothbrush",
 )
+Box = tuple[float, float, float, float]
+
+
+@dataclass
+class Detection:
+    """One detector box in full-resolution pixels."""
+
+    box: Box
+    score: float
+    label: str
+
+
+def tile_grid(height: int, width: int, tile: int,
+              overlap: float) -> list[tuple[int, int, int, int]]:
+    """Overlapping square-ish tiles ``(x0, y0, x1, y1)`` of side ``tile`` covering the image."""
+    step = max(1, int(tile * (1.0 - overlap)))
+
+    def starts(size: int) -> list[int]:
+        if size <= tile:
+            return [0]
+        out = list(range(0, size - tile, step))
+        return out + [size - tile]
+
+    return [(x, y, min(width, x + tile), min(height, y + tile))
+            for y in starts(height) for x in starts(width)]
+
+
 NANODET_SIDE = 416
 NANODET_STRIDES = (8, 16, 32)
 NANODET_MEAN = np.array([103.53, 116.28, 123.675], np.float32)    # BGR, as trained
@@ -59,11 +86,12 @@ class _Net:
             return [self._net.forward()]
 
 
-def nms(dets: list[Detection], iou: float = 0.5) -> list[Detection]:
-    """Greedy non-maximum suppression per label, best score first."""
+def nms(dets: list[Detection], iou: float = 0.5, *, per_label: bool = True) -> list[Detection]:
+    """Greedy non-maximum suppression, best score first: among the boxes of each label, or
+    among all boxes when ``per_label`` is off (open-vocabulary labels vary by phrase)."""
     keep: list[Detection] = []
-    for label in {d.label for d in dets}:
-        group = [d for d in dets if d.label == label]
+    for label in ({d.label for d in dets} if per_label else ({None} if dets else set())):
+        group = [d for d in dets if not per_label or d.label == label]
         boxes = [[d.box[0], d.box[1], d.box[2] - d.box[0], d.box[3] - d.box[1]] for d in group]
         idx = cv2.dnn.NMSBoxes(boxes, [d.score for d in group], 0.0, iou)
         keep += [group[i] for i in np.asarray(idx).reshape(-1)]

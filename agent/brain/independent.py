@@ -1,0 +1,439 @@
+"""Checks of an edit that do not trust the planner's localisation (issue 24).
+
+The measured critic judges an attempt inside the mask the turn loop handed it. When that
+mask is on the wrong thing (the other cup, every text line, a neighbour's edge) every one
+of its checks passes. ``independent_checks`` looks at the whole frame instead and asks:
+
+- **second route** — the target is found again in the *before* image by a route other
+  than the frame pass that chose it: the named class is looked for by the detector on a
+  zoomed crop around what changed (a second, native-resolution view), the face and text
+  detectors likewise on their crops, and the words' qualifiers (left, top, biggest …)
+  pick among every instance found. What changed must lie on that target.
+- **qualifiers** — the changed area is where the words say (left half, top, the biggest
+  of its kind …).
+- **others unchanged** — every *other* detected object, face and text region is
+  unchanged (outside the target and its feather), unless the words asked for all of them.
+- **target gone** — for a removal, the named class is no longer found at that place in
+  the *after* image.
+
+Each check answers True, False or None ("cannot decide", e.g. no detector weights, or
+nothing of the named class is seen at all). None is reported as such, never counted as
+passed and never raises the score.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import Any
+
+import cv2
+import numpy as np
+
+from pipelines.localizers.perception import NOT_NOUNS, PerceptionLocalizer, _Models
+from pipelines.localizers.phrases import WHOLE, parse_phrase
+from pipelines.perception.words import FACE, SALIENT, TEXT, match_noun
+
+log = logging.getLogger(__name__)
+
+#: long side of the frame copy every check works on
+SIDE = 1024
+#: long side the text detector sees for the inventory of other text regions
+TEXT_SIDE = 640
+#: a pixel counts as changed above this difference (0–255, any channel, work copy)
+CHANGE_LEVEL = 6
+#: margin (work pixels) around the target that a feather and mask growth may touch
+REACH = 28
+#: the share of the changed pixels that must lie on the target found again
+ON_TARGET = 0.7
+#: below this share the change is clearly somewhere else
+OFF_TARGET = 0.35
+#: share of another object's own area (outside the target's reach) that may change
+OTHER_CHANGED = 0.01
+#: share of everything that changed that may lie on another object (outside the reach)
+SPILL_OF_CHANGE = 0.03
+#: object detections / faces / text regions below these scores are not "seen"
+OBJECT_MIN, FACE_MIN, TEXT_MIN = 0.35, 0.6, 0.6
+#: a crop-level detection of the named class needs this score
+CROP_MIN = 0.3
+#: checks whose failure means the wrong thing was edited (the words were not followed)
+TARGET_CHECKS = ("second_route", "qualifiers", "target_gone")
+
+
+@dataclass
+class Seen:
+    """One thing detected in the before image (work-copy pixels)."""
+
+    label: str
+    box: tuple[float, float, float, float]
+    score: float
+    kind: str   # "object" | "face" | "text"
+
+    @property
+    def area(self) -> float:
+        return max(1.0, (self.box[2] - self.box[0]) * (self.box[3] - self.box[1]))
+
+
+@dataclass
+class Independent:
+    """The checks' answers: ``checks`` name → True/False, ``undecided`` name → why."""
+
+    checks: dict[str, bool] = field(default_factory=dict)
+    undecided: dict[str, str] = field(default_factory=dict)
+    keep: list[str] = field(default_factory=list)
+    fix: list[str] = field(default_factory=list)
+    measures: dict[str, float] = field(default_factory=dict)
+    route: str = ""
+
+
+# --- perception (cached per before image) ----------------------------------------------
+
+_CACHE: OrderedDict[str, list[Seen]] = OrderedDict()
+_CACHE_LOCK = threading.Lock()
+_CACHE_SIZE = 8
+
+
+def _models() -> Any | None:
+    """The embedded perception nets, or None when their files are not installed."""
+    try:
+        ok, why = PerceptionLocalizer.is_available()
+        if not ok:
+            log.info("independent checks undecided: %s", why)
+            return None
+        return _Models.get()
+    except Exception as err:  # noqa: BLE001 — no eyes is "cannot decide", not a crash
+        log.warning("perception unavailable to the critic: %s", err)
+        return None
+
+
+def _key(image: np.ndarray) -> str:
+    return hashlib.blake2b(np.ascontiguousarray(image).tobytes(), digest_size=16).hexdigest()
+
+
+def seen_in(small: np.ndarray, models: Any) -> list[Seen]:
+    """Objects, faces and text regions of ``small`` (cached by content)."""
+    key = _key(small)
+    with _CACHE_LOCK:
+        if key in _CACHE:
+            _CACHE.move_to_end(key)
+            return _CACHE[key]
+    found = [Seen(d.label, tuple(d.box), d.score, "object")
+             for d in models.objects.detect(small, OBJECT_MIN)]
+    found += [Seen("face", tuple(d.box), d.score, "face")
+              for d in models.faces.detect(small, FACE_MIN)]
+    view = _shrink(small, TEXT_SIDE)     # text lines need less than objects: 640 px
+    k = small.shape[1] / view.shape[1]
+    found += [Seen("text", tuple(v * k for v in d.box), d.score, "text")
+              for d in models.text.detect(view, TEXT_MIN)]
+    with _CACHE_LOCK:
+        _CACHE[key] = found
+        while len(_CACHE) > _CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return found
+
+
+def _crop_seen(small: np.ndarray, box: tuple[int, int, int, int], label: str,
+               models: Any) -> list[Seen]:
+    """The named class looked for on a zoomed crop (the second view), in work pixels."""
+    x0, y0, x1, y1 = box
+    crop = small[y0:y1, x0:x1]
+    if min(crop.shape[:2]) < 16:
+        return []
+    zoom = min(4.0, 512 / max(crop.shape[:2]))
+    view = cv2.resize(crop, None, fx=zoom, fy=zoom, interpolation=cv2.INTER_CUBIC) \
+        if zoom > 1 else crop
+    if label == "face":
+        dets = models.faces.detect(view, FACE_MIN)
+    elif label == "text":
+        dets = models.text.detect(view, TEXT_MIN)
+    else:
+        dets = [d for d in models.objects.detect(view, CROP_MIN) if d.label == label]
+    k = 1.0 / zoom if zoom > 1 else 1.0
+    return [Seen(label, (d.box[0] * k + x0, d.box[1] * k + y0, d.box[2] * k + x0,
+                         d.box[3] * k + y0), float(d.score), "crop") for d in dets]
+
+
+# --- geometry ---------------------------------------------------------------------------
+
+def _box_mask(shape: tuple[int, int], box: tuple[float, ...], grow: int = 0) -> np.ndarray:
+    h, w = shape
+    x0, y0, x1, y1 = (int(round(v)) for v in box)
+    m = np.zeros(shape, bool)
+    m[max(0, y0 - grow):min(h, y1 + grow), max(0, x0 - grow):min(w, x1 + grow)] = True
+    return m
+
+
+def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def _inside(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    """Share of box ``a`` inside box ``b``."""
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    return ix * iy / max(1e-6, (a[2] - a[0]) * (a[3] - a[1]))
+
+
+def _dedupe(items: list[Seen]) -> list[Seen]:
+    kept: list[Seen] = []
+    for s in sorted(items, key=lambda s: -s.score):
+        if all(_iou(s.box, k.box) < 0.5 and _inside(s.box, k.box) < 0.8
+               and _inside(k.box, s.box) < 0.8 for k in kept):
+            kept.append(s)
+    return kept
+
+
+def _changed(before: np.ndarray, after: np.ndarray) -> np.ndarray:
+    d = cv2.absdiff(before, after).max(axis=2) > CHANGE_LEVEL
+    return cv2.morphologyEx(d.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)) > 0
+
+
+def _shrink(image: np.ndarray, side: int = SIDE) -> np.ndarray:
+    h, w = image.shape[:2]
+    s = min(1.0, side / max(h, w))
+    rgb = np.ascontiguousarray(image[..., :3])
+    if s >= 1.0:
+        return rgb
+    return cv2.resize(rgb, (max(1, round(w * s)), max(1, round(h * s))),
+                      interpolation=cv2.INTER_AREA)
+
+
+def _pick(cands: list[Seen], parsed: Any, changed: np.ndarray) -> list[Seen]:
+    """The candidate(s) the words' qualifiers pick (all of them for plural words; with no
+    qualifier, the instance that best matches what changed — any one may be meant)."""
+    if parsed.plural or len(cands) <= 1:
+        return cands
+    if parsed.ordinal or parsed.last:
+        reading = sorted(cands, key=lambda s: s.box[0] + s.box[2])
+        i = len(reading) - 1 if parsed.last else parsed.ordinal - 1
+        return [reading[i]] if i < len(reading) else []
+    if parsed.size:
+        pick = max if parsed.size == "largest" else min
+        return [pick(cands, key=lambda s: s.area)]
+    if parsed.spatial:
+        ideal = ({"left": 0.0, "right": 1.0, "centre": 0.5, None: None}[parsed.horizontal],
+                 {"top": 0.0, "bottom": 1.0, "centre": 0.5, None: None}[parsed.vertical])
+        xs = [(s.box[0] + s.box[2]) / 2 for s in cands]
+        ys = [(s.box[1] + s.box[3]) / 2 for s in cands]
+        lo_x, hi_x = min(xs), max(xs)
+        lo_y, hi_y = min(ys), max(ys)
+
+        def distance(i: int) -> float:
+            rel = ((xs[i] - lo_x) / max(1e-6, hi_x - lo_x), (ys[i] - lo_y) / max(1e-6, hi_y - lo_y))
+            return sum((c - t) ** 2 for c, t in zip(rel, ideal) if t is not None)
+
+        return [cands[min(range(len(cands)), key=distance)]]
+
+    def match(s: Seen) -> float:
+        box = _box_mask(changed.shape, s.box)
+        return float((box & changed).sum()) / float((box | changed).sum() or 1)
+
+    return [max(cands, key=match)]
+
+
+# --- the checks -------------------------------------------------------------------------
+
+def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
+                       used_mask: np.ndarray | None = None, *, removal: bool = False
+                       ) -> Independent:
+    """Judge ``after`` against ``before`` for ``action`` without trusting ``used_mask``.
+
+    Args:
+        before: the whole frame before the edit (uint8 RGB/RGBA).
+        after: the whole frame after it, same size.
+        action: the ``agent.actions.Action`` (its operation, target and region).
+        used_mask: the mask the edit was made with (full size; None for the whole frame).
+        removal: the operation removes its target (then it must be gone from the after
+            image at that place).
+
+    Returns:
+        An ``Independent``: checks that passed/failed, and the ones that could not decide.
+    """
+    out = Independent()
+    phrase = str(getattr(getattr(action, "region", None), "phrase", "") or
+                 getattr(action, "target", "") or "").strip()
+    region = getattr(getattr(action, "region", None), "type", None)
+    whole = used_mask is None or bool(np.asarray(used_mask).all()) or \
+        getattr(region, "value", region) == "image" or not phrase or bool(WHOLE.search(phrase))
+    if whole:
+        return out   # a whole-photo edit has no target to find again and no "others"
+    if before.shape[:2] != after.shape[:2]:
+        return out
+    small_b, small_a = _shrink(before), _shrink(after)
+    changed = _changed(small_b, small_a)
+    n_changed = int(changed.sum())
+    out.measures["changed_share"] = round(n_changed / changed.size, 5)
+    if n_changed < 20:
+        return out   # nothing changed: the operation's own check says so
+    parsed = parse_phrase(phrase)
+    label = _label(parsed, phrase)
+    models = _models()
+    if models is None:
+        for name in ("second_route", "others_unchanged"):
+            out.undecided[name] = "no perception models here"
+        return out
+    seen = seen_in(small_b, models)
+    h, w = changed.shape
+    ys, xs = np.nonzero(changed)
+    pad = int(0.25 * max(np.ptp(xs) + 1, np.ptp(ys) + 1)) + 8
+    cbox = (max(0, xs.min() - pad), max(0, ys.min() - pad), min(w, xs.max() + 1 + pad),
+            min(h, ys.max() + 1 + pad))
+    target: list[Seen] = []
+    if label is not None:
+        frame_level = [s for s in seen if s.label == label]
+        crop_level = _crop_seen(small_b, cbox, label, models)
+        cands = _dedupe(frame_level + crop_level)
+        out.measures["instances_found"] = float(len(cands))
+        out.route = f"{label}: detector on the frame and on a zoomed crop of what changed"
+        target = _pick(cands, parsed, changed)
+        if not cands:
+            out.undecided["second_route"] = (f"no {label} is found in the before image by a "
+                                             "second route")
+        else:
+            _second_route(out, changed, target, label, phrase)
+            _qualifiers(out, changed, parsed, cands, target)
+    else:
+        out.undecided["second_route"] = f"no detector knows what {phrase!r} names"
+    _others(out, changed, seen, target, used_mask, parsed, label)
+    if removal and target and label is not None:
+        _gone(out, small_a, target, label, models)
+    return out
+
+
+def _label(parsed: Any, phrase: str) -> str | None:
+    """The detector label the words name (a COCO class, ``face`` or ``text``), or None."""
+    nouns = [w for w in parsed.unknown if len(w) > 2 and w not in NOT_NOUNS]
+    if not nouns:
+        return None
+    noun = " ".join(nouns[-2:]) if len(nouns) > 1 else nouns[0]
+    match = match_noun(noun, use_embedding=not parsed.colors)
+    if match.label == SALIENT and len(nouns) > 1:
+        match = match_noun(nouns[-1], use_embedding=not parsed.colors)
+    if match.label == SALIENT:
+        return None
+    return {FACE: "face", TEXT: "text"}.get(match.label, match.label)
+
+
+def _second_route(out: Independent, changed: np.ndarray, target: list[Seen], label: str,
+                  phrase: str) -> None:
+    if not target:
+        out.undecided["second_route"] = f"the words pick none of the {label}s found"
+        return
+    on = np.zeros(changed.shape, bool)
+    for s in target:
+        on |= _box_mask(changed.shape, s.box, REACH)
+    share = float((changed & on).sum() / max(1, changed.sum()))
+    out.measures["change_on_target"] = round(share, 3)
+    if share >= ON_TARGET:
+        out.checks["second_route"] = True
+        out.keep.append(f"what changed is the {label} the words name (found again by a "
+                        "second route)")
+    elif share < OFF_TARGET:
+        out.checks["second_route"] = False
+        out.fix.append(f"what changed is not '{phrase}': only {share:.0%} of the change lies "
+                       f"on the {label} found again in the photo")
+    else:
+        out.checks["second_route"] = False
+        out.fix.append(f"the change reaches well beyond '{phrase}' ({1 - share:.0%} of it "
+                       "lies elsewhere)")
+
+
+def _qualifiers(out: Independent, changed: np.ndarray, parsed: Any, cands: list[Seen],
+                target: list[Seen]) -> None:
+    words = [w for w in (parsed.horizontal, parsed.vertical) if w]
+    if parsed.size:
+        words.append(parsed.size)
+    if not words or parsed.plural:
+        return
+    h, w = changed.shape
+    ys, xs = np.nonzero(changed)
+    cx, cy = float(xs.mean()) / w, float(ys.mean()) / h
+    out.measures["change_centre_x"], out.measures["change_centre_y"] = round(cx, 3), round(cy, 3)
+    if len(cands) >= 2:
+        ok = bool(target) and all(
+            float((changed & _box_mask(changed.shape, s.box, REACH)).sum()) >=
+            0.5 * float((changed & _box_mask(changed.shape, o.box, REACH)).sum())
+            for s in target for o in cands)
+    else:
+        ok = ((parsed.horizontal != "left" or cx < 0.5) and
+              (parsed.horizontal != "right" or cx > 0.5) and
+              (parsed.vertical != "top" or cy < 0.5) and
+              (parsed.vertical != "bottom" or cy > 0.5))
+        if parsed.size and not parsed.spatial:
+            out.undecided["qualifiers"] = f"only one instance seen; '{parsed.size}' not checked"
+            return
+    out.checks["qualifiers"] = ok
+    said = " ".join(words)
+    if ok:
+        out.keep.append(f"the changed area is where the words say ({said})")
+    else:
+        out.fix.append(f"the changed area is not the {said} one the words name")
+
+
+def _others(out: Independent, changed: np.ndarray, seen: list[Seen], target: list[Seen],
+            used_mask: np.ndarray | None, parsed: Any, label: str | None) -> None:
+    shape = changed.shape
+    mine = np.zeros(shape, bool)
+    for s in target:
+        mine |= _box_mask(shape, s.box, REACH)
+    if not target and used_mask is not None:
+        small = cv2.resize(np.asarray(used_mask, np.uint8), (shape[1], shape[0]),
+                           interpolation=cv2.INTER_NEAREST) > 0
+        mine = cv2.dilate(small.astype(np.uint8), np.ones((2 * REACH + 1,) * 2, np.uint8)) > 0
+    moved: list[str] = []
+    checked, worst = 0, 0.0
+    for s in seen:
+        if label is not None and s.label == label and (parsed.plural or not target):
+            continue   # every instance was asked for, or which one is unknown
+        if any(_iou(s.box, t.box) >= 0.3 or _inside(s.box, t.box) >= 0.6 for t in target):
+            continue   # the target itself (or a part of it)
+        own = _box_mask(shape, s.box) & ~mine
+        if own.sum() < 0.2 * s.area or own.sum() < 30:
+            continue   # mostly within the target's reach: cannot tell it apart
+        checked += 1
+        hit = float((changed & own).sum())
+        share = hit / float(own.sum())
+        of_change = hit / max(1.0, float(changed.sum()))
+        worst = max(worst, of_change)
+        if share > OTHER_CHANGED or of_change > SPILL_OF_CHANGE:
+            moved.append(f"the {s.label} ({share:.0%} of it changed)" if share > OTHER_CHANGED
+                         else f"the {s.label}'s edge ({of_change:.0%} of what changed)")
+    out.measures["others_checked"] = float(checked)
+    out.measures["others_share_of_change"] = round(worst, 4)
+    if not checked:
+        out.undecided["others_unchanged"] = "no other object, face or text is seen apart " \
+                                            "from the target"
+        return
+    out.checks["others_unchanged"] = not moved
+    if moved:
+        out.fix.append("other things changed that were not asked for: " + ", ".join(moved[:3]))
+    else:
+        out.keep.append(f"the {checked} other object(s), face(s) and text region(s) seen are "
+                        "unchanged")
+
+
+def _gone(out: Independent, small_a: np.ndarray, target: list[Seen], label: str,
+          models: Any) -> None:
+    still = []
+    h, w = small_a.shape[:2]
+    for t in target:
+        pad = int(0.3 * max(t.box[2] - t.box[0], t.box[3] - t.box[1])) + 8
+        box = (max(0, int(t.box[0]) - pad), max(0, int(t.box[1]) - pad),
+               min(w, int(t.box[2]) + pad), min(h, int(t.box[3]) + pad))
+        again = [s for s in _crop_seen(small_a, box, label, models)
+                 if _iou(s.box, t.box) >= 0.3 and s.score >= max(CROP_MIN, 0.6 * t.score)]
+        if again:
+            still.append(again[0])
+    out.checks["target_gone"] = not still
+    if still:
+        out.fix.append(f"a {label} is still found where it was removed "
+                       f"({still[0].score:.2f})")
+    else:
+        out.keep.append(f"no {label} is found any more where it was")

@@ -1,0 +1,156 @@
+"""Click-to-select on the CPU: the object under a point, as a pixel mask (issue 24).
+
+``select_at(image, x, y)`` takes full-resolution coordinates and returns the object under
+them: the most specific detection (object or face) whose box holds the point, refined to
+a pixel mask (U²-Net-p saliency on the box's crop seeds GrabCut, ``segment.refine_box``);
+else the salient component that holds the point; else GrabCut on a window around the
+point. Every step works on a bounded copy (frame ≤ 1024 px, crop ≤ 256 px), so a 20-MP
+photo costs about what a small one does (``bench/select_speed.py``).
+Without the perception files it falls back to GrabCut around the point.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import cv2
+import numpy as np
+
+from pipelines.localizers.base import as_rgb, mask_box
+from pipelines.localizers.perception import PerceptionLocalizer, _Models
+from pipelines.localizers.segment import grabcut_object, refine_box, smooth_resize
+from pipelines.perception.detectors import shrink
+
+log = logging.getLogger(__name__)
+
+#: long side of the frame copy the detectors see
+FRAME_SIDE = 1024
+#: a detection needs this score to be selected by a click
+MIN_SCORE = 0.3
+#: side of the window GrabCut looks at when nothing detected holds the point (share of
+#: the short side)
+WINDOW = 0.2
+#: a click this close to a detected object's mask (share of the long side) selects it
+NEAR = 0.015
+
+
+@dataclass
+class Selection:
+    """What a click selected: a bool mask at the image's size, its box, what it is."""
+
+    mask: np.ndarray
+    box: tuple[int, int, int, int]
+    label: str
+    source: str
+    seconds: float = 0.0
+
+    def to_dict(self) -> dict:
+        """``{"box", "label", "source", "area", "seconds"}`` (JSON-able, no mask)."""
+        return {"box": list(self.box), "label": self.label, "source": self.source,
+                "area": int(self.mask.sum()), "seconds": round(self.seconds, 3)}
+
+
+class SelectionError(ValueError):
+    """A point outside the image or a malformed one."""
+
+
+def select_at(image: np.ndarray, x: float, y: float) -> Selection:
+    """The object under (x, y) (full-resolution pixels), see the module doc.
+
+    Raises:
+        SelectionError: the point is not a number pair inside the image.
+    """
+    start = time.perf_counter()
+    rgb = as_rgb(image)
+    h, w = rgb.shape[:2]
+    try:
+        px, py = int(round(float(x))), int(round(float(y)))
+    except (TypeError, ValueError, OverflowError):
+        raise SelectionError(f"a point is two numbers x, y; got {x!r}, {y!r}") from None
+    if not (0 <= px < w and 0 <= py < h):
+        raise SelectionError(f"the point ({px}, {py}) is outside the {w}x{h} photo")
+    models = _models()
+    frame = shrink(rgb, FRAME_SIDE) if models is not None else None
+    found = (models is not None and (_from_detections(rgb, frame, px, py, models) or
+                                     _from_saliency(rgb, frame, px, py, models))) or \
+        _from_window(rgb, px, py)
+    mask, label, source = found
+    box = mask_box(mask) or (px, py, px + 1, py + 1)
+    return Selection(mask, box, label, source, time.perf_counter() - start)
+
+
+def _models() -> Any | None:
+    try:
+        if not PerceptionLocalizer.is_available()[0]:
+            return None
+        return _Models.get()
+    except Exception as err:  # noqa: BLE001 — no eyes: GrabCut around the point
+        log.warning("perception unavailable for click-to-select: %s", err)
+        return None
+
+
+def _from_detections(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models: Any
+                     ) -> tuple[np.ndarray, str, str] | None:
+    k = rgb.shape[1] / frame.shape[1]
+    dets = [(d.label, tuple(v * k for v in d.box)) for d in
+            models.objects.detect(frame, MIN_SCORE)]
+    dets += [("face", tuple(v * k for v in d.box)) for d in models.faces.detect(frame, 0.6)]
+    holding = [(label, box) for label, box in dets
+               if box[0] <= x < box[2] and box[1] <= y < box[3]]
+    if not holding:
+        return None
+    label, box = min(holding, key=lambda d: (d[1][2] - d[1][0]) * (d[1][3] - d[1][1]))
+    salient = models.salient
+    mask = refine_box(rgb, box, lambda crop: salient.saliency(crop, 224), 256)
+    if not mask[y, x]:
+        # on the box but off the refined object: take it only when the click is close
+        reach = max(4, int(NEAR * max(rgb.shape[:2])))
+        x0, y0 = max(0, x - reach), max(0, y - reach)
+        if not mask[y0:y + reach + 1, x0:x + reach + 1].any():
+            return None
+    return mask, label, "detector+u2netp+grabcut"
+
+
+def _from_saliency(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models: Any
+                   ) -> tuple[np.ndarray, str, str] | None:
+    frame = shrink(frame, 512)
+    prob = models.salient.saliency(frame, 224)
+    sx, sy = int(x * frame.shape[1] / rgb.shape[1]), int(y * frame.shape[0] / rgb.shape[0])
+    sx, sy = min(sx, frame.shape[1] - 1), min(sy, frame.shape[0] - 1)
+    if prob[sy, sx] < 0.5:
+        return None
+    part = _component_at(prob >= 0.5, sx, sy)
+    if part is None:
+        return None
+    return smooth_resize(part, rgb.shape[:2]), "salient object", "u2netp"
+
+
+def _from_window(rgb: np.ndarray, x: int, y: int) -> tuple[np.ndarray, str, str]:
+    h, w = rgb.shape[:2]
+    r = max(8, int(WINDOW * min(h, w) / 2))
+    box = (max(0, x - r), max(0, y - r), min(w, x + r), min(h, y + r))
+    x0, y0, x1, y1 = box
+    crop = shrink(rgb[y0:y1, x0:x1], 256)
+    s = crop.shape[1] / (x1 - x0)
+    inner = (1, 1, crop.shape[1] - 1, crop.shape[0] - 1)
+    refined = grabcut_object(crop, inner)
+    full = np.zeros((h, w), bool)
+    if refined is not None:
+        part = _component_at(refined, min(int((x - x0) * s), crop.shape[1] - 1),
+                             min(int((y - y0) * s), crop.shape[0] - 1))
+        if part is not None:
+            full[y0:y1, x0:x1] = smooth_resize(part, (y1 - y0, x1 - x0))
+            return full, "region", "grabcut"
+    full[y0:y1, x0:x1] = True
+    return full, "region", "window"
+
+
+def _component_at(mask: np.ndarray, x: int, y: int) -> np.ndarray | None:
+    """The 8-connected component of ``mask`` holding (x, y), or None."""
+    if not mask[y, x]:
+        return None
+    _, labels = cv2.connectedComponents(mask.astype(np.uint8), connectivity=8)
+    return labels == labels[y, x]
