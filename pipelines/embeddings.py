@@ -37,19 +37,25 @@ def _unit(features: Any) -> np.ndarray:
     return vec / np.maximum(np.linalg.norm(vec, axis=1, keepdims=True), 1e-12)
 
 
+def _image_forward(role: str, images: list[np.ndarray],
+                   call: Callable[[Any, dict[str, Any]], Any]) -> Any:
+    """Run a role's image model on ``images`` (its processor, then ``call(model, inputs)``)."""
+    import torch
+
+    loaded = get_manager().load(role)
+    batch = loaded.processor(images=[_pil(im) for im in images], return_tensors="pt")
+    with torch.inference_mode():
+        return call(loaded.model, loaded.inputs(batch))
+
+
 def clip_image_features(images: list[np.ndarray]) -> np.ndarray:
     """Unit-length CLIP image embeddings, one row per image.
 
     Raises:
         ModelUnavailable: no CLIP weights here.
     """
-    import torch
-
-    loaded = get_manager().load("clip")
-    batch = loaded.processor(images=[_pil(im) for im in images], return_tensors="pt")
-    with torch.inference_mode():
-        feats = loaded.model.get_image_features(**loaded.inputs(batch))
-    return _unit(feats)
+    return _unit(_image_forward("clip", images,
+                                lambda model, batch: model.get_image_features(**batch)))
 
 
 def clip_text_features(texts: list[str]) -> np.ndarray:
@@ -109,12 +115,7 @@ def dino_features(images: list[np.ndarray]) -> np.ndarray:
     Raises:
         ModelUnavailable: no DINO weights here.
     """
-    import torch
-
-    loaded = get_manager().load("dino")
-    batch = loaded.processor(images=[_pil(im) for im in images], return_tensors="pt")
-    with torch.inference_mode():
-        out = loaded.model(**loaded.inputs(batch))
+    out = _image_forward("dino", images, lambda model, batch: model(**batch))
     hidden = getattr(out, "last_hidden_state", None)
     cls = hidden[:, 0] if hidden is not None else out.pooler_output
     return _unit(cls)

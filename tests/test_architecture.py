@@ -115,3 +115,141 @@ def test_settings_are_read_in_one_place() -> None:
             if ("os.environ" in line or "getenv" in line) and "LOUPE_" in line:
                 readers.append(f"{path.relative_to(ROOT)}:{n}")
     assert not readers, "LOUPE_* read outside pipelines/config.py:\n" + "\n".join(readers)
+
+
+# ------------------------------------------------------------------ file import cycles
+
+#: longest a code module may be; modules holding only data (no def/class) are exempt
+MAX_LINES = 600
+#: modules still over ``MAX_LINES``, each being split by another change of issue 22/27
+#: (app.py → ui/ by issue 27; critic, rules, classical → operations/ and critic/ by
+#: issue 22 part A). A module not listed here fails the size test; remove an entry once
+#: its split lands.
+KNOWN_OVER = {"app.py", "agent/brain/critic.py", "agent/brain/rules.py",
+              "pipelines/editors/classical.py"}
+
+
+def _module_files(root: Path) -> dict[str, Path]:
+    """Dotted module name → file, for app.py, ui/ (when present) and every layer."""
+    files = list(_sources(root))
+    if (root / "ui").is_dir():
+        files += sorted((root / "ui").rglob("*.py"))
+    out = {}
+    for path in files:
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        out[".".join(parts)] = path
+    return out
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Module → the project modules it imports, counting every import in the file
+    (module level, inside functions, under ``TYPE_CHECKING``). ``from pkg import name``
+    points at ``pkg.name`` when that is a module, else at ``pkg`` itself."""
+    modules = _module_files(root)
+
+    def owner(name: str) -> str | None:
+        while name and name not in modules:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        targets: set[str | None] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            if isinstance(node, ast.Import):
+                targets.update(owner(alias.name) for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    targets.add(full if full in modules else owner(node.module))
+        graph[module] = {t for t in targets if t and t != module}
+    return graph
+
+
+def import_cycles(root: Path) -> list[list[str]]:
+    """Every group of modules that import each other, directly or through others."""
+    graph = import_graph(root)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:   # Tarjan's strongly connected components
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                group.append(top)
+                if top == node:
+                    break
+            if len(group) > 1:
+                cycles.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return cycles
+
+
+def test_no_file_import_cycle() -> None:
+    cycles = import_cycles(ROOT)
+    assert not cycles, "modules importing each other:\n" + "\n".join(
+        " ↔ ".join(group) for group in cycles)
+
+
+@pytest.mark.parametrize("a_source", [
+    "from pipelines.b import f\n",
+    "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from pipelines.b import f\n",
+    "def g():\n    import pipelines.b  # late\n",
+    "from pipelines import b\n",
+])
+def test_the_cycle_check_sees_every_kind_of_import(tmp_path: Path, a_source: str) -> None:
+    (tmp_path / "pipelines").mkdir()
+    (tmp_path / "pipelines" / "__init__.py").write_text("")
+    (tmp_path / "pipelines" / "a.py").write_text(a_source)
+    (tmp_path / "pipelines" / "b.py").write_text("def f():\n    from pipelines.a import g\n")
+    (tmp_path / "pipelines" / "c.py").write_text("from pipelines.a import g\n")
+    assert import_cycles(tmp_path) == [["pipelines.a", "pipelines.b"]]
+
+
+def _is_data_module(path: Path) -> bool:
+    """Only assignments, imports and a docstring at the top level: tables, word lists."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    return not any(isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+                   for node in tree.body)
+
+
+def oversized(root: Path) -> list[str]:
+    """Code modules over ``MAX_LINES`` lines, as ``path (lines)``."""
+    out = []
+    for path in _module_files(root).values():
+        lines = len(path.read_text(encoding="utf-8").splitlines())
+        if lines > MAX_LINES and not _is_data_module(path):
+            out.append(f"{path.relative_to(root).as_posix()} ({lines})")
+    return sorted(out)
+
+
+def test_no_code_module_is_over_600_lines() -> None:
+    new = [item for item in oversized(ROOT) if item.split(" (")[0] not in KNOWN_OVER]
+    assert not new, f"modules over {MAX_LINES} lines (split them by job):\n" + "\n".join(new)
+
+
+def test_the_size_check_counts_code_not_data(tmp_path: Path) -> None:
+    (tmp_path / "pipelines").mkdir()
+    (tmp_path / "pipelines" / "words.py").write_text("WORDS = [\n" + "    'w',\n" * 700 + "]\n")
+    (tmp_path / "pipelines" / "big.py").write_text("def f():\n" + "    x = 1\n" * 700)
+    (tmp_path / "pipelines" / "small.py").write_text("def f():\n    return 1\n")
+    assert oversized(tmp_path) == ["pipelines/big.py (701)"]

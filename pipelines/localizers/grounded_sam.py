@@ -26,7 +26,7 @@ from pipelines.localizers.base import (
     as_rgb,
 )
 from pipelines.models import ModelUnavailable, get_manager
-from pipelines.perception.detectors import Detection, tile_grid
+from pipelines.perception.detectors import Detection, nms, tile_grid
 
 log = logging.getLogger(__name__)
 
@@ -37,19 +37,6 @@ def detector_prompt(phrase: str) -> str:
     """GroundingDINO's text format: lower case, each query ending with a period."""
     text = " ".join(phrase.lower().replace("\n", " ").split())[:200].strip(" .")
     return f"{text}." if text else ""
-
-
-def nms(dets: list[Detection], iou: float = 0.5) -> list[Detection]:
-    """Greedy non-maximum suppression, best score first."""
-    import torch
-    from torchvision.ops import nms as tv_nms
-
-    if not dets:
-        return []
-    boxes = torch.tensor([d.box for d in dets], dtype=torch.float32)
-    scores = torch.tensor([d.score for d in dets], dtype=torch.float32)
-    keep = tv_nms(boxes, scores, iou)
-    return [dets[i] for i in keep.tolist()]
 
 
 class GroundedSAMLocalizer(Localizer):
@@ -148,7 +135,7 @@ class GroundedSAMLocalizer(Localizer):
             for x0, y0, x1, y1 in tile_grid(height, width, self.tile_side, 0.25):
                 dets += self._detect_view(rgb[y0:y1, x0:x1], prompt, (x0, y0))
             log.info("tiled search for %r: %d boxes before NMS", prompt, len(dets))
-        return nms(dets)
+        return nms(dets, per_label=False)
 
     def _detect_view(self, rgb: np.ndarray, prompt: str,
                      offset: tuple[int, int]) -> list[Detection]:

@@ -86,11 +86,12 @@ class _Net:
             return [self._net.forward()]
 
 
-def nms(dets: list[Detection], iou: float = 0.5) -> list[Detection]:
-    """Greedy non-maximum suppression per label, best score first."""
+def nms(dets: list[Detection], iou: float = 0.5, *, per_label: bool = True) -> list[Detection]:
+    """Greedy non-maximum suppression, best score first: among the boxes of each label, or
+    among all boxes when ``per_label`` is off (open-vocabulary labels vary by phrase)."""
     keep: list[Detection] = []
-    for label in {d.label for d in dets}:
-        group = [d for d in dets if d.label == label]
+    for label in ({d.label for d in dets} if per_label else ({None} if dets else set())):
+        group = [d for d in dets if not per_label or d.label == label]
         boxes = [[d.box[0], d.box[1], d.box[2] - d.box[0], d.box[3] - d.box[1]] for d in group]
         idx = cv2.dnn.NMSBoxes(boxes, [d.score for d in group], 0.0, iou)
         keep += [group[i] for i in np.asarray(idx).reshape(-1)]
