@@ -25,19 +25,10 @@ from typing import Any
 import cv2
 import numpy as np
 
+from pipelines.color import linear_to_srgb, srgb_to_linear
+
 #: No correction multiplies a channel by more than this (three stops) or less than its inverse.
 MAX_GAIN = 8.0
-
-
-def _decode(x: np.ndarray) -> np.ndarray:
-    x = np.clip(x, 0.0, 1.0)
-    return np.where(x <= 0.04045, x / 12.92, ((x + 0.055) / 1.055) ** 2.4).astype(np.float32)
-
-
-def _encode(x: np.ndarray) -> np.ndarray:
-    x = np.clip(x, 0.0, 1.0)
-    return np.where(x <= 0.0031308, x * 12.92,
-                    1.055 * np.power(x, 1 / 2.4) - 0.055).astype(np.float32)
 
 
 def channel_histograms(rgb8: np.ndarray, mask: np.ndarray) -> np.ndarray:
@@ -75,11 +66,11 @@ def channel_levels_curve(ramp: np.ndarray, rgb8: np.ndarray, mask: np.ndarray,
     if np.any(hi - lo < 0.02):
         return ramp
     if p["linear"]:
-        lo_l, hi_l = _decode(lo), _decode(hi)
+        lo_l, hi_l = srgb_to_linear(lo), srgb_to_linear(hi)
         if p["low"] <= 0:
             lo_l = np.zeros(3, np.float32)
         span = np.maximum(hi_l - lo_l, 1.0 / MAX_GAIN)
-        curve = _encode((_decode(ramp) - lo_l) / span)
+        curve = linear_to_srgb((srgb_to_linear(ramp) - lo_l) / span)
     else:
         span = np.maximum(hi - lo, 1.0 / MAX_GAIN)
         curve = np.clip((ramp - lo) / span, 0.0, 1.0)
@@ -93,12 +84,12 @@ def white_patch_curve(ramp: np.ndarray, rgb8: np.ndarray, mask: np.ndarray,
     The brightest channel keeps its level (no exposure change); the others are raised to it.
     """
     hist = channel_histograms(rgb8, mask)
-    top = _decode(channel_percentiles(hist, 100.0 - p["percentile"]) / 255.0)
+    top = srgb_to_linear(channel_percentiles(hist, 100.0 - p["percentile"]) / 255.0)
     if top.min() < 0.02:
         return ramp
     gains = np.clip(top.max() / top, 1.0 / MAX_GAIN, MAX_GAIN)
     gains = 1.0 + p["amount"] * (gains - 1.0)
-    return _encode(_decode(ramp) * gains.astype(np.float32))
+    return linear_to_srgb(srgb_to_linear(ramp) * gains.astype(np.float32))
 
 
 def median_luminance(rgb8: np.ndarray, mask: np.ndarray) -> float:
@@ -112,7 +103,7 @@ def median_luminance(rgb8: np.ndarray, mask: np.ndarray) -> float:
     share = hist[level] / max(hist.sum(), 1.0)
     # interpolate inside the median's bin: a resampled copy then gives the same answer
     value = (level + (0.5 - below) / share if share > 0 else level + 0.5) / 255.0
-    return float(_decode(np.array([min(value, 1.0)]))[0])
+    return float(srgb_to_linear(np.array([min(value, 1.0)]))[0])
 
 
 def exposure_stops(rgb8: np.ndarray, mask: np.ndarray, target: float) -> float:
@@ -126,9 +117,4 @@ def auto_exposure_curve(ramp: np.ndarray, rgb8: np.ndarray, mask: np.ndarray,
                         p: dict[str, Any]) -> np.ndarray:
     """Exposure from the histogram's median: ``amount`` × the stops to the ``target``."""
     stops = p["amount"] * exposure_stops(rgb8, mask, p["target"])
-    return _encode(_decode(ramp) * np.float32(2.0 ** stops))
-
-
-#: operation name → statistics-driven curve (merged into ``classical.STAT_CURVES``)
-CORRECTION_CURVES = {"channel_levels": channel_levels_curve, "white_patch": white_patch_curve,
-                     "auto_exposure": auto_exposure_curve}
+    return linear_to_srgb(srgb_to_linear(ramp) * np.float32(2.0 ** stops))

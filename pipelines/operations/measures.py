@@ -117,20 +117,19 @@ def ratio_verdict(op: Any, name: str, value: float, measured: float, expected: f
                  else f"the {what} barely changed ({measured:+.1f}{unit})")
         retry = {name: op.clamp(name, value * (2.0 if not wrong else 1.0), digits=3)}
         return Verdict(0.1 if wrong else 0.15, fix=[f"{words}; it should go {direction}"],
-                        retry=retry, measures=m)
+                       retry=retry, measures=m)
     if ratio < 0.6:
         scale = min(3.0, 1.0 / max(ratio, 0.2))
         return Verdict(0.35 + 0.6 * ratio,
-                        keep=[f"the {what} moved {direction}"],
-                        fix=[f"the {what} changed only {ratio:.0%} of what was asked; "
-                             "make it stronger"],
-                        retry={name: op.clamp(name, value * scale, digits=3)}, measures=m)
+                       keep=[f"the {what} moved {direction}"],
+                       fix=[f"the {what} changed only {ratio:.0%} of what was asked; "
+                            "make it stronger"],
+                       retry={name: op.clamp(name, value * scale, digits=3)}, measures=m)
     if ratio > 3.0:
         return Verdict(0.7, keep=[f"the {what} moved {direction}"],
-                        fix=[f"the {what} changed much more than asked; tone it down"],
-                        retry={name: op.clamp(name, value * 0.5, digits=3)}, measures=m)
+                       fix=[f"the {what} changed much more than asked; tone it down"],
+                       retry={name: op.clamp(name, value * 0.5, digits=3)}, measures=m)
     return Verdict(1.0, keep=[f"the {what} moved {direction} about as asked"], measures=m)
-
 
 
 def ciede2000(lab1: np.ndarray, lab2: np.ndarray) -> float:
