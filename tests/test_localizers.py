@@ -28,7 +28,8 @@ def test_a_choice_keeps_every_candidate_and_names_the_chosen_one() -> None:
     assert found.status == "resolved"
     assert len(found.candidates) == 2 and len({c.id for c in found.candidates}) == 2
     assert len(found.chosen) == 1
-    chosen = next(c for c in found.candidates if c.id == found.chosen[0])
+    chosen = found.candidate(found.chosen[0])
+    assert chosen is not None and found.candidate("c9") is None
     x0, y0, x1, y1 = chosen.bbox
     assert abs(x0 - 60) <= 3 and abs(x1 - 141) <= 3 and abs(y0 - 60) <= 3
     other = next(c for c in found.candidates if c.id != found.chosen[0])

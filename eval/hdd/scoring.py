@@ -93,11 +93,7 @@ def image_consistency(predicted: SceneState, target: SceneState, previous: Scene
                       aspect: float = 16 / 9) -> float | None:
     """IC: attribute-level correctness averaged over the objects the turn left alone.
 
-    Args:
-        predicted: the state perceived from the editor's output.
-        target: the ground-truth state after the turn.
-        previous: the ground-truth state before the turn.
-        aspect: image width / height.
+    Args: as for ``instruction_following``.
 
     Returns:
         A score in [0, 1] (a missing object scores 0); ``None`` when nothing was untouched.

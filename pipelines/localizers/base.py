@@ -133,6 +133,10 @@ class Localization:
         if self.confidence is None:
             self.confidence = self._confidence()
 
+    def candidate(self, candidate_id: str) -> Candidate | None:
+        """The candidate with this id (``c0``, ``c1`` …), or None."""
+        return next((c for c in self.candidates if c.id == candidate_id), None)
+
     @property
     def best(self) -> Candidate | None:
         """The highest-scoring of ``masks``, or None."""

@@ -157,10 +157,7 @@ class EmbeddedLocalizer(Localizer):
     # --- phrases ------------------------------------------------------------------
 
     def _by_colour(self, small: np.ndarray, parsed: Phrase) -> Localization:
-        hsv_map = hsv(small)
-        match = np.zeros(small.shape[:2], bool)
-        for colour in parsed.colors:
-            match |= COLOR_RANGES[colour].match(hsv_map)
+        match = _colour_mask(small, parsed.colors)
         colour = " or ".join(parsed.colors)
         bridge = max(3, round(0.015 * max(match.shape)))
         parts = components(match, max(16, int(4e-4 * match.size)), bridge)
@@ -236,16 +233,22 @@ class EmbeddedLocalizer(Localizer):
                             "resolved", f"the {label}")
 
 
+def _colour_mask(rgb: np.ndarray, colours: list[str]) -> np.ndarray:
+    """Pixels in any of the named colours' HSV families."""
+    hsv_map = hsv(rgb)
+    match = np.zeros(rgb.shape[:2], bool)
+    for colour in colours:
+        match |= COLOR_RANGES[colour].match(hsv_map)
+    return match
+
+
 def _colour_within(rgb: np.ndarray, mask: np.ndarray, colours: list[str]) -> np.ndarray | None:
     """The pixels of ``mask`` in the named colours, if they are a real part of it (≥ 5 %)."""
     rows, cols = np.nonzero(mask)
     y0, y1, x0, x1 = rows.min(), rows.max() + 1, cols.min(), cols.max() + 1
     crop, inside = rgb[y0:y1, x0:x1], mask[y0:y1, x0:x1]
     small = work_copy(crop)
-    hsv_map = hsv(small)
-    match = np.zeros(small.shape[:2], bool)
-    for colour in colours:
-        match |= COLOR_RANGES[colour].match(hsv_map)
+    match = _colour_mask(small, colours)
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3))
     match = cv2.morphologyEx(match.astype(np.uint8), cv2.MORPH_OPEN, kernel)
     match = cv2.morphologyEx(match, cv2.MORPH_CLOSE, kernel) > 0
