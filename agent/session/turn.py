@@ -64,7 +64,6 @@ class _NeedsMask(Exception):
         self.candidates = candidates or {}
 
 
-
 @dataclass
 class _Region:
     mask: np.ndarray
@@ -89,9 +88,6 @@ class _Knobs:
     layer: Layer
     feather: int | None = None
     change: str = ""
-
-
-# --------------------------------------------------------------------------- turn runner
 
 
 class TurnRunner:
