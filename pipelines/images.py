@@ -12,7 +12,7 @@ Animated files (GIF, WebP, APNG) and multi-page TIFFs load their first frame; a 
 is logged saying so. 16-bit sources are scaled to 8 bits (``round(v * 255 / 65535)``);
 ``source_bits`` remembers the original depth.
 
-``save_image`` writes JPEG (quality 95, no chroma subsampling), PNG, WebP (lossless when
+``save_image`` writes JPEG (at a JPEG source's own quality, else 95; no chroma subsampling), PNG, WebP (lossless when
 the source was lossless), TIFF or BMP, carrying the ICC profile and EXIF of ``like``; the
 EXIF orientation is written as 1 because the pixels are already upright.
 """
@@ -80,6 +80,8 @@ class LoadedImage:
         filename: the file's name when loaded from a path or named file object.
         lossless: whether the source encoding was lossless (PNG, TIFF, lossless WebP…).
         frames: number of frames or pages in the source (only the first is loaded).
+        quality: a JPEG source's quality (1-100, estimated from its quantisation tables);
+            ``save_image`` writes a JPEG like it at the same quality.
     """
 
     pixels: np.ndarray
@@ -91,6 +93,7 @@ class LoadedImage:
     filename: str | None = None
     lossless: bool = True
     frames: int = 1
+    quality: int | None = None
 
     @property
     def width(self) -> int:
@@ -287,7 +290,35 @@ def _from_pil(img: Image.Image, data: bytes, name: str | None,
     icc = img.info.get("icc_profile") if keep_icc else None
     return LoadedImage(pixels=pixels, format=img.format, mode=img.mode,
                        icc_profile=icc or None, exif=exif or None, source_bits=bits,
-                       filename=name, lossless=_is_lossless(img, data))
+                       filename=name, lossless=_is_lossless(img, data),
+                       quality=jpeg_quality(img))
+
+
+#: the IJG reference luminance quantisation table (ITU T.81 K.1), in natural order as
+#: PIL reports tables; every libjpeg ``quality`` scales it
+_IJG_LUMA = np.array([16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55,
+                      14, 13, 16, 24, 40, 57, 69, 56, 14, 17, 22, 29, 51, 87, 80, 62,
+                      18, 22, 37, 56, 68, 109, 103, 77, 24, 35, 55, 64, 81, 104, 113, 92,
+                      49, 64, 78, 87, 103, 121, 120, 101, 72, 92, 95, 98, 112, 100, 103, 99],
+                     float)
+
+
+def _ijg_table(quality: int) -> np.ndarray:
+    scale = 5000 / quality if quality < 50 else 200 - 2 * quality
+    return np.clip(np.floor((_IJG_LUMA * scale + 50) / 100), 1, 255)
+
+
+_IJG_TABLES = np.stack([_ijg_table(q) for q in range(1, 101)])
+
+
+def jpeg_quality(img: Image.Image) -> int | None:
+    """The libjpeg quality (1-100) whose luminance table is nearest a JPEG's own, or
+    None for other formats (or a JPEG without readable tables)."""
+    tables = getattr(img, "quantization", None) if img.format in ("JPEG", "MPO") else None
+    if not tables or 0 not in tables or len(tables[0]) != 64:
+        return None
+    luma = np.asarray(tables[0], float)
+    return int(np.argmin(np.abs(_IJG_TABLES - luma).sum(axis=1))) + 1
 
 
 def _portable_exif(exif: Image.Exif) -> bytes | None:
@@ -471,7 +502,7 @@ def reset_orientation(exif: bytes) -> bytes:
 
 def save_image(pixels: np.ndarray | LoadedImage, dest: str | os.PathLike | None, *,
                like: LoadedImage | None = None, format: str | None = None,
-               quality: int = 95) -> Path | bytes:
+               quality: int | None = None) -> Path | bytes:
     """Encode ``pixels`` as ``format`` and write them to ``dest`` (or return the bytes).
 
     Args:
@@ -482,7 +513,8 @@ def save_image(pixels: np.ndarray | LoadedImage, dest: str | os.PathLike | None,
             its format is used when neither ``format`` nor ``dest``'s suffix says one, and
             a WebP is lossless when it was lossless.
         format: ``"JPEG"``, ``"PNG"``, ``"WEBP"``, ``"TIFF"`` or ``"BMP"``.
-        quality: JPEG/WebP quality 1–100.
+        quality: JPEG/WebP quality 1–100; default: a JPEG source's own quality
+            (``like.quality``), else 95.
 
     Returns:
         The written path, or the bytes when ``dest`` is None.
@@ -494,6 +526,8 @@ def save_image(pixels: np.ndarray | LoadedImage, dest: str | os.PathLike | None,
         like = like or pixels
         pixels = pixels.pixels
     fmt = _save_format(dest, like, format)
+    if quality is None:
+        quality = like.quality if like is not None and like.quality else 95
     image = _to_pil(pixels)
     kwargs: dict[str, Any] = {}
     icc = like.icc_profile if like else None
