@@ -314,7 +314,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
     return 0 if summary.ok else 1
 
 
-COMMANDS = {"edit": cmd_edit, "batch": cmd_batch, "critique": cmd_critique, "undo": cmd_nav, "redo": cmd_nav,
+COMMANDS = {"edit": cmd_edit, "batch": cmd_batch, "critique": cmd_critique, "undo": cmd_nav,
+            "redo": cmd_nav,
             "checkout": cmd_nav,
             "log": cmd_log, "export": cmd_export, "import": cmd_import,
             "autopilot": cmd_autopilot}

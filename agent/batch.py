@@ -269,6 +269,15 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
+def _remove_torn_writes(dest: Path) -> None:
+    """Delete the hidden temporary files of writes a kill interrupted (``atomic_write``
+    names them ``.NAME.*.tmp``; the file ``NAME`` itself is whole or absent)."""
+    for folder, _dirs, files in os.walk(dest, followlinks=False):
+        for name in files:
+            if name.startswith(".") and name.endswith(".tmp"):
+                Path(folder, name).unlink(missing_ok=True)
+
+
 def _mask_for(photo: Photo, masks: Path | None) -> Path | None:
     """The mask named like ``photo`` in the mask folder: the same relative path with any
     image suffix (``a/b.jpg`` → ``a/b.png``…), else the same stem at the top level."""
@@ -486,6 +495,7 @@ def run_batch(src: str | os.PathLike, dest: str | os.PathLike, instruction: str 
         raise BatchError(f"{total} photos is more than the {max_photos} a batch may hold")
     if not resume:  # a fresh run: a fresh manifest
         atomic_write(dest_path / STATE_DIR / MANIFEST, b"")
+    _remove_torn_writes(dest_path)
     summary = BatchSummary(total=total, skipped=len(finished))
     entries = {p.rel: manifest[p.rel] for p in finished}
     log.info("batch: %d photos, %d finished before, %d to run", total, len(finished), len(todo))
@@ -613,14 +623,26 @@ def start_ray(address: str | None, workers: int | None, threads: int = 1) -> tup
     quiet = {"log_to_driver": False, "logging_level": logging.WARNING,
              "runtime_env": {"env_vars": env}}
     if address:
+        _token_auth_like_ray_start()
         ray.init(address=address, **quiet)
         cpus = int(ray.cluster_resources().get("CPU", 0))
         return None, f"cluster {address} ({cpus} CPUs)"
     cpus = max(1, int(workers or os.cpu_count() or 1))
     tmp = tempfile.mkdtemp(prefix="lray-", dir="/tmp" if os.path.isdir("/tmp") else None)
-    ray.init(num_cpus=cpus, include_dashboard=False, _temp_dir=tmp,
+    ray.init(num_cpus=cpus, include_dashboard=False, _temp_dir=tmp, _node_ip_address="127.0.0.1",
              object_store_memory=512 * 1024 * 1024, **quiet)
     return tmp, f"local Ray ({cpus} workers)"
+
+
+def _token_auth_like_ray_start() -> None:
+    """Send the token when one is at hand: ``ray start`` turns token authentication on
+    when a token exists (``~/.ray/auth_token``), but a joining driver only sends it
+    when ``RAY_AUTH_MODE=token``. An explicit ``RAY_AUTH_MODE`` is left as it is."""
+    if "RAY_AUTH_MODE" in os.environ:
+        return
+    if os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH") \
+            or (Path.home() / ".ray" / "auth_token").is_file():
+        os.environ["RAY_AUTH_MODE"] = "token"
 
 
 def stop_ray(tmp: str | None) -> None:

@@ -52,11 +52,20 @@ def write_report(dest: Path, entries: list[dict[str, Any]], summary: Any) -> dic
     writer = csv.DictWriter(buffer, fieldnames=_CSV_FIELDS, extrasaction="ignore")
     writer.writeheader()
     for row in rows:
-        writer.writerow({**{k: row.get(k) for k in _CSV_FIELDS},
-                         "steps": " | ".join(str(s) for s in row.get("steps") or [])})
+        cells = {**{k: row.get(k) for k in _CSV_FIELDS},
+                 "steps": " | ".join(str(s) for s in row.get("steps") or [])}
+        writer.writerow({k: _cell(v) for k, v in cells.items()})
     atomic_write(dest / REPORT_CSV, buffer.getvalue())
     atomic_write(dest / REPORT_HTML, render_html(rows, head, dest))
     return {"html": REPORT_HTML, "csv": REPORT_CSV, "json": REPORT_JSON}
+
+
+def _cell(value: Any) -> Any:
+    """A CSV cell a spreadsheet shows as text (a file name starting with ``=`` is no
+    formula)."""
+    if isinstance(value, str) and value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+        return "'" + value
+    return value
 
 
 def _e(value: Any) -> str:

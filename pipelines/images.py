@@ -12,9 +12,10 @@ Animated files (GIF, WebP, APNG) and multi-page TIFFs load their first frame; a 
 is logged saying so. 16-bit sources are scaled to 8 bits (``round(v * 255 / 65535)``);
 ``source_bits`` remembers the original depth.
 
-``save_image`` writes JPEG (at a JPEG source's own quality, else 95; no chroma subsampling), PNG, WebP (lossless when
-the source was lossless), TIFF or BMP, carrying the ICC profile and EXIF of ``like``; the
-EXIF orientation is written as 1 because the pixels are already upright.
+``save_image`` writes JPEG (at a JPEG source's own quality, else 95; no chroma
+subsampling), PNG, WebP (lossless when the source was lossless), TIFF or BMP, carrying
+the ICC profile and EXIF of ``like``; the EXIF orientation is written as 1 because the
+pixels are already upright.
 """
 
 from __future__ import annotations
@@ -592,7 +593,26 @@ def _encode(image: Image.Image, fmt: str, kwargs: dict[str, Any]) -> bytes:
         kwargs = {k: v for k, v in kwargs.items() if k != "compression"}
         buffer = io.BytesIO()
         image.save(buffer, format=fmt, **kwargs)
-    return buffer.getvalue()
+    data = buffer.getvalue()
+    return _zero_tiff_padding(data) if fmt == "TIFF" else data
+
+
+def _zero_tiff_padding(data: bytes) -> bytes:
+    """The TIFF with the word-alignment byte between its last strip and its IFD zeroed:
+    libtiff leaves it uninitialised, so the same pixels would not always give the same
+    file (a batch's output must equal the single-photo edit, byte for byte)."""
+    try:
+        end = "<" if data[:2] == b"II" else ">"
+        ifd = struct.unpack(end + "I", data[4:8])[0]
+        with Image.open(io.BytesIO(data)) as img:
+            offsets, counts = img.tag_v2.get(273), img.tag_v2.get(279)
+        if offsets and counts and ifd % 2 == 0 and ifd <= len(data):
+            last = max(int(o) + int(c) for o, c in zip(offsets, counts))
+            if last == ifd - 1:
+                return data[:last] + b"\x00" + data[ifd:]
+    except (*_DECODE_ERRORS, UnidentifiedImageError):
+        pass
+    return data
 
 
 def _save_format(dest: str | os.PathLike | None, like: LoadedImage | None,

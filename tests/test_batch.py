@@ -1,0 +1,310 @@
+"""Batch editing (``python -m agent batch``) run as a user runs it: a folder of real and
+rendered photos through the CLI on a local Ray and on a real ``ray start --head``
+cluster, with a worker and the driver killed midway.
+
+One cluster is started per module (Ray's start costs seconds); it is stopped by the
+ids of its own processes (never ``ray stop``, which would stop every Ray on the machine).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import psutil
+import pytest
+from PIL import Image, ImageCms
+
+from agent.session import EditSession
+from pipelines.images import load_image
+from tests.serving import free_port
+
+ROOT = Path(__file__).resolve().parents[1]
+SRGB = ImageCms.ImageCmsProfile(ImageCms.createProfile("sRGB")).tobytes()
+INSTRUCTION = "make it warmer"
+GOOD = 11  # photos that must come out edited (the 12th is damaged)
+
+
+def _exif(orientation: int) -> bytes:
+    block = Image.Exif()
+    block[0x010F] = "LoupeCam"
+    block[0x0112] = orientation
+    return block.tobytes()
+
+
+def _render(width: int, height: int) -> np.ndarray:
+    """A flat scene: sky gradient, ground, a red disc and a blue box."""
+    y = np.linspace(0, 1, height)[:, None]
+    img = np.zeros((height, width, 3), np.uint8)
+    img[...] = np.stack([120 + 60 * y, 160 + 40 * y, 230 - 50 * y], -1).astype(np.uint8)
+    img[int(height * 0.65):] = (90, 140, 70)
+    yy, xx = np.mgrid[:height, :width]
+    img[(xx - width * 0.3) ** 2 + (yy - height * 0.6) ** 2 < (height * 0.12) ** 2] = (210, 30, 30)
+    img[int(height * 0.4):int(height * 0.7), int(width * 0.6):int(width * 0.8)] = (40, 60, 200)
+    return img
+
+
+def _photo(name: str) -> np.ndarray:
+    from skimage import data
+
+    img = getattr(data, name)()
+    return np.ascontiguousarray(np.stack([img] * 3, -1) if img.ndim == 2 else img[..., :3])
+
+
+@pytest.fixture(scope="module")
+def shoot(tmp_path_factory) -> Path:
+    """12 photos in nested folders (one damaged, one of 40 MP, one rotated by EXIF with
+    an ICC profile), a link and a text file that are not photos to edit."""
+    root = tmp_path_factory.mktemp("shoot")
+    for sub in ("people", "renders/nested/deeper", "bw", "q75", "a/b/c", "broken", "big"):
+        (root / sub).mkdir(parents=True, exist_ok=True)
+    Image.fromarray(_photo("astronaut")).save(root / "people/astronaut-rotated.jpg",
+                                              quality=90, exif=_exif(6), icc_profile=SRGB)
+    Image.fromarray(_photo("coffee")).save(root / "coffee.png")
+    Image.fromarray(_photo("chelsea")).save(root / "chelsea.webp", quality=80)
+    Image.fromarray(_photo("rocket")).save(root / "rocket.tif")
+    Image.fromarray(_photo("camera")).save(root / "bw/camera.png")
+    Image.fromarray(_render(800, 600)).save(root / "renders/scene.jpg", quality=92)
+    Image.fromarray(_render(640, 400)).save(root / "renders/nested/deeper/gradient.png")
+    Image.fromarray(_photo("coffee")).save(root / "q75/coffee.jpg", quality=75)
+    Image.fromarray(_photo("chelsea")).save(root / "a/b/c/cat.tiff")
+    Image.fromarray(_photo("astronaut")).save(root / "astronaut.webp", lossless=True)
+    big = Image.fromarray(_render(730, 548)).resize((7300, 5480), Image.NEAREST)
+    big.save(root / "big/flat-40mp.jpg", quality=85)
+    whole = io.BytesIO()
+    Image.fromarray(_photo("coffee")).save(whole, "JPEG", quality=90)
+    (root / "broken/corrupt.jpg").write_bytes(whole.getvalue()[:3000])
+    os.symlink(root / "coffee.png", root / "bw/link-to-coffee.png")
+    (root / "notes.txt").write_text("not a photo")
+    return root
+
+
+@pytest.fixture(scope="module")
+def expected(shoot, tmp_path_factory) -> dict[str, bytes]:
+    """What a single-photo edit writes for each good photo (``EditSession`` turn +
+    ``save_image``, as ``python -m agent edit PHOTO "…" --out X`` does)."""
+    out = {}
+    scratch = tmp_path_factory.mktemp("single")
+    for path in sorted(shoot.rglob("*")):
+        rel = path.relative_to(shoot).as_posix()
+        if path.is_symlink() or path.suffix not in (".jpg", ".png", ".webp", ".tif", ".tiff") \
+                or rel.startswith("broken/"):
+            continue
+        session = EditSession.create(path, scratch / rel.replace("/", "_"))
+        assert session.turn(INSTRUCTION).ok, rel
+        out[rel] = session.save_image(None)
+    assert len(out) == GOOD
+    return out
+
+
+def _env() -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env.pop("LOUPE_DEBUG", None)
+    return env
+
+
+def _batch(*args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "agent", "batch", *map(str, args)],
+                            cwd=ROOT, env=_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def _manifest(out: Path) -> list[dict]:
+    path = out / ".loupe-batch/manifest.jsonl"
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def _check_outputs(shoot: Path, out: Path, expected: dict[str, bytes]) -> None:
+    for rel, data in expected.items():
+        assert (out / rel).read_bytes() == data, f"{rel} differs from the single-photo edit"
+    rotated = load_image(out / "people/astronaut-rotated.jpg")
+    assert rotated.icc_profile == SRGB and rotated.quality == 90
+    assert Image.open(out / "people/astronaut-rotated.jpg").getexif()[0x0112] == 1
+    assert Image.open(out / "q75/coffee.jpg").format == "JPEG"
+    assert load_image(out / "q75/coffee.jpg").quality == 75
+    assert Image.open(out / "rocket.tif").format == "TIFF"
+    assert load_image(out / "astronaut.webp").lossless
+    assert load_image(out / "big/flat-40mp.jpg").pixels.shape == (5480, 7300, 3)
+    warmer = load_image(out / "coffee.png").pixels.astype(int)
+    before = load_image(shoot / "coffee.png").pixels.astype(int)
+    assert (warmer[..., 0] - warmer[..., 2]).mean() > (before[..., 0] - before[..., 2]).mean()
+    assert not (out / "broken/corrupt.jpg").exists()
+    assert not (out / "bw/link-to-coffee.png").exists()  # links are not followed
+    assert not (out / "edited").exists()  # OUT inside IN is never read as input
+
+
+def _ray_workers_of(pid: int) -> list[psutil.Process]:
+    """The processes below ``pid`` running a batch photo right now."""
+    try:
+        children = psutil.Process(pid).children(recursive=True)
+    except psutil.NoSuchProcess:
+        return []
+    busy = []
+    for child in children:
+        try:
+            if "ray::edit_photo" in " ".join(child.cmdline()):
+                busy.append(child)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    return busy
+
+
+def test_cli_batch_on_local_ray_matches_single_edits_and_survives_a_killed_worker(
+        shoot, expected):
+    out = shoot / "edited"  # OUT inside IN
+    try:
+        _local_run(shoot, out, expected)
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def _local_run(shoot: Path, out: Path, expected: dict[str, bytes]) -> None:
+    proc = _batch(shoot, out, INSTRUCTION, "--workers", "2", "--report")
+    killed = None
+    deadline = time.monotonic() + 240
+    while killed is None and proc.poll() is None and time.monotonic() < deadline:
+        busy = _ray_workers_of(proc.pid)
+        if busy:
+            killed = busy[0].pid
+            os.kill(killed, signal.SIGKILL)  # a worker dies mid-task
+        time.sleep(0.05)
+    stdout, stderr = proc.communicate(timeout=300)
+    assert killed is not None, "no worker was seen running a photo"
+    assert proc.returncode == 1, stderr  # one photo failed
+    assert "12 photos: 11 done, 1 failed" in stdout, stdout
+    assert "broken/corrupt.jpg: corrupt.jpg is damaged" in stdout
+    _check_outputs(shoot, out, expected)
+    entries = _manifest(out)
+    assert sorted(e["path"] for e in entries) == sorted([*expected, "broken/corrupt.jpg"])
+    assert all(e["sha256"] and e["instruction"] == INSTRUCTION for e in entries)
+    assert all(e["score"] is not None and e["seconds"] > 0 for e in entries
+               if e["outcome"] == "done")
+    report = json.loads((out / "batch-report.json").read_text())
+    assert report["photos"][0]["path"] == "broken/corrupt.jpg"  # failures first
+    page = (out / "batch-report.html").read_text()
+    assert page.index("broken/corrupt.jpg") < page.index("coffee.png")
+    assert page.count("<img ") == 2 * GOOD  # before and after each; none for the damaged
+    csv_lines = (out / "batch-report.csv").read_text().splitlines()
+    assert csv_lines[1].startswith("broken/corrupt.jpg,failed,") and len(csv_lines) == 13
+
+
+# --------------------------------------------------------------------- a real cluster
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A ``ray start --head`` cluster on loopback (free ports, a private temp dir)."""
+    temp = tempfile.mkdtemp(prefix="lrt", dir="/tmp")
+    port = free_port()
+    cmd = [str(Path(sys.executable).with_name("ray")), "start", "--head",
+           "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=2",
+           f"--temp-dir={temp}", "--include-dashboard=false", "--disable-usage-stats",
+           f"--dashboard-port={free_port()}", f"--dashboard-agent-listen-port={free_port()}",
+           f"--ray-client-server-port={free_port()}", "--object-store-memory=300000000"]
+    started = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=120)
+    assert started.returncode == 0, started.stderr[-2000:]
+    try:
+        yield f"127.0.0.1:{port}"
+    finally:
+        _stop_cluster(temp)
+
+
+def _stop_cluster(temp: str) -> None:
+    """Stop the processes of this cluster only (found by its temp dir), then wait."""
+    roots = []
+    for p in psutil.process_iter(["cmdline"]):
+        try:
+            if temp in " ".join(p.info["cmdline"] or []):
+                roots.append(p)
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            continue
+    procs = {p.pid: p for r in roots for p in [r, *r.children(recursive=True)]}
+    for p in procs.values():
+        try:
+            p.terminate()
+        except psutil.NoSuchProcess:
+            pass
+    _gone, alive = psutil.wait_procs(list(procs.values()), timeout=8)
+    for p in alive:
+        try:
+            p.kill()
+        except psutil.NoSuchProcess:
+            pass
+    subprocess.run(["rm", "-rf", temp], check=False)
+
+
+def test_resume_after_the_driver_is_killed_on_a_cluster(shoot, expected, cluster, tmp_path):
+    out = tmp_path / "out"
+    proc = _batch(shoot, out, INSTRUCTION, "--ray", cluster, "--workers", "2")
+    deadline = time.monotonic() + 240
+    while len(_manifest(out)) < 3 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert proc.poll() is None, "the batch ended before it could be killed"
+    proc.send_signal(signal.SIGKILL)  # the driver dies at an arbitrary moment
+    proc.communicate(timeout=30)
+    before = {e["path"]: e for e in _manifest(out)}
+    assert 3 <= len(before) < 12
+    for path in out.rglob("*"):  # nothing half-written: every photo there decodes whole
+        if path.is_file() and path.suffix in (".jpg", ".png", ".webp", ".tif", ".tiff") \
+                and ".loupe-batch" not in path.parts:
+            assert not path.name.startswith(".")
+            assert load_image(path).pixels.size
+    stamps = {rel: (out / rel).stat().st_mtime_ns for rel, e in before.items()
+              if e["outcome"] == "done"}
+    resumed = _batch(shoot, out, INSTRUCTION, "--resume", "--ray", cluster, "--json")
+    stdout, stderr = resumed.communicate(timeout=300)
+    assert resumed.returncode == 1, stderr
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    assert summary["ray"].startswith(f"cluster {cluster}") and summary["ran"] >= 1
+    assert summary["skipped"] == len(before) and summary["done"] == GOOD
+    lines = [e["path"] for e in _manifest(out)]
+    assert all(lines.count(rel) == 1 for rel in before)  # finished photos were not redone
+    assert {rel: (out / rel).stat().st_mtime_ns for rel in stamps} == stamps
+    _check_outputs(shoot, out, expected)
+
+    # nothing left: it returns at once, without starting Ray
+    again = _batch(shoot, out, INSTRUCTION, "--resume", "--json")
+    stdout, _ = again.communicate(timeout=60)
+    summary = json.loads(stdout.strip().splitlines()[-1])
+    assert (summary["ran"], summary["ray"], summary["skipped"]) == (0, "", 12)
+    assert again.returncode == 1  # the damaged photo still counts as failed
+
+    # a changed photo is redone, the others are not
+    Image.fromarray(_render(640, 400)[::-1].copy()).save(shoot / "renders/nested/deeper"
+                                                                 "/gradient.png")
+    try:
+        changed = _batch(shoot, out, INSTRUCTION, "--resume", "--json", "--ray", cluster)
+        stdout, _ = changed.communicate(timeout=120)
+        summary = json.loads(stdout.strip().splitlines()[-1])
+        assert (summary["ran"], summary["skipped"]) == (1, 11)
+    finally:
+        Image.fromarray(_render(640, 400)).save(shoot / "renders/nested/deeper/gradient.png")
+
+
+def test_refusals_are_one_line_and_write_nothing(shoot, tmp_path):
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "agent", "batch", *map(str, args)],
+                              cwd=ROOT, env=_env(), capture_output=True, text=True,
+                              timeout=60)
+
+    for args, message in (((tmp_path / "none", tmp_path / "o", "x"), "none: no such folder"),
+                          ((shoot, shoot, INSTRUCTION), "must not be the input folder"),
+                          ((shoot, tmp_path / "o"), "say what to change"),
+                          ((shoot, tmp_path / "o", INSTRUCTION, "--point", "a,b"), "--point"),
+                          ((shoot, tmp_path / "o", INSTRUCTION, "--mask-from",
+                            tmp_path / "nomasks"), "mask folder nomasks does not exist")):
+        proc = run(*args)
+        assert proc.returncode == 2 and "Traceback" not in proc.stderr
+        assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "o").exists()
