@@ -526,6 +526,8 @@ def _run_on_ray(todo: list[tuple[Photo, Path | None, str]], src: Path, dest: Pat
                 progress: ProgressCall | None, cancel: Callable[[], bool] | None,
                 done_before: int) -> str:
     """Run the photos as Ray tasks; the driver writes every result as it arrives."""
+    if address:
+        _token_auth_like_ray_start()  # before Ray reads its configuration
     import ray
 
     ray_tmp, where = start_ray(address, workers, int(settings.get("threads", 1)))
@@ -643,6 +645,13 @@ def _token_auth_like_ray_start() -> None:
     if os.environ.get("RAY_AUTH_TOKEN") or os.environ.get("RAY_AUTH_TOKEN_PATH") \
             or (Path.home() / ".ray" / "auth_token").is_file():
         os.environ["RAY_AUTH_MODE"] = "token"
+        if "ray" in sys.modules:  # Ray read its configuration already: refresh it
+            try:
+                from ray._raylet import Config
+
+                Config.initialize("")
+            except (ImportError, AttributeError):  # pragma: no cover - another Ray
+                log.warning("set RAY_AUTH_MODE=token to join a cluster with a token")
 
 
 def stop_ray(tmp: str | None) -> None:

@@ -211,7 +211,7 @@ def cluster():
            "--node-ip-address=127.0.0.1", f"--port={port}", "--num-cpus=2",
            f"--temp-dir={temp}", "--include-dashboard=false", "--disable-usage-stats",
            f"--dashboard-port={free_port()}", f"--dashboard-agent-listen-port={free_port()}",
-           f"--ray-client-server-port={free_port()}", "--object-store-memory=300000000"]
+           "--object-store-memory=300000000"]
     started = subprocess.run(cmd, env=_env(), capture_output=True, text=True, timeout=120)
     assert started.returncode == 0, started.stderr[-2000:]
     try:
@@ -250,7 +250,8 @@ def test_resume_after_the_driver_is_killed_on_a_cluster(shoot, expected, cluster
     deadline = time.monotonic() + 240
     while len(_manifest(out)) < 3 and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert proc.poll() is None, "the batch ended before it could be killed"
+    assert proc.poll() is None, f"the batch ended before it could be killed: " \
+        f"{proc.communicate()[1][-1500:]}"
     proc.send_signal(signal.SIGKILL)  # the driver dies at an arbitrary moment
     proc.communicate(timeout=30)
     before = {e["path"]: e for e in _manifest(out)}
