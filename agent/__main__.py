@@ -26,7 +26,9 @@ import argparse
 import json
 import logging
 import shutil
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -292,13 +294,15 @@ def cmd_batch(args: argparse.Namespace) -> int:
         raise BatchError("give an instruction or --autopilot, not both")
     if args.workers is not None and args.workers < 1:
         raise BatchError("--workers must be at least 1")
+    stop = threading.Event()  # SIGTERM (a web job's cancel): finish cleanly, keep the done
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     summary = run_batch(args.input, args.output, args.instruction, autopilot=args.autopilot,
                         mood=args.mood, mask_from=args.mask_from, point=args.point,
                         workers=args.workers, ray_address=args.ray, resume=args.resume,
                         dry_run=args.dry_run, retry_failed=args.retry_failed,
                         threads=args.threads, iterations=args.iterations,
                         simulations=args.simulations, depth=args.depth, seed=args.seed,
-                        progress=None if args.json else ProgressBar())
+                        progress=None if args.json else ProgressBar(), cancel=stop.is_set)
     if args.json:
         _say(json.dumps(summary.to_dict()))
     else:

@@ -9,6 +9,7 @@ escaped: file names and model output are strangers' text.
 
 from __future__ import annotations
 
+import base64
 import csv
 import html
 import io
@@ -29,6 +30,13 @@ def sorted_rows(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The entries, failures first, then by path."""
     return sorted(entries, key=lambda e: (_ORDER.get(str(e.get("outcome")), 0),
                                           str(e.get("path"))))
+
+
+def report_from_manifest(dest: Path, summary: Any) -> dict[str, str]:
+    """Rewrite the report from ``dest``'s manifest (after a cancelled or killed run)."""
+    from agent.batch import read_manifest
+
+    return write_report(dest, list(read_manifest(dest).values()), summary)
 
 
 def write_report(dest: Path, entries: list[dict[str, Any]], summary: Any) -> dict[str, str]:
@@ -72,17 +80,21 @@ def _e(value: Any) -> str:
     return html.escape("" if value is None else str(value), quote=True)
 
 
-def _thumb(dest: Path, rel: str, which: int) -> str:
+def _thumb(dest: Path, rel: str, which: int, inline: bool) -> str:
     name = thumb_names(rel)[which]
-    if not (dest / STATE_DIR / "thumbs" / name).is_file():
+    path = dest / STATE_DIR / "thumbs" / name
+    if not path.is_file():
         return "<div class='none'>—</div>"
     label = "before" if which == 0 else "after"
-    return (f"<img src='{_e(STATE_DIR)}/thumbs/{_e(name)}' alt='{label}: {_e(rel)}' "
-            "loading='lazy'>")
+    src = ("data:image/jpeg;base64," + base64.b64encode(path.read_bytes()).decode()
+           if inline else f"{STATE_DIR}/thumbs/{name}")
+    return f"<img src='{_e(src)}' alt='{label}: {_e(rel)}' loading='lazy'>"
 
 
-def render_html(rows: list[dict[str, Any]], head: dict[str, Any], dest: Path) -> str:
-    """The report page (self-contained but for the thumbnail files)."""
+def render_html(rows: list[dict[str, Any]], head: dict[str, Any], dest: Path, *,
+                inline: bool = False) -> str:
+    """The report page; its thumbnails are files beside it, or ``inline`` (one file to
+    hand out on its own)."""
     counts = (f"{head.get('total', 0)} photos: {head.get('done', 0)} done, "
               f"{head.get('failed', 0)} failed, {head.get('planned', 0)} planned"
               + (", cancelled" if head.get("cancelled") else ""))
@@ -117,7 +129,7 @@ def render_html(rows: list[dict[str, Any]], head: dict[str, Any], dest: Path) ->
         score = row.get("score")
         out.append(
             f"<tr class='{_e(outcome)}' data-path='{_e(rel)}'><td>{_e(rel)}</td>"
-            f"<td>{_thumb(dest, rel, 0)}</td><td>{_thumb(dest, rel, 1)}</td>"
+            f"<td>{_thumb(dest, rel, 0, inline)}</td><td>{_thumb(dest, rel, 1, inline)}</td>"
             f"<td><span class='outcome'>{_e(outcome)}</span><br>{_e(row.get('reason'))}</td>"
             f"<td><ol>{steps}</ol></td>"
             f"<td>{'' if score is None else _e(score)}<ol>{''.join(verdict)}</ol></td>"

@@ -9,8 +9,9 @@ Modules: ``sessions`` (ids, folders, locks, expiry, quotas), ``views`` (previews
 state, chat, status line), ``wording`` (plain words for actions and backends), ``masks``
 (brush canvas, mask files, boxes), ``edit`` (the Edit tab), ``library`` (the session
 list), ``share`` (review-link tokens), ``review`` (the read-only review page),
-``autopilot``, ``benchmark``, ``graph_view`` (SVG drawings) and ``files`` (private,
-unguessable download folders; 404 for everything else on the file route). The names
+``autopilot``, ``batch`` (batch jobs), ``benchmark``, ``graph_view`` (SVG drawings) and
+``files`` (private, unguessable download folders; 404 for everything else on the file
+route). The names
 below are the public calls, re-exported so that callers can write
 ``web.open_image(...)``.
 """
@@ -21,6 +22,7 @@ from web.autopilot import (
     run_autopilot,
     send_autopilot_to_edit,
 )
+from web.batch import BatchStatus, batch_cancel, batch_status, start_batch
 from web.benchmark import (
     BenchmarkView,
     benchmark_agents,
@@ -87,7 +89,8 @@ from web.views import (
 )
 
 __all__ = [
-    "AutopilotView", "benchmark_agents", "BenchmarkView", "browser_secret", "cache_policy",
+    "AutopilotView", "batch_cancel", "batch_status", "BatchStatus", "benchmark_agents",
+    "BenchmarkView", "browser_secret", "cache_policy",
     "cancel_autopilot", "cards", "checkout", "crop", "crop_preview", "current_preview",
     "delete_session",
     "display_tables", "download", "edit_turn", "empty_slot", "ensure_session",
@@ -99,7 +102,7 @@ __all__ = [
     "review_download", "review_page", "review_preview", "ReviewNotFound", "revoke_share",
     "run_autopilot", "run_benchmark", "score_files", "score_rows", "send_autopilot_to_edit",
     "serve", "SESSION_ID_RE", "SessionCard", "SessionError", "SessionManager", "SessionView",
-    "set_manager", "share_link", "share_links", "status_line", "suggest_crop",
+    "set_manager", "share_link", "share_links", "start_batch", "status_line", "suggest_crop",
     "summary_markdown", "turn_messages", "undo", "unpack_dataset", "user_message",
     "WebSession", "with_session", "ZOOM_JS",
 ]
