@@ -309,3 +309,112 @@ def test_refusals_are_one_line_and_write_nothing(shoot, tmp_path):
         assert proc.returncode == 2 and "Traceback" not in proc.stderr
         assert message in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()
+
+
+# --------------------------------------------------------------------- API / MCP
+
+
+@pytest.fixture(scope="module")
+def client(cluster, tmp_path_factory):
+    """The app served on loopback; its batch jobs run on the module's cluster."""
+    from gradio_client import Client
+
+    from tests.serving import served_app
+
+    mp = pytest.MonkeyPatch()
+    mp.setenv("LOUPE_BATCH_RAY", cluster)
+    mp.setenv("LOUPE_BATCH_WORKERS", "1")
+    try:
+        with served_app(tmp_path_factory.mktemp("batch-api")) as url:
+            yield Client(url, verbose=False)
+    finally:
+        mp.undo()
+
+
+def _until_ended(client, job_id: str, timeout: float = 240) -> tuple:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        status, results, report = client.predict(job_id, api_name="/batch_status")
+        if status["state"] not in ("running", "cancelling"):
+            return status, results, report
+        assert results is None and report is None
+        time.sleep(0.5)
+    raise AssertionError("the batch did not end")
+
+
+def test_api_batch_runs_a_job_and_hands_back_the_zip_and_report(client, shoot, expected,
+                                                                tmp_path):
+    import zipfile
+
+    from gradio_client import handle_file
+
+    more = tmp_path / "more.zip"
+    with zipfile.ZipFile(more, "w") as zf:
+        zf.write(shoot / "renders/scene.jpg", "x/scene.jpg")
+        zf.write(shoot / "a/b/c/cat.tiff", "cat.tiff")
+        zf.writestr("readme.txt", "not a photo")
+    uploads = [shoot / "coffee.png", shoot / "q75/coffee.jpg", more,
+               shoot / "broken/corrupt.jpg"]
+    info = client.predict([handle_file(str(p)) for p in uploads], INSTRUCTION, False, "",
+                          api_name="/batch")
+    assert info["state"] == "running" and info["total"] == 5 and len(info["job_id"]) == 32
+    status, results, report = _until_ended(client, info["job_id"])
+    assert (status["state"], status["done"], status["failed"]) == ("done", 4, 1)
+    assert status["failures"][0]["photo"] == "corrupt.jpg"
+    assert "damaged" in status["failures"][0]["reason"]
+    with zipfile.ZipFile(results) as zf:
+        names = set(zf.namelist())
+        assert zf.read("coffee.png") == expected["coffee.png"]
+        assert zf.read("coffee.jpg") == expected["q75/coffee.jpg"]
+        assert zf.read("more/x/scene.jpg") == expected["renders/scene.jpg"]
+        assert zf.read("more/cat.tiff") == expected["a/b/c/cat.tiff"]
+        assert {"batch-report.html", "batch-report.csv", "batch-report.json"} <= names
+        assert "corrupt.jpg" not in names
+    page = Path(report).read_text()
+    assert page.count("data:image/jpeg;base64,") == 8  # one file: thumbnails inline
+    assert page.index("corrupt.jpg") < page.index("coffee.png")
+    assert str(ROOT) not in page and "/batches/" not in page and "/batches/" not in str(status)
+
+
+def test_api_batch_cancel_keeps_what_is_finished(client, shoot, tmp_path):
+    import zipfile
+
+    from gradio_client import handle_file
+
+    uploads = [shoot / "big/flat-40mp.jpg", shoot / "coffee.png", shoot / "bw/camera.png",
+               shoot / "chelsea.webp"]
+    info = client.predict([handle_file(str(p)) for p in uploads], INSTRUCTION, False, "",
+                          api_name="/batch")
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # the 40-MP photo runs beside one small photo
+        status, _, _ = client.predict(info["job_id"], api_name="/batch_status")
+        if status["finished"] >= 1:
+            break
+        time.sleep(0.2)
+    status, results, report = client.predict(info["job_id"], api_name="/batch_cancel")
+    assert status["state"] == "cancelled" and 1 <= status["done"] < 4
+    with zipfile.ZipFile(results) as zf:
+        photos = [n for n in zf.namelist() if n.endswith((".png", ".webp", ".jpg"))
+                  and not n.startswith(".loupe-batch/")]
+        assert len(photos) == status["done"]
+        for name in photos:
+            assert Image.open(io.BytesIO(zf.read(name))).size[0] > 0
+    assert "cancelled" in Path(report).read_text()
+    again, _, _ = client.predict(info["job_id"], api_name="/batch_status")
+    assert again["state"] == "cancelled" and again["done"] == status["done"]
+
+
+def test_api_batch_refusals(client, shoot, monkeypatch):
+    from gradio_client import handle_file
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError, match="no batch job with that id"):
+        client.predict("../../etc", api_name="/batch_status")
+    with pytest.raises(AppError, match="no batch job with that id"):
+        client.predict("0" * 32, api_name="/batch_cancel")
+    monkeypatch.setenv("LOUPE_BATCH_MAX_PHOTOS", "2")
+    photos = [handle_file(str(shoot / n)) for n in ("coffee.png", "rocket.tif", "bw/camera.png")]
+    with pytest.raises(AppError, match="3 photos is more than the 2 a batch may hold"):
+        client.predict(photos, INSTRUCTION, False, "", api_name="/batch")
+    with pytest.raises(AppError, match="instruction is empty"):
+        client.predict(photos[:1], "   ", False, "", api_name="/batch")

@@ -295,7 +295,7 @@ def batch_status(job_id: str) -> tuple[dict, str | None, str | None]:
 
     Returns:
         The progress ({"job_id", "state": running/cancelling/done/cancelled/interrupted,
-        "total", "finished", "done", "failed", "eta_s", "failures": [{"path", "reason"}]}),
+        "total", "finished", "done", "failed", "eta_s", "failures": [{"photo", "reason"}]}),
         then the zip of the edited photos with the report, and the report page (both
         empty while it runs).
     """

@@ -30,7 +30,7 @@ def status_markdown(info: dict[str, Any]) -> str:
         line += f", about {int(info['eta_s'])} s left"
     lines = [line + "."]
     for failure in (info.get("failures") or [])[:20]:
-        lines.append(f"- {html.escape(str(failure.get('path')))}: "
+        lines.append(f"- {html.escape(str(failure.get('photo')))}: "
                      f"{html.escape(str(failure.get('reason')))}")
     return "\n".join(lines)
 

@@ -258,14 +258,15 @@ def batch_status(job_id: str) -> BatchStatus:
         ``BatchStatus`` whose ``info`` is ``{"job_id", "state"`` (``running``,
         ``cancelling``, ``done``, ``cancelled`` or ``interrupted``), ``"total"``,
         ``"finished"``, ``"done"``, ``"failed"``, ``"eta_s"``, ``"failures"``
-        (``[{"path", "reason"}]``), ``"instruction"}``.
+        (``[{"photo", "reason"}]``: not "path", which API clients take for a file),
+        ``"instruction"}``.
     """
     folder = _job_dir(job_id)
     job = json.loads((folder / JOB_FILE).read_text(encoding="utf-8"))
     state = _state(folder)
     entries = list(read_manifest(folder / "out").values())
     done = sum(1 for e in entries if e.get("outcome") == "done")
-    failures = [{"path": e["path"], "reason": e.get("reason", "")} for e in entries
+    failures = [{"photo": e["path"], "reason": e.get("reason", "")} for e in entries
                 if e.get("outcome") == "failed"]
     elapsed = time.time() - float(job.get("started", time.time()))
     left = job["total"] - len(entries)
