@@ -34,6 +34,7 @@ from typing import Any
 
 import numpy as np
 
+from agent.batch import BatchError, ProgressBar, run_batch
 from agent.brain.judge import critique_files
 from agent.search.mcts import autopilot
 from agent.session import SESSION_FILE, EditSession, SessionError
@@ -286,8 +287,6 @@ def cmd_critique(args: argparse.Namespace) -> int:
 
 
 def cmd_batch(args: argparse.Namespace) -> int:
-    from agent.batch import BatchError, ProgressBar, run_batch
-
     if not args.autopilot and not args.instruction:
         raise BatchError("say what to change (an instruction) or use --autopilot")
     if args.autopilot and args.instruction:

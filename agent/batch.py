@@ -45,10 +45,14 @@ from typing import Any, TextIO
 
 import numpy as np
 
+from agent.search.autopilot_memory import AutopilotMemory
+from agent.search.mcts import autopilot as run_autopilot
 from agent.session import EditSession, SessionError
 from agent.session.edit_session import check_instruction
 from pipelines.files import atomic_write
+from pipelines.grounding import Hint
 from pipelines.images import ImageLoadError, downscale, save_image
+from pipelines.masks import MaskError, load_mask
 
 log = logging.getLogger(__name__)
 
@@ -143,8 +147,6 @@ def _run(session: EditSession, job: dict[str, Any]) -> dict[str, Any]:
     width, height = session.graph.size
     mask = None
     if job.get("mask") is not None:
-        from pipelines.masks import MaskError, load_mask
-
         try:
             mask = load_mask(job["mask"], (height, width), label=job.get("mask_name"))
         except (MaskError, ImageLoadError) as err:
@@ -184,8 +186,6 @@ def _run(session: EditSession, job: dict[str, Any]) -> dict[str, Any]:
 
 def _point_mask(session: EditSession, job: dict[str, Any]) -> tuple[np.ndarray | None, str]:
     """The region around ``job["point"]`` (click-to-select), as a brush mask."""
-    from pipelines.grounding import Hint
-
     width, height = session.graph.size
     x, y = (float(v) for v in job["point"])
     if x <= 1 and y <= 1:
@@ -200,16 +200,14 @@ def _point_mask(session: EditSession, job: dict[str, Any]) -> tuple[np.ndarray |
 
 
 def _autopilot(session: EditSession, job: dict[str, Any]) -> dict[str, Any]:
-    from agent.search.autopilot_memory import AutopilotMemory
-    from agent.search.mcts import autopilot
-
     if job.get("dry_run"):
         return {"outcome": "planned", "steps": ["Autopilot (tree search over edits)"]}
-    result = autopilot(np.array(session.current_image()), mood=job.get("mood") or None,
-                       iterations=int(job.get("iterations", 2)),
-                       simulations=int(job.get("simulations", 8)),
-                       depth=int(job.get("depth", 2)), top_k=3, seed=int(job.get("seed", 0)),
-                       session=session, memory=AutopilotMemory())
+    result = run_autopilot(np.array(session.current_image()), mood=job.get("mood") or None,
+                           iterations=int(job.get("iterations", 2)),
+                           simulations=int(job.get("simulations", 8)),
+                           depth=int(job.get("depth", 2)), top_k=3,
+                           seed=int(job.get("seed", 0)), session=session,
+                           memory=AutopilotMemory())
     steps = [f"{s.description} ({s.score_before:.2f} → {s.score_after:.2f})"
              for s in result.steps]
     return {"outcome": "done", "steps": steps, "score": round(float(result.score_after), 3),
@@ -514,7 +512,7 @@ def run_batch(src: str | os.PathLike, dest: str | os.PathLike, instruction: str 
             summary.failures.append({"path": entry["path"], "reason": entry.get("reason", "")})
     summary.seconds = time.perf_counter() - start
     if report:
-        from agent.batch_report import write_report
+        from agent.batch_report import write_report  # it imports this module
 
         summary.report = write_report(dest_path, list(entries.values()), summary)
     return summary

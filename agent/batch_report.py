@@ -34,7 +34,7 @@ def sorted_rows(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def report_from_manifest(dest: Path, summary: Any) -> dict[str, str]:
     """Rewrite the report from ``dest``'s manifest (after a cancelled or killed run)."""
-    from agent.batch import read_manifest
+    from agent.batch import read_manifest  # agent.batch imports this module lazily
 
     return write_report(dest, list(read_manifest(dest).values()), summary)
 

@@ -29,8 +29,23 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from agent.batch import BATCH_SUFFIXES, MANIFEST, STATE_DIR, read_manifest
-from agent.batch_report import REPORT_CSV, REPORT_HTML, REPORT_JSON, render_html, sorted_rows
+from agent.batch import (
+    BATCH_SUFFIXES,
+    MANIFEST,
+    STATE_DIR,
+    BatchError,
+    BatchSummary,
+    job_settings,
+    read_manifest,
+)
+from agent.batch_report import (
+    REPORT_CSV,
+    REPORT_HTML,
+    REPORT_JSON,
+    render_html,
+    sorted_rows,
+    write_report,
+)
 from pipelines.archives import ArchiveError, check_members, extract, open_zip
 from pipelines.config import get_settings
 from pipelines.files import atomic_write, check_id, remove_stale, slug
@@ -172,8 +187,6 @@ def start_batch(files: list[Any] | None, instruction: str = "", *, autopilot: bo
         SessionError: no photo, too many or too large, a bad zip or instruction, or the
             server already running its most batches.
     """
-    from agent.batch import BatchError, job_settings
-
     settings = get_settings()
     files = [f for f in (files or []) if f]
     if not files:
@@ -292,9 +305,6 @@ def _results(folder: Path, info: dict[str, Any]) -> tuple[Path | None, Path | No
     head.update(planned=0, cancelled=info["state"] != "done")
     atomic_write(page, render_html(sorted_rows(entries), head, out, inline=True))
     if not (out / REPORT_HTML).is_file():
-        from agent.batch import BatchSummary
-        from agent.batch_report import write_report
-
         write_report(out, entries, BatchSummary(total=info["total"], done=info["done"],
                                                 failed=info["failed"],
                                                 cancelled=info["state"] != "done"))
