@@ -34,6 +34,7 @@ import io
 import json
 import logging
 import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -107,7 +108,8 @@ def edit_photo(data: bytes, name: str, job: dict[str, Any]) -> dict[str, Any]:
 
     Returns:
         ``{"outcome": "done"|"failed"|"planned", "reason", "output" (bytes or None),
-        "steps", "score", "verdict", "record", "thumbs", "seconds", "pid"}``.
+        "steps", "score", "verdict", "record", "thumbs", "seconds", "pid",
+        "peak_rss_mb"}`` (the worker process's peak resident memory so far).
     """
     start = time.perf_counter()
     pin_threads(job.get("threads", 1))
@@ -134,6 +136,7 @@ def edit_photo(data: bytes, name: str, job: dict[str, Any]) -> dict[str, Any]:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     out["seconds"] = round(time.perf_counter() - start, 3)
+    out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     return out
 
 
@@ -344,6 +347,7 @@ class BatchSummary:
     skipped: int = 0
     ran: int = 0
     seconds: float = 0.0
+    startup_s: float = 0.0
     cancelled: bool = False
     ray: str = ""
     failures: list[dict[str, str]] = field(default_factory=list)
@@ -356,7 +360,8 @@ class BatchSummary:
     def to_dict(self) -> dict[str, Any]:
         return {"total": self.total, "done": self.done, "failed": self.failed,
                 "planned": self.planned, "skipped": self.skipped, "ran": self.ran,
-                "seconds": round(self.seconds, 3), "cancelled": self.cancelled,
+                "seconds": round(self.seconds, 3), "startup_s": round(self.startup_s, 3),
+                "cancelled": self.cancelled,
                 "ray": self.ray, "failures": self.failures, "report": self.report}
 
 
@@ -528,7 +533,9 @@ def _run_on_ray(todo: list[tuple[Photo, Path | None, str]], src: Path, dest: Pat
         _token_auth_like_ray_start()  # before Ray reads its configuration
     import ray
 
+    started = time.perf_counter()
     ray_tmp, where = start_ray(address, workers, int(settings.get("threads", 1)))
+    summary.startup_s = time.perf_counter() - started
     try:
         task = ray.remote(num_cpus=1, max_retries=3)(edit_photo)
         slots = max(1, int(workers or ray.cluster_resources().get("CPU", 1)))
@@ -600,7 +607,8 @@ def _land(dest: Path, photo: Photo, mask: Path | None, fp: str, settings: dict[s
              "settings": {k: v for k, v in settings.items() if k not in ("instruction",)},
              "mask": mask.name if mask else None, "outcome": result.get("outcome", "failed"),
              "reason": result.get("reason", ""), "score": result.get("score"),
-             "seconds": result.get("seconds"), "steps": result.get("steps", []),
+             "seconds": result.get("seconds"), "pid": result.get("pid"),
+             "peak_rss_mb": result.get("peak_rss_mb"), "steps": result.get("steps", []),
              "verdict": result.get("verdict", []), "record": result.get("record"),
              "thumbs": len(thumbs), "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
     _append(dest, entry)
