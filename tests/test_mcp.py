@@ -75,10 +75,12 @@ def test_tools_are_listed_with_descriptions(mcp_url: str):
 
     tools = _run(mcp_url, script)
     for name in ("new_session", "edit", "undo", "checkout", "autopilot", "score",
-                 "share_link", "revoke_share"):
+                 "share_link", "revoke_share", "batch", "batch_status", "batch_cancel"):
         assert name in tools and tools[name].description
     assert {"session_id", "instruction"} <= set(tools["edit"].inputSchema["properties"])
     assert set(tools["share_link"].inputSchema["properties"]) == {"session_id"}
+    assert {"photos", "instruction"} <= set(tools["batch"].inputSchema["properties"])
+    assert set(tools["batch_status"].inputSchema["properties"]) == {"job_id"}
 
 
 def test_edit_undo_checkout_over_mcp(mcp_url: str, astronaut: np.ndarray):
