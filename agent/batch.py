@@ -180,21 +180,30 @@ def _run(session: EditSession, job: dict[str, Any]) -> dict[str, Any]:
             "score": round(min(scores), 2) if scores else None}
     if not result.ok:
         reason = result.message
-        if result.choices:
-            reason += " A choice is needed: " + " / ".join(c.get("label", "")
-                                                          for c in result.choices)
+        options = list(result.choices or []) + list(getattr(result, "candidates", None) or [])
+        if options:
+            reason += " A choice is needed: " + " / ".join(str(c.get("label", ""))
+                                                          for c in options)
         return {**base, "reason": reason}
     return {**base, "outcome": "done", "reason": result.message}
 
 
 def _point_mask(session: EditSession, job: dict[str, Any]) -> tuple[np.ndarray | None, str]:
-    """The region around ``job["point"]`` (click-to-select), as a brush mask."""
+    """The region around ``job["point"]`` (click-to-select), as a brush mask: the
+    session's own ``select`` where it has one (as ``python -m agent edit --point``), else
+    the localiser's region around a point hint."""
     width, height = session.graph.size
     x, y = (float(v) for v in job["point"])
     if x <= 1 and y <= 1:
         x, y = x * (width - 1), y * (height - 1)
     if not (0 <= x < width and 0 <= y < height):
         return None, f"the point ({x:.0f}, {y:.0f}) is outside the {width}x{height} photo"
+    if hasattr(session, "select"):  # click-to-select (issue 24), when this build has it
+        try:
+            session.select(x, y)
+        except SessionError as err:
+            return None, str(err)
+        return getattr(session, "selection", None), "nothing was selected at the point"
     found = session.localizer.locate(np.asarray(session.current_image()),
                                      job.get("instruction") or "", Hint(point=(int(x), int(y))))
     if not found.masks:

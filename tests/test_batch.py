@@ -418,3 +418,64 @@ def test_api_batch_refusals(client, shoot, monkeypatch):
         client.predict(photos, INSTRUCTION, False, "", api_name="/batch")
     with pytest.raises(AppError, match="instruction is empty"):
         client.predict(photos[:1], "   ", False, "", api_name="/batch")
+
+
+# --------------------------------------------------------------------- the task itself
+
+
+def _encode(pixels: np.ndarray, fmt: str = "PNG") -> bytes:
+    buf = io.BytesIO()
+    Image.fromarray(pixels).save(buf, fmt)
+    return buf.getvalue()
+
+
+def test_task_with_a_mask_edits_only_inside_it(coffee):
+    from agent.batch import edit_photo, job_settings
+
+    mask = np.zeros(coffee.shape[:2], np.uint8)
+    mask[:, : coffee.shape[1] // 3] = 255
+    job = {**job_settings("make it brighter"), "mask": _encode(mask), "mask_name": "m.png"}
+    result = edit_photo(_encode(coffee), "coffee.png", job)
+    assert result["outcome"] == "done", result["reason"]
+    after = load_image(result["output"]).pixels.astype(int)
+    third = coffee.shape[1] // 3
+    assert (after[:, : third - 10] - coffee[:, : third - 10]).mean() > 3
+    np.testing.assert_array_equal(after[:, 2 * third:], coffee[:, 2 * third:])
+
+
+def test_task_with_a_point_edits_the_clicked_region():
+    from agent.batch import edit_photo, job_settings
+
+    scene = _render(400, 300)
+    job = job_settings("make this brighter", point=[0.3, 0.6])  # the red disc's centre
+    result = edit_photo(_encode(scene), "scene.png", job)
+    assert result["outcome"] == "done", result["reason"]
+    after = load_image(result["output"]).pixels.astype(int)
+    assert (after[180, 120] - scene[180, 120]).sum() > 10  # inside the disc
+    np.testing.assert_array_equal(after[:40, :40], scene[:40, :40])  # the sky far away
+
+
+def test_task_failures_carry_their_reason():
+    from agent.batch import edit_photo, job_settings
+
+    job = job_settings("make this brighter", point=[5000, 5000])
+    assert "outside" in edit_photo(_encode(_render(64, 48)), "s.png", job)["reason"]
+    broken = edit_photo(b"\x89PNG\r\n\x1a\nnot really", "x.png", job_settings("x"))
+    assert broken["outcome"] == "failed" and broken["reason"].startswith("x.png")
+
+
+def test_report_escapes_strangers_text(tmp_path):
+    from agent.batch import BatchSummary
+    from agent.batch_report import write_report
+
+    evil = "<img src=x onerror=alert(1)>.jpg"
+    entries = [{"path": "ok.jpg", "outcome": "done", "reason": "", "steps": ["warmer"],
+                "score": 9.5, "seconds": 1.0, "instruction": "<b>warm</b>"},
+               {"path": evil, "outcome": "failed", "reason": "<script>alert(2)</script>",
+                "steps": [], "seconds": 0.1, "instruction": "=HYPERLINK(\"x\")"}]
+    names = write_report(tmp_path, entries, BatchSummary(total=2, done=1, failed=1))
+    page = (tmp_path / names["html"]).read_text()
+    assert "<script>" not in page and "<img src=x" not in page and "&lt;script&gt;" in page
+    assert page.index("onerror") < page.index("ok.jpg")  # failures first
+    rows = (tmp_path / names["csv"]).read_text().splitlines()
+    assert rows[1].startswith('<img src=x') and "'=HYPERLINK" in rows[1]
