@@ -619,7 +619,8 @@ def _land(dest: Path, photo: Photo, mask: Path | None, fp: str, settings: dict[s
              "seconds": result.get("seconds"), "pid": result.get("pid"),
              "peak_rss_mb": result.get("peak_rss_mb"), "steps": result.get("steps", []),
              "verdict": result.get("verdict", []), "record": result.get("record"),
-             "thumbs": len(thumbs), "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z")}
+             "thumbs": len(thumbs), "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+             "finished_at": round(time.time(), 3)}
     _append(dest, entry)
     return entry
 

@@ -12,8 +12,11 @@ Ray's start and its workers' first imports included), with the same thread setti
 ``agent.batch.pin_threads``): ``single`` runs ``agent.batch.edit_photo`` on each photo in
 one process and writes the results as the driver does; ``ray_1``/``ray_2`` run
 ``python -m agent batch --workers N``. ``*_steady`` rates leave out Ray's start (the
-cluster's, which a long batch pays once). Peak memory per worker is each worker
-process's peak resident set. The photos are ``assets/scene-4k.jpg`` resized to
+cluster's, which a long batch pays once); ``*_warm`` rates are what a long batch sees
+once every worker is running: the single process's photos over the seconds spent on them
+(imports left out), a Ray run's photos finished after the N-th (N workers) over the time
+from the N-th to the last (``--photos`` must exceed 2 for them). Peak memory per worker
+is each worker process's peak resident set. The photos are ``assets/scene-4k.jpg`` resized to
 ``--size`` with a little noise per copy (so no two are the same file).
 
 The last printed line is one JSON object: ``size``, ``photos``, ``threads``, ``cpus``,
@@ -21,6 +24,7 @@ The last printed line is one JSON object: ``size``, ``photos``, ``threads``, ``c
 ``photos_per_min_ray_1``, ``photos_per_min_ray_2``, ``photos_per_min_ray_1_steady``,
 ``photos_per_min_ray_2_steady``, ``speedup_1_to_2``, ``speedup_1_to_2_steady``,
 ``ray_overhead`` (1 − ray_1 / single), ``ray_overhead_steady``, ``ray_start_s``,
+``photos_per_min_*_warm``, ``speedup_1_to_2_warm``, ``ray_overhead_warm``,
 ``peak_worker_mb`` and ``peak_single_mb``; plus ``speedup_1_to_2_global`` and
 ``ray_overhead_global`` at the top level.
 """
@@ -74,16 +78,19 @@ def single(src: str, dest: str, mode: str, threads: int, simulations: int) -> No
     pin_threads(threads)
     job = job_settings(MODES[mode], autopilot=mode == "autopilot", threads=threads,
                        iterations=1, simulations=simulations, depth=1)
-    failed = 0
+    failed, total = 0, 0.0
     for photo in scan(src):
+        start = time.perf_counter()
         result = edit_photo(photo.path.read_bytes(), photo.path.name, job)
         if result["outcome"] != "done":
             failed += 1
             print(f"{photo.rel}: {result['reason']}", file=sys.stderr)
             continue
         atomic_write(Path(dest) / photo.rel, result["output"])
+        total += time.perf_counter() - start
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"failed": failed, "peak_mb": round(peak, 1)}))
+    print(json.dumps({"failed": failed, "peak_mb": round(peak, 1),
+                      "photo_seconds": round(total, 3)}))
 
 
 def _env(threads: int) -> dict[str, str]:
@@ -104,14 +111,22 @@ def _timed(cmd: list[str], threads: int) -> tuple[float, dict]:
     return wall, json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-def _peak_per_worker(out: Path) -> float:
+def _from_manifest(out: Path, workers: int) -> tuple[float, float | None]:
+    """The peak memory of any worker, and the warm rate: photos per minute between the
+    ``workers``-th finished photo and the last (every worker started and warm)."""
     peaks: dict[int, float] = {}
+    times = []
     manifest = out / ".loupe-batch" / "manifest.jsonl"
     for line in manifest.read_text().splitlines():
         entry = json.loads(line)
+        times.append(float(entry["finished_at"]))
         if entry.get("pid") is not None and entry.get("peak_rss_mb") is not None:
             peaks[entry["pid"]] = max(peaks.get(entry["pid"], 0.0), entry["peak_rss_mb"])
-    return max(peaks.values()) if peaks else 0.0
+    times.sort()
+    warm = None
+    if len(times) > workers and times[-1] > times[workers - 1]:
+        warm = round((len(times) - workers) * 60 / (times[-1] - times[workers - 1]), 2)
+    return (max(peaks.values()) if peaks else 0.0), warm
 
 
 def run_mode(mode: str, src: Path, tmp: Path, count: int, threads: int,
@@ -120,7 +135,9 @@ def run_mode(mode: str, src: Path, tmp: Path, count: int, threads: int,
     wall, info = _timed([sys.executable, str(Path(__file__).resolve()), "--single", str(src),
                          str(tmp / f"{mode}-single"), "--mode", mode, "--threads",
                          str(threads), "--simulations", str(simulations)], threads)
-    out: dict = {"photos_per_min_single": rate(wall), "peak_single_mb": info["peak_mb"]}
+    out: dict = {"photos_per_min_single": rate(wall),
+                 "photos_per_min_single_warm": rate(info["photo_seconds"]),
+                 "peak_single_mb": info["peak_mb"]}
     peaks = []
     for workers in (1, 2):
         dest = tmp / f"{mode}-ray{workers}"
@@ -133,7 +150,9 @@ def run_mode(mode: str, src: Path, tmp: Path, count: int, threads: int,
         out[f"photos_per_min_ray_{workers}"] = rate(wall)
         out[f"photos_per_min_ray_{workers}_steady"] = rate(wall - summary["startup_s"])
         out[f"ray_start_s_{workers}"] = round(summary["startup_s"], 2)
-        peaks.append(_peak_per_worker(dest))
+        peak, warm = _from_manifest(dest, workers)
+        peaks.append(peak)
+        out[f"photos_per_min_ray_{workers}_warm"] = warm
     out["speedup_1_to_2"] = round(out["photos_per_min_ray_2"] / out["photos_per_min_ray_1"], 2)
     out["speedup_1_to_2_steady"] = round(out["photos_per_min_ray_2_steady"]
                                          / out["photos_per_min_ray_1_steady"], 2)
@@ -141,6 +160,11 @@ def run_mode(mode: str, src: Path, tmp: Path, count: int, threads: int,
                                 / out["photos_per_min_single"], 3)
     out["ray_overhead_steady"] = round(1 - out["photos_per_min_ray_1_steady"]
                                        / out["photos_per_min_single"], 3)
+    if out["photos_per_min_ray_1_warm"] and out["photos_per_min_ray_2_warm"]:
+        out["speedup_1_to_2_warm"] = round(out["photos_per_min_ray_2_warm"]
+                                           / out["photos_per_min_ray_1_warm"], 2)
+        out["ray_overhead_warm"] = round(1 - out["photos_per_min_ray_1_warm"]
+                                         / out["photos_per_min_single_warm"], 3)
     out["peak_worker_mb"] = max(peaks)
     return out
 
@@ -173,6 +197,8 @@ def main() -> None:
     if "global" in result:
         result["speedup_1_to_2_global"] = result["global"]["speedup_1_to_2"]
         result["ray_overhead_global"] = result["global"]["ray_overhead"]
+        result["speedup_1_to_2_global_warm"] = result["global"].get("speedup_1_to_2_warm")
+        result["ray_overhead_global_warm"] = result["global"].get("ray_overhead_warm")
     result["loadavg_after"] = [round(v, 2) for v in os.getloadavg()]
     print(json.dumps(result))
 
