@@ -66,6 +66,9 @@ THUMB_SIDE = 320
 #: the thread-count variables every worker pins (read when a library starts)
 THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
                "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+#: the driver's settings that travel to every worker (on a cluster too), so that models,
+#: limits and the planner's endpoint are the same for every photo
+FORWARDED_ENV = ("LOUPE_", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 _VERSION = 1  # bump when the task's output for the same inputs changes
 
 
@@ -426,7 +429,10 @@ def plan_batch(src: Path, dest: Path, settings: dict[str, Any], *, mask_from: Pa
     manifest = read_manifest(dest) if resume else {}
     todo, finished = [], []
     for photo in photos:
-        photo.sha256 = _sha256(photo.path)
+        try:
+            photo.sha256 = _sha256(photo.path)
+        except OSError:  # unreadable: the task's read fails and records why
+            photo.sha256 = ""
         mask = _mask_for(photo, mask_from)
         mask_sha = _sha256(mask) if mask else None
         fp = _fingerprint(settings, mask_sha)
@@ -559,7 +565,15 @@ def _run_on_ray(todo: list[tuple[Photo, Path | None, str]], src: Path, dest: Pat
                 item = next(queue_iter, None)
                 if item is None:
                     break
-                pending[task.remote(*_task_args(item, settings))] = item
+                try:
+                    args = _task_args(item, settings)
+                except OSError as err:  # vanished or unreadable since the scan
+                    entries[item[0].rel] = _land(dest, *item, settings, {
+                        "outcome": "failed", "reason": f"{Path(item[0].rel).name} cannot be "
+                        f"read ({err.strerror or err})"})
+                    finished += 1
+                    continue
+                pending[task.remote(*args)] = item
             if not pending:
                 break
             done, _ = ray.wait(list(pending), num_returns=1, timeout=0.5)
@@ -637,6 +651,7 @@ def start_ray(address: str | None, workers: int | None, threads: int = 1) -> tup
     root = str(Path(__file__).resolve().parents[1])
     env = {"PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH", ""))
                                          if p)}
+    env.update({k: v for k, v in os.environ.items() if k.startswith(FORWARDED_ENV)})
     env.update({var: str(max(1, threads)) for var in THREAD_VARS})
     quiet = {"log_to_driver": False, "logging_level": logging.WARNING,
              "runtime_env": {"env_vars": env}}
