@@ -175,12 +175,14 @@ def test_app_builds_with_every_endpoint(manager):
     named = set(demo.get_api_info()["named_endpoints"])
     assert {"/new_session", "/edit", "/undo", "/redo", "/checkout", "/graph", "/download",
             "/export_session", "/import_session", "/autopilot", "/score",
-            "/benchmark", "/share_link", "/revoke_share"} <= named
+            "/benchmark", "/share_link", "/revoke_share", "/batch", "/batch_status",
+            "/batch_cancel"} <= named
     api_names = {fn.api_name for fn in demo.fns.values()}
     for ui in ("ui_open", "ui_edit", "ui_undo", "ui_redo", "ui_checkout", "ui_download",
                "ui_export", "ui_import", "ui_autopilot", "ui_autopilot_cancel",
                "ui_send_to_edit", "ui_score", "ui_benchmark", "ui_example", "ui_brush",
-               "ui_compare", "ui_sessions", "ui_share", "ui_revoke", "ui_links"):
+               "ui_compare", "ui_sessions", "ui_share", "ui_revoke", "ui_links",
+               "ui_batch_start", "ui_batch_poll", "ui_batch_cancel"):
         assert ui in api_names
     assert all(fn.api_name for fn in demo.fns.values() if fn.fn is not None)
 

@@ -479,3 +479,13 @@ def test_report_escapes_strangers_text(tmp_path):
     assert page.index("onerror") < page.index("ok.jpg")  # failures first
     rows = (tmp_path / names["csv"]).read_text().splitlines()
     assert rows[1].startswith('<img src=x') and "'=HYPERLINK" in rows[1]
+
+
+def test_batch_tab_words_escape_file_names():
+    from ui.batch_tab import status_markdown
+
+    text = status_markdown({"state": "done", "total": 2, "finished": 2, "done": 1,
+                            "failed": 1, "eta_s": None,
+                            "failures": [{"photo": "<img src=x>.jpg", "reason": "<b>bad</b>"}]})
+    assert text.startswith("**Done** — 2 of 2 photos finished: 1 edited, 1 failed.")
+    assert "<img" not in text and "&lt;img src=x&gt;.jpg: &lt;b&gt;bad&lt;/b&gt;" in text
