@@ -653,17 +653,28 @@ def start_ray(address: str | None, workers: int | None, threads: int = 1) -> tup
                                          if p)}
     env.update({k: v for k, v in os.environ.items() if k.startswith(FORWARDED_ENV)})
     env.update({var: str(max(1, threads)) for var in THREAD_VARS})
-    quiet = {"log_to_driver": False, "logging_level": logging.WARNING,
-             "runtime_env": {"env_vars": env}}
+    quiet = {"log_to_driver": False, "logging_level": logging.WARNING}
     if address:
         _token_auth_like_ray_start()
-        ray.init(address=address, **quiet)
+        ray.init(address=address, runtime_env={"env_vars": env}, **quiet)
         cpus = int(ray.cluster_resources().get("CPU", 0))
         return None, f"cluster {address} ({cpus} CPUs)"
     cpus = max(1, int(workers or os.cpu_count() or 1))
     tmp = tempfile.mkdtemp(prefix="lray-", dir="/tmp" if os.path.isdir("/tmp") else None)
-    ray.init(num_cpus=cpus, include_dashboard=False, _temp_dir=tmp, _node_ip_address="127.0.0.1",
-             object_store_memory=512 * 1024 * 1024, **quiet)
+    # A local Ray's workers inherit the environment the raylet starts with: set there
+    # (and put back after), no runtime_env is needed and the pre-started workers serve.
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        ray.init(num_cpus=cpus, include_dashboard=False, _temp_dir=tmp,
+                 _node_ip_address="127.0.0.1", object_store_memory=512 * 1024 * 1024,
+                 **quiet)
+    finally:
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
     return tmp, f"local Ray ({cpus} workers)"
 
 
