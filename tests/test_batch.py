@@ -235,7 +235,7 @@ def _stop_cluster(temp: str) -> None:
             p.terminate()
         except psutil.NoSuchProcess:
             pass
-    _gone, alive = psutil.wait_procs(list(procs.values()), timeout=8)
+    _gone, alive = psutil.wait_procs(list(procs.values()), timeout=5)
     for p in alive:
         try:
             p.kill()
