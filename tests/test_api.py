@@ -1,4 +1,6 @@
-"""Every public API endpoint through gradio_client, against the app served on localhost."""
+"""Every API endpoint through gradio_client, against the app served on localhost: the
+tuple-shaped endpoints scripts already use (``/edit`` …) and the JSON ones (``/edit_json``
+…, the same functions the MCP tools are)."""
 
 from __future__ import annotations
 
@@ -160,3 +162,21 @@ def test_review_links_through_the_api(client: Client, photo: Path):
             urllib.request.urlopen(target)
         assert err.value.code == 404
     assert client.predict(sid, url, api_name="/revoke_share") == {"revoked": False}
+
+
+def test_the_json_endpoints_answer_one_json_object(client: Client, photo: Path):
+    import json
+
+    created = json.loads(client.predict(handle_file(str(photo)), api_name="/new_session_json"))
+    assert created["head"] == "n0" and created["width"] == 512
+    sid = created["session_id"]
+    edited = json.loads(client.predict(sid, "make it brighter", None, False,
+                                       api_name="/edit_json"))
+    assert edited["ok"] and edited["head"] == "n1" and "/files/fl." in edited["image_url"]
+    graph = json.loads(client.predict(sid, api_name="/graph_json"))
+    assert [n["id"] for n in graph["nodes"]] == ["n0", "n1"]
+    from gradio_client.exceptions import AppError
+
+    with pytest.raises(AppError, match="session") as err:
+        client.predict("../../etc", api_name="/undo_json")
+    assert "&#" not in str(err.value)

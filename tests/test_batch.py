@@ -17,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import numpy as np
@@ -355,11 +357,22 @@ def test_api_batch_runs_a_job_and_hands_back_the_zip_and_report(client, shoot, e
         zf.writestr("readme.txt", "not a photo")
     uploads = [shoot / "coffee.png", shoot / "q75/coffee.jpg", more,
                shoot / "broken/corrupt.jpg"]
-    info = client.predict([handle_file(str(p)) for p in uploads], INSTRUCTION, False, "",
-                          api_name="/batch")
+    info = json.loads(client.predict([handle_file(str(p)) for p in uploads], INSTRUCTION,
+                                     False, "", api_name="/batch_json"))  # the MCP tool
     assert info["state"] == "running" and info["total"] == 5 and len(info["job_id"]) == 32
+    assert info["results_url"] is None
     status, results, report = _until_ended(client, info["job_id"])
     assert (status["state"], status["done"], status["failed"]) == ("done", 4, 1)
+    public = json.loads(client.predict(info["job_id"], api_name="/batch_status_json"))
+    assert public["results_url"].endswith(f"/batch/{info['job_id']}/results")
+    with urllib.request.urlopen(public["results_url"], timeout=60) as resp:
+        assert resp.read() == Path(results).read_bytes()  # the app's own link, same zip
+    with urllib.request.urlopen(public["report_url"], timeout=60) as resp:
+        assert resp.read() == Path(report).read_bytes()
+    for bad in (public["results_url"].replace(info["job_id"], "0" * 32),
+                public["report_url"].replace("/report", "/job.json")):
+        with pytest.raises(urllib.error.HTTPError, match="404"):
+            urllib.request.urlopen(bad, timeout=60)
     assert status["failures"][0]["photo"] == "corrupt.jpg"
     assert "damaged" in status["failures"][0]["reason"]
     with zipfile.ZipFile(results) as zf:

@@ -1,12 +1,16 @@
-"""The app's MCP tools, called by a real MCP client over the app's streamable-HTTP endpoint."""
+"""The app's MCP tools, called by a real MCP client (the ``mcp`` package) over the app's
+streamable-HTTP endpoint: every result is one JSON object with the documented keys, images
+are URLs of our own (never a server path), errors are plain text with ``isError`` set."""
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import base64
 import io
+import json
 import re
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,11 +25,29 @@ from mcp.client.streamable_http import streamablehttp_client  # noqa: E402
 
 from tests.serving import served_app  # noqa: E402
 
+#: the keys each tool's JSON holds (docs/ARCHITECTURE.md, "API and MCP results")
+SESSION_KEYS = {"session_id", "head", "width", "height", "message", "image_url"}
+BATCH_KEYS = {"job_id", "state", "total", "finished", "done", "failed", "failures",
+              "results_url", "report_url"}
+KEYS = {
+    "new_session": SESSION_KEYS, "undo": SESSION_KEYS, "redo": SESSION_KEYS,
+    "checkout": SESSION_KEYS, "import_session": SESSION_KEYS,
+    "edit": SESSION_KEYS | {"ok", "changed", "plan", "steps", "choices"},
+    "crop": SESSION_KEYS | {"ok", "steps"},
+    "graph": {"session_id", "head", "nodes"},
+    "download": {"session_id", "head", "url"}, "export_session": {"session_id", "head", "url"},
+    "share_link": {"session_id", "url"}, "revoke_share": {"session_id", "url", "revoked"},
+    "autopilot": SESSION_KEYS | {"score_before", "score_after", "steps", "cancelled"},
+    "score": {"scores"}, "benchmark": {"summary", "per_turn", "rows"},
+    "batch": BATCH_KEYS, "batch_status": BATCH_KEYS, "batch_cancel": BATCH_KEYS,
+}
+
 
 @pytest.fixture(scope="module")
-def mcp_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    with served_app(tmp_path_factory.mktemp("mcp-data")) as url:
-        yield url.rstrip("/") + "/gradio_api/mcp/"
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, Path]]:
+    data = tmp_path_factory.mktemp("mcp-data")
+    with served_app(data) as url:
+        yield url.rstrip("/"), data
 
 
 def _data_url(pixels: np.ndarray) -> str:
@@ -34,34 +56,46 @@ def _data_url(pixels: np.ndarray) -> str:
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode()
 
 
-def _texts(result: Any) -> list[Any]:
-    out = []
-    for item in result.content:
-        if item.type == "text":
-            try:
-                out.append(ast.literal_eval(item.text))
-            except (ValueError, SyntaxError):
-                out.append(item.text)
-    return out
+def _fetch(url: str) -> tuple[bytes, Any]:
+    with urllib.request.urlopen(url, timeout=60) as resp:
+        return resp.read(), resp.headers
 
 
-def _image(result: Any) -> np.ndarray:
-    item = next(c for c in result.content if c.type == "image")
-    with Image.open(io.BytesIO(base64.b64decode(item.data))) as im:
+def _pixels(data: bytes) -> np.ndarray:
+    with Image.open(io.BytesIO(data)) as im:
         return np.asarray(im.convert("RGB"))
 
 
-async def _call(session: ClientSession, tool: str, args: dict) -> Any:
-    """Call a tool with a progress callback (so the reply carries each output separately)."""
-    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-        return None
-
-    return await session.call_tool(tool, args, progress_callback=on_progress)
+def _no_server_path(text: str, data_dir: Path) -> None:
+    assert str(data_dir) not in text and "/tmp" not in text and "file=" not in text, text
+    assert not re.search(r"(?<![\w/])/(home|var|root|usr|work)/", text), text
 
 
-def _run(url: str, script) -> Any:
+def _json(result: Any, tool: str, data_dir: Path) -> dict:
+    """The one JSON object a successful tool call returns, checked for its keys."""
+    assert not result.isError, result.content
+    texts = [c.text for c in result.content if c.type == "text"]
+    assert len(texts) == 1 and len(result.content) == 1, result.content
+    _no_server_path(texts[0], data_dir)
+    data = json.loads(texts[0])
+    assert isinstance(data, dict) and KEYS[tool] <= set(data), (tool, sorted(data))
+    return data
+
+
+def _error(result: Any, data_dir: Path) -> str:
+    """The plain-text message of a refused call."""
+    assert result.isError, result.content
+    text = " ".join(c.text for c in result.content if c.type == "text")
+    _no_server_path(text, data_dir)
+    assert not re.search(r"&(#x?[0-9a-fA-F]+|amp|lt|gt|quot|apos);", text), text
+    assert "Traceback" not in text and "<" not in text, text
+    return text
+
+
+def _run(url: str, script, headers: dict[str, str] | None = None) -> Any:
     async def main() -> Any:
-        async with streamablehttp_client(url) as (read, write, _):
+        async with streamablehttp_client(url + "/gradio_api/mcp/", headers=headers) as (
+                read, write, _):
             async with ClientSession(read, write) as session:
                 await session.initialize()
                 return await script(session)
@@ -69,76 +103,175 @@ def _run(url: str, script) -> Any:
     return asyncio.run(main())
 
 
-def test_tools_are_listed_with_descriptions(mcp_url: str):
+async def _with_progress(session: ClientSession, tool: str, args: dict) -> Any:
+    """A call that sends a progress token (Gradio then streams status updates)."""
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        return None
+
+    return await session.call_tool(tool, args, progress_callback=on_progress)
+
+
+def test_tools_are_listed_with_described_arguments(served):
+    url, _ = served
+
     async def script(session: ClientSession) -> dict:
         return {t.name: t for t in (await session.list_tools()).tools}
 
-    tools = _run(mcp_url, script)
-    for name in ("new_session", "edit", "undo", "checkout", "autopilot", "score",
-                 "share_link", "revoke_share", "batch", "batch_status", "batch_cancel"):
-        assert name in tools and tools[name].description
+    tools = _run(url, script)
+    assert set(KEYS) == set(tools)  # the JSON tools only; the tuple-shaped API is not listed
+    for name, tool in tools.items():
+        assert "JSON {" in tool.description, name
+        for arg, schema in tool.inputSchema["properties"].items():
+            assert "e.g." in schema.get("description", ""), (name, arg)
     assert {"session_id", "instruction"} <= set(tools["edit"].inputSchema["properties"])
     assert set(tools["share_link"].inputSchema["properties"]) == {"session_id"}
     assert {"photos", "instruction"} <= set(tools["batch"].inputSchema["properties"])
     assert set(tools["batch_status"].inputSchema["properties"]) == {"job_id"}
 
 
-def test_edit_undo_checkout_over_mcp(mcp_url: str, astronaut: np.ndarray):
+def test_a_whole_session_over_mcp(served, astronaut: np.ndarray):
+    url, data_dir = served
+
     async def script(session: ClientSession) -> dict:
         out: dict[str, Any] = {}
-        created = await _call(session, "new_session", {"image": _data_url(astronaut)})
-        assert not created.isError, created.content
-        sid, info = _texts(created)[:2]
-        out["info"] = info
-        edited = await _call(session, "edit", {"session_id": sid,
-                                                  "instruction": "make it brighter"})
-        assert not edited.isError, edited.content
-        out["edited"], out["result"] = _image(edited), _texts(edited)
-        undone = await _call(session, "undo", {"session_id": sid})
-        out["undone"], out["undo_text"] = _image(undone), _texts(undone)
-        head = next(t for t in out["result"] if isinstance(t, dict))["head"]
-        moved = await _call(session, "checkout", {"session_id": sid, "node_id": head})
-        out["checkout"] = _image(moved)
-        bad = await _call(session, "undo", {"session_id": "not-a-session"})
-        out["bad"] = bad
+        out["new"] = _json(await session.call_tool(
+            "new_session", {"image": _data_url(astronaut)}), "new_session", data_dir)
+        sid = out["new"]["session_id"]
+        out["edit"] = _json(await _with_progress(session, "edit", {
+            "session_id": sid, "instruction": "make it brighter"}), "edit", data_dir)
+        out["graph"] = _json(await session.call_tool("graph", {"session_id": sid}), "graph",
+                             data_dir)
+        out["undo"] = _json(await session.call_tool("undo", {"session_id": sid}), "undo",
+                            data_dir)
+        out["download"] = _json(await session.call_tool("download", {"session_id": sid}),
+                                "download", data_dir)
+        out["share"] = _json(await session.call_tool("share_link", {"session_id": sid}),
+                             "share_link", data_dir)
+        out["revoke"] = _json(await session.call_tool("revoke_share", {
+            "session_id": sid, "url": out["share"]["url"]}), "revoke_share", data_dir)
+        out["again"] = _json(await session.call_tool("revoke_share", {
+            "session_id": sid, "url": out["share"]["url"]}), "revoke_share", data_dir)
         return out
 
-    out = _run(mcp_url, script)
-    assert out["info"]["width"] == 512 and out["info"]["head"] == "n0"
-    assert out["edited"].mean() > astronaut.mean() + 3
-    np.testing.assert_array_equal(out["undone"], astronaut)
-    np.testing.assert_array_equal(out["checkout"], out["edited"])
-    assert out["bad"].isError
+    out = _run(url, script)
+    new, edit, graph, undo = out["new"], out["edit"], out["graph"], out["undo"]
+    sid = new["session_id"]
+    assert (new["width"], new["height"], new["head"]) == (512, 512, "n0")
+    assert edit["ok"] and edit["changed"] and edit["head"] == "n1" and edit["steps"]
+    assert sid not in edit["image_url"] and edit["image_url"].startswith(url + "/files/")
+    brighter = _pixels(_fetch(edit["image_url"])[0])
+    original = _pixels(_fetch(new["image_url"])[0])
+    assert brighter.mean() > original.mean() + 3
+    assert graph["head"] == "n1" and [n["id"] for n in graph["nodes"]] == ["n0", "n1"]
+    assert graph["nodes"][1]["image_url"] == edit["image_url"]
+    assert undo["head"] == "n0" and undo["image_url"] == new["image_url"]
+    body, headers = _fetch(out["download"]["url"])
+    assert out["download"]["head"] == "n0" and headers["Content-Type"] == "image/png"
+    np.testing.assert_array_equal(_pixels(body), astronaut)  # full resolution, lossless
+    assert out["share"]["url"].startswith(url + "/review/rv.") and sid not in out["share"]["url"]
+    assert out["revoke"]["revoked"] is True and out["again"]["revoked"] is False
+    with pytest.raises(urllib.error.HTTPError) as gone:
+        _fetch(out["share"]["url"])
+    assert gone.value.code == 404
 
 
-def test_autopilot_and_score_over_mcp(mcp_url: str, chelsea: np.ndarray, tmp_path: Path):
+def test_bad_inputs_come_back_as_plain_text_errors(served, astronaut: np.ndarray):
+    url, data_dir = served
+    not_an_image = "data:image/png;base64," + base64.b64encode(b"just text").decode()
+
+    async def script(session: ClientSession) -> dict:
+        created = _json(await session.call_tool(
+            "new_session", {"image": _data_url(astronaut[:64, :64])}), "new_session", data_dir)
+        sid = created["session_id"]
+        calls = {
+            "unknown": ("undo", {"session_id": "AAAAAAAAAAAAAAAAAAAAAA"}),
+            "traversal": ("edit", {"session_id": "../../etc/passwd", "instruction": "warmer"}),
+            "non_image": ("new_session", {"image": not_an_image}),
+            "empty": ("edit", {"session_id": sid, "instruction": "   "}),
+            "quoted": ("crop", {"session_id": sid, "box": "0,0,32,32", "aspect": "banana"}),
+        }
+        out = {key: await session.call_tool(tool, args) for key, (tool, args) in calls.items()}
+        out["progress"] = await _with_progress(session, "undo", {"session_id": "nope"})
+        return out
+
+    out = _run(url, script)
+    texts = {key: _error(result, data_dir) for key, result in out.items()}
+    assert "session" in texts["unknown"].lower() and "session" in texts["traversal"].lower()
+    assert "image" in texts["non_image"].lower()
+    assert "instruction" in texts["empty"].lower()
+    assert "'banana'" in texts["quoted"]  # quotes as typed, never &#x27;
+    assert "session" in texts["progress"].lower()
+
+
+def test_autopilot_score_and_export_over_mcp(served, chelsea: np.ndarray):
+    url, data_dir = served
     darker = (chelsea * 0.7).astype(np.uint8)
 
-    async def script(session: ClientSession) -> tuple:
-        auto = await _call(session, "autopilot", {
+    async def script(session: ClientSession) -> dict:
+        auto = _json(await session.call_tool("autopilot", {
             "image": _data_url(chelsea), "iterations": 1, "simulations": 3, "depth": 1,
-            "top_k": 1, "seed": 0})
-        score = await _call(session, "score", {"before": _data_url(chelsea),
-                                                  "after": _data_url(darker)})
-        return auto, score
+            "top_k": 1, "seed": 0}), "autopilot", data_dir)
+        score = _json(await session.call_tool("score", {
+            "before": _data_url(chelsea), "after": _data_url(darker)}), "score", data_dir)
+        same = _json(await session.call_tool("score", {
+            "before": _data_url(chelsea), "after": _data_url(chelsea)}), "score", data_dir)
+        export = _json(await session.call_tool("export_session", {
+            "session_id": auto["session_id"]}), "export_session", data_dir)
+        graph = _json(await session.call_tool("graph", {"session_id": auto["session_id"]}),
+                      "graph", data_dir)
+        return {"auto": auto, "score": score, "same": same, "export": export, "graph": graph}
 
-    auto, score = _run(mcp_url, script)
-    assert not auto.isError, auto.content
-    assert _image(auto).shape == chelsea.shape
-    assert not score.isError, score.content
-    metrics = next(t for t in _texts(score) if isinstance(t, dict))
-    assert isinstance(metrics, dict) and "psnr" in metrics and metrics["psnr"] < 40
+    out = _run(url, script)
+    auto = out["auto"]
+    assert (auto["width"], auto["height"]) == (451, 300)
+    assert auto["score_after"] >= auto["score_before"]
+    assert len(out["graph"]["nodes"]) == 1 + len(auto["steps"])  # each kept step is a state
+    assert _pixels(_fetch(auto["image_url"])[0]).shape[:2] == (300, 451)
+    assert out["score"]["scores"]["psnr"] < 40
+    assert out["same"]["scores"]["psnr"] is None  # infinite: JSON has no inf
+    body, headers = _fetch(out["export"]["url"])
+    assert headers["Content-Type"] == "application/zip" and body[:2] == b"PK"
 
 
-def test_plain_calls_without_progress_token(mcp_url: str, chelsea: np.ndarray):
-    """Clients that send no progress token get the outputs as text (Gradio 6.31)."""
-    async def script(session: ClientSession) -> tuple:
-        created = await session.call_tool("new_session", {"image": _data_url(chelsea)})
-        sid = re.search(r"'session_id': '([A-Za-z0-9_-]+)'", created.content[0].text).group(1)
-        graph = await session.call_tool("graph", {"session_id": sid})
-        return created, graph
+def test_file_links_refuse_what_they_do_not_know(served, astronaut: np.ndarray):
+    url, data_dir = served
 
-    created, graph = _run(mcp_url, script)
-    assert not created.isError and not graph.isError
-    data = ast.literal_eval(graph.content[0].text)
-    assert data["head"] == "n0" and [n["id"] for n in data["nodes"]] == ["n0"]
+    async def script(session: ClientSession) -> dict:
+        return _json(await session.call_tool("new_session", {"image": _data_url(astronaut)}),
+                     "new_session", data_dir)
+
+    new = _run(url, script)
+    good = new["image_url"]
+    token = good.split("/files/", 1)[1].split("/", 1)[0]
+    for bad in (good.replace("/n0/", "/n9/"), good.replace("/n0/", "/..%2F..%2Fetc/"),
+                f"{url}/files/fl.{'A' * 43}/n0/preview", f"{url}/files/{token[:-1]}x/n0/preview",
+                f"{url}/files/{new['session_id']}/n0/preview"):
+        with pytest.raises(urllib.error.HTTPError) as err:
+            _fetch(bad)
+        assert err.value.code == 404, bad
+    _, headers = _fetch(good)
+    assert headers["Content-Type"].startswith("image/")
+    assert "default-src 'none'" in headers["Content-Security-Policy"]
+    import web  # the app runs in this process: delete the session as its owner would
+
+    web.delete_session(new["session_id"])
+    with pytest.raises(urllib.error.HTTPError) as err:
+        _fetch(good)
+    assert err.value.code == 404  # a link dies with its session
+
+
+def test_links_use_the_address_the_client_came_through(served, astronaut: np.ndarray):
+    """Behind a proxy (a Space), URLs name the public host, not the app's loopback."""
+    url, data_dir = served
+
+    async def script(session: ClientSession) -> tuple[dict, dict]:
+        new = _json(await session.call_tool("new_session", {"image": _data_url(astronaut)}),
+                    "new_session", data_dir)
+        share = _json(await session.call_tool("share_link", {"session_id": new["session_id"]}),
+                      "share_link", data_dir)
+        return new, share
+
+    new, share = _run(url, script, headers={"X-Forwarded-Host": "loupe.example.org",
+                                            "X-Forwarded-Proto": "https"})
+    assert new["image_url"].startswith("https://loupe.example.org/files/fl.")
+    assert share["url"].startswith("https://loupe.example.org/review/rv.")

@@ -1,7 +1,8 @@
-"""The API/MCP endpoints: hidden components, one named endpoint per function.
+"""The API endpoints: hidden components, one named endpoint per function.
 
-Each function is served as a ``gradio_client`` endpoint (``/new_session`` …) and as an
-MCP tool of the same name; its docstring is the tool's description.
+The functions here keep the ``gradio_client`` shapes scripts rely on (``/new_session``
+returns ``(session_id, info)``, ``/edit`` returns ``(image, result)`` …). The MCP tools,
+each answering with one JSON object, are ``ui.tools``; ``build`` registers both.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import gradio as gr
 from gradio import utils as gradio_utils
 
 import web
+from ui import tools
 from ui.common import friendly, private, root_url
 
 
@@ -341,7 +343,13 @@ def _hidden_inputs(fn) -> list[gr.components.Component]:
 
 
 def build() -> None:
-    """Endpoints for gradio_client and MCP tools (hidden components, no visible UI)."""
+    """The API/MCP endpoints (hidden components, no visible UI).
+
+    The JSON tools (``ui.tools``) are the public endpoints: the MCP server lists exactly
+    these, and ``gradio_client`` calls them as ``/<tool>_json``. The endpoints above keep
+    the names and tuple shapes scripts already use (``/new_session``, ``/edit`` …); they
+    are callable by ``gradio_client`` but undocumented, so they are not MCP tools.
+    """
     img = gr.Image(visible=False, type="numpy", format="png", label="image")
     out_json, out_file = gr.JSON(visible=False, label="result"), gr.File(visible=False)
     out_text = gr.Textbox(visible=False, label="session_id")
@@ -355,5 +363,9 @@ def build() -> None:
                batch_status: [out_json, out_file, gr.File(visible=False, label="report")],
                batch_cancel: [out_json, out_file, gr.File(visible=False, label="report")]}
     for fn, outs in outputs.items():
-        gr.Button(visible=False).click(fn, _hidden_inputs(fn), outs, api_name=fn.__name__)
-
+        gr.Button(visible=False).click(fn, _hidden_inputs(fn), outs, api_name=fn.__name__,
+                                       api_visibility="undocumented")
+    answer = gr.Textbox(visible=False, label="result (JSON)")
+    for fn in tools.TOOLS:
+        gr.Button(visible=False).click(fn, _hidden_inputs(fn), [answer],
+                                       api_name=f"{fn.__name__}_json")

@@ -74,9 +74,11 @@ def build() -> dict:
     c: dict[str, Any] = {}
     with gr.Row():
         with gr.Column(scale=2, min_width=280):
-            c["upload"] = gr.File(label="Photo (empty: the Edit tab's current state)",
-                                  file_types=["image"], type="filepath", elem_id="ap-upload",
-                                  height=110)
+            # a thumbnail of the photo, not a file row; the file itself is passed on as
+            # uploaded (type "filepath" with no image_mode: no re-encoding, EXIF kept)
+            c["upload"] = gr.Image(label="Photo (empty: the Edit tab's current state)",
+                                   type="filepath", sources=["upload"], elem_id="ap-upload",
+                                   height=220, buttons=[])
             c["mood"] = gr.Textbox(label="Mood / intent (optional)", elem_id="ap-mood",
                                    placeholder="e.g. warm and cosy, crisp daylight")
             with gr.Accordion("Budget", open=False, elem_id="ap-budget"):

@@ -68,7 +68,7 @@ def build() -> dict:
                                     elem_id="bm-dataset")
             c["archive"] = gr.File(label="Dataset archive (.zip)", file_types=[".zip"],
                                    type="filepath", elem_id="bm-archive", height=120)
-            c["agent"] = gr.Dropdown(web.benchmark_agents(), value=web.benchmark_agents()[0],
+            c["agent"] = gr.Dropdown(web.benchmark_choices(), value=web.benchmark.DEFAULT_AGENT,
                                      label="Agent configuration", elem_id="bm-agent")
         c["run"] = gr.Button("Run benchmark", variant="primary", elem_id="bm-run")
         c["summary"] = gr.Markdown(elem_id="bm-summary")

@@ -2,14 +2,18 @@
 Edit tab's page outputs, and how a session's file is handed to the browser.
 
 Errors reach people as a toast (``gr.Warning``) and leave every component as it was
-(``toast``); API and MCP callers get one ``gr.Error`` each (``friendly``).
+(``toast``); API and MCP callers get one ``gr.Error`` each, in plain text (``friendly``).
+``json_tool`` is the one way an API/MCP endpoint answers: one JSON object as text (see
+docs/ARCHITECTURE.md, "API and MCP results").
 """
 
 from __future__ import annotations
 
 import functools
 import html
+import json
 import logging
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,7 +41,45 @@ def friendly(fn):
         except gr.Error:
             raise
         except Exception as exc:  # noqa: BLE001 - every failure reaches the user as a message
-            raise gr.Error(html.escape(web.user_message(exc)), print_exception=False) from exc
+            raise gr.Error(web.user_message(exc), print_exception=False) from exc
+
+    return call
+
+
+def _jsonable(value: Any) -> Any:
+    """``value`` with numpy numbers and arrays as plain JSON values (nothing else changes)."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "tolist") and callable(value.tolist):  # numpy scalars and arrays
+        return _jsonable(value.tolist())
+    if isinstance(value, float) and not math.isfinite(value):
+        return None  # JSON has no inf/NaN (e.g. the PSNR of two identical images)
+    return value
+
+
+def json_tool(fn):
+    """Serve ``fn`` as an API/MCP endpoint that answers with one JSON object.
+
+    ``fn`` returns a dict with stable keys (``session_id``, ``head``, ``image_url``, ``url``,
+    ``steps`` …; never a server path); the endpoint returns it as JSON text, which is what
+    an MCP client reads as the tool's text content and a ``gradio_client`` caller gets as a
+    string (``json.loads`` it). Any error becomes one ``gr.Error`` whose message is plain
+    text for people (``web.user_message``: no traceback, no path, no HTML escaping); MCP
+    clients see it as a result with ``isError`` set.
+    """
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> str:
+        try:
+            result = fn(*args, **kwargs)
+            if not isinstance(result, dict):
+                raise TypeError(f"{fn.__name__} returned {type(result).__name__}, not a dict")
+            return json.dumps(_jsonable(result), ensure_ascii=False, allow_nan=False)
+        except gr.Error as exc:
+            raise gr.Error(str(exc.message), print_exception=False) from exc
+        except Exception as exc:  # noqa: BLE001 - every failure reaches the caller as a message
+            raise gr.Error(web.user_message(exc), print_exception=False) from exc
 
     return call
 

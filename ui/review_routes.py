@@ -1,5 +1,7 @@
-"""The read-only review pages behind review links: ``/review/<token>`` and its previews
-and downloads, served by the app's own server with a strict content security policy."""
+"""The read-only pages and files of the app's own routes, each with a strict content
+security policy: ``/review/<token>`` (the review page behind a review link, its previews
+and downloads) and ``/files/<token>/…`` (the image and archive URLs of API/MCP results,
+``web.links``). Anything unknown answers 404."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from fastapi import APIRouter
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
 import web
-from ui.common import COMPARE
+from ui.common import COMPARE, private
 
 REVIEW_NOT_FOUND = ("<!doctype html><meta charset='utf-8'><title>Not found</title>"
                     "<p>This review link does not exist or has been revoked.</p>")
@@ -64,7 +66,56 @@ def review_download(token: str, node: str) -> Response:
         file = web.review_download(token, node)
     except web.ReviewNotFound:
         return _not_found()
-    disposition = f"attachment; filename*=UTF-8''{quote(file.filename)}"
-    return Response(file.data, media_type=file.media_type,
-                    headers={**_review_headers(), "Content-Disposition": disposition})
+    return _attachment(file.data, file.media_type, file.filename)
 
+
+
+@review_router.get("/files/{token}/{node}/preview")
+def file_preview(token: str, node: str) -> Response:
+    """A state's display preview, for an API/MCP result's ``image_url``."""
+    try:
+        path, media = web.link_preview(token, node)
+    except web.ReviewNotFound:
+        return _not_found()
+    return FileResponse(path, media_type=media, headers=_review_headers())
+
+
+@review_router.get("/files/{token}/{node}/download")
+def file_download(token: str, node: str) -> Response:
+    """A state at full resolution in the original format, for an API/MCP ``url``."""
+    try:
+        file = web.link_download(token, node)
+    except web.ReviewNotFound:
+        return _not_found()
+    return _attachment(file.data, file.media_type, file.filename)
+
+
+@review_router.get("/files/{token}/export")
+def file_export(token: str) -> Response:
+    """The session as a zip archive (graph, layers, original, chat), for ``export_session``."""
+    try:
+        sid = web.link_session(token)
+        path = web.export_archive(sid, folder=private)
+    except (web.ReviewNotFound, web.SessionError):
+        return _not_found()
+    return FileResponse(path, media_type="application/zip", filename=path.name,
+                        headers=_review_headers())
+
+
+@review_router.get("/batch/{job_id}/{which}")
+def batch_file(job_id: str, which: str) -> Response:
+    """An ended batch job's ``results`` zip or ``report`` page, for the batch tools' URLs
+    (the job id, 128 random bits, is the key; 404 for anything else)."""
+    try:
+        path, media, name = web.batch_file(job_id, which)
+    except web.SessionError:
+        return _not_found()
+    if which == "report":  # a page of thumbnails (data: URLs) and text, no script
+        return FileResponse(path, media_type=media, headers=_review_headers())
+    return FileResponse(path, media_type=media, filename=name, headers=_review_headers())
+
+
+def _attachment(data: bytes, media_type: str, filename: str) -> Response:
+    disposition = f"attachment; filename*=UTF-8''{quote(filename)}"
+    return Response(data, media_type=media_type,
+                    headers={**_review_headers(), "Content-Disposition": disposition})

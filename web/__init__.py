@@ -9,9 +9,9 @@ Modules: ``sessions`` (ids, folders, locks, expiry, quotas), ``views`` (previews
 state, chat, status line), ``wording`` (plain words for actions and backends), ``masks``
 (brush canvas, mask files, boxes), ``edit`` (the Edit tab), ``library`` (the session
 list), ``share`` (review-link tokens), ``review`` (the read-only review page),
-``autopilot``, ``batch`` (batch jobs), ``benchmark``, ``graph_view`` (SVG drawings) and
-``files`` (private, unguessable download folders; 404 for everything else on the file
-route). The names
+``links`` (read-only file URLs for API/MCP results), ``autopilot``, ``batch`` (batch
+jobs), ``benchmark``, ``graph_view`` (SVG drawings) and ``files`` (private, unguessable
+download folders; 404 for everything else on the file route). The names
 below are the public calls, re-exported so that callers can write
 ``web.open_image(...)``.
 """
@@ -22,10 +22,18 @@ from web.autopilot import (
     run_autopilot,
     send_autopilot_to_edit,
 )
-from web.batch import BatchStatus, batch_cancel, batch_status, start_batch
+from web.batch import (
+    BatchStatus,
+    batch_cancel,
+    batch_file,
+    batch_status,
+    batch_url,
+    start_batch,
+)
 from web.benchmark import (
     BenchmarkView,
     benchmark_agents,
+    benchmark_choices,
     display_tables,
     mini_dataset,
     run_benchmark,
@@ -64,6 +72,7 @@ from web.library import (
     remember,
     render_cards,
 )
+from web.links import file_url, link_download, link_preview, link_session, link_token
 from web.masks import load_mask_file, mask_from_editor, parse_bbox
 from web.review import ReviewNotFound, review_download, review_page, review_preview
 from web.sessions import (
@@ -89,14 +98,17 @@ from web.views import (
 )
 
 __all__ = [
-    "AutopilotView", "batch_cancel", "batch_status", "BatchStatus", "benchmark_agents",
-    "BenchmarkView", "browser_secret", "cache_policy",
+    "AutopilotView", "batch_cancel", "batch_file", "batch_status", "batch_url",
+    "BatchStatus",
+    "benchmark_agents", "benchmark_choices", "BenchmarkView", "browser_secret",
+    "cache_policy",
     "cancel_autopilot", "cards", "checkout", "crop", "crop_preview", "current_preview",
     "delete_session",
     "display_tables", "download", "edit_turn", "empty_slot", "ensure_session",
-    "export_archive", "find", "get_manager", "get_view", "graph_json", "has_photo",
+    "export_archive", "file_url", "find", "get_manager", "get_view", "graph_json", "has_photo",
     "image_size", "import_archive", "import_beside", "in_new_session", "is_review_token",
-    "known_sessions", "load_mask_file", "mask_from_editor", "mini_dataset",
+    "known_sessions", "link_download", "link_preview", "link_session",
+    "link_token", "load_mask_file", "mask_from_editor", "mini_dataset",
     "NotFoundForRefused", "open_beside", "open_image", "parse_bbox", "preview",
     "private_folder", "publish", "redo", "remember", "render_cards", "resolve",
     "review_download", "review_page", "review_preview", "ReviewNotFound", "revoke_share",

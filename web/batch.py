@@ -352,6 +352,28 @@ def batch_cancel(job_id: str, *, wait_s: float = 60.0) -> BatchStatus:
     return batch_status(job_id)
 
 
+def batch_file(job_id: str, which: str) -> tuple[Path, str, str]:
+    """An ended job's results zip (``which="results"``) or report page (``"report"``):
+    ``(path, media type, download name)``.
+
+    Raises:
+        SessionError: no such job, not ended yet, or another ``which``.
+    """
+    status = batch_status(job_id)
+    path = {"results": status.zip_path, "report": status.report_path}.get(which)
+    if path is None:
+        raise SessionError("That batch file does not exist (yet).")
+    if which == "results":
+        return path, "application/zip", RESULTS_ZIP
+    return path, "text/html; charset=utf-8", REPORT_PAGE
+
+
+def batch_url(job_id: str, which: str, root: str = "") -> str:
+    """The app's own link to a job's ``results`` zip or ``report`` page (the job id is
+    the key; served by ``ui.review_routes``)."""
+    return f"{root.rstrip('/')}/batch/{check_id(job_id, 'batch job id')}/{which}"
+
+
 def wait_for(job_id: str, timeout_s: float = 600.0, poll_s: float = 0.5) -> BatchStatus:
     """Block until a job ended (for scripts and tests); its final ``BatchStatus``."""
     deadline = time.monotonic() + timeout_s

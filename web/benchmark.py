@@ -100,9 +100,27 @@ class BenchmarkView:
     rows: list[dict] = field(default_factory=list)
 
 
+#: what each edit system is, for the Benchmark tab's choice (the agent first, baselines
+#: labelled as such); a system registered by a plugin is listed under its own name
+SYSTEM_LABELS = {
+    "embedded": "Loupe's agent (embedded)",
+    "direct": "direct — baseline: one whole-frame edit at about 1 MP per turn",
+    "identity": "identity — baseline: returns the photo unchanged",
+    "oracle": "oracle — reference: the dataset's own targets (checks the measures)",
+}
+#: the configuration a newcomer's first run measures
+DEFAULT_AGENT = "embedded"
+
+
 def benchmark_agents() -> list[str]:
-    """Edit systems the benchmark can run (registered in ``eval.systems``)."""
-    return system_names()
+    """Edit systems the benchmark can run (registered in ``eval.systems``), the agent first."""
+    names = system_names()
+    return sorted(names, key=lambda n: (n != DEFAULT_AGENT, n not in SYSTEM_LABELS, n))
+
+
+def benchmark_choices() -> list[tuple[str, str]]:
+    """``(label, name)`` for each edit system, the agent first and baselines labelled."""
+    return [(SYSTEM_LABELS.get(n, n), n) for n in benchmark_agents()]
 
 
 def mini_dataset() -> Path:

@@ -21,9 +21,13 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from agent.brain.critic import get_critic
+from agent.brain.planner import get_planner
+from agent.session.turn import name_of
 from pipelines.config import get_settings
 from pipelines.editors.registry import available_editors
 from pipelines.files import atomic_write
+from pipelines.grounding import get_localizer
 from pipelines.images import downscale
 from pipelines.redact import redact
 from web.graph_view import render_svg
@@ -195,42 +199,48 @@ def attr(obj: Any, name: str, default: Any = None) -> Any:
     return getattr(obj, name, default)
 
 
+def current_backends(session: WebSession | None = None) -> dict[str, str]:
+    """The facts behind the status line: which backend serves each role.
+
+    A session with a photo reports its own (its planner may be in a fallback); otherwise
+    the backends a session opened now would get, from the same getters ``EditSession``
+    uses (``get_planner``, ``get_critic``, ``get_localizer``, ``available_editors``), so the
+    line reads the same at page load and after an edit.
+    """
+    try:
+        if session is not None and session.has_image:
+            return dict(session.edit.backends())
+    except Exception as exc:  # noqa: BLE001 - the status line must never break the page
+        log.debug("session backends unavailable: %s", exc)
+    settings = get_settings()
+    roles: dict[str, str] = {}
+    for role, make in (("planner", lambda: get_planner(settings)),
+                       ("critic", lambda: get_critic(settings)),
+                       ("localizer", get_localizer)):
+        try:
+            roles[role] = name_of(make())
+        except Exception as exc:  # noqa: BLE001 - a broken backend is reported as built-in
+            log.debug("%s unavailable: %s", role, exc)
+    try:
+        live = [n for n, s in available_editors().items() if s["available"]]
+        roles["editor"] = ", ".join(live) or "none"
+    except Exception as exc:  # noqa: BLE001
+        log.debug("editor registry unavailable: %s", exc)
+    return roles
+
+
 def status_line(session: WebSession | None = None) -> str:
-    """How this Loupe works right now, in plain words (no addresses, no keys).
+    """How this Loupe works right now, in plain words (no addresses, no keys): the one
+    place the status line is written, at page load and after every action.
 
     Args:
-        session: a web session with a photo (its EditSession reports its backends); without
-            one, the configured defaults are described.
+        session: a web session with a photo, or None (a session opened now).
 
     Returns:
         One or two short sentences of Markdown.
     """
-    roles: dict[str, str] = {}
-    try:
-        if session is not None and session.has_image:
-            roles = dict(session.edit.backends())
-    except Exception as exc:  # noqa: BLE001 - the status line must never break the page
-        log.debug("backends unavailable: %s", exc)
-    if not roles:
-        roles = _configured_backends()
-    sentence, embedded = backends_sentence(roles)
+    sentence, embedded = backends_sentence(current_backends(session))
     return redact(sentence + (" " + _LIMITS if embedded else ""))  # never a secret
-
-
-def _configured_backends() -> dict[str, str]:
-    roles = {"editor": "classical", "localizer": "embedded", "planner": "rules",
-             "critic": "measured"}
-    try:
-        live = [name for name, state in available_editors().items()
-                if name != "classical" and state["available"]]
-        if live:
-            roles["editor"] = ", ".join(live) + ", classical"
-    except Exception as exc:  # noqa: BLE001
-        log.debug("editor registry unavailable: %s", exc)
-    settings = get_settings()
-    if settings.llm_base_url:
-        roles["planner"] = f"llm: {settings.llm_model or 'a model'}"
-    return roles
 
 
 def session_view(session: WebSession, *, message: str = "") -> SessionView:

@@ -30,8 +30,9 @@ os.environ.setdefault("PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD", "1")
 class AppServer:
     """``python app.py`` in a subprocess with its own data folder; restartable."""
 
-    def __init__(self, data_dir: Path, log_path: Path):
+    def __init__(self, data_dir: Path, log_path: Path, env: dict[str, str] | None = None):
         self.data_dir, self.log_path = data_dir, log_path
+        self.env = dict(env or {})  # settings for this server (LOUPE_* …)
         self.port = free_port()
         self.proc: subprocess.Popen | None = None
 
@@ -45,6 +46,7 @@ class AppServer:
                "LOUPE_LOG_LEVEL": "INFO"}
         env["PYTHONUNBUFFERED"] = "1"
         env.setdefault("LOUPE_PREVIEW_SIDE", "512")  # software-rendered canvas: keep it light
+        env.update(self.env)
         log = open(self.log_path, "ab")
         self.proc = subprocess.Popen([sys.executable, str(ROOT / "app.py")], cwd=ROOT, env=env,
                                      stdout=log, stderr=subprocess.STDOUT)

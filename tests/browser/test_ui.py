@@ -178,6 +178,12 @@ def test_autopilot_runs_and_sends_to_edit(page, shots: Path):
     src = Path(__file__).resolve().parents[2] / "assets" / "chelsea.jpg"
     pg.get_by_role("tab", name="Autopilot").click()
     pg.set_input_files("#ap-upload input[type=file]", str(src))
+    # the input shows the photo itself (a thumbnail), not a file row with a name and a size
+    pg.wait_for_function("(() => { const i = document.querySelector('#ap-upload img');"
+                         " return i && i.complete && i.naturalWidth > 0; })()")
+    thumb = pg.locator("#ap-upload img").first.bounding_box()
+    assert thumb["width"] > 100 and thumb["height"] > 60
+    assert "chelsea.jpg" not in pg.inner_text("#ap-upload")
     pg.locator("#ap-budget").click()
     for elem, value in (("#ap-simulations", "4"),):
         field = pg.locator(f"{elem} input[type=number]")
@@ -204,6 +210,7 @@ def test_autopilot_runs_and_sends_to_edit(page, shots: Path):
 def test_mini_benchmark_shows_a_table(page, shots: Path):
     pg = page
     pg.get_by_role("tab", name="Benchmark").click()
+    _pick(pg, "#bm-agent", "identity — baseline")  # the fastest system: this checks the table
     pg.click("#bm-run")
     pg.wait_for_selector("#bm-summary :text('sample(s)')")
     pg.wait_for_function("document.querySelector('#bm-table').innerText.includes('s0002')")
@@ -408,3 +415,71 @@ def test_phone_layout_photo_then_instruction_then_chat(browser, app_server, shot
     assert photo["y"] < box["y"] < chat["y"]  # photo, then instruction, then chat
     assert pg.evaluate("document.documentElement.scrollWidth") <= 391  # no sideways scroll
     context.close()
+
+
+def _pick(pg, elem: str, label: str) -> None:
+    """Choose the option of a dropdown whose label starts with ``label``."""
+    pg.click(f"{elem} input")
+    pg.locator("ul[role=listbox] li", has_text=label).first.click()
+    pg.wait_for_function(f"document.querySelector('{elem} input').value.startsWith({label!r})")
+
+
+def _status(pg) -> str:
+    """The status line's words (once the page's load event has filled it in)."""
+    pg.wait_for_function("!document.querySelector('#status-line .wrap:not(.hide)')")
+    return " ".join(pg.locator("#status-line p").all_inner_texts()).strip()
+
+
+def test_the_status_line_reads_the_same_at_load_and_after_an_edit(page, shots: Path):
+    pg = page
+    at_load = _status(pg)
+    assert at_load.startswith("Loupe ") and "finds things" in at_load
+    _open(pg, Path(__file__).resolve().parents[2] / "assets" / "coffee.jpg")
+    _send(pg, "make it warmer", 2)
+    pg.wait_for_timeout(500)
+    assert _status(pg) == at_load
+    pg.reload()
+    _loaded(pg)
+    assert _status(pg) == at_load
+
+
+def test_the_status_line_changes_when_a_backend_is_turned_off(browser, app_server,
+                                                              tmp_path: Path):
+    """The language model on (LOUPE_LLM_BASE_URL set) and off (the default server)."""
+    from tests.browser.conftest import AppServer
+
+    def status_of(url: str) -> str:
+        context = browser.new_context(viewport={"width": 1400, "height": 1100})
+        pg = context.new_page()
+        pg.set_default_timeout(TIMEOUT)
+        pg.goto(url)
+        _loaded(pg)
+        text = _status(pg)
+        context.close()
+        return text
+
+    on = AppServer(tmp_path / "data", tmp_path / "server.log",
+                   env={"LOUPE_LLM_BASE_URL": "http://127.0.0.1:9/v1",
+                        "LOUPE_LLM_MODEL": "tiny-planner"})
+    on.start()
+    try:
+        with_model = status_of(on.url)
+    finally:
+        on.stop()
+    without = status_of(app_server.url)
+    assert "understands requests with a language model (tiny-planner)" in with_model
+    assert "127.0.0.1:9" not in with_model
+    assert "understands requests with built-in rules" in without
+    assert with_model != without
+
+
+def test_the_benchmark_measures_the_agent_by_default(page):
+    pg = page
+    pg.get_by_role("tab", name="Benchmark").click()
+    assert pg.input_value("#bm-agent input") == "Loupe's agent (embedded)"
+    pg.click("#bm-agent input")
+    options = [o.replace("✓", "").strip()  # the chosen option carries a check mark
+               for o in pg.locator("ul[role=listbox] li").all_inner_texts()]
+    assert options[0].startswith("Loupe's agent")
+    for name in ("identity", "direct"):
+        assert any(o.startswith(f"{name} — baseline") for o in options), options
