@@ -355,7 +355,8 @@ def batch_cancel(job_id: str, request: gr.Request) -> dict:
         job_id: the id batch returned, e.g. "3f2a0c9e5b7d41e8a6c2d9f0b1e4a7c3".
 
     Returns:
-        JSON as batch_status once it stopped; results_url holds the finished photos.
+        JSON {job_id, state, total, finished, done, failed, failures, results_url,
+        report_url} once it stopped (as batch_status); results_url holds the finished photos.
     """
     return _batch_result(web.batch_cancel(job_id), request)
 
