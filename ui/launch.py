@@ -64,7 +64,7 @@ def launch_options(share: bool | None = None) -> dict:
     settings = get_settings()
     settings.sessions_dir.mkdir(parents=True, exist_ok=True)
     private = [settings.sessions_dir, settings.data_dir / "benchmarks",
-               settings.data_dir / "browser-secret"]
+               settings.data_dir / "batches", settings.data_dir / "browser-secret"]
     return {
         "server_name": settings.host or ("0.0.0.0" if settings.space_id else "127.0.0.1"),
         "server_port": settings.port,
