@@ -152,6 +152,9 @@ def _run(session: EditSession, job: dict[str, Any]) -> dict[str, Any]:
     """Plan, edit or Autopilot ``session``'s photo; the task's outcome fields."""
     width, height = session.graph.size
     mask = None
+    if job.get("mask_required") and job.get("mask") is None:
+        return {"reason": f"no mask named like {session.original.filename or 'this photo'} "
+                          "in the mask folder (a/b.jpg → a/b.png, any image suffix)"}
     if job.get("mask") is not None:
         try:
             mask = load_mask(job["mask"], (height, width), label=job.get("mask_name"))
@@ -505,6 +508,8 @@ def run_batch(src: str | os.PathLike, dest: str | os.PathLike, instruction: str 
     settings = job_settings(instruction, autopilot=autopilot, mood=mood, point=pt,
                             dry_run=dry_run, threads=threads, iterations=iterations,
                             simulations=simulations, depth=depth, seed=seed)
+    if masks is not None:
+        settings["mask_required"] = True
     dest_path.mkdir(parents=True, exist_ok=True)
     todo, finished, manifest = plan_batch(src_path, dest_path, settings, mask_from=masks,
                                           resume=resume, retry_failed=retry_failed)

@@ -502,3 +502,34 @@ def test_batch_tab_words_escape_file_names():
                             "failures": [{"photo": "<img src=x>.jpg", "reason": "<b>bad</b>"}]})
     assert text.startswith("**Done** — 2 of 2 photos finished: 1 edited, 1 failed.")
     assert "<img" not in text and "&lt;img src=x&gt;.jpg: &lt;b&gt;bad&lt;/b&gt;" in text
+
+
+def test_dry_run_plans_without_an_output(coffee):
+    from agent.batch import edit_photo, job_settings
+
+    result = edit_photo(_encode(coffee), "coffee.png",
+                        job_settings("make it warmer", dry_run=True))
+    assert result["outcome"] == "planned" and result["output"] is None
+    assert any("temperature" in step for step in result["steps"])
+
+
+def test_masks_are_found_by_the_photo_s_name(tmp_path):
+    from agent.batch import Photo, _mask_for
+
+    masks = tmp_path / "masks"
+    (masks / "a").mkdir(parents=True)
+    (masks / "a" / "scan.png").write_bytes(b"x")
+    (masks / "top.webp").write_bytes(b"x")
+    found = _mask_for(Photo("a/scan.jpg", tmp_path / "a/scan.jpg", 1), masks)
+    assert found == masks / "a" / "scan.png"
+    assert _mask_for(Photo("b/top.tif", tmp_path / "b/top.tif", 1), masks) == masks / "top.webp"
+    assert _mask_for(Photo("c/none.jpg", tmp_path / "c/none.jpg", 1), masks) is None
+
+
+def test_a_photo_without_its_mask_fails_with_the_reason(coffee):
+    from agent.batch import edit_photo, job_settings
+
+    job = {**job_settings("make it brighter"), "mask_required": True}
+    result = edit_photo(_encode(coffee), "coffee.png", job)
+    assert result["outcome"] == "failed" and result["output"] is None
+    assert result["reason"].startswith("no mask named like coffee.png")
