@@ -357,8 +357,8 @@ def test_api_batch_runs_a_job_and_hands_back_the_zip_and_report(client, shoot, e
         zf.writestr("readme.txt", "not a photo")
     uploads = [shoot / "coffee.png", shoot / "q75/coffee.jpg", more,
                shoot / "broken/corrupt.jpg"]
-    info = json.loads(client.predict([handle_file(str(p)) for p in uploads], INSTRUCTION,
-                                     False, "", api_name="/batch_json"))  # the MCP tool
+    info = client.predict([handle_file(str(p)) for p in uploads], INSTRUCTION, False, "",
+                          api_name="/batch")
     assert info["state"] == "running" and info["total"] == 5 and len(info["job_id"]) == 32
     assert info["results_url"] is None
     status, results, report = _until_ended(client, info["job_id"])

@@ -313,12 +313,12 @@ def _batch_result(status: web.BatchStatus, request: gr.Request | None) -> dict:
 
 
 @json_tool
-def batch(photos: list[str], instruction: str = "", autopilot: bool = False,
+def batch(archive: str, instruction: str = "", autopilot: bool = False,
           mood: str = "", request: gr.Request = None) -> dict:
-    """Start a batch: the same edit (or Autopilot) on several photos, as a background job.
+    """Start a batch: the same edit (or Autopilot) on every photo of a zip, as a background job.
 
     Args:
-        photos: the photos (JPEG/PNG/WebP/TIFF) and/or .zip archives of photos as URLs, e.g. ["https://host/a.jpg"].
+        archive: a .zip of photos (JPEG/PNG/WebP/TIFF), or one photo, as a URL, e.g. "https://host/shoot.zip".
         instruction: what to change in every photo, e.g. "make it warmer".
         autopilot: true to run Autopilot on every photo instead, e.g. false.
         mood: Autopilot's optional intent, e.g. "warm evening light".
@@ -327,8 +327,10 @@ def batch(photos: list[str], instruction: str = "", autopilot: bool = False,
         JSON {job_id, state, total, finished, done, failed, eta_s, failures, results_url,
         report_url}: pass job_id to batch_status and batch_cancel.
     """
-    info = web.start_batch(list(photos or []), instruction or "", autopilot=bool(autopilot),
-                           mood=mood or "")
+    # one file: Gradio 6.31's MCP server cannot describe a list of files (its schema
+    # points at a FileData definition it does not include); /batch takes several
+    info = web.start_batch([archive] if archive else [], instruction or "",
+                           autopilot=bool(autopilot), mood=mood or "")
     return _batch_result(web.batch_status(info["job_id"]), request)
 
 
