@@ -78,6 +78,9 @@ class Settings:
     max_archive_mb: float = 2048.0
     max_dataset_mb: float = 512.0
     preview_side: int = 1024
+    review_comment_chars: int = 4000
+    review_rate_per_min: int = 10
+    review_max_comments: int = 500
     llm_base_url: str = field(default="", repr=False)
     llm_model: str = ""
     llm_api_key: str = field(default="", repr=False)
@@ -139,6 +142,9 @@ def get_settings() -> Settings:
         max_archive_mb=float(_env("LOUPE_MAX_ARCHIVE_MB", "2048")),
         max_dataset_mb=float(_env("LOUPE_MAX_DATASET_MB", "512")),
         preview_side=max(64, int(_env("LOUPE_PREVIEW_SIDE", "1024"))),
+        review_comment_chars=max(1, int(_env("LOUPE_REVIEW_COMMENT_CHARS", "4000"))),
+        review_rate_per_min=max(1, int(_env("LOUPE_REVIEW_RATE_PER_MIN", "10"))),
+        review_max_comments=max(1, int(_env("LOUPE_REVIEW_MAX_COMMENTS", "500"))),
         llm_base_url=_env("LOUPE_LLM_BASE_URL", ""),
         llm_model=_env("LOUPE_LLM_MODEL", ""),
         llm_api_key=_env("LOUPE_LLM_API_KEY", ""),

@@ -164,6 +164,50 @@ def test_review_links_through_the_api(client: Client, photo: Path):
     assert client.predict(sid, url, api_name="/revoke_share") == {"revoked": False}
 
 
+def test_review_comments_through_the_api_and_the_review_route(client: Client, photo: Path):
+    import json
+    import urllib.error
+    import urllib.request
+
+    from gradio_client.exceptions import AppError
+
+    sid, _ = client.predict(handle_file(str(photo)), api_name="/new_session")
+    client.predict(sid, "make it warmer", None, False, api_name="/edit")
+    url = client.predict(sid, api_name="/share_link")
+    origin = client.src.rstrip("/")
+
+    def post(body: dict, **headers) -> tuple[int, dict]:
+        req = urllib.request.Request(f"{url}/comments", json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json", **headers})
+        try:
+            with urllib.request.urlopen(req) as resp:
+                return resp.status, json.loads(resp.read())
+        except urllib.error.HTTPError as err:
+            return err.code, json.loads(err.read())
+
+    status, made = post({"state": "n1", "text": "warmer still", "pin": [100, 50, 200, 150],
+                         "verdict": "changes"}, Origin=origin)
+    assert status == 201 and made["comment"]["pin"] == [100, 50, 200, 150]
+    status, refused = post({"state": "n1", "text": "x"}, Origin="https://elsewhere.example")
+    assert status == 403 and "only from the review page" in refused["error"]
+    status, refused = post({"state": "n1", "text": "x", "pin": [512, 0]}, Origin=origin)
+    assert status == 400 and "512×512" in refused["error"]
+
+    got = json.loads(client.predict(sid, api_name="/review_comments_json"))
+    assert got["session_id"] == sid and got["count"] == 1 and got["open"] == 1
+    comment = got["comments"][0]
+    assert comment["text"] == "warmer still" and comment["verdict"] == "changes"
+    assert got["verdicts"][0]["id"] == comment["id"]
+    assert json.loads(client.predict(sid, comment["id"], api_name="/resolve_comment_json")) == {
+        "session_id": sid, "comment_id": comment["id"], "resolved": True, "open": 0}
+    assert json.loads(client.predict(sid, comment["id"], api_name="/delete_comment_json")) == {
+        "session_id": sid, "comment_id": comment["id"], "deleted": True, "count": 0}
+    token = url.rsplit("/", 1)[1]
+    for call in ((token, "/review_comments_json"), (sid, "c0nope", "/resolve_comment_json")):
+        with pytest.raises(AppError):
+            client.predict(*call[:-1], api_name=call[-1])
+
+
 def test_the_json_endpoints_answer_one_json_object(client: Client, photo: Path):
     import json
 

@@ -40,6 +40,9 @@ KEYS = {
     "autopilot": SESSION_KEYS | {"score_before", "score_after", "steps", "cancelled"},
     "score": {"scores"}, "benchmark": {"summary", "per_turn", "rows"},
     "batch": BATCH_KEYS, "batch_status": BATCH_KEYS, "batch_cancel": BATCH_KEYS,
+    "review_comments": {"session_id", "count", "open", "comments", "verdicts"},
+    "resolve_comment": {"session_id", "comment_id", "resolved", "open"},
+    "delete_comment": {"session_id", "comment_id", "deleted", "count"},
 }
 
 
@@ -309,3 +312,44 @@ def test_batch_tools_over_mcp(served, chelsea: np.ndarray):
     with zipfile.ZipFile(io.BytesIO(data)) as zf:
         photos = [n for n in zf.namelist() if n.endswith(".png")]
         assert len(photos) == 1 and _pixels(zf.read(photos[0])).shape == (96, 128, 3)
+
+
+def test_review_comments_over_mcp(served, astronaut: np.ndarray):
+    url, data_dir = served
+
+    def comment(review_url: str, text: str) -> None:
+        req = urllib.request.Request(
+            review_url + "/comments", json.dumps({"state": "n0", "text": text,
+                                                 "pin": [10, 20]}).encode(),
+            headers={"Content-Type": "application/json", "Origin": url}, method="POST")
+        with urllib.request.urlopen(req, timeout=60) as resp:
+            assert resp.status == 201
+
+    async def script(session: ClientSession) -> dict:
+        out: dict[str, Any] = {}
+        new = _json(await session.call_tool("new_session", {"image": _data_url(astronaut)}),
+                    "new_session", data_dir)
+        sid = out["sid"] = new["session_id"]
+        share = _json(await session.call_tool("share_link", {"session_id": sid}),
+                      "share_link", data_dir)
+        comment(share["url"], "<b>crop the left</b>")
+        out["list"] = _json(await session.call_tool("review_comments", {"session_id": sid}),
+                            "review_comments", data_dir)
+        cid = out["list"]["comments"][0]["id"]
+        args = {"session_id": sid, "comment_id": cid}
+        out["resolve"] = _json(await session.call_tool("resolve_comment", args),
+                               "resolve_comment", data_dir)
+        out["delete"] = _json(await session.call_tool("delete_comment", args),
+                              "delete_comment", data_dir)
+        out["again"] = _error(await session.call_tool("delete_comment", args), data_dir)
+        return out
+
+    out = _run(url, script)
+    listed = out["list"]
+    assert listed["count"] == 1 and listed["open"] == 1 and listed["verdicts"] == []
+    assert listed["comments"][0]["text"] == "<b>crop the left</b>"  # text, as typed
+    assert listed["comments"][0]["pin"] == [10, 20] and listed["comments"][0]["state"] == "n0"
+    assert out["resolve"]["resolved"] is True and out["resolve"]["open"] == 0
+    assert out["delete"] == {"session_id": out["sid"], "comment_id": listed["comments"][0]["id"],
+                             "deleted": True, "count": 0}
+    assert "no comment with that id" in out["again"]

@@ -206,7 +206,8 @@ def test_review_links_are_unguessable_revocable_and_read_only(edited: str):
     assert edited not in page and "Review: coffee.png" in page
     assert f"/review/{token}/preview/" in page and "data-node=" in page
     assert f"/review/{token}/download/" in page and "Warm up the whole photo" in page
-    assert not re.search(r"<(form|textarea|select)\b|type=\"file\"", page)
+    assert not re.search(r"<(form|select)\b|type=\"file\"", page)
+    assert re.findall(r'<textarea[^>]*id="([\w-]+)"', page) == ["c-text"]  # comments only
     path, media = web.review_preview(token, "n0")
     assert media == "image/jpeg" and path.is_file()
     full = web.review_download(token, "n1")

@@ -14,6 +14,7 @@ import gradio as gr
 
 import web
 from pipelines.editors.frame import ASPECTS
+from ui import feedback_panel
 from ui.common import ASSETS, UI, Shell, edit_page, private, root_url, served, toast
 
 EXAMPLES = [
@@ -251,7 +252,7 @@ def ui_share(session_id: str | None, request: gr.Request) -> tuple:
     root = root_url(request)
     url = web.share_link(session_id, root)
     links = web.share_links(session_id, root)
-    gr.Info("Review link ready: anyone with it can look, nobody can edit.")
+    gr.Info("Review link ready: anyone with it can look and comment; nobody can edit.")
     return url, gr.update(choices=links, value=url)
 
 
@@ -335,6 +336,7 @@ def build() -> dict:
                 placeholder="Tell Loupe what to change… e.g. “make it warmer” (Enter sends)",
                 file_count="single", file_types=["image"], elem_id="instruction",
                 submit_btn=True, sources=[], show_label=False)
+            c["selection_note"] = gr.Markdown("", visible=False, elem_id="selection-note")
             c["tree"] = gr.Checkbox(label="Several changes in one message: try orders and "
                                           "keep the best (slower)", value=False,
                                     elem_id="tree-mode")
@@ -369,11 +371,12 @@ def build() -> dict:
                 c["export"] = gr.Button("Export session", elem_id="export-btn", size="sm")
             c["file_out"] = gr.File(label="Your file", elem_id="file-out", interactive=False,
                                     visible=False)
-            with gr.Accordion("Share for review (read-only link)", open=False,
-                              elem_id="share-box"):
+            with gr.Accordion(feedback_panel.SHARE_LABEL, open=False,
+                              elem_id="share-box") as c["share_box"]:
                 gr.Markdown("A review link shows the photo at any state, the history, the "
                             "conversation and a before/after slider, with a download. "
-                            "Nothing on it can edit. Revoke it any time.")
+                            "Reviewers can comment, pin a spot and approve; nothing on it can "
+                            "edit. Revoke it any time.")
                 c["share"] = gr.Button("Create a review link", elem_id="share-btn", size="sm")
                 c["share_url"] = gr.Textbox(label="Review link", elem_id="share-url",
                                             buttons=["copy"], interactive=False)
@@ -382,6 +385,7 @@ def build() -> dict:
                                              elem_id="share-links", scale=3)
                     c["revoke"] = gr.Button("Revoke", elem_id="revoke-btn", size="sm",
                                             variant="stop", scale=1)
+            feedback_panel.build(c)
             with gr.Accordion("Import a session archive", open=False, elem_id="import-box"):
                 c["import"] = gr.File(label="Session archive (.zip)", file_types=[".zip"],
                                       type="filepath", elem_id="import", height=80)
@@ -430,3 +434,4 @@ def wire(shell: Shell) -> None:
     e["share"].click(ui_share, [sid], [e["share_url"], e["links"]], api_name="ui_share", **UI)
     e["revoke"].click(ui_revoke, [sid, e["links"]], [e["share_url"], e["links"]],
                       api_name="ui_revoke", **UI)
+    feedback_panel.wire(shell)

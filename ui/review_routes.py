@@ -1,15 +1,19 @@
-"""The read-only pages and files of the app's own routes, each with a strict content
-security policy: ``/review/<token>`` (the review page behind a review link, its previews
-and downloads) and ``/files/<token>/…`` (the image and archive URLs of API/MCP results,
-``web.links``). Anything unknown answers 404."""
+"""The pages and files of the app's own routes, each with a strict content security
+policy: ``/review/<token>`` (the review page behind a review link, its previews and
+downloads), the one route a reviewer posts to (``/review/<token>/comments``: comments,
+pins, verdicts; it reaches only ``web.add_feedback`` and can never edit the session), and
+``/files/<token>/…`` (the image and archive URLs of API/MCP results, ``web.links``).
+Anything unknown answers 404."""
 
 from __future__ import annotations
 
+import json
 import secrets
 from urllib.parse import quote
 
-from fastapi import APIRouter
-from fastapi.responses import FileResponse, HTMLResponse, Response
+from fastapi import APIRouter, Request
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
 
 import web
 from ui.common import COMPARE, private
@@ -23,6 +27,7 @@ def _review_headers(nonce: str = "") -> dict[str, str]:
     return {
         "Content-Security-Policy": (f"default-src 'none'; img-src 'self' data:; "
                                     f"style-src 'unsafe-inline'; script-src {script}; "
+                                    "connect-src 'self'; "
                                     "base-uri 'none'; form-action 'none'; "
                                     "frame-ancestors 'self'"),
         "Referrer-Policy": "no-referrer", "X-Robots-Tag": "noindex, nofollow",
@@ -68,6 +73,53 @@ def review_download(token: str, node: str) -> Response:
         return _not_found()
     return _attachment(file.data, file.media_type, file.filename)
 
+
+
+@review_router.post("/review/{token}/comments")
+async def review_comment(token: str, request: Request) -> Response:
+    """A reviewer's comment, pin and/or verdict on one state (JSON in, JSON out).
+
+    Only the review token reaches ``web.add_feedback``: nothing here can edit the session.
+    Refused (with ``{"error": "..."}`` and the status of ``web.FeedbackRefused``): another
+    site's request (403), a body that is not JSON or too big (415, 400, 413), an unknown or
+    revoked link (404), text too long or a pin outside the photo (413, 400), a flood (429).
+    """
+    headers = _review_headers()
+    try:
+        web.feedback.check_origin(request.headers)
+        if request.headers.get("content-type", "").split(";")[0].strip() != \
+                "application/json":
+            raise web.FeedbackRefused(415, "Send the comment as JSON, as the review page does.")
+        body = await _capped_body(request, web.feedback.MAX_BODY_BYTES)
+        try:
+            data = json.loads(body.decode("utf-8"))
+        except (ValueError, RecursionError):
+            raise web.FeedbackRefused(400, "The comment could not be read (not JSON).") \
+                from None
+        if not isinstance(data, dict):
+            raise web.FeedbackRefused(400, "The comment could not be read (not an object).")
+        comment = await run_in_threadpool(
+            web.add_feedback, token, data.get("state"), data.get("text"), data.get("name"),
+            data.get("pin"), data.get("verdict"))
+    except web.FeedbackRefused as exc:
+        return JSONResponse({"error": web.user_message(exc)}, status_code=exc.status,
+                            headers=headers)
+    return JSONResponse({"comment": comment}, status_code=201, headers=headers)
+
+
+async def _capped_body(request: Request, cap: int) -> bytes:
+    """The request body, refused (413) as soon as it passes ``cap`` bytes."""
+    too_big = web.FeedbackRefused(413, f"The comment is too big: {cap // 1024} KB at most.")
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > cap:
+        raise too_big
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > cap:
+            raise too_big
+        chunks.append(chunk)
+    return b"".join(chunks)
 
 
 @review_router.get("/files/{token}/{node}/preview")

@@ -8,10 +8,11 @@ turns an exception into such a message.
 Modules: ``sessions`` (ids, folders, locks, expiry, quotas), ``views`` (previews, page
 state, chat, status line), ``wording`` (plain words for actions and backends), ``masks``
 (brush canvas, mask files, boxes), ``edit`` (the Edit tab), ``library`` (the session
-list), ``share`` (review-link tokens), ``review`` (the read-only review page),
-``links`` (read-only file URLs for API/MCP results), ``autopilot``, ``batch`` (batch
-jobs), ``benchmark``, ``graph_view`` (SVG drawings) and ``files`` (private, unguessable
-download folders; 404 for everything else on the file route). The names
+list), ``share`` (review-link tokens), ``review`` (the review page), ``feedback``
+(reviewers' comments, pins and verdicts), ``links`` (read-only file URLs for API/MCP
+results), ``autopilot``, ``batch`` (batch jobs), ``benchmark``, ``graph_view`` (SVG
+drawings) and ``files`` (private, unguessable download folders; 404 for everything else on
+the file route). The names
 below are the public calls, re-exported so that callers can write
 ``web.open_image(...)``.
 """
@@ -44,19 +45,31 @@ from web.benchmark import (
 )
 from web.edit import (
     checkout,
+    comment_preview,
     crop,
     crop_preview,
     download,
     edit_turn,
     export_archive,
+    go_to_comment,
     graph_json,
     import_archive,
     open_image,
     redo,
     suggest_crop,
     undo,
+    use_comment,
 )
 from web.errors import SessionError, user_message
+from web.feedback import (
+    FeedbackRefused,
+    add_feedback,
+    comment_instruction,
+    delete_comment,
+    pending_selection,
+    resolve_comment,
+    review_comments,
+)
 from web.files import NotFoundForRefused, cache_policy, private_folder, publish, serve
 from web.graph_view import ZOOM_JS
 from web.library import (
@@ -73,7 +86,7 @@ from web.library import (
     render_cards,
 )
 from web.links import file_url, link_download, link_preview, link_session, link_token
-from web.masks import load_mask_file, mask_from_editor, parse_bbox
+from web.masks import box_mask, load_mask_file, mask_from_editor, parse_bbox
 from web.review import ReviewNotFound, review_download, review_page, review_preview
 from web.sessions import (
     SESSION_ID_RE,
@@ -98,9 +111,11 @@ from web.views import (
 )
 
 __all__ = [
+    "add_feedback", "box_mask", "comment_instruction", "comment_preview", "delete_comment",
+    "FeedbackRefused", "go_to_comment", "pending_selection", "resolve_comment",
+    "review_comments", "use_comment",
     "AutopilotView", "batch_cancel", "batch_file", "batch_status", "batch_url",
-    "BatchStatus",
-    "benchmark_agents", "benchmark_choices", "BenchmarkView", "browser_secret",
+    "BatchStatus", "benchmark_agents", "benchmark_choices", "BenchmarkView", "browser_secret",
     "cache_policy",
     "cancel_autopilot", "cards", "checkout", "crop", "crop_preview", "current_preview",
     "delete_session",

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageDraw
 
 from agent.session import EditSession, SessionError
 from agent.session.archive import archive_limit
@@ -21,12 +21,14 @@ from pipelines.editors.frame import clamp_box, crop_box, crop_overlay
 from pipelines.files import atomic_write, check_id, slug, tree_size
 from pipelines.progress import ProgressFn
 from pipelines.redact import redact
+from web import feedback
 from web.errors import user_message
 from web.graph_view import render_svg
 from web.sessions import WebSession, get_manager, with_session
 from web.views import (
     SessionView,
     encode_preview,
+    get_view,
     move_note,
     preview_file,
     session_view,
@@ -62,6 +64,7 @@ def open_image(session_id: str | None, src: Any, filename: str | None = None) ->
         edit = _new_edit(session, lambda folder: EditSession.create(src, folder))
         session.ui = {"chat": [], "filename": name, "edit_dir": edit.folder.name}
         session.save_ui()
+        feedback.restore(session, [])  # comments were about the photo this one replaces
         h, w = edit.current_image().shape[:2]
         return session_view(session, message=f"Opened {name} ({w}×{h}).")
 
@@ -104,7 +107,8 @@ def edit_turn(session_id: str | None, instruction: str, mask: np.ndarray | None 
     Args:
         session_id: the web session (must hold a photo).
         instruction: plain-language request (empty text is refused with a message).
-        mask: optional native-resolution ``bool`` mask from the brush.
+        mask: optional native-resolution ``bool`` mask from the brush; without one, the
+            area of a reviewer's pin held by ``use_comment`` for this state, if any.
         search: ``"none"`` or ``"tree"`` (multi-instruction tree search).
         progress: called with ``(fraction, text)`` while the turn runs.
 
@@ -120,8 +124,10 @@ def edit_turn(session_id: str | None, instruction: str, mask: np.ndarray | None 
         edit = session.edit
         width, height = edit.graph.size
         get_manager().check_room(session, width * height, what="This edit")
+        held = feedback.take_selection(session)  # a reviewer's pin chosen by the owner
+        area = mask if mask is not None else held
         try:
-            result = edit.turn(text, mask=mask, search=search, progress=progress).to_dict()
+            result = edit.turn(text, mask=area, search=search, progress=progress).to_dict()
         except ValueError as exc:  # the session's own refusals (bad mask, too long…)
             raise SessionError(str(exc)) from exc
         except Exception as exc:  # noqa: BLE001 - shown in the chat, session stays usable
@@ -218,6 +224,78 @@ def crop_preview(session_id: str | None, box: Any, aspect: str = "free") -> tupl
         return path, [int(v) for v in kept]
 
     return with_session(session_id, run, create=False)
+
+
+def comment_preview(session_id: str | None, comment_id: str) -> tuple[Path, dict]:
+    """A reviewer's comment shown on its state: the preview with the pin drawn.
+
+    Nothing changes in the session.
+
+    Returns:
+        ``(preview file, web.feedback.comment_instruction's dict)``.
+    """
+    ask = feedback.comment_instruction(session_id, comment_id)
+
+    def run(session: WebSession) -> tuple[Path, dict]:
+        graph = session.edit.graph
+        state = ask["state"]
+        if state not in graph.nodes:
+            raise SessionError("That comment's state is no longer in the history.")
+        source = preview_file(session, state)
+        if not ask["pin"]:
+            return source, ask
+        with Image.open(source) as im:
+            shown = im.convert("RGB")
+        width = graph.size_at(state)[0]
+        scale = shown.width / width
+        pen = ImageDraw.Draw(shown)
+        line = max(2, round(shown.width / 300))
+        if len(ask["pin"]) == 2:
+            x, y = (v * scale for v in ask["pin"])
+            r = max(6, round(shown.width / 80))
+            pen.ellipse([x - r - line, y - r - line, x + r + line, y + r + line], fill="white")
+            pen.ellipse([x - r, y - r, x + r, y + r], fill="#dc2626")
+        else:
+            x0, y0, x1, y1 = (v * scale for v in ask["pin"])
+            pen.rectangle([x0 - line, y0 - line, x1 + line, y1 + line], outline="white",
+                          width=line)
+            pen.rectangle([x0, y0, x1, y1], outline="#dc2626", width=line)
+        data, suffix = encode_preview(np.asarray(shown))
+        path = source.parent / f"pin-{comment_id}{suffix}"
+        atomic_write(path, data)
+        return path, ask
+
+    return with_session(session_id, run, create=False)
+
+
+def go_to_comment(session_id: str | None, comment_id: str) -> tuple[SessionView, Path, dict]:
+    """Go to a comment's state (a checkout when it is not the current one), pin drawn.
+
+    Returns:
+        ``(page state, preview with the pin, the comment as comment_instruction gives it)``.
+    """
+    ask = feedback.comment_instruction(session_id, comment_id)
+    view = get_view(session_id)
+    if view.head != ask["state"]:
+        view = checkout(session_id, str(ask["state"]))
+    path, ask = comment_preview(session_id, comment_id)
+    return view, path, ask
+
+
+def use_comment(session_id: str | None, comment_id: str) -> tuple[SessionView, Path, dict]:
+    """Make a reviewer's comment the owner's next instruction, without running it.
+
+    Goes to the comment's state (pin drawn) and holds the pin's area as the area the next
+    instruction on that state changes (unless a brushed mask is given); the caller puts
+    the text where the owner reads it and sends it.
+
+    Returns:
+        As :func:`go_to_comment`.
+    """
+    view, path, ask = go_to_comment(session_id, comment_id)
+    with_session(session_id, lambda s: feedback.hold_selection(s, ask["state"], ask["box"]),
+                 create=False)
+    return view, path, ask
 
 
 def suggest_crop(session_id: str | None, aspect: str = "free",
@@ -381,6 +459,9 @@ def export_archive(session_id: str | None, folder: Folder = None) -> Path:
         with zipfile.ZipFile(path, "a", compression=zipfile.ZIP_DEFLATED) as zf:
             zf.writestr(CHAT_MEMBER, json.dumps(
                 {"chat": session.chat, "filename": session.ui.get("filename")}))
+            notes = feedback.archive_payload(session)
+            if notes is not None:
+                zf.writestr(feedback.FEEDBACK_MEMBER, notes)
         return path
 
     return with_session(session_id, run, create=False)
@@ -428,6 +509,26 @@ def read_chat(archive: str | Path) -> tuple[list[dict], str | None]:
     return chat, (Path(name).name[:200] if isinstance(name, str) and name.strip() else None)
 
 
+def read_feedback(archive: str | Path, graph: Any) -> list[dict]:
+    """Reviewer comments stored in an exported archive, checked against its graph.
+
+    Only archives of session version 2 on carry them; a version-1 archive has none. The
+    member is size-capped and every record rebuilt (``web.feedback.clean_records``).
+    """
+    try:
+        with open_zip(archive, "The session archive") as zf:
+            info = next((i for i in zf.infolist()
+                         if i.filename == feedback.FEEDBACK_MEMBER), None)
+            if info is None:
+                return []
+            data = json.loads(read_capped(zf, info, feedback.MAX_ARCHIVE_BYTES)
+                              .decode("utf-8"))
+    except (ArchiveError, ValueError, UnicodeDecodeError, RecursionError) as exc:
+        log.warning("archive feedback ignored: %s", exc)
+        return []
+    return feedback.clean_records(data, graph)
+
+
 def import_archive(session_id: str | None, archive: str | Path,
                    label: str | None = None) -> SessionView:
     """Replace this session's photo, graph and chat with an exported archive.
@@ -456,6 +557,7 @@ def import_archive(session_id: str | None, archive: str | Path,
         chat.append({"role": "assistant", "content": f"Imported {label}."})
         session.ui = {"chat": chat, "filename": str(name)[:120], "edit_dir": edit.folder.name}
         session.save_ui()
+        feedback.restore(session, read_feedback(archive, edit.graph))
         return session_view(session, message=f"Imported {label}.")
 
     return with_session(session_id, run)

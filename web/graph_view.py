@@ -177,7 +177,8 @@ def _short(text: str, limit: int = LABEL_CHARS) -> str:
 
 
 def render_svg(data: Any, head: str | None = None, *, title: str = "State graph",
-               zoom: bool = False, marker: str = "current") -> str:
+               zoom: bool = False, marker: str = "current",
+               notes: Mapping[str, int] | None = None) -> str:
     """Draw a graph/tree as an SVG string, head marked, nodes carrying ``data-node`` ids.
 
     Args:
@@ -187,6 +188,8 @@ def render_svg(data: Any, head: str | None = None, *, title: str = "State graph"
         title: accessible title of the drawing.
         zoom: wrap it with zoom buttons (:func:`zoomable`); it always scales to fit its box.
         marker: the word written beside the marked node.
+        notes: open reviewer comments per node id: a numbered speech mark beside each
+            node that has some (``class="loupe-note"``, ``data-notes``).
 
     Returns:
         An ``<svg>`` element as text (empty-state text when there are no nodes).
@@ -225,7 +228,8 @@ def render_svg(data: Any, head: str | None = None, *, title: str = "State graph"
         if node.id not in pos:
             continue
         parts.append(_node_svg(node, xy(node.id), node.id == head, node.id in on_path,
-                               max(6, int(LABEL_CHARS * x_step / X_STEP)), marker))
+                               max(6, int(LABEL_CHARS * x_step / X_STEP)), marker,
+                               int((notes or {}).get(node.id) or 0)))
     parts.append("</svg>")
     svg = "".join(parts)
     return zoomable(svg) if zoom else svg
@@ -258,7 +262,7 @@ def zoomable(svg: str) -> str:
 
 
 def _node_svg(node: TreeNode, at: tuple[float, float], is_head: bool, on_path: bool,
-              chars: int = LABEL_CHARS, marker: str = "current") -> str:
+              chars: int = LABEL_CHARS, marker: str = "current", notes: int = 0) -> str:
     x, y = at
     nid = html.escape(node.id, quote=True)
     full = node.label or node.id
@@ -274,8 +278,17 @@ def _node_svg(node: TreeNode, at: tuple[float, float], is_head: bool, on_path: b
     head_tag = (f'<text x="{x + NODE_R + 7:.0f}" y="{y - NODE_R:.0f}" font-size="10" '
                 f'font-weight="bold" fill="#b45309">{html.escape(marker)}</text>'
                 if is_head else "")
+    note = ""
+    if notes > 0:
+        nx, ny = x - NODE_R - 9, y - NODE_R + 1
+        note = (f'<g class="loupe-note" data-notes="{notes}"><title>{notes} open reviewer '
+                f'comment(s)</title><rect x="{nx - 8:.0f}" y="{ny - 8:.0f}" width="16" '
+                f'height="14" rx="4" fill="#dc2626"/><path d="M{nx - 2:.0f},{ny + 6:.0f} '
+                f'l2,4 l2,-4z" fill="#dc2626"/><text x="{nx:.0f}" y="{ny + 3:.0f}" '
+                f'text-anchor="middle" font-size="10" font-weight="bold" fill="#fff">'
+                f'{min(notes, 99)}</text></g>')
     return (f'<g class="{cls}" data-node="{nid}" style="cursor:pointer">'
-            f"<title>{tip}</title>{ring}"
+            f"<title>{tip}</title>{ring}{note}"
             f'<circle cx="{x:.0f}" cy="{y:.0f}" r="{NODE_R}" fill="{fill}" stroke="#374151" '
             f'stroke-width="1"/>'
             f'<text x="{x:.0f}" y="{y + NODE_R + 12:.0f}" text-anchor="middle" font-size="11" '

@@ -192,7 +192,7 @@ def empty_slot(current: str | None) -> str:
 
 
 def delete_session(session_id: str) -> None:
-    """Delete a session for good (its folder, photos, chat and review links)."""
+    """Delete a session for good (its folder, photos, chat, review links and comments)."""
     if not isinstance(session_id, str) or not SESSION_ID_RE.match(session_id):
         raise SessionError("Unknown or malformed session id.")
     get_manager().delete(session_id)

@@ -70,6 +70,26 @@ def load_mask_file(path: str | Path | None, shape: tuple[int, int]) -> np.ndarra
         raise SessionError(str(exc)) from None
 
 
+def box_mask(box: Any, shape: tuple[int, int]) -> np.ndarray:
+    """A native ``(H, W)`` mask that is True inside ``[x0, y0, x1, y1]`` (clipped).
+
+    Raises:
+        SessionError: when the box leaves nothing inside the image.
+    """
+    height, width = shape
+    try:
+        x0, y0, x1, y1 = (int(v) for v in box)
+    except (TypeError, ValueError) as exc:
+        raise SessionError("The selection must be a box x0,y0,x1,y1.") from exc
+    x0, x1 = max(0, min(x0, width)), max(0, min(x1, width))
+    y0, y1 = max(0, min(y0, height)), max(0, min(y1, height))
+    if x1 <= x0 or y1 <= y0:
+        raise SessionError("The selected area lies outside the photo.")
+    mask = np.zeros((height, width), bool)
+    mask[y0:y1, x0:x1] = True
+    return mask
+
+
 def parse_bbox(text: str | None) -> tuple[int, int, int, int] | None:
     """Parse ``"x0,y0,x1,y1"`` (empty → None); raise ``SessionError`` when malformed."""
     if not text or not str(text).strip():

@@ -30,6 +30,7 @@ from pipelines.files import atomic_write
 from pipelines.grounding import get_localizer
 from pipelines.images import downscale
 from pipelines.redact import redact
+from web.feedback import open_counts
 from web.graph_view import render_svg
 from web.sessions import WebSession, with_session
 from web.wording import (
@@ -261,7 +262,7 @@ def session_view(session: WebSession, *, message: str = "") -> SessionView:
     view.original_file = preview_file(session, graph.root)
     view.before_file = preview_file(session, view.parent) if view.parent else view.image_file
     view._pixels = edit.image_at
-    view.graph_svg = render_svg(graph, view.head)
+    view.graph_svg = render_svg(graph, view.head, notes=open_counts(session))
     view.status = status_line(session)
     _write_thumb(session, view.head, view.image_file)
     return view

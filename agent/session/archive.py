@@ -44,7 +44,12 @@ from pipelines.images import image_header
 
 SESSION_FILE = "session.json"
 SESSION_FORMAT = "loupe-session"
-SESSION_VERSION = 1
+#: Version 2 (reviewer feedback): an exported archive may also carry the session's review
+#: comments (``loupe-feedback.json``, written and read by ``web.feedback``); version-1
+#: archives and folders are read as having none.
+SESSION_VERSION = 2
+#: every version this Loupe reads
+READ_VERSIONS = (1, 2)
 #: Largest archive ``import_archive`` accepts (compressed and uncompressed), in bytes;
 #: ``LOUPE_MAX_ARCHIVE_MB`` overrides it.
 DEFAULT_MAX_ARCHIVE_BYTES = 2 * 1024 ** 3
@@ -85,9 +90,9 @@ def check_version(data: dict[str, Any]) -> None:
     if data.get("format") != SESSION_FORMAT:
         raise SessionError("this is not a Loupe session file")
     version = data.get("version")
-    if version != SESSION_VERSION:
+    if isinstance(version, bool) or version not in READ_VERSIONS:
         raise SessionError(f"unknown session version {str(version)[:20]}: this Loupe reads "
-                           f"version {SESSION_VERSION}")
+                           f"versions {', '.join(map(str, READ_VERSIONS))}")
 
 
 def archive_limit(max_bytes: int | None) -> int:

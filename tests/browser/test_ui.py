@@ -379,10 +379,13 @@ def test_a_review_link_is_read_only_and_can_be_revoked(page, browser, shots: Pat
     assert reviewer.locator("#graph [data-node]").count() == 2
     assert "convert it to black and white" in reviewer.inner_text(".chat")
     assert reviewer.locator("#download").get_attribute("href").endswith("/download/n1")
-    assert reviewer.locator("form, textarea, select, input[type=file], input[type=text]"
-                            ).count() == 0  # nothing to type into or upload
+    assert reviewer.locator("form, select, input[type=file]").count() == 0  # no upload
+    typed = reviewer.locator("textarea, input[type=text]")  # only the comment box
+    assert [typed.nth(i).get_attribute("id") for i in range(typed.count())] == ["c-name",
+                                                                                "c-text"]
     buttons = reviewer.locator("button")
-    assert all(buttons.nth(i).get_attribute("data-zoom") for i in range(buttons.count()))
+    assert all(buttons.nth(i).get_attribute("data-zoom") or buttons.nth(i).get_attribute("id")
+               in ("c-unpin", "c-send") for i in range(buttons.count()))
     for word in ("Undo", "Redo", "Delete", "Revoke", "Share"):
         assert reviewer.get_by_text(word, exact=True).count() == 0
     reviewer.locator("#graph [data-node='n0']").click()  # any state, read-only
