@@ -12,6 +12,8 @@ Examples::
     python -m agent critique before.png after.png "remove the red ball" --json
     python -m agent edit photo.jpg "make the cup blue" --choose 2
     python -m agent edit photo.jpg "make this brighter" --point 640,410
+    python -m agent batch shoot/ edited/ "make it warmer" --workers 2 --resume
+    python -m agent batch shoot/ edited/ --autopilot --mood "warm evening" --ray auto
 
 Exit status: 0 done, 1 the request was refused or not carried out (the message says
 why), 2 any failure: bad input (missing file, damaged session, malformed archive, an
@@ -26,12 +28,15 @@ import argparse
 import json
 import logging
 import shutil
+import signal
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from agent.batch import BatchError, ProgressBar, run_batch
 from agent.brain.judge import critique_files
 from agent.search.mcts import autopilot
 from agent.session import SESSION_FILE, EditSession, SessionError
@@ -102,6 +107,36 @@ def _parser() -> argparse.ArgumentParser:
     a.add_argument("--seed", type=int, default=0)
     a.add_argument("--session", help="session folder to land the steps in")
     a.add_argument("--out", help="where to save the result")
+
+    b = sub.add_parser("batch", help="edit every photo of a folder into another folder",
+                       description="Edit every JPEG/PNG/WebP/TIFF under IN (recursively) "
+                       "into OUT with the same relative paths, as Ray tasks (a local Ray by "
+                       "default). Exit status 1 when any photo failed (see the report).")
+    b.add_argument("input", help="the folder of photos")
+    b.add_argument("output", help="the folder for the results (may lie inside IN)")
+    b.add_argument("instruction", nargs="?", help="what to change (or --autopilot)")
+    b.add_argument("--autopilot", action="store_true", help="run Autopilot on every photo")
+    b.add_argument("--mood", help="Autopilot's optional intent, e.g. 'warm evening light'")
+    b.add_argument("--iterations", type=int, default=2, help="Autopilot's steps at most")
+    b.add_argument("--simulations", type=int, default=8, help="Autopilot's simulations")
+    b.add_argument("--depth", type=int, default=2, help="Autopilot's look-ahead")
+    b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--mask-from", help="a folder of masks named like the photos "
+                   "(a/b.jpg → a/b.png; white = edit area)")
+    b.add_argument("--point", help="click-to-select X,Y (fractions of the width and height "
+                   "when both are ≤ 1, else pixels): the region around it is edited")
+    b.add_argument("--workers", type=int, help="local Ray workers (default: every core), or "
+                   "photos in flight on a cluster")
+    b.add_argument("--threads", type=int, default=1, help="threads per worker (default 1)")
+    b.add_argument("--ray", help="join this Ray cluster ('auto': the running one)")
+    b.add_argument("--resume", action="store_true",
+                   help="skip photos already finished with the same bytes and settings")
+    b.add_argument("--retry-failed", action="store_true",
+                   help="with --resume, run the photos that failed again")
+    b.add_argument("--dry-run", action="store_true", help="plan only; write no photo")
+    b.add_argument("--report", action="store_true",
+                   help="print the report's path and the failures at the end")
+    b.add_argument("--json", action="store_true", help="print the summary as JSON")
     return p
 
 
@@ -278,7 +313,39 @@ def cmd_critique(args: argparse.Namespace) -> int:
     return 0 if verdict["passed"] else 1
 
 
-COMMANDS = {"edit": cmd_edit, "critique": cmd_critique, "undo": cmd_nav, "redo": cmd_nav,
+def cmd_batch(args: argparse.Namespace) -> int:
+    if not args.autopilot and not args.instruction:
+        raise BatchError("say what to change (an instruction) or use --autopilot")
+    if args.autopilot and args.instruction:
+        raise BatchError("give an instruction or --autopilot, not both")
+    if args.workers is not None and args.workers < 1:
+        raise BatchError("--workers must be at least 1")
+    stop = threading.Event()  # SIGTERM (a web job's cancel): finish cleanly, keep the done
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    summary = run_batch(args.input, args.output, args.instruction, autopilot=args.autopilot,
+                        mood=args.mood, mask_from=args.mask_from, point=args.point,
+                        workers=args.workers, ray_address=args.ray, resume=args.resume,
+                        dry_run=args.dry_run, retry_failed=args.retry_failed,
+                        threads=args.threads, iterations=args.iterations,
+                        simulations=args.simulations, depth=args.depth, seed=args.seed,
+                        progress=None if args.json else ProgressBar(), cancel=stop.is_set)
+    if args.json:
+        _say(json.dumps(summary.to_dict()))
+    else:
+        _say(f"{summary.total} photos: {summary.done} done, {summary.failed} failed"
+             + (f", {summary.planned} planned" if summary.planned else "")
+             + f" ({summary.skipped} finished before, {summary.ran} run"
+             + (f" on {summary.ray}" if summary.ray else "") + f", {summary.seconds:.1f}s)")
+        if args.report or summary.failed:
+            for failure in summary.failures:
+                _say(f"  failed: {failure['path']}: {failure['reason']}")
+        if summary.report:
+            _say(f"report: {Path(args.output) / summary.report['html']}")
+    return 0 if summary.ok else 1
+
+
+COMMANDS = {"edit": cmd_edit, "batch": cmd_batch, "critique": cmd_critique, "undo": cmd_nav,
+            "redo": cmd_nav,
             "checkout": cmd_nav,
             "log": cmd_log, "export": cmd_export, "import": cmd_import,
             "autopilot": cmd_autopilot}

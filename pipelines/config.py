@@ -102,6 +102,12 @@ class Settings:
     share: bool = False
     space_id: str = ""
     zero_gpu: bool = False
+    batch_max_photos: int = 100
+    batch_max_mb: float = 1024.0
+    batch_max_megapixels: float = 2000.0
+    batch_max_jobs: int = 2
+    batch_workers: int = 0
+    batch_ray: str = ""
 
     @property
     def sessions_dir(self) -> Path:
@@ -160,4 +166,10 @@ def get_settings() -> Settings:
         share=_flag("LOUPE_SHARE"),
         space_id=_env("SPACE_ID", ""),
         zero_gpu=_flag("SPACES_ZERO_GPU"),
+        batch_max_photos=max(1, int(_env("LOUPE_BATCH_MAX_PHOTOS", "100"))),
+        batch_max_mb=float(_env("LOUPE_BATCH_MAX_MB", "1024")),
+        batch_max_megapixels=float(_env("LOUPE_BATCH_MAX_MEGAPIXELS", "2000")),
+        batch_max_jobs=max(1, int(_env("LOUPE_BATCH_MAX_JOBS", "2"))),
+        batch_workers=max(0, int(_env("LOUPE_BATCH_WORKERS", "0"))),
+        batch_ray=_env("LOUPE_BATCH_RAY", ""),
     )

@@ -12,9 +12,10 @@ Animated files (GIF, WebP, APNG) and multi-page TIFFs load their first frame; a 
 is logged saying so. 16-bit sources are scaled to 8 bits (``round(v * 255 / 65535)``);
 ``source_bits`` remembers the original depth.
 
-``save_image`` writes JPEG (quality 95, no chroma subsampling), PNG, WebP (lossless when
-the source was lossless), TIFF or BMP, carrying the ICC profile and EXIF of ``like``; the
-EXIF orientation is written as 1 because the pixels are already upright.
+``save_image`` writes JPEG (at a JPEG source's own quality, else 95; no chroma
+subsampling), PNG, WebP (lossless when the source was lossless), TIFF or BMP, carrying
+the ICC profile and EXIF of ``like``; the EXIF orientation is written as 1 because the
+pixels are already upright.
 """
 
 from __future__ import annotations
@@ -88,6 +89,8 @@ class LoadedImage:
         filename: the file's name when loaded from a path or named file object.
         lossless: whether the source encoding was lossless (PNG, TIFF, lossless WebP…).
         frames: number of frames or pages in the source (only the first is loaded).
+        quality: a JPEG source's quality (1-100, estimated from its quantisation tables);
+            ``save_image`` writes a JPEG like it at the same quality.
     """
 
     pixels: np.ndarray
@@ -99,6 +102,7 @@ class LoadedImage:
     filename: str | None = None
     lossless: bool = True
     frames: int = 1
+    quality: int | None = None
 
     @property
     def width(self) -> int:
@@ -295,7 +299,35 @@ def _from_pil(img: Image.Image, data: bytes, name: str | None,
     icc = img.info.get("icc_profile") if keep_icc else None
     return LoadedImage(pixels=pixels, format=img.format, mode=img.mode,
                        icc_profile=icc or None, exif=exif or None, source_bits=bits,
-                       filename=name, lossless=_is_lossless(img, data))
+                       filename=name, lossless=_is_lossless(img, data),
+                       quality=jpeg_quality(img))
+
+
+#: the IJG reference luminance quantisation table (ITU T.81 K.1), in natural order as
+#: PIL reports tables; every libjpeg ``quality`` scales it
+_IJG_LUMA = np.array([16, 11, 10, 16, 24, 40, 51, 61, 12, 12, 14, 19, 26, 58, 60, 55,
+                      14, 13, 16, 24, 40, 57, 69, 56, 14, 17, 22, 29, 51, 87, 80, 62,
+                      18, 22, 37, 56, 68, 109, 103, 77, 24, 35, 55, 64, 81, 104, 113, 92,
+                      49, 64, 78, 87, 103, 121, 120, 101, 72, 92, 95, 98, 112, 100, 103, 99],
+                     float)
+
+
+def _ijg_table(quality: int) -> np.ndarray:
+    scale = 5000 / quality if quality < 50 else 200 - 2 * quality
+    return np.clip(np.floor((_IJG_LUMA * scale + 50) / 100), 1, 255)
+
+
+_IJG_TABLES = np.stack([_ijg_table(q) for q in range(1, 101)])
+
+
+def jpeg_quality(img: Image.Image) -> int | None:
+    """The libjpeg quality (1-100) whose luminance table is nearest a JPEG's own, or
+    None for other formats (or a JPEG without readable tables)."""
+    tables = getattr(img, "quantization", None) if img.format in ("JPEG", "MPO") else None
+    if not tables or 0 not in tables or len(tables[0]) != 64:
+        return None
+    luma = np.asarray(tables[0], float)
+    return int(np.argmin(np.abs(_IJG_TABLES - luma).sum(axis=1))) + 1
 
 
 def _portable_exif(exif: Image.Exif) -> bytes | None:
@@ -348,7 +380,7 @@ def _pil_to_working(img: Image.Image, data: bytes,
 
 def save_image(pixels: np.ndarray | LoadedImage, dest: str | os.PathLike | None, *,
                like: LoadedImage | None = None, format: str | None = None,
-               quality: int = 95) -> Path | bytes:
+               quality: int | None = None) -> Path | bytes:
     """Encode ``pixels`` as ``format`` and write them to ``dest`` (or return the bytes).
 
     Args:
@@ -359,7 +391,8 @@ def save_image(pixels: np.ndarray | LoadedImage, dest: str | os.PathLike | None,
             its format is used when neither ``format`` nor ``dest``'s suffix says one, and
             a WebP is lossless when it was lossless.
         format: ``"JPEG"``, ``"PNG"``, ``"WEBP"``, ``"TIFF"`` or ``"BMP"``.
-        quality: JPEG/WebP quality 1–100.
+        quality: JPEG/WebP quality 1–100; default: a JPEG source's own quality
+            (``like.quality``), else 95.
 
     Returns:
         The written path, or the bytes when ``dest`` is None.
@@ -371,6 +404,8 @@ def save_image(pixels: np.ndarray | LoadedImage, dest: str | os.PathLike | None,
         like = like or pixels
         pixels = pixels.pixels
     fmt = _save_format(dest, like, format)
+    if quality is None:
+        quality = like.quality if like is not None and like.quality else 95
     image = _to_pil(pixels)
     kwargs: dict[str, Any] = {}
     icc = like.icc_profile if like else None
@@ -413,7 +448,26 @@ def _encode(image: Image.Image, fmt: str, kwargs: dict[str, Any]) -> bytes:
         kwargs = {k: v for k, v in kwargs.items() if k != "compression"}
         buffer = io.BytesIO()
         image.save(buffer, format=fmt, **kwargs)
-    return buffer.getvalue()
+    data = buffer.getvalue()
+    return _zero_tiff_padding(data) if fmt == "TIFF" else data
+
+
+def _zero_tiff_padding(data: bytes) -> bytes:
+    """The TIFF with the word-alignment byte between its last strip and its IFD zeroed:
+    libtiff leaves it uninitialised, so the same pixels would not always give the same
+    file (a batch's output must equal the single-photo edit, byte for byte)."""
+    try:
+        end = "<" if data[:2] == b"II" else ">"
+        ifd = struct.unpack(end + "I", data[4:8])[0]
+        with Image.open(io.BytesIO(data)) as img:
+            offsets, counts = img.tag_v2.get(273), img.tag_v2.get(279)
+        if offsets and counts and ifd % 2 == 0 and ifd <= len(data):
+            last = max(int(o) + int(c) for o, c in zip(offsets, counts))
+            if last == ifd - 1:
+                return data[:last] + b"\x00" + data[ifd:]
+    except (*_DECODE_ERRORS, UnidentifiedImageError):
+        pass
+    return data
 
 
 def _save_format(dest: str | os.PathLike | None, like: LoadedImage | None,

@@ -175,7 +175,7 @@ def test_app_builds_with_every_endpoint(manager):
     tools = {"new_session", "edit", "crop", "undo", "redo", "checkout", "graph", "download",
              "export_session", "import_session", "autopilot", "score", "benchmark",
              "share_link", "revoke_share", "review_comments", "resolve_comment",
-             "delete_comment"}
+             "delete_comment", "batch", "batch_status", "batch_cancel"}
     # the documented (and MCP) endpoints answer in JSON; the tuple-shaped ones scripts use
     # keep their names, callable but undocumented
     selection = {"select", "clear_selection", "choose_region"}   # JSON tools only (issue 24)
@@ -189,7 +189,8 @@ def test_app_builds_with_every_endpoint(manager):
                "ui_export", "ui_import", "ui_autopilot", "ui_autopilot_cancel",
                "ui_send_to_edit", "ui_score", "ui_benchmark", "ui_example", "ui_brush",
                "ui_compare", "ui_sessions", "ui_share", "ui_revoke", "ui_links",
-               "ui_photo_click", "ui_clear_selection"):
+               "ui_photo_click", "ui_clear_selection", "ui_batch_start", "ui_batch_poll",
+               "ui_batch_cancel"):
         assert ui in api_names
     assert all(fn.api_name for fn in demo.fns.values() if fn.fn is not None)
 

@@ -27,6 +27,8 @@ from tests.serving import served_app  # noqa: E402
 
 #: the keys each tool's JSON holds (docs/ARCHITECTURE.md, "API and MCP results")
 SESSION_KEYS = {"session_id", "head", "width", "height", "message", "image_url"}
+BATCH_KEYS = {"job_id", "state", "total", "finished", "done", "failed", "failures",
+              "results_url", "report_url"}
 KEYS = {
     "new_session": SESSION_KEYS, "undo": SESSION_KEYS, "redo": SESSION_KEYS,
     "checkout": SESSION_KEYS, "import_session": SESSION_KEYS,
@@ -37,6 +39,7 @@ KEYS = {
     "share_link": {"session_id", "url"}, "revoke_share": {"session_id", "url", "revoked"},
     "autopilot": SESSION_KEYS | {"score_before", "score_after", "steps", "cancelled"},
     "score": {"scores"}, "benchmark": {"summary", "per_turn", "rows"},
+    "batch": BATCH_KEYS, "batch_status": BATCH_KEYS, "batch_cancel": BATCH_KEYS,
     "review_comments": {"session_id", "count", "open", "comments", "verdicts"},
     "resolve_comment": {"session_id", "comment_id", "resolved", "open"},
     "delete_comment": {"session_id", "comment_id", "deleted", "count"},
@@ -128,6 +131,8 @@ def test_tools_are_listed_with_described_arguments(served):
             assert "e.g." in schema.get("description", ""), (name, arg)
     assert {"session_id", "instruction"} <= set(tools["edit"].inputSchema["properties"])
     assert set(tools["share_link"].inputSchema["properties"]) == {"session_id"}
+    assert {"archive", "instruction"} <= set(tools["batch"].inputSchema["properties"])
+    assert set(tools["batch_status"].inputSchema["properties"]) == {"job_id"}
 
 
 def test_a_whole_session_over_mcp(served, astronaut: np.ndarray):
@@ -276,6 +281,40 @@ def test_links_use_the_address_the_client_came_through(served, astronaut: np.nda
                                             "X-Forwarded-Proto": "https"})
     assert new["image_url"].startswith("https://loupe.example.org/files/fl.")
     assert share["url"].startswith("https://loupe.example.org/review/rv.")
+
+
+def test_batch_tools_over_mcp(served, chelsea: np.ndarray):
+    url, data_dir = served
+
+    async def script(session: ClientSession) -> dict:
+        out = {"unknown": await session.call_tool("batch_status", {"job_id": "0" * 32}),
+               "traversal": await session.call_tool("batch_cancel", {"job_id": "../../etc"}),
+               "none": await session.call_tool("batch", {"archive": "",
+                                                         "instruction": "make it warmer"})}
+        started = _json(await session.call_tool("batch", {
+            "archive": _data_url(chelsea[:96, :128]), "instruction": "make it warmer"}),
+            "batch", data_dir)
+        for _ in range(600):
+            status = _json(await session.call_tool("batch_status",
+                                                   {"job_id": started["job_id"]}),
+                           "batch_status", data_dir)
+            if status["state"] not in ("running", "cancelling"):
+                break
+            await asyncio.sleep(0.5)
+        return {"errors": out, "started": started, "status": status}
+
+    got = _run(url, script)
+    texts = {key: _error(result, data_dir) for key, result in got["errors"].items()}
+    assert "no batch job" in texts["unknown"] and "no batch job" in texts["traversal"]
+    assert "url" in texts["none"]  # refused before it reaches Loupe: no file given
+    assert got["started"]["total"] == 1 and got["started"]["results_url"] is None
+    status = got["status"]
+    assert (status["state"], status["done"], status["failed"]) == ("done", 1, 0), status
+    data, _ = _fetch(status["results_url"])
+    import zipfile
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        photos = [n for n in zf.namelist() if n.endswith(".png")]
+        assert len(photos) == 1 and _pixels(zf.read(photos[0])).shape == (96, 128, 3)
 
 
 def test_review_comments_over_mcp(served, astronaut: np.ndarray):

@@ -7,7 +7,8 @@ review links, autopilot, benchmarks), so the same actions are plain Python calls
 load on first use. Imports go ``app.py → ui/ → web/``; nothing below imports ``ui``.
 
 Modules: ``common`` (errors for people and API callers, served files, the shared page),
-``edit_tab``, ``autopilot_tab``, ``benchmark_tab`` (each ``build()`` + ``wire()``),
+``edit_tab``, ``autopilot_tab``, ``batch_tab``, ``benchmark_tab`` (each ``build()`` +
+``wire()``),
 ``api`` (the named endpoints, also MCP tools), ``review_routes`` (``/review/<token>``),
 ``launch`` (``build_app``, ``make_demo``, ``launch_options``, ``main``).
 """

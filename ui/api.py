@@ -261,7 +261,64 @@ def revoke_share(session_id: str, url: str) -> dict:
     return {"revoked": bool(web.revoke_share(session_id, url))}
 
 
+
+@friendly
+def batch(photos: list[str], instruction: str = "", autopilot: bool = False,
+          mood: str = "") -> dict:
+    """Start a batch: the same edit (or Autopilot) on several photos, as a background job.
+
+    Args:
+        photos: the photos (JPEG, PNG, WebP, TIFF) and/or .zip archives of photos.
+        instruction: what to change in every photo, e.g. "make it warmer".
+        autopilot: run Autopilot on every photo instead of an instruction.
+        mood: Autopilot's optional intent, e.g. "warm evening light".
+
+    Returns:
+        {"job_id", "state", "total", "finished", "done", "failed", "eta_s", "failures"}:
+        pass job_id to batch_status and batch_cancel.
+    """
+    return web.start_batch(list(photos or []), instruction or "", autopilot=bool(autopilot),
+                           mood=mood or "")
+
+
+def _batch_files(status: Any) -> tuple[dict, str | None, str | None]:
+    root = gradio_utils.get_upload_folder()
+    return (status.info,
+            str(web.publish(status.zip_path, root)) if status.zip_path else None,
+            str(web.publish(status.report_path, root)) if status.report_path else None)
+
+
+@friendly
+def batch_status(job_id: str) -> tuple[dict, str | None, str | None]:
+    """A batch's progress; once it has ended, the results zip and the report.
+
+    Args:
+        job_id: the id returned by batch.
+
+    Returns:
+        The progress ({"job_id", "state": running/cancelling/done/cancelled/interrupted,
+        "total", "finished", "done", "failed", "eta_s", "failures": [{"photo", "reason"}]}),
+        then the zip of the edited photos with the report, and the report page (both
+        empty while it runs).
+    """
+    return _batch_files(web.batch_status(job_id))
+
+
+@friendly
+def batch_cancel(job_id: str) -> tuple[dict, str | None, str | None]:
+    """Stop a batch: nothing new starts; the photos already finished are kept.
+
+    Args:
+        job_id: the id returned by batch.
+
+    Returns:
+        As batch_status, once the job has stopped: the zip holds the finished photos.
+    """
+    return _batch_files(web.batch_cancel(job_id))
+
+
 FILE_PARAMS = {"image", "mask", "before", "after", "archive"}
+MULTI_FILE_PARAMS = {"photos"}
 
 
 def _hidden_inputs(fn) -> list[gr.components.Component]:
@@ -273,6 +330,9 @@ def _hidden_inputs(fn) -> list[gr.components.Component]:
         default = None if param.default is inspect.Parameter.empty else param.default
         if name in FILE_PARAMS:
             comps.append(gr.File(visible=False, type="filepath", label=name))
+        elif name in MULTI_FILE_PARAMS:
+            comps.append(gr.File(visible=False, type="filepath", file_count="multiple",
+                                 label=name))
         elif param.annotation in (bool, "bool"):
             comps.append(gr.Checkbox(value=bool(default), visible=False, label=name))
         elif param.annotation in (int, "int"):
@@ -301,7 +361,9 @@ def build() -> None:
                graph: [out_json], download: [out_file], export_session: [out_file],
                import_session: [out_text, out_json], autopilot: [img, out_json],
                score: [out_json], benchmark: [out_json, out_file],
-               share_link: [out_url], revoke_share: [out_json]}
+               share_link: [out_url], revoke_share: [out_json], batch: [out_json],
+               batch_status: [out_json, out_file, gr.File(visible=False, label="report")],
+               batch_cancel: [out_json, out_file, gr.File(visible=False, label="report")]}
     for fn, outs in outputs.items():
         gr.Button(visible=False).click(fn, _hidden_inputs(fn), outs, api_name=fn.__name__,
                                        api_visibility="undocumented")

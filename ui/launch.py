@@ -17,7 +17,7 @@ from pipelines.config import get_settings
 from pipelines.perception import store as perception_store
 from pipelines.redact import install_log_redaction
 from pipelines.weights import downloads_allowed
-from ui import api, autopilot_tab, benchmark_tab, edit_tab
+from ui import api, autopilot_tab, batch_tab, benchmark_tab, edit_tab
 from ui.common import ASSETS, Shell, log
 from ui.review_routes import review_router
 
@@ -41,6 +41,8 @@ def build_app() -> gr.Blocks:
                 e = edit_tab.build()
             with gr.Tab("Autopilot", id="autopilot"):
                 a = autopilot_tab.build()
+            with gr.Tab("Batch", id="batch"):
+                batch = batch_tab.build()
             with gr.Tab("Benchmark", id="benchmark"):
                 b = benchmark_tab.build()
         api.build()
@@ -48,6 +50,7 @@ def build_app() -> gr.Blocks:
                       links=edit_tab.ui_links)
         edit_tab.wire(shell)
         autopilot_tab.wire(shell, a)
+        batch_tab.wire(batch)
         benchmark_tab.wire(b)
     return demo
 
@@ -61,7 +64,7 @@ def launch_options(share: bool | None = None) -> dict:
     settings = get_settings()
     settings.sessions_dir.mkdir(parents=True, exist_ok=True)
     private = [settings.sessions_dir, settings.data_dir / "benchmarks",
-               settings.data_dir / "browser-secret"]
+               settings.data_dir / "batches", settings.data_dir / "browser-secret"]
     return {
         "server_name": settings.host or ("0.0.0.0" if settings.space_id else "127.0.0.1"),
         "server_port": settings.port,

@@ -154,6 +154,19 @@ def file_export(token: str) -> Response:
                         headers=_review_headers())
 
 
+@review_router.get("/batch/{job_id}/{which}")
+def batch_file(job_id: str, which: str) -> Response:
+    """An ended batch job's ``results`` zip or ``report`` page, for the batch tools' URLs
+    (the job id, 128 random bits, is the key; 404 for anything else)."""
+    try:
+        path, media, name = web.batch_file(job_id, which)
+    except web.SessionError:
+        return _not_found()
+    if which == "report":  # a page of thumbnails (data: URLs) and text, no script
+        return FileResponse(path, media_type=media, headers=_review_headers())
+    return FileResponse(path, media_type=media, filename=name, headers=_review_headers())
+
+
 def _attachment(data: bytes, media_type: str, filename: str) -> Response:
     disposition = f"attachment; filename*=UTF-8''{quote(filename)}"
     return Response(data, media_type=media_type,

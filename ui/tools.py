@@ -305,6 +305,66 @@ def revoke_share(session_id: str, url: str) -> dict:
             "revoked": bool(web.revoke_share(session_id, url))}
 
 
+def _batch_result(status: web.BatchStatus, request: gr.Request | None) -> dict:
+    info = dict(status.info)
+    ended = status.zip_path is not None
+    root = root_url(request)
+    info["results_url"] = web.batch_url(info["job_id"], "results", root) if ended else None
+    info["report_url"] = web.batch_url(info["job_id"], "report", root) if ended else None
+    return info
+
+
+@json_tool
+def batch(archive: str, instruction: str = "", autopilot: bool = False,
+          mood: str = "", request: gr.Request = None) -> dict:
+    """Start a batch: the same edit (or Autopilot) on every photo of a zip, as a background job.
+
+    Args:
+        archive: a .zip of photos (JPEG/PNG/WebP/TIFF), or one photo, as a URL, e.g. "https://host/shoot.zip".
+        instruction: what to change in every photo, e.g. "make it warmer".
+        autopilot: true to run Autopilot on every photo instead, e.g. false.
+        mood: Autopilot's optional intent, e.g. "warm evening light".
+
+    Returns:
+        JSON {job_id, state, total, finished, done, failed, eta_s, failures, results_url,
+        report_url}: pass job_id to batch_status and batch_cancel.
+    """
+    # one file: Gradio 6.31's MCP server cannot describe a list of files (its schema
+    # points at a FileData definition it does not include); /batch takes several
+    info = web.start_batch([archive] if archive else [], instruction or "",
+                           autopilot=bool(autopilot), mood=mood or "")
+    return _batch_result(web.batch_status(info["job_id"]), request)
+
+
+@json_tool
+def batch_status(job_id: str, request: gr.Request) -> dict:
+    """A batch's progress; once it has ended, links to the results zip and the report.
+
+    Args:
+        job_id: the id batch returned, e.g. "3f2a0c9e5b7d41e8a6c2d9f0b1e4a7c3".
+
+    Returns:
+        JSON {job_id, state (running/cancelling/done/cancelled/interrupted), total,
+        finished, done, failed, eta_s, failures: [{photo, reason}], results_url,
+        report_url} (the two URLs are null while it runs).
+    """
+    return _batch_result(web.batch_status(job_id), request)
+
+
+@json_tool
+def batch_cancel(job_id: str, request: gr.Request) -> dict:
+    """Stop a batch: nothing new starts; the photos already finished are kept.
+
+    Args:
+        job_id: the id batch returned, e.g. "3f2a0c9e5b7d41e8a6c2d9f0b1e4a7c3".
+
+    Returns:
+        JSON {job_id, state, total, finished, done, failed, failures, results_url,
+        report_url} once it stopped (as batch_status); results_url holds the finished photos.
+    """
+    return _batch_result(web.batch_cancel(job_id), request)
+
+
 @json_tool
 def select(session_id: str, x: float, y: float, add: bool = False,
            request: gr.Request = None) -> dict:
@@ -352,7 +412,6 @@ def choose_region(session_id: str, candidate_id: str, request: gr.Request = None
     view, result = web.choose_region(session_id, candidate_id)
     return session_result(session_id, request, view,
                           **{k: result[k] for k in TURN_KEYS if k in result})
-
 
 
 @json_tool
@@ -403,4 +462,5 @@ def delete_comment(session_id: str, comment_id: str) -> dict:
 
 TOOLS = [new_session, edit, crop, undo, redo, checkout, graph, download, export_session,
          import_session, autopilot, score, benchmark, share_link, revoke_share, select,
-         clear_selection, choose_region, review_comments, resolve_comment, delete_comment]
+         clear_selection, choose_region, review_comments, resolve_comment, delete_comment,
+         batch, batch_status, batch_cancel]

@@ -10,8 +10,9 @@ state, chat, status line), ``wording`` (plain words for actions and backends), `
 (brush canvas, mask files, boxes), ``edit`` (the Edit tab), ``library`` (the session
 list), ``share`` (review-link tokens), ``review`` (the review page), ``feedback``
 (reviewers' comments, pins and verdicts), ``links`` (read-only file URLs for API/MCP
-results), ``autopilot``, ``benchmark``, ``graph_view`` (SVG drawings) and ``files`` (private,
-unguessable download folders; 404 for everything else on the file route). The names
+results), ``autopilot``, ``batch`` (batch jobs), ``benchmark``, ``graph_view`` (SVG
+drawings) and ``files`` (private, unguessable download folders; 404 for everything else on
+the file route). The names
 below are the public calls, re-exported so that callers can write
 ``web.open_image(...)``.
 """
@@ -21,6 +22,14 @@ from web.autopilot import (
     cancel_autopilot,
     run_autopilot,
     send_autopilot_to_edit,
+)
+from web.batch import (
+    BatchStatus,
+    batch_cancel,
+    batch_file,
+    batch_status,
+    batch_url,
+    start_batch,
 )
 from web.benchmark import (
     BenchmarkView,
@@ -114,8 +123,9 @@ __all__ = [
     "add_feedback", "box_mask", "comment_instruction", "comment_preview", "delete_comment",
     "FeedbackRefused", "go_to_comment", "pending_selection", "resolve_comment",
     "review_comments", "use_comment",
-    "AutopilotView", "benchmark_agents", "benchmark_choices", "BenchmarkView", "browser_secret",
-    "cache_policy", "candidate_at", "cancel_autopilot", "cards", "checkout", "choose_region",
+    "AutopilotView", "batch_cancel", "batch_file", "batch_status", "batch_url", "BatchStatus",
+    "benchmark_agents", "benchmark_choices", "BenchmarkView", "browser_secret", "cache_policy",
+    "cancel_autopilot", "candidate_at", "cards", "checkout", "choose_region",
     "clear_selection", "crop", "crop_preview", "current_preview",
     "delete_session",
     "display_tables", "download", "edit_turn", "empty_slot", "ensure_session",
@@ -128,8 +138,8 @@ __all__ = [
     "review_download", "review_page", "review_preview", "ReviewNotFound", "revoke_share",
     "run_autopilot", "run_benchmark", "score_files", "score_rows", "send_autopilot_to_edit",
     "select", "selection_mask", "serve", "SESSION_ID_RE", "SessionCard", "SessionError",
-    "SessionManager", "SessionView",
-    "set_manager", "share_link", "share_links", "status_line", "suggest_crop",
+    "SessionManager", "SessionView", "set_manager", "share_link", "share_links", "start_batch",
+    "status_line", "suggest_crop",
     "summary_markdown", "turn_messages", "undo", "unpack_dataset", "user_message",
     "WebSession", "with_session", "ZOOM_JS",
 ]
