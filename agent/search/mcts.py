@@ -47,23 +47,31 @@ import cv2
 import numpy as np
 
 from agent import executor
+from agent.brain.context import SceneContext, describe, scene_context
 from agent.brain.perceiver import Candidate, perceive, propose, run_gates
 from agent.search.autopilot_memory import AutopilotMemory
 from agent.search.reward import (  # noqa: F401  (re-exported: the module's public names)
     COLOUR_OPS,
     FIDELITY_COST,
+    HARM_BOUND,
+    HARM_SIZE,
     MIN_GAIN,
     MOOD_WEIGHT,
     STEP_MARGIN,
     Carried,
+    bounded_share,
+    deviation,
     evaluate,
+    harm_margin,
     mean_delta_e,
     natural_term,
+    predicted_gain,
     predictions,
     required_gain,
     score_with,
     unchanged,
 )
+from eval.level import APPLY_CONFIDENCE
 from eval.naturalness import SELF, distance_to_score
 from eval.noref import to_analysis
 
@@ -78,6 +86,8 @@ UCT_C = 0.35
 POOL_SIZE = 24
 #: Children of a node below the root (the pool's best families not yet on its path).
 CHILD_K = 4
+#: A step the do-no-harm bound would scale below this share is skipped instead.
+MIN_SHARE = 0.1
 
 
 # ----------------------------------------------------------------------------- execute
@@ -333,18 +343,39 @@ class AutopilotResult:
     score_before: float
     score_after: float
     cancelled: bool = False
+    reason: str = ""                                   # why it changed, or left it alone
+    considered: list[dict[str, Any]] = field(default_factory=list)
+    suggestions: list[dict[str, Any]] = field(default_factory=list)
+    context: dict[str, Any] = field(default_factory=dict)
 
     @property
     def tree_json(self) -> dict[str, Any]:
         """Alias of ``tree`` (the name in docs/ARCHITECTURE.md)."""
         return self.tree
 
+    @property
+    def left_alone(self) -> bool:
+        """Whether the run kept no step (the photo comes back as it was)."""
+        return not self.steps
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able summary (without pixels)."""
+        """JSON-able summary (without pixels).
+
+        Keys: ``steps``, ``tree``, ``score_before``, ``score_after``, ``cancelled``,
+        ``size``, ``left_alone`` (no step kept), ``reason`` (one line: why it left the photo
+        alone, or what it changed), ``considered`` (every change executed at full
+        resolution: ``iteration``, ``description``, ``operation``, ``decision``, and where
+        measured ``predicted_gain``, ``margin``, ``moves``, ``share``), ``suggestions``
+        (offered, not applied: ``operation``, ``params``, ``description``, ``confidence``,
+        ``cue``, ``reason``) and ``context`` (the scene cues: ``flags``, ``reasons``).
+        """
         return {"steps": [s.to_dict() for s in self.steps], "tree": self.tree,
                 "score_before": round(self.score_before, 5),
                 "score_after": round(self.score_after, 5), "cancelled": self.cancelled,
-                "size": [int(self.image.shape[1]), int(self.image.shape[0])]}
+                "size": [int(self.image.shape[1]), int(self.image.shape[0])],
+                "left_alone": self.left_alone, "reason": self.reason,
+                "considered": list(self.considered), "suggestions": list(self.suggestions),
+                "context": dict(self.context)}
 
 
 def _check_args(image: Any, iterations: int, simulations: int, depth: int, top_k: int,
@@ -372,8 +403,15 @@ class _Run:
     current: np.ndarray
     score: float
     session: Any
+    context: SceneContext = field(default_factory=SceneContext)
     steps: list[AutopilotStep] = field(default_factory=list)
     pred: dict[str, float] | None = None     # the learned model on ``current``
+    reference: np.ndarray | None = None      # the last confident state, at HARM_SIZE
+    considered: list[dict[str, Any]] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.reference is None:
+            self.reference = to_analysis(self.current, HARM_SIZE)
 
     def predictions(self) -> dict[str, float]:
         """The learned model's predictions for the current image (computed once per image)."""
@@ -390,6 +428,56 @@ class _Run:
         return score_with(result, self.original, self.style,
                           (carried or self.carried).after(cand), natural=natural)[0]
 
+    def guard(self, cand: Candidate, result: np.ndarray, score: float
+              ) -> tuple[np.ndarray | None, float, dict[str, Any]]:
+        """Do no harm: let a step move the photo far only when the evaluator is confident.
+
+        A tone or colour step whose result lies more than ``HARM_BOUND`` RMSE from the last
+        confident state is kept in full only when its predicted gain clears the margin for
+        this scene (``harm_margin``); otherwise it is scaled down to the bound, or skipped
+        when almost nothing of it would remain. Straightening is gated by the level
+        evidence instead (``eval.level``).
+
+        Returns:
+            ``(result or None when skipped, its score, a record for ``considered``)``; a
+            scaled step's score is interpolated between the current score and the step's.
+        """
+        record: dict[str, Any] = {"description": cand.action.describe(),
+                                  "operation": cand.action.operation, "reason": cand.reason}
+        if cand.action.operation == "straighten":
+            record["decision"] = "kept: the level was measured from a reliable cue"
+            self.reference = None
+            return result, score, record
+        now, after = to_analysis(self.current, HARM_SIZE), to_analysis(result, HARM_SIZE)
+        before = self.predictions()
+        gain = predicted_gain(before, natural_term(result, before, cand, self.current))
+        margin = harm_margin(self.context.flags)
+        reference = self.reference if self.reference is not None and \
+            self.reference.shape == now.shape else now
+        moves = deviation(after, reference)
+        record.update(predicted_gain=round(gain, 3), margin=round(margin, 3),
+                      moves=round(moves, 2))
+        if gain >= margin:
+            record["decision"] = "kept: the evaluator is confident of the gain"
+            self.reference = None             # the new state becomes the reference
+            return result, score, record
+        share = bounded_share(now, after, reference)
+        record["share"] = round(share, 3)
+        if share >= 1.0:
+            record["decision"] = "kept: a small change"
+            return result, score, record
+        if share < MIN_SHARE:
+            record["decision"] = (f"skipped: it would move the photo by {moves:.1f} grey "
+                                  f"levels and the predicted gain {gain:.2f} is below the "
+                                  f"margin {margin:.2f}")
+            return None, self.score, record
+        mixed = cv2.addWeighted(np.ascontiguousarray(self.current), 1.0 - share,
+                                np.ascontiguousarray(result), share, 0.0)
+        record["decision"] = (f"kept at {share:.0%}: the predicted gain {gain:.2f} is below "
+                              f"the margin {margin:.2f}, so the change stays within "
+                              f"{HARM_BOUND:g} grey levels")
+        return mixed, self.score + share * (score - self.score), record
+
     def keep(self, cand: Candidate, result: np.ndarray, score: float) -> None:
         """Land one step: commit it to the session, record it, move on from it."""
         node_id = None
@@ -402,6 +490,8 @@ class _Run:
                                         score, node_id))
         self.current, self.score, self.pred = result, score, None
         self.carried = self.carried.after(cand)
+        if self.reference is None:
+            self.reference = to_analysis(result, HARM_SIZE)
 
     def keep_path(self, path: list[Candidate]) -> bool:
         """Execute a path found by the search at full resolution; keep it if it scores
@@ -455,10 +545,11 @@ def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3
     memory = memory if memory is not None else AutopilotMemory.load()
     orig_small = to_analysis(image, sim_size)
     perception0 = perceive(image, mood)
+    context = scene_context(image, faces=len(perception0.faces))
     gates = run_gates(perception0.indices)
     carried = Carried.of(perception0.indices)
     style = perception0.style
-    run = _Run(image, style, carried, image, 0.0, session)
+    run = _Run(image, style, carried, image, 0.0, session, context)
     own = run.predictions()
     run.score = score_with(image, image, style, carried, natural=distance_to_score(
         own[SELF]) if own else None)[0]
@@ -495,13 +586,52 @@ def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3
             break
         kept = _execute_best(root, top_k, run, memory, perception.scene)
         trees[-1]["executed"] = kept["tried"]
+        run.considered += [{"iteration": it + 1, **t} for t in kept["tried"]
+                           if t is not kept["best_record"]]
         if kept["best"] is None:
             break
-        run.keep(*kept["best"])
+        result, score, record = run.guard(*kept["best"])
+        run.considered.append({"iteration": it + 1, **kept["best_record"], **record})
+        if result is None:
+            break
+        run.keep(kept["best"][0], result, score)
     _save_memory(memory)
     tree = {"seed": seed, "mood": mood, "style": style, "iterations": trees,
-            "perception": perception0.to_dict()}
-    return AutopilotResult(run.current, run.steps, tree, score0, run.score, cancelled)
+            "perception": perception0.to_dict(), "context": context.to_dict()}
+    return AutopilotResult(run.current, run.steps, tree, score0, run.score, cancelled,
+                           _reason(run, context), run.considered,
+                           _suggestions(perception0.level), context.to_dict())
+
+
+def _suggestions(level: Any) -> list[dict[str, Any]]:
+    """A straighten the evidence supports only weakly: offered, never applied."""
+    if not level.suggest:
+        return []
+    angle = round(float(np.clip(level.correction, -45, 45)), 2)
+    return [{"operation": "straighten", "params": {"angle": angle},
+             "description": f"straighten by {angle:+.1f}°", "confidence":
+             round(level.confidence, 3), "cue": level.cue,
+             "reason": f"{level.detail}; confidence {level.confidence:.2f} is below "
+                       f"{APPLY_CONFIDENCE:g}, so it is offered, not applied"}]
+
+
+def _reason(run: _Run, context: SceneContext) -> str:
+    """One line saying what the run did, or why it left the photo alone."""
+    natural = describe(context)
+    if run.steps:
+        scaled = [c for c in run.considered if str(c.get("decision", "")).startswith(
+            "kept at")]
+        text = "changed: " + "; ".join(s.description for s in run.steps)
+        if scaled:
+            text += " (held within the do-no-harm bound: the evaluator was not confident)"
+        return text
+    skipped = [c for c in run.considered if str(c.get("decision", "")).startswith("skipped")]
+    if skipped:
+        text = ("left alone: the changes considered would move it far and the evaluator is "
+                "not confident they help")
+    else:
+        text = "left alone: already well exposed and balanced"
+    return text + (f" ({natural})" if natural else "")
 
 
 def _execute_best(root: _Node, top_k: int, run: _Run, memory: AutopilotMemory | None,
@@ -532,16 +662,19 @@ def _execute_best(root: _Node, top_k: int, run: _Run, memory: AutopilotMemory | 
                              if steps_taken else 0.0)
         excess = score - run.score - need
         tried.append({"node": child.id, "description": child.cand.action.describe(),
-                      "visits": child.visits, "score": round(score, 5),
-                      "required_gain": round(need, 5)})
+                      "operation": child.cand.action.operation, "visits": child.visits,
+                      "score": round(score, 5), "required_gain": round(need, 5),
+                      "decision": "not kept: the score gain is below the required gain"
+                      if excess <= 0 else "not kept: another change scored better"})
         if excess > 0 and (best is None or excess > best[3]):
-            best = (child.cand, result, score, excess)
+            best = (child.cand, result, score, excess, tried[-1])
     if memory is not None:
         for child in ranked:
             won = best is not None and child.cand is best[0]
             memory.record(scene, child.cand.family, kept=won,
                           gain=(best[2] - run.score) if won else 0.0)
-    return {"best": best[:3] if best is not None else None, "tried": tried}
+    return {"best": best[:3] if best is not None else None, "tried": tried,
+            "best_record": best[4] if best is not None else None}
 
 
 def _save_memory(memory: AutopilotMemory | None) -> None:
