@@ -436,7 +436,8 @@ class _Run:
         confident state is kept in full only when its predicted gain clears the margin for
         this scene (``harm_margin``); otherwise it is scaled down to the bound, or skipped
         when almost nothing of it would remain. Straightening is gated by the level
-        evidence instead (``eval.level``).
+        evidence instead (``eval.level``); a run with a mood was asked for a change and is
+        not held back.
 
         Returns:
             ``(result or None when skipped, its score, a record for ``considered``)``; a
@@ -446,6 +447,10 @@ class _Run:
                                   "operation": cand.action.operation, "reason": cand.reason}
         if cand.action.operation == "straighten":
             record["decision"] = "kept: the level was measured from a reliable cue"
+            self.reference = None
+            return result, score, record
+        if self.style:
+            record["decision"] = "kept: the mood asks for a change"
             self.reference = None
             return result, score, record
         now, after = to_analysis(self.current, HARM_SIZE), to_analysis(result, HARM_SIZE)
