@@ -28,13 +28,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pipelines.editors.operations import get_operation
+from pipelines.operations import REGISTRY
 
-#: the parameter a bare sign/size/value refers to, per operation
-MAIN_PARAM = {"exposure": "stops", "gamma": "gamma", "hue": "degrees", "denoise": "strength",
-              "blur": "radius", "auto_levels": "clip", "clahe": "clip_limit",
-              "straighten": "angle", "look": "style", "crop": "aspect", "rotate": "degrees",
-              "flip": "axis", "resize": "scale", "recolor": "color", "transform": "scale",
-              "text": "text", "generate": "prompt", "inpaint": "method"}
 NEUTRAL = {"gamma": 1.0, "scale": 1.0}
 _STEP = re.compile(r"^(?P<op>[a-z_]+)(?:\.(?P<param>[a-z_]+))?(?P<sign>[+-])?"
                    r"(?:\s+(?P<size>small|large))?(?:=(?P<value>[^@\s]+))?"
@@ -123,11 +118,9 @@ def step_ok(action: dict[str, Any], alt: Expect) -> bool:
     if op != alt.op:
         return False
     params = action.get("params") or {}
-    param = alt.param or MAIN_PARAM.get(op, "amount")
-    if op == "look" and alt.size:
-        size_param = "strength"
-    else:
-        size_param = param
+    spec = REGISTRY.get(op)
+    param = alt.param or (spec.main_param if spec is not None else "amount")
+    size_param = spec.size if alt.size and spec is not None and spec.size else param
     got = params.get(param)
     if alt.sign:
         if not isinstance(got, (int, float)):

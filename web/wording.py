@@ -5,7 +5,8 @@ strength=1)``, state ids, backend labels with endpoints). People using the app r
 these sentences instead. Everything here is a pure function of JSON-able data, so the
 chat, the status line and the review page say the same thing the same way.
 
-Unknown operations (new ones land often) fall back to their name in words, never to
+Each operation words itself (``Operation.wording``/``describe`` in
+``pipelines/operations/``); unknown operations fall back to their name in words, never to
 ``key=value`` syntax.
 """
 
@@ -15,42 +16,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-#: Operation → (verb when the main amount is positive, verb when negative). ``{where}``
-#: is "the whole photo", "the brushed area", "the cup"…
-_SIGNED: dict[str, tuple[str, str, str]] = {
-    # operation: (amount parameter, phrase if > 0, phrase if < 0)
-    "exposure": ("stops", "brighten {where}", "darken {where}"),
-    "brightness": ("amount", "brighten {where}", "darken {where}"),
-    "contrast": ("amount", "add contrast to {where}", "soften the contrast of {where}"),
-    "saturation": ("amount", "make the colours of {where} richer",
-                   "mute the colours of {where}"),
-    "vibrance": ("amount", "boost the muted colours of {where}",
-                 "calm the colours of {where}"),
-    "temperature": ("amount", "warm up {where}", "cool down {where}"),
-    "tint": ("amount", "add a magenta tint to {where}", "add a green tint to {where}"),
-    "shadows": ("amount", "lift the shadows in {where}", "deepen the shadows in {where}"),
-    "highlights": ("amount", "boost the highlights in {where}",
-                   "recover the highlights in {where}"),
-    "vignette": ("amount", "darken the corners of {where}", "lighten the corners of {where}"),
-}
-
-_FIXED: dict[str, str] = {
-    "hue": "shift the colours of {where}",
-    "sharpen": "sharpen {where}",
-    "denoise": "reduce the noise in {where}",
-    "blur": "blur {where}",
-    "grayscale": "turn {where} black and white",
-    "sepia": "give {where} a sepia tone",
-    "auto_levels": "balance the light and dark of {where}",
-    "auto_white_balance": "remove the colour cast from {where}",
-    "clahe": "bring out local detail in {where}",
-    "straighten": "straighten the photo",
-    "inpaint": "remove {where}",
-    "paste": "paste the reference picture into {where}",
-    "crop": "crop the photo",
-    "rotate": "rotate the photo",
-    "flip": "flip the photo",
-}
+from pipelines.operations import REGISTRY
 
 _STATUS = {
     "applied": "done",
@@ -85,27 +51,6 @@ def _where(action: Mapping[str, Any]) -> str:
     return "the whole photo"
 
 
-def _number(params: Mapping[str, Any], name: str) -> float | None:
-    value = params.get(name)
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) \
-        else None
-
-
-def _transform(params: Mapping[str, Any], where: str) -> str:
-    scale = _number(params, "scale") or 1.0
-    dx, dy = _number(params, "dx") or 0.0, _number(params, "dy") or 0.0
-    parts = []
-    if scale > 1.01:
-        parts.append(f"make {where} bigger")
-    elif scale < 0.99:
-        parts.append(f"make {where} smaller")
-    moves = [w for v, w in ((dx, "right" if dx > 0 else "left"),
-                            (dy, "down" if dy > 0 else "up")) if abs(v) > 0.005]
-    if moves:
-        parts.append(f"move {where if not parts else 'it'} {' and '.join(moves)}")
-    return " and ".join(parts) or f"move {where}"
-
-
 def describe_action(action: Mapping[str, Any] | None) -> str:
     """One action in plain words: ``"Make the red cup blue"``, ``"Warm up the whole photo"``.
 
@@ -120,30 +65,12 @@ def describe_action(action: Mapping[str, Any] | None) -> str:
     op = str(action.get("operation") or "")
     params = action.get("params") if isinstance(action.get("params"), Mapping) else {}
     where = _where(action)
+    instr = str(action.get("instruction") or "")
     if action.get("kind") == "undo" or (not op and action.get("steps")):
         steps = int(action.get("steps") or 1)
         text = "go back one step" if steps == 1 else f"go back {steps} steps"
-    elif op in _SIGNED:
-        name, up, down = _SIGNED[op]
-        value = _number(params, name)
-        text = (down if value is not None and value < 0 else up).format(where=where)
-    elif op == "gamma":
-        value = _number(params, "gamma") or 1.0
-        text = ("lift the mid-tones of {where}" if value >= 1
-                else "deepen the mid-tones of {where}").format(where=where)
-    elif op == "recolor":
-        colour = str(params.get("color") or "a new colour")
-        text = f"make {where} {colour}"
-    elif op == "text":
-        words = str(params.get("text") or "").strip()
-        text = f"write “{words}” on {where}" if words else f"add text to {where}"
-    elif op == "generate":
-        prompt = str(params.get("prompt") or action.get("instruction") or "").strip()
-        text = f"change {where}: {prompt}" if prompt else f"change {where}"
-    elif op == "transform":
-        text = _transform(params, where)
-    elif op in _FIXED:
-        text = _FIXED[op].format(where=where)
+    elif op in REGISTRY and REGISTRY[op].describe(params, where, instr):
+        text = REGISTRY[op].describe(params, where, instr)
     elif op:
         text = f"{op.replace('_', ' ')} {where}"
     else:

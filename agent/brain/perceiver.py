@@ -32,6 +32,7 @@ from eval.naturalness import action_key
 from eval.noref import FULL_RANGE_P99, quality_indices, to_analysis
 from pipelines.editors.operations import operations_with
 from pipelines.embeddings import sentence_encoder
+from pipelines.operations import REGISTRY, operations
 
 log = logging.getLogger(__name__)
 
@@ -180,36 +181,36 @@ def perceive(image: np.ndarray, mood: str | None = None) -> Perception:
 
 # ----------------------------------------------------------------------------- moods
 
-#: Mood styles: a description (embedded), the actions they favour, and target index deltas
-#: (warmth = mean b*, lightness = mean L, contrast = RMS L/100, chroma = colourfulness).
+#: Mood styles: a description (embedded) and target index deltas (warmth = mean b*,
+#: lightness = mean L, contrast = RMS L/100, chroma = colourfulness); the actions a style
+#: favours are the operations' proposals for it (``style_actions``).
 STYLES: dict[str, dict[str, Any]] = {
     "warm": {"text": "warm, cosy, golden, sunset, autumn, candle light, inviting",
-             "actions": [("temperature", {"amount": 0.3}), ("shadows", {"amount": 0.25}),
-                         ("vibrance", {"amount": 0.2}), ("contrast", {"amount": -0.1})],
              "target": {"warmth": 8.0, "chroma": 6.0, "contrast": -0.02}},
     "cinematic": {"text": "cinematic, moody, film look, dramatic, dark, teal and orange",
-                  "actions": [("contrast", {"amount": 0.25}), ("vignette", {"amount": 0.4}),
-                              ("saturation", {"amount": -0.15}), ("highlights",
-                                                                  {"amount": -0.3})],
                   "target": {"contrast": 0.04, "lightness": -5.0, "chroma": -5.0}},
     "airy": {"text": "airy, bright, light, soft, pastel, fresh, clean, high key",
-             "actions": [("exposure", {"stops": 0.4}), ("shadows", {"amount": 0.35}),
-                         ("contrast", {"amount": -0.15})],
              "target": {"lightness": 8.0, "contrast": -0.03}},
     "pop": {"text": "make it pop, vivid, punchy, vibrant, colourful, crisp, bold",
-            "actions": [("vibrance", {"amount": 0.4}), ("clahe", {"clip_limit": 2.0}),
-                        ("contrast", {"amount": 0.15}), ("sharpen", {"amount": 0.6})],
             "target": {"chroma": 15.0, "contrast": 0.03}},
     "cool": {"text": "cool, calm, icy, blue hour, winter, serene, clinical",
-             "actions": [("temperature", {"amount": -0.3}), ("saturation",
-                                                             {"amount": -0.1}),
-                         ("temperature", {"amount": -0.15})],
              "target": {"warmth": -8.0}},
     "vintage": {"text": "vintage, faded, retro, nostalgic, old photo, matte",
-                "actions": [("contrast", {"amount": -0.2}), ("sepia", {"amount": 0.3}),
-                            ("vignette", {"amount": 0.3})],
                 "target": {"contrast": -0.04, "chroma": -10.0, "warmth": 5.0}},
 }
+
+
+def proposals(role: str) -> list[tuple[str, dict[str, Any], str]]:
+    """``(operation, params, reason)`` of every operation's proposals for ``role``
+    (``Operation.proposals``: ``correction``, ``polish``, a style's name), in order."""
+    found = [(p.order, n, op.name, dict(p.params), p.reason)
+             for n, op in enumerate(operations()) for p in op.proposals if p.role == role]
+    return [(name, params, reason) for _, _, name, params, reason in sorted(found)]
+
+
+def style_actions(name: str) -> list[tuple[str, dict[str, Any]]]:
+    """The actions a mood style favours, in order."""
+    return [(op, params) for op, params, _ in proposals(name)]
 
 
 def _embedder() -> Any:
@@ -369,95 +370,88 @@ def run_gates(idx: dict[str, Any]) -> frozenset[str]:
     Returns:
         The operation families to exclude.
     """
-    gates = set()
+    closed = set()
     if float(idx["cast"]) <= CAST_GATE:
-        gates.add("auto_white_balance")
+        closed.add("cast")
     if float(idx["noise_sigma"]) > NOISE_GATE:
-        gates.add("sharpen")
-    return frozenset(gates)
+        closed.add("noise")
+    return frozenset(op.name for op in operations() if op.gate in closed)
 
 
-def _needs(idx: dict[str, Any]) -> list[tuple[str, dict[str, Any], float, str]]:
-    """(operation, params, need 0–1, reason) for each measured deficit."""
-    out: list[tuple[str, dict[str, Any], float, str]] = []
+def _deficits(idx: dict[str, Any]) -> list[tuple[str, float | None, float, str]]:
+    """(deficit, size of the remedy or None, need 0–1, reason) for each measured deficit."""
+    out: list[tuple[str, float | None, float, str]] = []
     light = float(idx["mean_lightness"])
     if _exposure_off(idx):
         stops = _clamp(math.log2(50.0 / max(light, 3.0)) * 1.6, -2.5, 2.5)
-        out.append(("exposure", {"stops": round(stops, 2)}, min(1, abs(light - 50) / 25),
+        out.append(("exposure", round(stops, 2), min(1, abs(light - 50) / 25),
                     f"mean lightness {light:.0f} is far from mid-grey"))
-        out.append(("exposure", {"stops": round(stops / 2, 2)}, min(1, abs(light - 50) / 35),
+        out.append(("exposure", round(stops / 2, 2), min(1, abs(light - 50) / 35),
                     "half-strength exposure, in case the full correction overshoots"))
     if idx["clip_low"] > 0.05 or (light < 35 and _exposure_off(idx)):
-        out.append(("shadows", {"amount": 0.4}, min(1, idx["clip_low"] * 5 + 0.2),
+        out.append(("crushed", None, min(1, idx["clip_low"] * 5 + 0.2),
                     f"{idx['clip_low']:.0%} of pixels are crushed black"))
     if idx["clip_high"] > 0.02 or light > 65:
-        out.append(("highlights", {"amount": -0.4}, min(1, idx["clip_high"] * 8 + 0.2),
+        out.append(("blown", None, min(1, idx["clip_high"] * 8 + 0.2),
                     f"{idx['clip_high']:.0%} of pixels are blown out"))
     cast = float(idx["cast"])
     if cast > CAST_GATE:   # natural scenes measure 0–15; colour-denoised ones up to ~25
-        out.append(("auto_white_balance", {"amount": 1.0}, min(1, (cast - 10) / 20),
+        out.append(("cast", 1.0, min(1, (cast - 10) / 20),
                     f"edges are not grey: a colour cast of {cast:.0f}%"))
-        out.append(("auto_white_balance", {"amount": 0.6}, min(1, (cast - 10) / 30),
+        out.append(("cast", 0.6, min(1, (cast - 10) / 30),
                     "a gentler white balance keeps some of the mood"))
     contrast = float(idx["contrast"])
     tonal_range = float(idx.get("light_p99", 100.0)) - float(idx.get("light_p01", 0.0))
     if contrast < 0.17 and tonal_range < FLAT_RANGE:
-        out.append(("auto_levels", {"clip": 0.5}, min(1, (0.2 - contrast) / 0.1),
+        out.append(("flat", None, min(1, (0.2 - contrast) / 0.1),
                     f"flat tones (RMS contrast {contrast:.2f}); stretch the levels"))
-        out.append(("contrast", {"amount": round(_clamp(0.22 / max(contrast, 0.03) - 1, 0.1,
-                                                        1.0), 2)},
+        out.append(("low_contrast", round(_clamp(0.22 / max(contrast, 0.03) - 1, 0.1, 1.0), 2),
                     min(1, (0.2 - contrast) / 0.12), "low global contrast"))
     elif contrast > 0.32:
-        out.append(("contrast", {"amount": -0.2}, min(1, (contrast - 0.3) / 0.1),
+        out.append(("harsh", None, min(1, (contrast - 0.3) / 0.1),
                     f"harsh contrast ({contrast:.2f})"))
     noise = float(idx["noise_sigma"])
     if noise > NOISE_GATE:
-        out.append(("denoise", {"strength": round(_clamp(noise / 12, 0.3, 1.0), 2)},
+        out.append(("noise", round(_clamp(noise / 12, 0.3, 1.0), 2),
                     min(1, noise / 8), f"visible noise (sigma ≈ {noise:.1f})"))
     if idx["tilt_confidence"] >= 6 and abs(idx["tilt_deg"]) > 0.4:
         tilt = float(idx["tilt_deg"])
         cue = idx.get("level_detail") or f"the dominant lines lean {tilt:+.1f}°"
-        out.append(("straighten", {"angle": round(_clamp(-tilt, -45, 45), 2)},
+        out.append(("tilt", round(_clamp(-tilt, -45, 45), 2),
                     min(1, abs(tilt) / 3), str(cue)))
     colourful = float(idx["colourfulness"])
     if colourful < 25:
-        out.append(("vibrance", {"amount": 0.35}, min(1, (30 - colourful) / 25),
+        out.append(("muted", None, min(1, (30 - colourful) / 25),
                     f"muted colours (colourfulness {colourful:.0f})"))
     elif colourful > 85:
-        out.append(("saturation", {"amount": -0.2}, min(1, (colourful - 80) / 40),
+        out.append(("oversaturated", None, min(1, (colourful - 80) / 40),
                     "over-saturated colours"))
     if idx["sharpness"] < 8 and noise < 3:
-        out.append(("sharpen", {"amount": 0.8, "radius": 1.5}, 0.4, "soft detail"))
+        out.append(("soft", None, 0.4, "soft detail"))
+    return out
+
+
+def _needs(idx: dict[str, Any]) -> list[tuple[str, dict[str, Any], float, str]]:
+    """(operation, params, need 0–1, reason) for each measured deficit: the operations'
+    remedies for it (``Proposal`` role ``need:<deficit>``), sized by the diagnosis."""
+    out = []
+    for deficit, size, need, reason in _deficits(idx):
+        for op in operations():
+            for remedy in op.proposals:
+                if remedy.role == f"need:{deficit}":
+                    params = dict(remedy.params)
+                    if size is not None:
+                        params[op.main_param] = size
+                    out.append((op.name, params, need, reason))
     return out
 
 
 #: What a photographer reaches for first: corrections sized by the photo's own statistics,
 #: proposed on every photo; the evaluator, not a hand-set threshold, decides whether one helps.
-CORRECTIONS: list[tuple[str, dict[str, Any], str]] = [
-    ("channel_levels", {"low": 0.0, "high": 0.0, "linear": True},
-     "white point per channel in linear light (exposure and white balance, as a camera "
-     "sets them)"),
-    ("channel_levels", {"low": 0.0, "high": 0.0}, "auto levels per channel"),
-    ("auto_levels", {"clip": 0.5}, "stretch the tones to the full range"),
-    ("white_patch", {"percentile": 0.1}, "white balance from the brightest pixels"),
-    ("auto_white_balance", {"amount": 1.0}, "grey-world white balance"),
-    ("auto_exposure", {"target": 48.0}, "exposure from the histogram's median"),
-    ("auto_exposure", {"target": 48.0, "amount": 0.5}, "half the median's exposure change"),
-    ("highlights", {"amount": -0.4}, "recover the highlights"),
-    ("shadows", {"amount": 0.3}, "open the shadows"),
-    ("clahe", {"clip_limit": 1.5, "tile": 8}, "local contrast"),
-    ("vibrance", {"amount": 0.25}, "gentle vibrance"),
-]
+CORRECTIONS: list[tuple[str, dict[str, Any], str]] = proposals("correction")
 
 #: Mild polish proposals that fill the list when few deficits were measured.
-_POLISH: list[tuple[str, dict[str, Any], str]] = [
-    ("vibrance", {"amount": 0.15}, "a touch more colour"),
-    ("clahe", {"clip_limit": 1.5, "tile": 8}, "local contrast"),
-    ("sharpen", {"amount": 0.3, "radius": 1.0}, "crisper detail"),
-    ("contrast", {"amount": 0.1}, "a little more punch"),
-    ("shadows", {"amount": 0.15}, "open the shadows a little"),
-    ("highlights", {"amount": -0.15}, "tame the highlights a little"),
-]
+_POLISH: list[tuple[str, dict[str, Any], str]] = proposals("polish")
 
 #: Families that change texture or colour strongly; on people they are toned down.
 _PROTECTED = operations_with("strong")
@@ -490,7 +484,7 @@ def propose(image: np.ndarray | None = None, *, perception: Perception | None = 
            _needs(perception.indices)]
     for name in style_parts(style):
         raw += [(op, params, 0.9, f"fits the '{name}' mood", True) for op, params in
-                STYLES[name]["actions"]]
+                style_actions(name)]
     raw += [(op, params, 0.5, reason, True) for op, params, reason in CORRECTIONS]
     if polish:
         raw += [(op, params, 0.1, reason, False) for op, params, reason in _POLISH]
@@ -503,7 +497,7 @@ def propose(image: np.ndarray | None = None, *, perception: Perception | None = 
             continue
         prior = memory.prior(perception.scene, op) if memory else 0.0
         protect = people if op in _PROTECTED else []
-        if protect and op in ("clahe", "vibrance", "saturation") and params.get("amount", 1) > 0:
+        if protect and REGISTRY[op].bolder_off_faces and params.get("amount", 1) > 0:
             params = {k2: (round(v * 1.3, 3) if k2 in ("amount", "clip_limit") else v)
                       for k2, v in params.items()}
             reason += "; bolder on the background, faces protected"

@@ -66,7 +66,8 @@ HARM_SLACK = 0.05
 #: Operations that change the colour balance (the only ones that move the cast term).
 COLOUR_OPS = operations_with("colour_balance")
 #: Operations that change tone or colour (the learned model reads their results).
-TONAL_OPS = operations_with("pointwise") | operations_with("low_frequency") | {"clahe"}
+TONAL_OPS = (operations_with("pointwise") | operations_with("low_frequency")
+             | operations_with("tonal"))
 
 
 @dataclass(frozen=True)

@@ -16,10 +16,7 @@ import numpy as np
 from pipelines.editors.objects import moved_mask
 from pipelines.editors.operations import OPERATIONS, OperationError, get_operation
 from pipelines.layers import feather_alpha
-
-
-class EditError(RuntimeError):
-    """An editor could not carry out a request (the message says why, for a person)."""
+from pipelines.operations.errors import EditError
 
 
 @dataclass

@@ -1,0 +1,95 @@
+"""What a critic returns (``Critique``), how it is called (``Critic``), the one pass
+threshold (``PASS_SCORE``) and the JSON a model critic answers (``CRITIQUE_SCHEMA``)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+#: The widest feather the turn loop composes with (``agent.session`` retries with 24).
+MAX_FEATHER = 24
+
+
+@dataclass
+class Critique:
+    """A verdict on one attempt.
+
+    Attributes:
+        score: 0 (failed) … 10 (perfect).
+        keep: what worked, in plain words.
+        fix: what to fix, in plain words.
+        retry_params: parameter values to try next (names of the action's operation).
+        measures: the numbers behind the verdict (for logs and the UI).
+    """
+
+    score: float
+    keep: list[str] = field(default_factory=list)
+    fix: list[str] = field(default_factory=list)
+    retry_params: dict[str, Any] = field(default_factory=dict)
+    measures: dict[str, float] = field(default_factory=dict)
+    #: measured checks by name → passed (a failing one caps the score below the bar)
+    checks: dict[str, bool] = field(default_factory=dict)
+    #: pixels to grow the target's mask by on the next attempt (a rim was left)
+    grow: int = 0
+
+    @property
+    def passed(self) -> bool:
+        """At or above the acceptance bar, with every measured check passed."""
+        return self.score >= PASS_SCORE and all(self.checks.values())
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"score", "passed", "reasons", "keep", "checks", "measures"}`` (JSON-able)."""
+        return {"score": round(float(self.score), 2), "passed": self.passed,
+                "reasons": list(self.fix), "keep": list(self.keep),
+                "checks": dict(self.checks),
+                "measures": {k: float(v) for k, v in self.measures.items()}}
+
+
+#: The one pass threshold: an attempt at or above it (with every measured check passed)
+#: is accepted; the turn loop's ``ACCEPT_SCORE`` is this value. A failed check caps below.
+PASS_SCORE = 7.0
+FAILED_CHECK_CAP = 6.0
+
+
+@runtime_checkable
+class Critic(Protocol):
+    """Judges one attempt: the turn loop calls every critic this way."""
+
+    name: str
+
+    def critique(self, before: np.ndarray, after: np.ndarray, action: Any,
+                 mask: np.ndarray | None = None, *, feather: int | None = None,
+                 params: dict[str, Any] | None = None) -> Critique:
+        """Score ``after`` (the composed patch) against ``before`` for ``action``.
+
+        Args:
+            before: the layer's patch before the edit (uint8 HxWx3/4).
+            after: the composed patch after the edit, same size.
+            action: the ``agent.actions.Action`` attempted.
+            mask: the target mask at the patch's size (None: the whole patch).
+            feather: the feather width the attempt was composed with.
+            params: the parameters the attempt used (default: the action's).
+
+        Returns:
+            The ``Critique``.
+        """
+        ...
+
+
+#: The JSON a VLM critic (and the aggregator) must answer.
+CRITIQUE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "score": {"type": "number", "minimum": 0, "maximum": 10},
+        "keep": {"type": "array", "items": {"type": "string", "maxLength": 200},
+                 "maxItems": 8},
+        "fix": {"type": "array", "items": {"type": "string", "maxLength": 200},
+                "maxItems": 8},
+        "retry_params": {"type": "object"},
+    },
+    "required": ["score", "keep", "fix"],
+}
+
+
