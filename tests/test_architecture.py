@@ -1,4 +1,7 @@
-"""The layers import one way: app.py → web/ → agent/ → eval/ → pipelines/.
+"""The layers import one way: app.py → ui/ → web/ → agent/ → eval/ → pipelines/.
+
+``app.py`` and ``ui/`` are the app layer: ``ui`` imports ``web`` and below, never ``app``;
+nothing below imports ``ui`` or ``app``. No module of the app layer is over 600 lines.
 
 Every import in the tree (module level and inside functions, ``import x`` and
 ``from x import y``) is parsed; an import of a layer to the left of the importer fails
@@ -14,7 +17,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-ORDER = ["app", "web", "agent", "eval", "pipelines"]
+ORDER = ["app", "ui", "web", "agent", "eval", "pipelines"]
+MAX_LINES = 600
 RANK = {name: i for i, name in enumerate(ORDER)}
 
 
@@ -93,6 +97,8 @@ def test_project_imports_inside_functions_say_why() -> None:
     ("eval", "def f():\n    import agent.session\n", "agent.session"),
     ("pipelines", "import eval.metrics as m\n", "eval.metrics"),
     ("web", "def f():\n    from app import build_app\n", "app"),
+    ("web", "from ui.launch import build_app\n", "ui.launch"),
+    ("ui", "import app\n", "app"),
 ])
 def test_the_check_catches_an_upward_import(tmp_path: Path, layer: str, source: str,
                                             culprit: str) -> None:
@@ -101,8 +107,20 @@ def test_the_check_catches_an_upward_import(tmp_path: Path, layer: str, source: 
     (tmp_path / layer / "bad.py").write_text(source)
     (tmp_path / "pipelines").mkdir(exist_ok=True)
     (tmp_path / "pipelines" / "ok.py").write_text("import numpy\nfrom pipelines import x\n")
+    (tmp_path / "app.py").write_text("from ui import launch\nimport web\n")
     assert against_the_arrows(tmp_path) == [
         f"{layer}/bad.py:{source.count(chr(10))} ({layer}) imports {culprit}"]
+
+
+def test_the_app_layer_is_thin() -> None:
+    """app.py only serves the Blocks that ui/ builds; no app-layer module is over 600 lines."""
+    long = [f"{p.relative_to(ROOT)}: {n} lines" for p in _sources(ROOT)
+            if _layer(ROOT, p) in ("app", "ui")
+            and (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES]
+    assert not long, "over 600 lines:\n" + "\n".join(long)
+    entry = ast.parse((ROOT / "app.py").read_text(encoding="utf-8"))
+    assert not [n for n in entry.body if isinstance(n, (ast.FunctionDef, ast.ClassDef))], \
+        "app.py defines functions or classes; they belong in ui/"
 
 
 def test_settings_are_read_in_one_place() -> None:

@@ -1,0 +1,298 @@
+"""The API/MCP endpoints: hidden components, one named endpoint per function.
+
+Each function is served as a ``gradio_client`` endpoint (``/new_session`` …) and as an
+MCP tool of the same name; its docstring is the tool's description.
+"""
+
+from __future__ import annotations
+
+import inspect
+from pathlib import Path
+from typing import Any
+
+import gradio as gr
+from gradio import utils as gradio_utils
+
+import web
+from ui.common import friendly, private, root_url
+
+
+@friendly
+def new_session(image: str) -> tuple[str, dict]:
+    """Start an editing session with a photo.
+
+    Args:
+        image: the photo (JPEG, PNG, WebP or TIFF, up to the pixel limit).
+
+    Returns:
+        The session id to pass to the other tools, and the photo's size.
+    """
+    session_id, view = web.in_new_session(
+        lambda sid: web.open_image(sid, image, Path(image).name))
+    return session_id, view.info()
+
+
+@friendly
+def edit(session_id: str, instruction: str, mask: str | None = None,
+         tree_search: bool = False) -> tuple[Any, dict]:
+    """Apply a plain-language edit to the session's current photo (one undoable turn).
+
+    Args:
+        session_id: the id returned by new_session.
+        instruction: what to change, e.g. "make the sky bluer" or "remove the red ball".
+        mask: optional mask image (white = area to edit, any size; scaled to the photo).
+        tree_search: treat a multi-part instruction with tree search.
+
+    Returns:
+        A preview of the result, and the turn's plan, steps, scores and new head.
+    """
+    def run() -> tuple[Any, dict]:
+        size = web.image_size(session_id)
+        native_mask = web.load_mask_file(mask, (size[1], size[0])) if mask and size else None
+        view, result = web.edit_turn(session_id, instruction, native_mask,
+                                     search="tree" if tree_search else "none")
+        return view.image, result
+
+    return run()
+
+
+@friendly
+def crop(session_id: str, box: str, aspect: str = "free") -> tuple[Any, dict]:
+    """Crop the session's current photo to a box (one undoable state).
+
+    Args:
+        session_id: the id returned by new_session.
+        box: "x0,y0,x1,y1" in the current photo's full-resolution pixels.
+        aspect: "free" for exactly the box, or a ratio such as "1:1" or "16:9" for the
+            smallest box of that ratio around it.
+
+    Returns:
+        A preview of the cropped photo, and the turn's plan, steps and new head.
+    """
+    view, result = web.crop(session_id, box, aspect or "free")
+    return view.image, result
+
+
+@friendly
+def undo(session_id: str) -> tuple[Any, dict]:
+    """Undo the last edit of a session (the state stays in the graph).
+
+    Args:
+        session_id: the id returned by new_session.
+
+    Returns:
+        A preview of the now-current state, and the session summary.
+    """
+    view = web.undo(session_id)
+    return view.image, view.info()
+
+
+@friendly
+def redo(session_id: str) -> tuple[Any, dict]:
+    """Redo the last undone edit of a session.
+
+    Args:
+        session_id: the id returned by new_session.
+
+    Returns:
+        A preview of the now-current state, and the session summary.
+    """
+    view = web.redo(session_id)
+    return view.image, view.info()
+
+
+@friendly
+def checkout(session_id: str, node_id: str) -> tuple[Any, dict]:
+    """Go to any earlier state of a session; the next edit from there starts a branch.
+
+    Args:
+        session_id: the id returned by new_session.
+        node_id: a state id from the graph tool or an edit's "head".
+
+    Returns:
+        A preview of that state, and the session summary.
+    """
+    view = web.checkout(session_id, node_id)
+    return view.image, view.info()
+
+
+@friendly
+def graph(session_id: str) -> dict:
+    """The session's state graph: every node (id, parent, description) and the head.
+
+    Args:
+        session_id: the id returned by new_session.
+
+    Returns:
+        The graph as JSON.
+    """
+    return web.graph_json(session_id)
+
+
+@friendly
+def download(session_id: str) -> str:
+    """The current state at full resolution, in the original format with ICC/EXIF.
+
+    Args:
+        session_id: the id returned by new_session.
+
+    Returns:
+        The image file.
+    """
+    return str(web.download(session_id, folder=private))
+
+
+@friendly
+def export_session(session_id: str) -> str:
+    """Export a session (graph, layers, original) as a zip archive.
+
+    Args:
+        session_id: the id returned by new_session.
+
+    Returns:
+        The archive file.
+    """
+    return str(web.export_archive(session_id, folder=private))
+
+
+@friendly
+def import_session(archive: str) -> tuple[str, dict]:
+    """Open an exported session archive as a new session.
+
+    Args:
+        archive: a zip made by export_session.
+
+    Returns:
+        The new session id and its summary.
+    """
+    session_id, view = web.in_new_session(
+        lambda sid: web.import_archive(sid, archive, Path(archive).name))
+    return session_id, view.info()
+
+
+@friendly
+def autopilot(image: str, mood: str = "", iterations: int = 2, simulations: int = 8,
+              depth: int = 2, top_k: int = 3, seed: int = 0) -> tuple[Any, dict]:
+    """Improve a photo automatically (Monte-Carlo tree search over candidate edits).
+
+    Args:
+        image: the photo.
+        mood: optional intent, e.g. "warm and cosy" or "crisp daylight".
+        iterations: search iterations (each executes the best next step).
+        simulations: simulations per iteration.
+        depth: look-ahead depth of each simulation.
+        top_k: candidate edits expanded per node.
+        seed: random seed (same inputs and seed give the same result).
+
+    Returns:
+        A preview of the improved photo, and the executed steps with score changes.
+    """
+    session_id, res = web.in_new_session(lambda sid: web.run_autopilot(
+        sid, image, mood=mood, iterations=int(iterations), simulations=int(simulations),
+        depth=int(depth), top_k=int(top_k), seed=int(seed)))
+    return res.slider[1], {"session_id": session_id, **res.summary}
+
+
+@friendly
+def score(before: str, after: str, mask: str | None = None, bbox: str = "",
+          instruction: str = "") -> dict:
+    """Score an edit: fidelity outside the edited area, change inside it, perceptual metrics.
+
+    Args:
+        before: the original image.
+        after: the edited image (same size).
+        mask: optional mask image of the edited area (white = edited).
+        bbox: optional edited box "x0,y0,x1,y1" in pixels.
+        instruction: optional instruction the edit followed.
+
+    Returns:
+        The metrics as JSON.
+    """
+    return web.score_files(before, after, mask=mask, bbox=bbox,
+                       instruction=instruction)
+
+
+@friendly
+def benchmark(archive: str | None = None, agent_name: str = "embedded") -> tuple[dict, str]:
+    """Run a benchmark: the bundled mini HDD set, or an uploaded dataset archive.
+
+    Args:
+        archive: optional zip of a dataset; empty runs the bundled mini set.
+        agent_name: which agent configuration to evaluate.
+
+    Returns:
+        The summary and per-session results as JSON, and a CSV file of the results.
+    """
+    res = web.run_benchmark(archive or None, agent=agent_name,
+                            label=Path(archive or "dataset.zip").name)
+    return {"summary": res.summary, "per_turn": [dict(zip(res.per_turn_headers, row))
+                                                 for row in res.per_turn],
+            "rows": [dict(zip(res.headers, row)) for row in res.table]}, \
+        str(web.publish(res.csv_path, gradio_utils.get_upload_folder()))
+
+
+@friendly
+def share_link(session_id: str, request: gr.Request) -> str:
+    """Make a read-only review link for a session: the image at any state, the graph, the
+    chat and a before/after slider, with a download; nothing on it can edit.
+
+    Args:
+        session_id: the id returned by new_session.
+
+    Returns:
+        The review URL (its token is not the session id and cannot edit).
+    """
+    return web.share_link(session_id, root_url(request))
+
+
+@friendly
+def revoke_share(session_id: str, url: str) -> dict:
+    """Revoke a review link of a session; it answers 404 from then on.
+
+    Args:
+        session_id: the id returned by new_session.
+        url: the review URL returned by share_link.
+
+    Returns:
+        {"revoked": true} when the link existed, else {"revoked": false}.
+    """
+    return {"revoked": bool(web.revoke_share(session_id, url))}
+
+
+
+FILE_PARAMS = {"image", "mask", "before", "after", "archive"}
+
+
+def _hidden_inputs(fn) -> list[gr.components.Component]:
+    """Hidden input components for an API function, defaults taken from its signature."""
+    comps: list[gr.components.Component] = []
+    for name, param in inspect.signature(fn).parameters.items():
+        if param.annotation in (gr.Request, "gr.Request"):
+            continue  # filled in by Gradio, not an input
+        default = None if param.default is inspect.Parameter.empty else param.default
+        if name in FILE_PARAMS:
+            comps.append(gr.File(visible=False, type="filepath", label=name))
+        elif param.annotation in (bool, "bool"):
+            comps.append(gr.Checkbox(value=bool(default), visible=False, label=name))
+        elif param.annotation in (int, "int"):
+            comps.append(gr.Number(value=default, precision=0, visible=False, label=name))
+        else:
+            comps.append(gr.Textbox(value=default, visible=False, label=name))
+    return comps
+
+
+def build() -> None:
+    """Endpoints for gradio_client and MCP tools (hidden components, no visible UI)."""
+    img = gr.Image(visible=False, type="numpy", format="png", label="image")
+    out_json, out_file = gr.JSON(visible=False, label="result"), gr.File(visible=False)
+    out_text = gr.Textbox(visible=False, label="session_id")
+    out_url = gr.Textbox(visible=False, label="url")
+    outputs = {new_session: [out_text, out_json], edit: [img, out_json], crop: [img, out_json],
+               undo: [img, out_json], redo: [img, out_json], checkout: [img, out_json],
+               graph: [out_json], download: [out_file], export_session: [out_file],
+               import_session: [out_text, out_json], autopilot: [img, out_json],
+               score: [out_json], benchmark: [out_json, out_file],
+               share_link: [out_url], revoke_share: [out_json]}
+    for fn, outs in outputs.items():
+        gr.Button(visible=False).click(fn, _hidden_inputs(fn), outs, api_name=fn.__name__)
+
