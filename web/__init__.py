@@ -17,6 +17,7 @@ below are the public calls, re-exported so that callers can write
 
 from web.autopilot import (
     AutopilotView,
+    accept_autopilot_suggestion,
     cancel_autopilot,
     run_autopilot,
     send_autopilot_to_edit,
@@ -88,7 +89,8 @@ from web.views import (
 
 __all__ = [
     "AutopilotView", "benchmark_agents", "BenchmarkView", "browser_secret", "cache_policy",
-    "cancel_autopilot", "cards", "checkout", "crop", "crop_preview", "current_preview",
+    "accept_autopilot_suggestion", "cancel_autopilot", "cards", "checkout", "crop",
+    "crop_preview", "current_preview",
     "delete_session",
     "display_tables", "download", "edit_turn", "empty_slot", "ensure_session",
     "export_archive", "find", "get_manager", "get_view", "graph_json", "has_photo",

@@ -47,6 +47,7 @@ import cv2
 import numpy as np
 
 from agent import executor
+from agent.actions import Action
 from agent.brain.context import SceneContext, describe, scene_context
 from agent.brain.perceiver import Candidate, perceive, propose, run_gates
 from agent.search.autopilot_memory import AutopilotMemory
@@ -606,6 +607,34 @@ def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3
     return AutopilotResult(run.current, run.steps, tree, score0, run.score, cancelled,
                            _reason(run, context), run.considered,
                            _suggestions(perception0.level), context.to_dict())
+
+
+def accept_suggestion(image: np.ndarray, suggestion: dict[str, Any]
+                      ) -> tuple[np.ndarray, Any]:
+    """Carry out a suggestion of ``AutopilotResult.suggestions`` the user accepted.
+
+    Args:
+        image: the photo the suggestion was made for (or the run's result).
+        suggestion: one entry of ``suggestions`` (from this run or read back from JSON).
+
+    Returns:
+        ``(edited image, the Action)``.
+
+    Raises:
+        ValueError: not a suggestion this module makes, or parameters out of range.
+    """
+    if not isinstance(suggestion, dict) or suggestion.get("operation") != "straighten":
+        raise ValueError("only a straighten suggestion can be accepted")
+    params = suggestion.get("params") or {}
+    angle = params.get("angle") if isinstance(params, dict) else None
+    if not isinstance(angle, (int, float)) or isinstance(angle, bool) or \
+            not math.isfinite(angle) or abs(angle) > 45:
+        raise ValueError("a straighten suggestion needs an angle within ±45°")
+    action = Action(kind="adjust", operation="straighten", params={"angle": float(angle)},
+                    instruction=str(suggestion.get("reason", ""))[:300],
+                    target="the whole image")
+    cand = Candidate(action, "straighten", action.instruction, 1.0)
+    return apply_candidate(image, cand), action
 
 
 def _suggestions(level: Any) -> list[dict[str, Any]]:
