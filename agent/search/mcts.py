@@ -87,8 +87,9 @@ UCT_C = 0.35
 POOL_SIZE = 24
 #: Children of a node below the root (the pool's best families not yet on its path).
 CHILD_K = 4
-#: A step the do-no-harm bound would scale below this share is skipped instead.
-MIN_SHARE = 0.1
+#: A step the do-no-harm bound would scale below this share is skipped instead (a step
+#: scaled down still moves the photo towards the full correction, so any share helps).
+MIN_SHARE = 0.01
 
 
 # ----------------------------------------------------------------------------- execute
@@ -429,6 +430,12 @@ class _Run:
         return score_with(result, self.original, self.style,
                           (carried or self.carried).after(cand), natural=natural)[0]
 
+    def confident(self, cand: Candidate, result: np.ndarray) -> bool:
+        """Whether the evaluator's predicted gain for ``cand`` clears this scene's margin."""
+        before = self.predictions()
+        gain = predicted_gain(before, natural_term(result, before, cand, self.current))
+        return gain >= harm_margin(self.context.flags)
+
     def guard(self, cand: Candidate, result: np.ndarray, score: float
               ) -> tuple[np.ndarray | None, float, dict[str, Any]]:
         """Do no harm: let a step move the photo far only when the evaluator is confident.
@@ -700,8 +707,13 @@ def _execute_best(root: _Node, top_k: int, run: _Run, memory: AutopilotMemory | 
                       "score": round(score, 5), "required_gain": round(need, 5),
                       "decision": "not kept: the score gain is below the required gain"
                       if excess <= 0 else "not kept: another change scored better"})
-        if excess > 0 and (best is None or excess > best[3]):
-            best = (child.cand, result, score, excess, tried[-1])
+        # a change the evaluator is confident of (it may be kept in full: ``guard``) goes
+        # before one that would be scaled down to the do-no-harm bound
+        sure = run.style is None and child.cand.action.operation != "straighten" and \
+            run.confident(child.cand, result)
+        rank = (sure, excess)
+        if excess > 0 and (best is None or rank > best[3]):
+            best = (child.cand, result, score, rank, tried[-1])
     if memory is not None:
         for child in ranked:
             won = best is not None and child.cand is best[0]

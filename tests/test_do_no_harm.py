@@ -1,0 +1,114 @@
+"""Scene-aware do-no-harm (issue 28): untouched photos whose colour or tone is unusual by
+nature stay within 35 dB, degraded ones are still brought closer, and the run says why."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+from PIL import Image
+
+import web
+from agent.brain.context import scene_context
+from agent.search.autopilot_memory import AutopilotMemory
+from agent.search.mcts import autopilot
+from agent.search.reward import HARM_BOUND, bounded_share, deviation
+from eval.photos import BENCH_DEGRADATIONS, load_photo, load_validation, psnr
+from pipelines.editors.frame import straighten
+from tests.test_app import manager  # noqa: F401  (the session-manager fixture)
+
+BUDGET = dict(iterations=2, simulations=6, depth=2, top_k=2)
+
+
+def _run(img: np.ndarray):
+    return autopilot(img, memory=AutopilotMemory(), **BUDGET)
+
+
+@pytest.mark.parametrize("label", [
+    "cheetah_closeup", "lion_face", "grace_hopper", "hubble", "china_water", "retina",
+    pytest.param("flower_closeup", marks=pytest.mark.xfail(
+        strict=True, reason="known failure: the evaluator predicts a gain far above any "
+                            "margin calibrated on the training photos (BENCHMARKS.md)")),
+])
+def test_untouched_photos_of_unusual_scenes_stay_within_35_db(label: str) -> None:
+    img = load_validation(label, 320)
+    result = _run(img)
+    assert psnr(result.image, img) >= 35.0, result.to_dict()["considered"]
+
+
+def test_a_degraded_photo_is_still_brought_closer_when_the_change_is_held_back() -> None:
+    """A mildly cool photo: the evaluator is not confident enough for the full correction,
+    so it is scaled down to the bound, which still brings the photo closer."""
+    clean = load_photo("cheetah_cub", 320)
+    cool = BENCH_DEGRADATIONS["cool_shade"](clean)
+    result = _run(cool)
+    assert psnr(result.image, clean) > psnr(cool, clean)
+    decisions = [c["decision"] for c in result.considered if "predicted_gain" in c]
+    assert decisions and any(d.startswith(("kept at", "kept: a small")) for d in decisions)
+    assert deviation(cv2.resize(result.image, (320, 320)), cv2.resize(cool, (320, 320))) \
+        <= HARM_BOUND + 0.5
+
+
+def test_a_badly_underexposed_photo_is_fixed_in_full() -> None:
+    clean = load_photo("coffee", 320)
+    dark = BENCH_DEGRADATIONS["dark_and_cool"](clean)
+    result = _run(dark)
+    assert psnr(result.image, clean) > psnr(dark, clean) + 6
+    assert any(str(c.get("decision", "")).startswith("kept: the evaluator is confident")
+               for c in result.considered)
+
+
+def test_left_alone_says_why_and_lists_what_it_considered() -> None:
+    img = load_validation("china", 320)
+    result = _run(img)
+    out = json.loads(json.dumps(result.to_dict()))
+    assert {"steps", "tree", "score_before", "score_after", "cancelled", "size", "left_alone",
+            "reason", "considered", "suggestions", "context"} <= set(out)
+    if out["left_alone"]:
+        assert np.array_equal(result.image, img)
+        assert out["reason"].startswith("left alone")
+    else:
+        assert psnr(result.image, img) >= 35.0 and out["reason"].startswith("changed")
+    assert all({"iteration", "description", "decision"} <= set(c) for c in out["considered"])
+
+
+def test_bounded_share_keeps_the_mix_within_the_bound() -> None:
+    rng = np.random.default_rng(1)
+    start = rng.integers(40, 200, (64, 64, 3), dtype=np.uint8)
+    result = np.clip(start.astype(int) + 30, 0, 255).astype(np.uint8)
+    share = bounded_share(start, result, start, 3.5)
+    mixed = start + share * (result.astype(np.float32) - start)
+    assert 0.05 < share < 0.2 and deviation(mixed.astype(np.uint8), start) <= 3.6
+    assert bounded_share(start, start, start) == 1.0
+    assert bounded_share(result, result, start) == 0.0     # already past the bound
+
+
+@pytest.mark.parametrize("name, flag", [("cheetah_run", "one_hue"), ("coffee", "one_hue"),
+                                        ("rocket", "twilight"), ("grace_hopper", "low_key"),
+                                        ("astronaut", "strong_subject")])
+def test_scene_context_names_natural_reasons(name: str, flag: str) -> None:
+    img = load_photo(name, 384)
+    assert flag in scene_context(img).flags
+    assert scene_context(load_photo("camera", 384)).flags == ()
+
+
+def test_the_app_shows_the_reason_and_accepts_a_suggestion(manager, tmp_path: Path  # noqa: F811
+                                                           ) -> None:
+    tilted = straighten(load_photo("camera", 384), 6)
+    src = tmp_path / "tilted.png"
+    Image.fromarray(tilted).save(src)
+    sid = web.ensure_session(None)
+    view = web.run_autopilot(sid, str(src), iterations=1, simulations=4, depth=1)
+    summary = json.loads(json.dumps(view.summary))
+    assert {"left_alone", "reason", "considered", "suggestions", "context"} <= set(summary)
+    (sugg,) = summary["suggestions"]
+    assert sugg["operation"] == "straighten" and abs(sugg["params"]["angle"] + 6) <= 0.5
+    accepted = web.accept_autopilot_suggestion(sid, 0)
+    assert accepted.summary["suggestions"] == [] and accepted.rows[-1][1]
+    landed = web.send_autopilot_to_edit(sid)
+    assert not np.array_equal(landed.image, tilted)
+    with pytest.raises(web.SessionError):
+        web.accept_autopilot_suggestion(sid, 0)
