@@ -22,6 +22,8 @@ import cv2
 import numpy as np
 
 from pipelines.images import downscale
+from pipelines.perception.detectors import SalientSegmenter
+from pipelines.perception.store import model_path
 
 log = logging.getLogger(__name__)
 
@@ -53,9 +55,6 @@ class SceneContext:
 
 @lru_cache(maxsize=1)
 def _segmenter() -> Any:
-    from pipelines.perception.detectors import SalientSegmenter
-    from pipelines.perception.store import model_path
-
     model_path(SalientSegmenter.file)     # raises when the weights are not installed
     return SalientSegmenter()
 
