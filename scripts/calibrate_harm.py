@@ -13,8 +13,12 @@ perceiver's proposals are applied; among those that would move the photo by more
 through (degraded). Cases are grouped by scene context (``agent.brain.context``: no flag =
 ``ordinary``, any flag = ``natural``).
 
-The margin of a group is the largest untouched gain plus ``HARM_SLACK``; the share of the
-group's degraded cases whose gain clears it is reported (those get their correction in
+The margin of a group is the largest untouched gain plus a slack for photos not seen: left
+one photo out, by how much that photo's largest untouched gain exceeded the largest of the
+other photos of its group — the largest such excess over all photos and groups (pooled:
+each group holds five or six photos), at least ``HARM_SLACK``. ``--slack fixed`` uses
+``HARM_SLACK`` alone. The share of the group's degraded cases whose gain clears the margin
+is reported (those get their correction in
 full; the others are scaled down to the bound, which still brings them closer when the
 full correction would have). The last line is one JSON object with the margins and the
 figures behind them. Nothing here looks at the held-out photos.
@@ -78,6 +82,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--leave-one-out", required=True, metavar="DIR")
     parser.add_argument("--size", type=int, default=512)
+    parser.add_argument("--slack", choices=("loo", "fixed"), default="loo")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     rows = []
@@ -101,13 +106,24 @@ def main() -> None:
                   f"{'-' if gain == -math.inf else f'{gain:5.2f}'} {name} {list(flags)}",
                   flush=True)
     naturalness.use_model(None)
+    slack = HARM_SLACK
+    if args.slack == "loo":
+        for group in ("ordinary", "natural"):
+            per_photo: dict[str, float] = {}
+            for r in rows:
+                if r["group"] == group and r["kind"] == "untouched" and r["gain"] is not None:
+                    per_photo[r["photo"]] = max(per_photo.get(r["photo"], -math.inf), r["gain"])
+            for photo, top in per_photo.items():
+                others = [v for k, v in per_photo.items() if k != photo]
+                if others:
+                    slack = max(slack, top - max(others))
     margins, figures = {}, {}
     for group in ("ordinary", "natural"):
         untouched = [r["gain"] for r in rows if r["group"] == group and
                      r["kind"] == "untouched" and r["gain"] is not None]
         degraded = [r["gain"] for r in rows if r["group"] == group and r["kind"] == "degraded"
                     and r["gain"] is not None]
-        margin = (max(untouched) + HARM_SLACK) if untouched else HARM_SLACK
+        margin = (max(untouched) + slack) if untouched else slack
         passed = float(np.mean([g >= margin for g in degraded])) if degraded else 0.0
         margins[group] = round(margin, 2)
         figures[group] = {"untouched_cases": len(untouched), "degraded_cases": len(degraded),
@@ -115,7 +131,7 @@ def main() -> None:
                           "degraded_median": round(float(np.median(degraded)), 3)
                           if degraded else None, "degraded_passing": round(passed, 3)}
     print(json.dumps({"margins": margins,
-                      "bound": HARM_BOUND, "slack": HARM_SLACK, "figures": figures}))
+                      "bound": HARM_BOUND, "slack": round(slack, 3), "figures": figures}))
 
 
 if __name__ == "__main__":

@@ -26,6 +26,10 @@ def _psnr(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def test_autopilot_fixes_an_underexposed_photo(dark_small: np.ndarray) -> None:
+    """Issue 28 changed this requirement: the photo used to be brought 3 dB closer; a
+    correction the evaluator is not confident of (its predicted gain below the margin
+    calibrated on untouched photos) is now scaled down to ``HARM_BOUND`` grey levels, which
+    still brings the photo closer, and the run says so."""
     from skimage import data
 
     truth = cv2.resize(data.coffee(), (192, 128), interpolation=cv2.INTER_AREA)
@@ -33,7 +37,11 @@ def test_autopilot_fixes_an_underexposed_photo(dark_small: np.ndarray) -> None:
     result = autopilot(dark_small, iterations=2, simulations=6, depth=2, top_k=2, seed=1,
                        memory=AutopilotMemory(), progress=lambda d, t, m: calls.append((d, t)))
     assert result.score_after > result.score_before
-    assert _psnr(result.image, truth) > _psnr(dark_small, truth) + 3
+    assert _psnr(result.image, truth) > _psnr(dark_small, truth) + 0.2
+    kept = [c for c in result.considered if str(c.get("decision", "")).startswith("kept")]
+    assert kept and all(c["moves"] > 0 for c in kept if "moves" in c)
+    if _psnr(result.image, truth) < _psnr(dark_small, truth) + 3:
+        assert "do-no-harm" in result.reason
     assert result.image.shape == dark_small.shape and result.image.dtype == np.uint8
     assert result.steps and result.steps[0].score_after > result.steps[0].score_before
     assert calls[-1] == (12, 12) or calls[-1][0] == len(calls)
