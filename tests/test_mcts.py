@@ -59,7 +59,9 @@ def test_same_seed_same_result(dark_small: np.ndarray) -> None:
 
 def test_cancel_returns_the_best_so_far(dark_small: np.ndarray, tmp_path) -> None:
     """Issue 15 changed this requirement: a cancelled run used to return its input; it now
-    returns (and commits) the best state its search had found when it stopped."""
+    returns (and commits) the best state its search had found when it stopped. Issue 28:
+    through the same do-no-harm rule as a finished run (held within the bound when the
+    evaluator is not confident), so it is closer, not necessarily 3 dB closer."""
     from skimage import data
 
     from agent.session import EditSession
@@ -72,16 +74,15 @@ def test_cancel_returns_the_best_so_far(dark_small: np.ndarray, tmp_path) -> Non
                        progress=lambda d, t, m: done.append(d), cancel=lambda: len(done) >= 3)
     assert result.cancelled and len(done) == 3
     assert result.steps and result.score_after > result.score_before
-    assert _psnr(result.image, truth) > _psnr(dark_small, truth) + 3
-    # the kept state is the best the interrupted search had scored
+    assert _psnr(result.image, truth) > _psnr(dark_small, truth) + 0.2
     tree = result.tree["iterations"][0]
-    scores = []
-    stack = list(tree["root"]["children"])
-    while stack:
-        node = stack.pop()
-        scores.append(node["score"] or 0.0)
-        stack.extend(node["children"])
-    assert tree["kept_on_cancel"] and max(scores) <= result.score_after + 0.05
+    assert tree["kept_on_cancel"]
+    on_cancel = [c for c in result.considered if c.get("on_cancel")]
+    assert on_cancel and all(c["decision"].startswith("kept") for c in on_cancel
+                             [: len(result.steps)])
+    full = [c for c in on_cancel if not c["decision"].startswith("kept at")]
+    if not full:     # held back: within the bound of the input
+        assert float(np.sqrt(np.mean((result.image.astype(float) - dark_small) ** 2))) < 4.5
     # and it landed in the session, one undoable node per step
     assert np.array_equal(session.current_image(), result.image)
     for _ in result.steps:

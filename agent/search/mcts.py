@@ -508,7 +508,8 @@ class _Run:
 
     def keep_path(self, path: list[Candidate]) -> bool:
         """Execute a path found by the search at full resolution; keep it if it scores
-        better than the current image (each edit lands as its own step)."""
+        better than the current image (each edit lands as its own step, through the same
+        do-no-harm ``guard`` as a finished run's)."""
         if not path:
             return False
         images, scores, image, carried = [], [], self.current, self.carried
@@ -521,9 +522,20 @@ class _Run:
             images.append(result)
         if scores[-1] <= self.score:
             return False
+        kept, rebuild = False, False
         for cand, result, score in zip(path, images, scores, strict=True):
-            self.keep(cand, result, score)
-        return True
+            if rebuild:   # the path's later states grew from a step that was scaled down
+                result = apply_candidate(self.current, cand)
+                score = self.score_step(cand, result)
+            guarded, score, record = self.guard(cand, result, score)
+            self.considered.append({"iteration": len(self.steps) + 1, "on_cancel": True,
+                                    **record})
+            if guarded is None:
+                break
+            rebuild = rebuild or guarded is not result
+            self.keep(cand, guarded, score)
+            kept = True
+        return kept
 
 
 def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3,
