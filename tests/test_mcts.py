@@ -10,7 +10,14 @@ import pytest
 
 from agent.brain.perceiver import propose
 from agent.search.autopilot_memory import AutopilotMemory
-from agent.search.mcts import apply_candidate, autopilot, mean_delta_e, required_gain
+from agent.search.mcts import (
+    FULL_STRENGTH,
+    accept_full_strength,
+    apply_candidate,
+    autopilot,
+    mean_delta_e,
+    required_gain,
+)
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +49,12 @@ def test_autopilot_fixes_an_underexposed_photo(dark_small: np.ndarray) -> None:
     assert kept and all(c["moves"] > 0 for c in kept if "moves" in c)
     if _psnr(result.image, truth) < _psnr(dark_small, truth) + 3:
         assert "do-no-harm" in result.reason
+        # nothing useful is hidden: the whole correction is offered, and accepting it
+        # brings the photo the 3 dB closer the run used to
+        (held,) = [s for s in result.suggestions if s["operation"] == FULL_STRENGTH]
+        assert held["reason"].startswith("held back:") and "stronger fix" in held["reason"]
+        accepted = accept_full_strength(dark_small, json.loads(json.dumps(held)))
+        assert _psnr(accepted[-1][0], truth) > _psnr(dark_small, truth) + 3
     assert result.image.shape == dark_small.shape and result.image.dtype == np.uint8
     assert result.steps and result.steps[0].score_after > result.steps[0].score_before
     assert calls[-1] == (12, 12) or calls[-1][0] == len(calls)

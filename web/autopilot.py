@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from agent.search.mcts import accept_suggestion, autopilot
+from agent.search.mcts import FULL_STRENGTH, accept_full_strength, accept_suggestion, autopilot
 from agent.session import EditSession, SessionError
 from pipelines.files import tree_size
 from pipelines.progress import ProgressFn
@@ -93,8 +93,12 @@ def _explanation(result: Any) -> dict[str, Any]:
 
 
 def accept_autopilot_suggestion(session_id: str | None, index: int = 0) -> AutopilotView:
-    """Accept one of the last run's suggestions (a straighten it did not apply by itself):
-    it becomes one more kept step of that run, so "send to Edit" lands it too.
+    """Accept one of the last run's suggestions, so "send to Edit" lands it too.
+
+    A straighten it did not apply by itself becomes one more kept step; a change the
+    do-no-harm guard held back (``full_strength``) replaces the run's own steps with the
+    whole changes, from the photo the run started from (straighten suggestions accepted
+    before are applied again on top).
 
     Args:
         session_id: the session that ran Autopilot.
@@ -112,24 +116,43 @@ def accept_autopilot_suggestion(session_id: str | None, index: int = 0) -> Autop
         if not isinstance(index, int) or isinstance(index, bool) or \
                 not 0 <= index < len(suggestions):
             raise SessionError("That suggestion is not there (run Autopilot again).")
+        chosen = suggestions[index]
         scratch = EditSession.open(session.folder / info["scratch"])
-        before = np.array(scratch.image_at(scratch.graph.root))
-        current = np.array(scratch.current_image())
+        root = scratch.graph.root
+        before = np.array(scratch.image_at(root))
+        accepted = list(info.get("accepted") or [])
         try:
-            image, action = accept_suggestion(current, suggestions[index])
+            if chosen.get("operation") == FULL_STRENGTH:
+                landed, parent = accept_full_strength(before, chosen), root
+                image = landed[-1][0]
+                for sugg in accepted:   # straighten suggestions accepted before, again on top
+                    landed.append(accept_suggestion(image, sugg))
+                    image = landed[-1][0]
+                steps = []
+            else:
+                landed, parent = [accept_suggestion(np.array(scratch.current_image()),
+                                                    chosen)], None
+                accepted.append(chosen)
+                steps = list(info["steps"])
         except ValueError as exc:
             raise SessionError(str(exc)) from exc
-        node = scratch.commit(image, action, f"Autopilot: {action.describe()} (accepted)")
-        info["steps"].append({"node": getattr(node, "id", None),
-                              "action": action.model_dump(mode="json"),
-                              "description": action.describe()})
+        get_manager().check_room(session, 3 * before.shape[0] * before.shape[1] * len(landed),
+                                 what="Accepting the suggestion")
+        for image, action in landed:
+            node = scratch.commit(image, action, f"Autopilot: {action.describe()} (accepted)",
+                                  parent)
+            parent = node.id
+            steps.append({"node": node.id, "action": action.model_dump(mode="json"),
+                          "description": action.describe()})
+        info["steps"], info["accepted"] = steps, accepted
         info["suggestions"] = [s for i, s in enumerate(suggestions) if i != index]
         session.save_ui()
     rows = [[i, describe_action(s["action"]), None, None, None]
             for i, s in enumerate(info["steps"], 1)]
-    summary = {"steps": [r[1] for r in rows], "accepted": suggestions[index],
+    what = "; ".join(a.describe() for _, a in landed)
+    summary = {"steps": [r[1] for r in rows], "accepted": chosen,
                "suggestions": info["suggestions"], "left_alone": False,
-               "reason": f"changed: {action.describe()} (suggestion accepted)"}
+               "reason": f"changed: {what} (suggestion accepted)"}
     return AutopilotView((preview(before), preview(image)), rows, "", summary)
 
 

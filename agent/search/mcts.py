@@ -410,10 +410,13 @@ class _Run:
     pred: dict[str, float] | None = None     # the learned model on ``current``
     reference: np.ndarray | None = None      # the last confident state, at HARM_SIZE
     considered: list[dict[str, Any]] = field(default_factory=list)
+    full: list[Candidate] = field(default_factory=list)   # each kept or skipped step, whole
+    held: list[dict[str, Any]] = field(default_factory=list)  # guard records: scaled/skipped
 
     def __post_init__(self) -> None:
         if self.reference is None:
             self.reference = to_analysis(self.current, HARM_SIZE)
+        self.carried0 = self.carried
 
     def predictions(self) -> dict[str, float]:
         """The learned model's predictions for the current image (computed once per image)."""
@@ -483,7 +486,10 @@ class _Run:
             record["decision"] = (f"skipped: it would move the photo by {moves:.1f} grey "
                                   f"levels and the predicted gain {gain:.2f} is below the "
                                   f"margin {margin:.2f}")
+            self.held.append(record)
+            self.full.append(cand)
             return None, self.score, record
+        self.held.append(record)
         mixed = cv2.addWeighted(np.ascontiguousarray(self.current), 1.0 - share,
                                 np.ascontiguousarray(result), share, 0.0)
         record["decision"] = (f"kept at {share:.0%}: the predicted gain {gain:.2f} is below "
@@ -503,8 +509,30 @@ class _Run:
                                         score, node_id))
         self.current, self.score, self.pred = result, score, None
         self.carried = self.carried.after(cand)
+        self.full.append(cand)
         if self.reference is None:
             self.reference = to_analysis(result, HARM_SIZE)
+
+    def full_strength(self) -> tuple[list[Candidate], np.ndarray]:
+        """The run's steps replayed whole on the original photo (the ones the guard held
+        back included), each kept only when it still raises the score; ``([], original)``
+        when the guard held nothing back."""
+        if not self.held:
+            return [], self.original
+        image, carried, kept = self.original, self.carried0, []
+        own = predictions(image)
+        score = score_with(image, self.original, self.style, carried, natural=(
+            distance_to_score(own[SELF]) if own else None))[0]
+        for cand in self.full:
+            result = apply_candidate(image, cand)
+            after = carried.after(cand)
+            new = score_with(result, self.original, self.style, after,
+                             natural=natural_term(result, own, cand, image))[0]
+            if new <= score:
+                continue
+            image, carried, score, own = result, after, new, predictions(result)
+            kept.append(cand)
+        return kept, image
 
     def keep_path(self, path: list[Candidate]) -> bool:
         """Execute a path found by the search at full resolution; keep it if it scores
@@ -625,7 +653,85 @@ def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3
             "perception": perception0.to_dict(), "context": context.to_dict()}
     return AutopilotResult(run.current, run.steps, tree, score0, run.score, cancelled,
                            _reason(run, context), run.considered,
-                           _suggestions(perception0.level), context.to_dict())
+                           _suggestions(perception0.level) + _held_back(run),
+                           context.to_dict())
+
+
+#: The ``operation`` of the suggestion that offers, whole, the changes the guard held back.
+FULL_STRENGTH = "full_strength"
+#: The most steps a full-strength suggestion may carry.
+MAX_FULL_STEPS = 8
+
+
+def _held_back(run: _Run) -> list[dict[str, Any]]:
+    """When the do-no-harm guard scaled a change down (or skipped it), the whole change is
+    offered as a suggestion, so nothing useful is hidden."""
+    cands, image = run.full_strength()
+    if not cands or image.shape != run.current.shape or \
+            deviation(to_analysis(image, HARM_SIZE), to_analysis(run.current, HARM_SIZE)) < 1.0:
+        return []
+    first = run.held[0]
+    gains = [r["predicted_gain"] for r in run.held if "predicted_gain" in r]
+    description = "; ".join(c.action.describe() for c in cands)
+    return [{"operation": FULL_STRENGTH,
+             "params": {"steps": [{"action": c.action.model_dump(mode="json"),
+                                   "protect": [list(map(int, b)) for b in c.protect],
+                                   "protect_strength": float(c.protect_strength)}
+                                  for c in cands]},
+             "description": f"apply at full strength: {description}",
+             "confidence": round(max(gains), 3) if gains else 0.0, "cue": "do_no_harm",
+             "reason": f"held back: the evaluator's predicted gain for "
+                       f"{first['description']} ({first.get('predicted_gain', 0.0):.2f}) is "
+                       f"below the margin {first.get('margin', 0.0):.2f} this scene needs, so "
+                       f"Autopilot moved the photo at most {HARM_BOUND:g} grey levels — a "
+                       f"stronger fix is available"}]
+
+
+def accept_full_strength(original: np.ndarray, suggestion: dict[str, Any]
+                         ) -> list[tuple[np.ndarray, Action]]:
+    """Carry out a held-back (``FULL_STRENGTH``) suggestion the user accepted: its steps,
+    whole, on the photo the run started from (they replace the run's own steps).
+
+    Args:
+        original: the photo the run started from.
+        suggestion: the ``FULL_STRENGTH`` entry of ``AutopilotResult.suggestions``.
+
+    Returns:
+        ``[(image after the step, its Action), ...]`` in order.
+
+    Raises:
+        ValueError: not such a suggestion, or a step that is not a valid edit.
+    """
+    if not isinstance(suggestion, dict) or suggestion.get("operation") != FULL_STRENGTH:
+        raise ValueError("not a held-back suggestion")
+    params = suggestion.get("params")
+    steps = params.get("steps") if isinstance(params, dict) else None
+    if not isinstance(steps, list) or not 0 < len(steps) <= MAX_FULL_STEPS:
+        raise ValueError(f"a held-back suggestion needs 1 to {MAX_FULL_STEPS} steps")
+    out, image = [], original
+    h, w = original.shape[:2]
+    for step in steps:
+        if not isinstance(step, dict):
+            raise ValueError("each step of a held-back suggestion must be an object")
+        try:
+            action = Action.model_validate(step.get("action"))
+        except Exception as exc:   # pydantic's ValidationError: the message names the field
+            raise ValueError(f"a held-back step is not a valid edit: {exc}") from None
+        if action.kind.value != "adjust" or action.operation == "straighten":
+            raise ValueError("a held-back suggestion holds tone and colour steps only")
+        boxes, strength = step.get("protect") or [], step.get("protect_strength", 0.35)
+        if not isinstance(boxes, list) or len(boxes) > 32 or not all(
+                isinstance(b, list) and len(b) == 4 and all(
+                    isinstance(v, int) and not isinstance(v, bool) and abs(v) <= 4 * max(w, h)
+                    for v in b) for b in boxes):
+            raise ValueError("a held-back step's protected boxes are not valid")
+        if not isinstance(strength, (int, float)) or not 0.0 <= float(strength) <= 1.0:
+            raise ValueError("a held-back step's protect strength must be within 0-1")
+        cand = Candidate(action, action.operation, action.instruction, 1.0,
+                         [tuple(b) for b in boxes], float(strength))
+        image = apply_candidate(image, cand)
+        out.append((image, action))
+    return out
 
 
 def accept_suggestion(image: np.ndarray, suggestion: dict[str, Any]
