@@ -19,6 +19,7 @@ from agent.search.reward import HARM_BOUND, bounded_share, deviation
 from eval.photos import BENCH_DEGRADATIONS, load_photo, load_validation, psnr
 from pipelines.editors.frame import straighten
 from tests.test_app import manager  # noqa: F401  (the session-manager fixture)
+from ui import api
 
 BUDGET = dict(iterations=2, simulations=6, depth=2, top_k=2)
 
@@ -125,17 +126,18 @@ def test_a_held_back_fix_is_offered_and_accepting_it_brings_the_photo_3_db_close
     dark = (clean * 0.35).astype(np.uint8)
     src = tmp_path / "dark.png"
     Image.fromarray(dark).save(src)
-    sid = web.ensure_session(None)
-    view = web.run_autopilot(sid, str(src), **BUDGET)
-    summary = json.loads(json.dumps(view.summary))
+    _, summary = api.autopilot(str(src), **BUDGET)        # the API / MCP tool
+    summary = json.loads(json.dumps(summary))
+    sid = summary["session_id"]
     assert "do-no-harm" in summary["reason"]
     held = [i for i, s in enumerate(summary["suggestions"]) if s["operation"] == "full_strength"]
     assert len(held) == 1, summary["suggestions"]
     sugg = summary["suggestions"][held[0]]
     assert sugg["reason"].startswith("held back:") and "a stronger fix is available" in \
         sugg["reason"]
-    accepted = web.accept_autopilot_suggestion(sid, held[0])
-    assert accepted.summary["reason"].endswith("(suggestion accepted)")
+    preview, accepted = api.accept_autopilot_suggestion(sid, held[0])
+    assert json.loads(json.dumps(accepted))["reason"].endswith("(suggestion accepted)")
+    assert accepted["accepted"]["operation"] == "full_strength"
     landed = np.asarray(web.send_autopilot_to_edit(sid).image)[..., :3]
     assert landed.shape == dark.shape
     assert psnr(landed, clean) >= psnr(dark, clean) + 3.0
