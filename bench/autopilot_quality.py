@@ -1,7 +1,7 @@
 """Autopilot against one-click auto-enhance on photos it has never seen (issue 15).
 
 Usage: ``python bench/autopilot_quality.py [--split heldout] [--size 512]
-[--iterations 3 --simulations 20 --depth 3] [--methods autopilot,autocontrast,greyworld]
+[--iterations 3 --simulations 20 --depth 3] [--methods autopilot,accepted,autocontrast,greyworld]
 [--leave-one-out DIR]``
 
 Photos: ``eval.photos.HELDOUT_PHOTOS`` by default (colour photos shipped inside Gradio,
@@ -22,16 +22,20 @@ key, water, close-ups) through every method and reports each one's PSNR against 
 the minimum, the median and how many stay at 35 dB or more.
 
 Methods: ``autopilot`` (``agent.search.mcts.autopilot``, one persisted memory shared by the
-whole run, as in the app), ``autocontrast`` (PIL's ``ImageOps.autocontrast``) and
-``greyworld`` (grey-world channel gains, then ``autocontrast``). The last line is one JSON
-object with, per method, the share of cases brought closer, the mean PSNR gain and the
-mean/min/median PSNR on the untouched photos (and each one's, ``untouched_psnr``); the
-load average is printed before and after (timings taken on a shared machine).
+whole run, as in the app), ``accepted`` (the same run with the change its do-no-harm guard
+held back accepted: ``suggestions``' ``full_strength`` entry, one click in the app; its
+seconds are those of the replay only when ``autopilot`` is also chosen), ``autocontrast``
+(PIL's ``ImageOps.autocontrast``) and ``greyworld`` (grey-world channel gains, then
+``autocontrast``). The last line is one JSON object with, per method, the share of cases
+brought closer, the mean PSNR gain and the mean/min/median PSNR on the untouched photos
+(and each one's, ``untouched_psnr``); the load average is printed before and after
+(timings taken on a shared machine).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
 import os
@@ -47,7 +51,7 @@ from PIL import Image, ImageOps
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.search.autopilot_memory import AutopilotMemory  # noqa: E402
-from agent.search.mcts import autopilot  # noqa: E402
+from agent.search.mcts import FULL_STRENGTH, accept_full_strength, autopilot  # noqa: E402
 from eval import naturalness  # noqa: E402
 from eval.photos import (  # noqa: E402
     BENCH_DEGRADATIONS,
@@ -73,11 +77,29 @@ def greyworld_autocontrast(img: np.ndarray) -> np.ndarray:
     return autocontrast(balanced.astype(np.uint8))
 
 
-def _autopilot_method(budget: dict, memory_path: Path) -> Callable[[np.ndarray], np.ndarray]:
+def _autopilot_methods(budget: dict, memory_path: Path
+                       ) -> dict[str, Callable[[np.ndarray], np.ndarray]]:
+    """``autopilot`` (its result as it comes back) and ``accepted`` (the same run with its
+    held-back suggestion accepted, one click in the app; the run's result when the guard
+    held nothing back). One run serves both for the same photo."""
+    last: dict = {}
+
+    def result(img: np.ndarray):
+        key = hashlib.sha1(img.tobytes()).hexdigest()
+        if last.get("key") != key:
+            memory = AutopilotMemory.load(memory_path)
+            last.update(key=key, result=autopilot(img, memory=memory, **budget))
+        return last["result"]
+
     def run(img: np.ndarray) -> np.ndarray:
-        memory = AutopilotMemory.load(memory_path)
-        return autopilot(img, memory=memory, **budget).image
-    return run
+        return result(img).image
+
+    def accepted(img: np.ndarray) -> np.ndarray:
+        r = result(img)
+        held = [s for s in r.suggestions if s["operation"] == FULL_STRENGTH]
+        return accept_full_strength(img, held[0])[-1][0] if held else r.image
+
+    return {"autopilot": run, "accepted": accepted}
 
 
 def _evaluator_without(photo: str, folder: Path) -> None:
@@ -144,7 +166,7 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=3)
     parser.add_argument("--simulations", type=int, default=20)
     parser.add_argument("--depth", type=int, default=3)
-    parser.add_argument("--methods", default="autopilot,autocontrast,greyworld")
+    parser.add_argument("--methods", default="autopilot,accepted,autocontrast,greyworld")
     parser.add_argument("--leave-one-out", default="", metavar="DIR",
                         help="training split, each photo judged by the evaluator fitted "
                              "without it (DIR/<photo>.json from scripts/train_naturalness.py "
@@ -163,7 +185,7 @@ def main() -> None:
     budget = dict(iterations=args.iterations, simulations=args.simulations, depth=args.depth)
     memory_path = Path(tempfile.mkdtemp(prefix="autopilot-bench-")) / "memory.json"
     methods: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-        "autopilot": _autopilot_method(budget, memory_path),
+        **_autopilot_methods(budget, memory_path),
         "autocontrast": autocontrast, "greyworld": greyworld_autocontrast}
     chosen = [m for m in args.methods.split(",") if m]
     if args.validation:
