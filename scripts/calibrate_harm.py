@@ -21,7 +21,9 @@ each group holds five or six photos), at least ``HARM_SLACK``. ``--slack fixed``
 is reported (those get their correction in
 full; the others are scaled down to the bound, which still brings them closer when the
 full correction would have). The last line is one JSON object with the margins and the
-figures behind them. Nothing here looks at the held-out photos.
+figures behind them, and the black points (``agent.search.reward.black_point``) of the
+untouched cases (largest) and the faded ones (smallest) behind ``FADED_BLACK``. Nothing here
+looks at the held-out photos.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ from agent.search.reward import (  # noqa: E402
     HARM_BOUND,
     HARM_SLACK,
     TONAL_OPS,
+    black_point,
     deviation,
     natural_term,
     predicted_gain,
@@ -99,12 +102,13 @@ def main() -> None:
             flags = scene_context(img).flags
             gain, name = largest_gain(img)
             group = "natural" if flags else "ordinary"
+            black = black_point(img)
             rows.append({"photo": photo, "case": label, "kind": kind, "group": group,
                          "flags": list(flags), "gain": None if gain == -math.inf else
-                         round(gain, 3), "correction": name})
+                         round(gain, 3), "correction": name, "black_point": round(black, 1)})
             print(f"{photo:13s} {label:16s} {kind:9s} {group:8s} "
-                  f"{'-' if gain == -math.inf else f'{gain:5.2f}'} {name} {list(flags)}",
-                  flush=True)
+                  f"{'-' if gain == -math.inf else f'{gain:5.2f}'} {name} {list(flags)} "
+                  f"black point {black:.0f}", flush=True)
     naturalness.use_model(None)
     slack = HARM_SLACK
     if args.slack == "loo":
@@ -130,6 +134,11 @@ def main() -> None:
                           "untouched_max": round(max(untouched), 3) if untouched else None,
                           "degraded_median": round(float(np.median(degraded)), 3)
                           if degraded else None, "degraded_passing": round(passed, 3)}
+    blacks = {kind: [r["black_point"] for r in rows if r["kind"] == kind and
+                     (kind == "untouched" or r["case"] == "faded")]
+              for kind in ("untouched", "degraded")}
+    figures["black_point"] = {"untouched_max": max(blacks["untouched"]),
+                              "faded_min": min(blacks["degraded"])}
     print(json.dumps({"margins": margins,
                       "bound": HARM_BOUND, "slack": round(slack, 3), "figures": figures}))
 

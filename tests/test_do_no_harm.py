@@ -15,7 +15,7 @@ import web
 from agent.brain.context import scene_context
 from agent.search.autopilot_memory import AutopilotMemory
 from agent.search.mcts import autopilot
-from agent.search.reward import HARM_BOUND, bounded_share, deviation
+from agent.search.reward import FADED_BLACK, HARM_BOUND, black_point, bounded_share, deviation
 from eval.photos import BENCH_DEGRADATIONS, load_photo, load_validation, psnr
 from pipelines.editors.frame import straighten
 from tests.test_app import manager  # noqa: F401  (the session-manager fixture)
@@ -143,3 +143,21 @@ def test_a_held_back_fix_is_offered_and_accepting_it_brings_the_photo_3_db_close
     assert psnr(landed, clean) >= psnr(dark, clean) + 3.0
     with pytest.raises(web.SessionError):
         web.accept_autopilot_suggestion(sid, 5)
+
+
+def test_a_faded_photo_is_fixed_in_full_when_two_measures_agree() -> None:
+    """The lifted black point is a measure of the deficit the evaluator does not need to be
+    sure of: a faded photo gets its whole correction when the evaluator merely agrees it
+    helps; the untouched training photos and close-ups stay below the threshold."""
+    for name in ("camera", "groot", "rocket", "chelsea"):
+        clean = load_photo(name, 320)
+        h, w = clean.shape[:2]
+        assert black_point(clean) < FADED_BLACK
+        assert black_point(clean[h // 4: 3 * h // 4, w // 4: 3 * w // 4]) < FADED_BLACK
+    clean = load_photo("camera", 320)
+    faded = BENCH_DEGRADATIONS["faded"](clean)
+    assert black_point(faded) >= FADED_BLACK
+    result = _run(faded)
+    assert any(str(c.get("decision", "")).startswith("kept: the photo's black point is lifted")
+               for c in result.considered), result.considered
+    assert psnr(result.image, clean) > psnr(faded, clean) + 3

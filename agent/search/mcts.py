@@ -53,6 +53,7 @@ from agent.brain.perceiver import Candidate, perceive, propose, run_gates
 from agent.search.autopilot_memory import AutopilotMemory
 from agent.search.reward import (  # noqa: F401  (re-exported: the module's public names)
     COLOUR_OPS,
+    FADED_BLACK,
     FIDELITY_COST,
     HARM_BOUND,
     HARM_SIZE,
@@ -60,6 +61,7 @@ from agent.search.reward import (  # noqa: F401  (re-exported: the module's publ
     MOOD_WEIGHT,
     STEP_MARGIN,
     Carried,
+    black_point,
     bounded_share,
     deviation,
     evaluate,
@@ -417,6 +419,7 @@ class _Run:
         if self.reference is None:
             self.reference = to_analysis(self.current, HARM_SIZE)
         self.carried0 = self.carried
+        self.faded = black_point(self.original) >= FADED_BLACK
 
     def predictions(self) -> dict[str, float]:
         """The learned model's predictions for the current image (computed once per image)."""
@@ -476,6 +479,12 @@ class _Run:
         if gain >= margin:
             record["decision"] = "kept: the evaluator is confident of the gain"
             self.reference = None             # the new state becomes the reference
+            return result, score, record
+        if gain > 0 and self.faded and black_point(self.current) >= FADED_BLACK and \
+                black_point(result) <= FADED_BLACK / 2:
+            record["decision"] = ("kept: the photo's black point is lifted (faded), the "
+                                  "change brings it down and the evaluator agrees it helps")
+            self.reference = None
             return result, score, record
         share = bounded_share(now, after, reference)
         record["share"] = round(share, 3)

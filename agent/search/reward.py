@@ -64,6 +64,14 @@ HARM_SIZE = 512
 HARM_MARGIN = {"ordinary": 2.92, "natural": 3.14}
 #: The smallest slack added to the calibrated untouched maximum.
 HARM_SLACK = 0.05
+#: A second, independent measure of a deficit: a photo whose darkest 0.5 % (the smallest
+#: channel of each pixel, at ``HARM_SIZE``) lies at this grey level or above has a lifted
+#: black point (faded). On the training photos (``scripts/calibrate_harm.py`` prints it)
+#: the untouched photos and their close-ups reach at most 30 (rocket's centre), their faded
+#: copies at least 41. When it fires, the step brings the black point to half of it or
+#: below (it removes the fade it is justified by) and the evaluator agrees the change helps
+#: (a predicted gain above 0), the step is kept in full without clearing ``HARM_MARGIN``.
+FADED_BLACK = 36.0
 
 #: Operations that change the colour balance (the only ones that move the cast term).
 COLOUR_OPS = operations_with("colour_balance")
@@ -209,6 +217,13 @@ def predicted_gain(before: dict[str, float], natural_after: float | None) -> flo
 def harm_margin(flags: tuple[str, ...] | list[str]) -> float:
     """The predicted gain a large change must clear in a scene with these context flags."""
     return HARM_MARGIN["natural" if flags else "ordinary"]
+
+
+def black_point(image: np.ndarray) -> float:
+    """The 0.5th percentile of each pixel's smallest channel (grey levels, at ``HARM_SIZE``):
+    how far above black the photo's darkest pixels lie (``FADED_BLACK``)."""
+    small = to_analysis(image, HARM_SIZE)
+    return float(np.percentile(small.min(axis=2), 0.5))
 
 
 def deviation(a: np.ndarray, b: np.ndarray) -> float:
