@@ -174,7 +174,8 @@ def test_app_builds_with_every_endpoint(manager):
     demo = app.build_app()
     named = set(demo.get_api_info()["named_endpoints"])
     assert {"/new_session", "/edit", "/undo", "/redo", "/checkout", "/graph", "/download",
-            "/export_session", "/import_session", "/autopilot", "/score",
+            "/export_session", "/import_session", "/autopilot",
+            "/accept_autopilot_suggestion", "/score",
             "/benchmark", "/share_link", "/revoke_share"} <= named
     api_names = {fn.api_name for fn in demo.fns.values()}
     for ui in ("ui_open", "ui_edit", "ui_undo", "ui_redo", "ui_checkout", "ui_download",
