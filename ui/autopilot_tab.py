@@ -34,9 +34,11 @@ def _explanation_md(summary: dict) -> str:
     if summary.get("reason"):
         parts.append(web.wording.scrub(str(summary["reason"])).capitalize() + ".")
     for s in summary.get("suggestions") or []:
+        how = "to apply it instead of the held-back steps" if s.get("operation") == \
+            "full_strength" else "to add it"
         parts.append(f"**Suggestion (not applied):** {web.wording.scrub(str(s['description']))}"
                      f" — {web.wording.scrub(str(s['reason']))}. Press *Accept suggestion* "
-                     "to add it.")
+                     f"{how} (suggestions are accepted in the order listed).")
     return ("\n\n" + "\n\n".join(parts)) if parts else ""
 
 
