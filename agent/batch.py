@@ -30,11 +30,9 @@ failures first, with before/after thumbnails, each step and the critic's verdict
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import logging
 import os
-import resource
 import shutil
 import sys
 import tempfile
@@ -46,298 +44,26 @@ from typing import Any, TextIO
 
 import numpy as np
 
-from agent.search.autopilot_memory import AutopilotMemory
-from agent.search.mcts import autopilot as run_autopilot
-from agent.session import EditSession, SessionError
+from agent.batch_files import (
+    MANIFEST,
+    STATE_DIR,
+    BatchError,
+    Photo,
+    append_entry,
+    mask_for,
+    read_manifest,
+    remove_torn_writes,
+    scan,
+    sha256_file,
+    thumb_names,
+)
+from agent.batch_report import write_report
+from agent.batch_task import FORWARDED_ENV, TASK_VERSION, THREAD_VARS, edit_photo
+from agent.session import SessionError
 from agent.session.edit_session import check_instruction
 from pipelines.files import atomic_write
-from pipelines.images import ImageLoadError, downscale, save_image
-from pipelines.masks import MaskError, load_mask
 
 log = logging.getLogger(__name__)
-
-#: photo suffixes a batch reads (RAW files are left alone)
-BATCH_SUFFIXES = frozenset({".jpg", ".jpeg", ".jpe", ".png", ".webp", ".tif", ".tiff"})
-#: the batch's own folder inside OUT (never read as input)
-STATE_DIR = ".loupe-batch"
-MANIFEST = "manifest.jsonl"
-THUMB_SIDE = 320
-#: the thread-count variables every worker pins (read when a library starts)
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-               "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
-#: the driver's settings that travel to every worker (on a cluster too), so that models,
-#: limits and the planner's endpoint are the same for every photo
-FORWARDED_ENV = ("LOUPE_", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
-_VERSION = 1  # bump when the task's output for the same inputs changes
-
-
-class BatchError(ValueError):
-    """A batch that cannot start (bad folders, instruction, point or limits)."""
-
-
-# --------------------------------------------------------------------------- the task
-
-
-def pin_threads(threads: int) -> None:
-    """Pin this process's thread pools (OpenCV, BLAS/OpenMP, torch) to ``threads``."""
-    n = max(1, int(threads))
-    for var in THREAD_VARS:
-        os.environ[var] = str(n)
-    import cv2
-
-    cv2.setNumThreads(n)
-    try:
-        from threadpoolctl import threadpool_limits
-
-        threadpool_limits(n)
-    except ImportError:  # pragma: no cover - threadpoolctl ships with scikit-learn
-        pass
-    torch = sys.modules.get("torch")
-    if torch is not None and torch.get_num_threads() != n:
-        torch.set_num_threads(n)
-
-
-def edit_photo(data: bytes, name: str, job: dict[str, Any]) -> dict[str, Any]:
-    """Edit one photo: the batch's task, a pure function of its arguments.
-
-    Args:
-        data: the photo file's bytes.
-        name: its file name (for messages; never a path).
-        job: ``instruction`` or ``autopilot`` (+ ``mood``, ``iterations``,
-            ``simulations``, ``depth``, ``seed``), optional ``mask`` (bytes) and
-            ``mask_name``, ``point`` (``[x, y]``, fractions when both are ≤ 1),
-            ``dry_run`` and ``threads``.
-
-    Returns:
-        ``{"outcome": "done"|"failed"|"planned", "reason", "output" (bytes or None),
-        "steps", "score", "verdict", "record", "thumbs", "seconds", "pid",
-        "peak_rss_mb"}`` (the worker process's peak resident memory so far).
-    """
-    start = time.perf_counter()
-    pin_threads(job.get("threads", 1))
-    out: dict[str, Any] = {"outcome": "failed", "reason": "", "output": None, "steps": [],
-                           "score": None, "verdict": [], "record": None, "thumbs": None,
-                           "pid": os.getpid()}
-    scratch = Path(tempfile.mkdtemp(prefix="loupe-batch-"))
-    try:
-        upload = io.BytesIO(data)
-        upload.name = name
-        session = EditSession.create(upload, scratch / "s")
-        out["thumbs"] = [_thumb(session.original.pixels)]
-        out.update(_run(session, job))
-        if out["outcome"] == "done":
-            out["output"] = session.save_image(None)
-            out["thumbs"].append(_thumb(session.current_image()))
-    except (ImageLoadError, SessionError) as err:
-        out["reason"] = str(err)
-    except MemoryError:
-        out["reason"] = f"{name} needs more memory than this worker has"
-    except Exception as err:  # noqa: BLE001 - one bad photo must not stop a batch
-        log.exception("batch photo %s failed", name)
-        out["reason"] = f"the edit failed ({type(err).__name__}: {err})"[:500]
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    out["seconds"] = round(time.perf_counter() - start, 3)
-    out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
-    return out
-
-
-def _thumb(pixels: np.ndarray) -> bytes:
-    small = np.ascontiguousarray(downscale(np.asarray(pixels)[..., :3], THUMB_SIDE))
-    return save_image(small, None, format="JPEG", quality=80)  # type: ignore[return-value]
-
-
-def _run(session: EditSession, job: dict[str, Any]) -> dict[str, Any]:
-    """Plan, edit or Autopilot ``session``'s photo; the task's outcome fields."""
-    width, height = session.graph.size
-    mask = None
-    if job.get("mask_required") and job.get("mask") is None:
-        return {"reason": f"no mask named like {session.original.filename or 'this photo'} "
-                          "in the mask folder (a/b.jpg → a/b.png, any image suffix)"}
-    if job.get("mask") is not None:
-        try:
-            mask = load_mask(job["mask"], (height, width), label=job.get("mask_name"))
-        except (MaskError, ImageLoadError) as err:
-            return {"reason": str(err)}
-    if job.get("point") is not None:
-        mask, why = _point_mask(session, job)
-        if mask is None:
-            return {"reason": why}
-    if job.get("autopilot"):
-        return _autopilot(session, job)
-    instruction = job["instruction"]
-    if job.get("dry_run"):
-        plan = session.planner.plan(instruction, memory=session.memory,
-                                    has_mask=mask is not None, image_size=session.graph.size)
-        steps = [a.describe() for a in plan.actions]
-        if not plan.is_edit or not steps:
-            return {"reason": plan.message or "that does not read as a change to the photo",
-                    "steps": steps}
-        return {"outcome": "planned", "steps": steps}
-    result = session.turn(instruction, mask)
-    record = result.to_dict()
-    steps = [f"{s.description} [{s.status}]" for s in result.steps]
-    scores = [s.score for s in result.steps if s.applied and s.score is not None]
-    verdict = [{"step": s.description, "status": s.status, "score": s.score,
-                "reasons": [f for a in s.attempts for f in a.fix][:6],
-                "message": s.message} for s in result.steps]
-    base = {"steps": steps, "verdict": verdict, "record": record,
-            "score": round(min(scores), 2) if scores else None}
-    if not result.ok:
-        reason = result.message
-        options = list(result.choices or []) + list(getattr(result, "candidates", None) or [])
-        if options:
-            reason += " A choice is needed: " + " / ".join(str(c.get("label", ""))
-                                                          for c in options)
-        return {**base, "reason": reason}
-    return {**base, "outcome": "done", "reason": result.message}
-
-
-def _point_mask(session: EditSession, job: dict[str, Any]) -> tuple[np.ndarray | None, str]:
-    """The object under ``job["point"]`` (click-to-select), as a brush mask."""
-    width, height = session.graph.size
-    x, y = (float(v) for v in job["point"])
-    if x <= 1 and y <= 1:
-        x, y = x * (width - 1), y * (height - 1)
-    if not (0 <= x < width and 0 <= y < height):
-        return None, f"the point ({x:.0f}, {y:.0f}) is outside the {width}x{height} photo"
-    try:
-        session.select(x, y)  # click-to-select, as ``python -m agent edit --point``
-    except SessionError as err:
-        return None, str(err)
-    return session.selection, "nothing was selected at the point"
-
-
-def _autopilot(session: EditSession, job: dict[str, Any]) -> dict[str, Any]:
-    if job.get("dry_run"):
-        return {"outcome": "planned", "steps": ["Autopilot (tree search over edits)"]}
-    result = run_autopilot(np.array(session.current_image()), mood=job.get("mood") or None,
-                           iterations=int(job.get("iterations", 2)),
-                           simulations=int(job.get("simulations", 8)),
-                           depth=int(job.get("depth", 2)), top_k=3,
-                           seed=int(job.get("seed", 0)), session=session,
-                           memory=AutopilotMemory())
-    steps = [f"{s.description} ({s.score_before:.2f} → {s.score_after:.2f})"
-             for s in result.steps]
-    return {"outcome": "done", "steps": steps, "score": round(float(result.score_after), 3),
-            "verdict": [{"step": "Autopilot", "status": "applied",
-                         "score": round(float(result.score_after), 3),
-                         "reasons": [f"score {result.score_before:.2f} → "
-                                     f"{result.score_after:.2f}"], "message": ""}],
-            "record": {"steps": [{"description": s.description, "action": s.action,
-                                  "score_before": s.score_before,
-                                  "score_after": s.score_after} for s in result.steps],
-                       "score_before": result.score_before,
-                       "score_after": result.score_after},
-            "reason": f"{len(result.steps)} step(s) kept"}
-
-
-# --------------------------------------------------------------------------- folders
-
-
-@dataclass
-class Photo:
-    """One input photo: its path relative to IN (posix) and on disk."""
-
-    rel: str
-    path: Path
-    size: int
-    sha256: str = ""
-
-
-def scan(src: str | os.PathLike, dest: str | os.PathLike | None = None) -> list[Photo]:
-    """The photos under ``src`` (recursively, sorted), skipping links, ``dest`` when it
-    lies inside ``src``, and every batch's own ``.loupe-batch`` folder."""
-    root = Path(src)
-    skip = Path(dest).resolve() if dest is not None else None
-    photos: list[Photo] = []
-    for folder, dirs, files in os.walk(root, followlinks=False):
-        here = Path(folder)
-        dirs[:] = sorted(d for d in dirs if d != STATE_DIR
-                         and not (here / d).is_symlink()
-                         and (skip is None or (here / d).resolve() != skip))
-        for name in sorted(files):
-            path = here / name
-            if path.suffix.lower() not in BATCH_SUFFIXES or path.is_symlink():
-                continue
-            try:
-                size = path.stat().st_size
-            except OSError:
-                continue
-            photos.append(Photo(path.relative_to(root).as_posix(), path, size))
-    return photos
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def _remove_torn_writes(dest: Path) -> None:
-    """Delete the hidden temporary files of writes a kill interrupted (``atomic_write``
-    names them ``.NAME.*.tmp``; the file ``NAME`` itself is whole or absent)."""
-    for folder, _dirs, files in os.walk(dest, followlinks=False):
-        for name in files:
-            if name.startswith(".") and name.endswith(".tmp"):
-                Path(folder, name).unlink(missing_ok=True)
-
-
-def _mask_for(photo: Photo, masks: Path | None) -> Path | None:
-    """The mask named like ``photo`` in the mask folder: the same relative path with any
-    image suffix (``a/b.jpg`` → ``a/b.png``…), else the same stem at the top level."""
-    if masks is None:
-        return None
-    rel = Path(photo.rel)
-    for folder in (masks / rel.parent, masks):
-        for suffix in (".png", ".jpg", ".jpeg", ".webp", ".tif", ".tiff", ".bmp"):
-            for stem in (rel.stem, rel.name):
-                path = folder / (stem + suffix)
-                if path.is_file() and not path.is_symlink():
-                    return path
-    return None
-
-
-# --------------------------------------------------------------------------- manifest
-
-
-def read_manifest(dest: str | os.PathLike) -> dict[str, dict[str, Any]]:
-    """The latest manifest entry per photo (a torn last line, from a kill, is skipped)."""
-    path = Path(dest) / STATE_DIR / MANIFEST
-    entries: dict[str, dict[str, Any]] = {}
-    if not path.is_file():
-        return entries
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(entry, dict) and isinstance(entry.get("path"), str):
-            entries[entry["path"]] = entry
-    return entries
-
-
-def _append(dest: Path, entry: dict[str, Any]) -> None:
-    path = dest / STATE_DIR / MANIFEST
-    path.parent.mkdir(parents=True, exist_ok=True)
-    torn = False
-    if path.is_file() and path.stat().st_size:
-        with open(path, "rb") as tail:
-            tail.seek(-1, os.SEEK_END)
-            torn = tail.read(1) != b"\n"
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(("\n" if torn else "") + json.dumps(entry, default=str) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
-
-
-def thumb_names(rel: str) -> tuple[str, str]:
-    """The before/after thumbnail files (under ``OUT/.loupe-batch/thumbs``) of a photo."""
-    key = hashlib.sha1(rel.encode("utf-8")).hexdigest()[:20]
-    return f"{key}-before.jpg", f"{key}-after.jpg"
-
 
 # --------------------------------------------------------------------------- the driver
 
@@ -399,13 +125,13 @@ def job_settings(instruction: str | None, *, autopilot: bool = False, mood: str 
         return {"autopilot": True, "mood": (mood or "").strip() or None, "point": point,
                 "iterations": int(iterations), "simulations": int(simulations),
                 "depth": int(depth), "seed": int(seed), "dry_run": bool(dry_run),
-                "threads": int(threads), "version": _VERSION}
+                "threads": int(threads), "version": TASK_VERSION}
     try:
         text = check_instruction(instruction)
     except SessionError as err:
         raise BatchError(str(err)) from None
     return {"instruction": text, "point": point, "dry_run": bool(dry_run),
-            "threads": int(threads), "version": _VERSION}
+            "threads": int(threads), "version": TASK_VERSION}
 
 
 def _fingerprint(settings: dict[str, Any], mask_sha: str | None) -> str:
@@ -424,11 +150,11 @@ def plan_batch(src: Path, dest: Path, settings: dict[str, Any], *, mask_from: Pa
     todo, finished = [], []
     for photo in photos:
         try:
-            photo.sha256 = _sha256(photo.path)
+            photo.sha256 = sha256_file(photo.path)
         except OSError:  # unreadable: the task's read fails and records why
             photo.sha256 = ""
-        mask = _mask_for(photo, mask_from)
-        mask_sha = _sha256(mask) if mask else None
+        mask = mask_for(photo, mask_from)
+        mask_sha = sha256_file(mask) if mask else None
         fp = _fingerprint(settings, mask_sha)
         entry = manifest.get(photo.rel)
         if entry and entry.get("sha256") == photo.sha256 and entry.get("fingerprint") == fp \
@@ -509,7 +235,7 @@ def run_batch(src: str | os.PathLike, dest: str | os.PathLike, instruction: str 
         raise BatchError(f"{total} photos is more than the {max_photos} a batch may hold")
     if not resume:  # a fresh run: a fresh manifest
         atomic_write(dest_path / STATE_DIR / MANIFEST, b"")
-    _remove_torn_writes(dest_path)
+    remove_torn_writes(dest_path)
     summary = BatchSummary(total=total, skipped=len(finished))
     entries = {p.rel: manifest[p.rel] for p in finished}
     log.info("batch: %d photos, %d finished before, %d to run", total, len(finished), len(todo))
@@ -528,8 +254,6 @@ def run_batch(src: str | os.PathLike, dest: str | os.PathLike, instruction: str 
             summary.failures.append({"path": entry["path"], "reason": entry.get("reason", "")})
     summary.seconds = time.perf_counter() - start
     if report:
-        from agent.batch_report import write_report  # it imports this module
-
         summary.report = write_report(dest_path, list(entries.values()), summary)
     return summary
 
@@ -631,7 +355,7 @@ def _land(dest: Path, photo: Photo, mask: Path | None, fp: str, settings: dict[s
              "verdict": result.get("verdict", []), "record": result.get("record"),
              "thumbs": len(thumbs), "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
              "finished_at": round(time.time(), 3)}
-    _append(dest, entry)
+    append_entry(dest, entry)
     return entry
 
 

@@ -17,7 +17,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from agent.batch import STATE_DIR, thumb_names
+from agent.batch_files import STATE_DIR, read_manifest, thumb_names
 from pipelines.files import atomic_write
 
 REPORT_HTML, REPORT_CSV, REPORT_JSON = "batch-report.html", "batch-report.csv", \
@@ -34,8 +34,6 @@ def sorted_rows(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def report_from_manifest(dest: Path, summary: Any) -> dict[str, str]:
     """Rewrite the report from ``dest``'s manifest (after a cancelled or killed run)."""
-    from agent.batch import read_manifest  # agent.batch imports this module lazily
-
     return write_report(dest, list(read_manifest(dest).values()), summary)
 
 

@@ -1,7 +1,7 @@
 """Autopilot against one-click auto-enhance on photos it has never seen (issue 15).
 
 Usage: ``python bench/autopilot_quality.py [--split heldout] [--size 512]
-[--iterations 3 --simulations 20 --depth 3] [--methods autopilot,autocontrast,greyworld]
+[--iterations 3 --simulations 20 --depth 3] [--methods autopilot,accepted,autocontrast,greyworld]
 [--leave-one-out DIR]``
 
 Photos: ``eval.photos.HELDOUT_PHOTOS`` by default (colour photos shipped inside Gradio,
@@ -16,18 +16,29 @@ untouched photo (PSNR of its output against its input: 100 = unchanged).
 fitted without it (``scripts/train_naturalness.py --leave-one-out DIR``): the validation
 figure the Autopilot's knobs are chosen on, so that the held-out split is only reported.
 
+``--validation`` runs only the untouched validation photos of issue 28
+(``eval.photos.VALIDATION_UNTOUCHED``: strong natural colour, one-hue frames, twilight, low
+key, water, close-ups) through every method and reports each one's PSNR against its input,
+the minimum, the median and how many stay at 35 dB or more.
+
 Methods: ``autopilot`` (``agent.search.mcts.autopilot``, one persisted memory shared by the
-whole run, as in the app), ``autocontrast`` (PIL's ``ImageOps.autocontrast``) and
-``greyworld`` (grey-world channel gains, then ``autocontrast``). The last line is one JSON
-object with, per method, the share of cases brought closer, the mean PSNR gain and the
-mean/min PSNR on the untouched photos.
+whole run, as in the app), ``accepted`` (the same run with the change its do-no-harm guard
+held back accepted: ``suggestions``' ``full_strength`` entry, one click in the app; its
+seconds are those of the replay only when ``autopilot`` is also chosen), ``autocontrast``
+(PIL's ``ImageOps.autocontrast``) and ``greyworld`` (grey-world channel gains, then
+``autocontrast``). The last line is one JSON object with, per method, the share of cases
+brought closer, the mean PSNR gain and the mean/min/median PSNR on the untouched photos
+(and each one's, ``untouched_psnr``); the load average is printed before and after
+(timings taken on a shared machine).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import logging
+import os
 import sys
 import tempfile
 import time
@@ -41,12 +52,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.search.autopilot_memory import AutopilotMemory  # noqa: E402
 from agent.search.mcts import autopilot  # noqa: E402
+from agent.search.suggestions import FULL_STRENGTH, accept_full_strength  # noqa: E402
 from eval import naturalness  # noqa: E402
 from eval.photos import (  # noqa: E402
     BENCH_DEGRADATIONS,
     HELDOUT_PHOTOS,
     TRAIN_PHOTOS,
+    VALIDATION_UNTOUCHED,
     load_photo,
+    load_validation,
     psnr,
 )
 
@@ -64,11 +78,29 @@ def greyworld_autocontrast(img: np.ndarray) -> np.ndarray:
     return autocontrast(balanced.astype(np.uint8))
 
 
-def _autopilot_method(budget: dict, memory_path: Path) -> Callable[[np.ndarray], np.ndarray]:
+def _autopilot_methods(budget: dict, memory_path: Path
+                       ) -> dict[str, Callable[[np.ndarray], np.ndarray]]:
+    """``autopilot`` (its result as it comes back) and ``accepted`` (the same run with its
+    held-back suggestion accepted, one click in the app; the run's result when the guard
+    held nothing back). One run serves both for the same photo."""
+    last: dict = {}
+
+    def result(img: np.ndarray):
+        key = hashlib.sha1(img.tobytes()).hexdigest()
+        if last.get("key") != key:
+            memory = AutopilotMemory.load(memory_path)
+            last.update(key=key, result=autopilot(img, memory=memory, **budget))
+        return last["result"]
+
     def run(img: np.ndarray) -> np.ndarray:
-        memory = AutopilotMemory.load(memory_path)
-        return autopilot(img, memory=memory, **budget).image
-    return run
+        return result(img).image
+
+    def accepted(img: np.ndarray) -> np.ndarray:
+        r = result(img)
+        held = [s for s in r.suggestions if s["operation"] == FULL_STRENGTH]
+        return accept_full_strength(img, held[0])[-1][0] if held else r.image
+
+    return {"autopilot": run, "accepted": accepted}
 
 
 def _evaluator_without(photo: str, folder: Path) -> None:
@@ -79,13 +111,46 @@ def _evaluator_without(photo: str, folder: Path) -> None:
         raise SystemExit(f"{folder / (photo + '.json')} is not a model fitted without {photo}")
 
 
-def _summary(rows: list[dict], untouched: list[float]) -> dict:
+def _untouched(values: dict[str, float]) -> dict:
+    v = list(values.values())
+    return {"untouched_psnr_mean": round(float(np.mean(v)), 2),
+            "untouched_psnr_min": round(float(np.min(v)), 2),
+            "untouched_psnr_median": round(float(np.median(v)), 2),
+            "untouched_at_35db": int(sum(x >= 35.0 for x in v)),
+            "untouched_psnr": {k: round(x, 2) for k, x in values.items()}}
+
+
+def _validation(methods: dict[str, Callable[[np.ndarray], np.ndarray]], chosen: list[str],
+                size: int) -> None:
+    values: dict[str, dict[str, float]] = {m: {} for m in chosen}
+    seconds = {m: 0.0 for m in chosen}
+    for label, (_, _, kind) in VALIDATION_UNTOUCHED.items():
+        img = load_validation(label, size)
+        line = [f"{label:16s} {kind[:30]:30s}"]
+        for m in chosen:
+            start = time.perf_counter()
+            out = methods[m](img)
+            seconds[m] += time.perf_counter() - start
+            values[m][label] = psnr(out, img)
+            line.append(f"{m} {values[m][label]:6.2f}")
+        print("  ".join(line), flush=True)
+    result = {m: {**_untouched(values[m]), "seconds": round(seconds[m], 1)} for m in chosen}
+    for m in chosen:
+        r = result[m]
+        print(f"{m:13s} untouched min {r['untouched_psnr_min']:.2f} dB, median "
+              f"{r['untouched_psnr_median']:.2f} dB, {r['untouched_at_35db']}/"
+              f"{len(VALIDATION_UNTOUCHED)} at ≥ 35 dB")
+    print(json.dumps({"split": "untouched validation", "photos": list(VALIDATION_UNTOUCHED),
+                      "size": size, "load_average": [round(x, 2) for x in os.getloadavg()],
+                      "methods": result}))
+
+
+def _summary(rows: list[dict], untouched: dict[str, float]) -> dict:
     gains = [r["after"] - r["before"] for r in rows]
     return {"closer_rate": round(float(np.mean([g > 0 for g in gains])), 3),
             "mean_psnr_gain": round(float(np.mean(gains)), 2),
             "worse_cases": int(sum(g < 0 for g in gains)),
-            "untouched_psnr_mean": round(float(np.mean(untouched)), 2),
-            "untouched_psnr_min": round(float(np.min(untouched)), 2),
+            **_untouched(untouched),
             "per_degradation": {k: {"closer": int(sum(r["after"] > r["before"] for r in rows
                                                       if r["degradation"] == k)),
                                     "mean_gain": round(float(np.mean(
@@ -102,14 +167,18 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=3)
     parser.add_argument("--simulations", type=int, default=20)
     parser.add_argument("--depth", type=int, default=3)
-    parser.add_argument("--methods", default="autopilot,autocontrast,greyworld")
+    parser.add_argument("--methods", default="autopilot,accepted,autocontrast,greyworld")
     parser.add_argument("--leave-one-out", default="", metavar="DIR",
                         help="training split, each photo judged by the evaluator fitted "
                              "without it (DIR/<photo>.json from scripts/train_naturalness.py "
                              "--leave-one-out DIR): how the Autopilot fares on photos its "
                              "evaluator has not seen, without touching the held-out split")
+    parser.add_argument("--validation", action="store_true",
+                        help="only the untouched validation photos of issue 28 "
+                             "(eval.photos.VALIDATION_UNTOUCHED)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
+    print(f"load average at start: {os.getloadavg()}", flush=True)
     if args.leave_one_out:
         args.split = "train"
     photos = [p for p in args.photos.split(",") if p] or \
@@ -117,11 +186,14 @@ def main() -> None:
     budget = dict(iterations=args.iterations, simulations=args.simulations, depth=args.depth)
     memory_path = Path(tempfile.mkdtemp(prefix="autopilot-bench-")) / "memory.json"
     methods: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-        "autopilot": _autopilot_method(budget, memory_path),
+        **_autopilot_methods(budget, memory_path),
         "autocontrast": autocontrast, "greyworld": greyworld_autocontrast}
     chosen = [m for m in args.methods.split(",") if m]
+    if args.validation:
+        _validation(methods, chosen, args.size)
+        return
     rows: dict[str, list[dict]] = {m: [] for m in chosen}
-    untouched: dict[str, list[float]] = {m: [] for m in chosen}
+    untouched: dict[str, dict[str, float]] = {m: {} for m in chosen}
     seconds: dict[str, float] = {m: 0.0 for m in chosen}
     for name in photos:
         if args.leave_one_out:
@@ -135,8 +207,8 @@ def main() -> None:
                 out = methods[m](img)
                 seconds[m] += time.perf_counter() - start
                 if kind == "untouched":
-                    untouched[m].append(psnr(out, clean))
-                    line.append(f"{m} {untouched[m][-1]:6.2f}")
+                    untouched[m][name] = psnr(out, clean)
+                    line.append(f"{m} {untouched[m][name]:6.2f}")
                 else:
                     row = {"photo": name, "degradation": kind, "before": psnr(img, clean),
                            "after": psnr(out, clean)}
@@ -148,11 +220,13 @@ def main() -> None:
     for m in chosen:
         r = result[m]
         print(f"{m:13s} closer {r['closer_rate']:.0%}  mean gain {r['mean_psnr_gain']:+.2f} dB"
-              f"  untouched {r['untouched_psnr_mean']:.1f} dB (min {r['untouched_psnr_min']:.1f})")
+              f"  untouched {r['untouched_psnr_mean']:.1f} dB (min {r['untouched_psnr_min']:.1f},"
+              f" median {r['untouched_psnr_median']:.1f})")
     split = "train, leave one photo out" if args.leave_one_out else args.split
     print(json.dumps({"split": split if not args.photos else "custom", "photos": photos,
                       "cases": len(photos) * len(BENCH_DEGRADATIONS), "size": args.size,
-                      "budget": budget, "methods": result}))
+                      "budget": budget, "load_average": [round(x, 2) for x in os.getloadavg()],
+                      "methods": result}))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@ Usage::
 Every run is a fresh process timed from its start to its exit (interpreter, imports,
 Ray's start and its workers' first imports included), with the same thread settings
 (``--threads`` per process: OpenCV, BLAS, OpenMP, torch pinned by
-``agent.batch.pin_threads``): ``single`` runs ``agent.batch.edit_photo`` on each photo in
+``agent.batch_task.pin_threads``): ``single`` runs ``agent.batch_task.edit_photo`` on each photo in
 one process and writes the results as the driver does; ``ray_1``/``ray_2`` run
 ``python -m agent batch --workers N``. ``*_steady`` rates leave out Ray's start (the
 cluster's, which a long batch pays once); ``*_warm`` rates are what a long batch sees
@@ -72,7 +72,9 @@ def _cli_args(mode: str, simulations: int) -> tuple[list[str], list[str]]:
 
 def single(src: str, dest: str, mode: str, threads: int, simulations: int) -> None:
     """The plain single process (no Ray): the batch's task, photo by photo."""
-    from agent.batch import edit_photo, job_settings, pin_threads, scan
+    from agent.batch import job_settings
+    from agent.batch_files import scan
+    from agent.batch_task import edit_photo, pin_threads
     from pipelines.files import atomic_write
 
     pin_threads(threads)

@@ -52,12 +52,56 @@ PHOTO_FILES: dict[str, tuple[str, str]] = {
     "grace_hopper": ("matplotlib", "mpl-data/sample_data/grace_hopper.jpg"),
     "china": ("sklearn", "datasets/images/china.jpg"),
     "flower": ("sklearn", "datasets/images/flower.jpg"),
+    "hubble": ("skimage", "data/hubble_deep_field.jpg"),
+    "retina": ("skimage", "data/retina.jpg"),
 }
 
 TRAIN_PHOTOS: tuple[str, ...] = ("astronaut", "coffee", "chelsea", "rocket", "camera",
                                  "motorcycle", "cheetah_cub", "cheetah_face", "groot")
 HELDOUT_PHOTOS: tuple[str, ...] = ("cheetah_run", "lion", "tower", "grace_hopper", "china",
                                    "flower")
+
+
+#: Untouched photos the do-no-harm rule is validated on (issue 28): label → (photo, crop box
+#: as fractions (x0, y0, x1, y1) of the photo or None, the kind of scene). All but rocket
+#: lie outside ``TRAIN_PHOTOS`` (the held-out photos, close-ups cut from them, and two
+#: scikit-image photos in neither split); rocket, the only twilight photo shipped here, is a
+#: training photo (the evaluator has seen it) and is reported as such. Nothing is tuned on
+#: these; the margins come from ``scripts/calibrate_harm.py`` on the training photos.
+VALIDATION_UNTOUCHED: dict[str, tuple[str, tuple[float, float, float, float] | None, str]] = {
+    "cheetah_run": ("cheetah_run", None, "one hue (dry grass)"),
+    "cheetah_closeup": ("cheetah_run", (0.45, 0.15, 0.95, 0.75), "one hue, close-up"),
+    "lion": ("lion", None, "strong natural colour"),
+    "lion_face": ("lion", (0.2, 0.0, 0.8, 0.6), "strong natural colour, close-up"),
+    "flower": ("flower", None, "strong natural colour, dark background"),
+    "flower_closeup": ("flower", (0.3, 0.15, 0.75, 0.8), "strong natural colour, close-up"),
+    "tower": ("tower", None, "strong colour against a blue sky"),
+    "grace_hopper": ("grace_hopper", None, "low key portrait"),
+    "china": ("china", None, "water, level landscape"),
+    "china_water": ("china", (0.45, 0.45, 1.0, 0.85), "water"),
+    "hubble": ("hubble", None, "low key, night sky"),
+    "retina": ("retina", (0.15, 0.15, 0.85, 0.85), "one hue, close-up"),
+    "rocket": ("rocket", None, "twilight (a training photo)"),
+}
+
+
+def load_validation(label: str, long_side: int = 512) -> np.ndarray:
+    """An untouched validation photo (``VALIDATION_UNTOUCHED``), cropped, long side at most
+    ``long_side``.
+
+    Raises:
+        PhotoError: unknown label, or its photo is not installed.
+    """
+    if label not in VALIDATION_UNTOUCHED:
+        raise PhotoError(f"unknown validation photo {label!r}; known: "
+                         f"{', '.join(VALIDATION_UNTOUCHED)}")
+    photo, box, _ = VALIDATION_UNTOUCHED[label]
+    with Image.open(photo_path(photo)) as img:
+        rgb = np.asarray(img.convert("RGB"), dtype=np.uint8)
+    if box is not None:
+        h, w = rgb.shape[:2]
+        rgb = rgb[int(box[1] * h): int(box[3] * h), int(box[0] * w): int(box[2] * w)]
+    return np.ascontiguousarray(downscale(np.ascontiguousarray(rgb), long_side))
 
 
 class PhotoError(FileNotFoundError):

@@ -173,7 +173,8 @@ def test_app_builds_with_every_endpoint(manager):
 
     demo = app.build_app()
     tools = {"new_session", "edit", "crop", "undo", "redo", "checkout", "graph", "download",
-             "export_session", "import_session", "autopilot", "score", "benchmark",
+             "export_session", "import_session", "autopilot", "accept_autopilot_suggestion",
+             "score", "benchmark",
              "share_link", "revoke_share", "review_comments", "resolve_comment",
              "delete_comment", "batch", "batch_status", "batch_cancel"}
     # the documented (and MCP) endpoints answer in JSON; the tuple-shaped ones scripts use

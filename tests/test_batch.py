@@ -444,7 +444,8 @@ def _encode(pixels: np.ndarray, fmt: str = "PNG") -> bytes:
 
 
 def test_task_with_a_mask_edits_only_inside_it(coffee):
-    from agent.batch import edit_photo, job_settings
+    from agent.batch import job_settings
+    from agent.batch_task import edit_photo
 
     mask = np.zeros(coffee.shape[:2], np.uint8)
     mask[:, : coffee.shape[1] // 3] = 255
@@ -458,7 +459,8 @@ def test_task_with_a_mask_edits_only_inside_it(coffee):
 
 
 def test_task_with_a_point_edits_the_clicked_region():
-    from agent.batch import edit_photo, job_settings
+    from agent.batch import job_settings
+    from agent.batch_task import edit_photo
 
     scene = _render(400, 300)
     job = job_settings("make this brighter", point=[0.3, 0.6])  # the red disc's centre
@@ -470,7 +472,8 @@ def test_task_with_a_point_edits_the_clicked_region():
 
 
 def test_task_failures_carry_their_reason():
-    from agent.batch import edit_photo, job_settings
+    from agent.batch import job_settings
+    from agent.batch_task import edit_photo
 
     job = job_settings("make this brighter", point=[5000, 5000])
     assert "outside" in edit_photo(_encode(_render(64, 48)), "s.png", job)["reason"]
@@ -506,7 +509,8 @@ def test_batch_tab_words_escape_file_names():
 
 
 def test_dry_run_plans_without_an_output(coffee):
-    from agent.batch import edit_photo, job_settings
+    from agent.batch import job_settings
+    from agent.batch_task import edit_photo
 
     result = edit_photo(_encode(coffee), "coffee.png",
                         job_settings("make it warmer", dry_run=True))
@@ -515,20 +519,21 @@ def test_dry_run_plans_without_an_output(coffee):
 
 
 def test_masks_are_found_by_the_photo_s_name(tmp_path):
-    from agent.batch import Photo, _mask_for
+    from agent.batch_files import Photo, mask_for
 
     masks = tmp_path / "masks"
     (masks / "a").mkdir(parents=True)
     (masks / "a" / "scan.png").write_bytes(b"x")
     (masks / "top.webp").write_bytes(b"x")
-    found = _mask_for(Photo("a/scan.jpg", tmp_path / "a/scan.jpg", 1), masks)
+    found = mask_for(Photo("a/scan.jpg", tmp_path / "a/scan.jpg", 1), masks)
     assert found == masks / "a" / "scan.png"
-    assert _mask_for(Photo("b/top.tif", tmp_path / "b/top.tif", 1), masks) == masks / "top.webp"
-    assert _mask_for(Photo("c/none.jpg", tmp_path / "c/none.jpg", 1), masks) is None
+    assert mask_for(Photo("b/top.tif", tmp_path / "b/top.tif", 1), masks) == masks / "top.webp"
+    assert mask_for(Photo("c/none.jpg", tmp_path / "c/none.jpg", 1), masks) is None
 
 
 def test_a_photo_without_its_mask_fails_with_the_reason(coffee):
-    from agent.batch import edit_photo, job_settings
+    from agent.batch import job_settings
+    from agent.batch_task import edit_photo
 
     job = {**job_settings("make it brighter"), "mask_required": True}
     result = edit_photo(_encode(coffee), "coffee.png", job)

@@ -37,7 +37,9 @@ KEYS = {
     "graph": {"session_id", "head", "nodes"},
     "download": {"session_id", "head", "url"}, "export_session": {"session_id", "head", "url"},
     "share_link": {"session_id", "url"}, "revoke_share": {"session_id", "url", "revoked"},
-    "autopilot": SESSION_KEYS | {"score_before", "score_after", "steps", "cancelled"},
+    "autopilot": SESSION_KEYS | {"score_before", "score_after", "steps", "cancelled",
+                                 "left_alone", "reason", "considered", "suggestions"},
+    "accept_autopilot_suggestion": SESSION_KEYS | {"steps", "accepted", "suggestions"},
     "score": {"scores"}, "benchmark": {"summary", "per_turn", "rows"},
     "batch": BATCH_KEYS, "batch_status": BATCH_KEYS, "batch_cancel": BATCH_KEYS,
     "review_comments": {"session_id", "count", "open", "comments", "verdicts"},
@@ -237,6 +239,39 @@ def test_autopilot_score_and_export_over_mcp(served, chelsea: np.ndarray):
     assert out["same"]["scores"]["psnr"] is None  # infinite: JSON has no inf
     body, headers = _fetch(out["export"]["url"])
     assert headers["Content-Type"] == "application/zip" and body[:2] == b"PK"
+
+
+def test_a_held_back_autopilot_fix_is_accepted_over_mcp(served):
+    """Autopilot's held-back change comes back as a suggestion in the JSON; the
+    accept_autopilot_suggestion tool lands it, and the photo it links is 3 dB closer."""
+    from eval.metrics import psnr
+    from eval.photos import load_photo
+
+    url, data_dir = served
+    clean = load_photo("coffee", 256)
+    dark = (clean * 0.35).astype(np.uint8)
+
+    async def script(session: ClientSession) -> dict:
+        auto = _json(await session.call_tool("autopilot", {
+            "image": _data_url(dark), "iterations": 2, "simulations": 6, "depth": 2,
+            "top_k": 2, "seed": 0}), "autopilot", data_dir)
+        held = [i for i, s in enumerate(auto["suggestions"])
+                if s["operation"] == "full_strength"]
+        accepted = _json(await session.call_tool("accept_autopilot_suggestion", {
+            "session_id": auto["session_id"], "index": held[0] if held else 0}),
+            "accept_autopilot_suggestion", data_dir)
+        wrong = await session.call_tool("accept_autopilot_suggestion", {
+            "session_id": auto["session_id"], "index": 9})
+        return {"auto": auto, "held": held, "accepted": accepted,
+                "wrong": _error(wrong, data_dir)}
+
+    out = _run(url, script)
+    assert len(out["held"]) == 1, out["auto"]["suggestions"]
+    assert out["accepted"]["accepted"]["operation"] == "full_strength"
+    landed = _pixels(_fetch(out["accepted"]["image_url"])[0])[..., :3]
+    assert landed.shape == dark.shape
+    assert psnr(landed, clean) >= psnr(dark, clean) + 3.0
+    assert "suggestion" in out["wrong"].lower()
 
 
 def test_file_links_refuse_what_they_do_not_know(served, astronaut: np.ndarray):

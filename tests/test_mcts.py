@@ -11,6 +11,7 @@ import pytest
 from agent.brain.perceiver import propose
 from agent.search.autopilot_memory import AutopilotMemory
 from agent.search.mcts import apply_candidate, autopilot, mean_delta_e, required_gain
+from agent.search.suggestions import FULL_STRENGTH, accept_full_strength
 
 
 @pytest.fixture(scope="module")
@@ -26,6 +27,10 @@ def _psnr(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def test_autopilot_fixes_an_underexposed_photo(dark_small: np.ndarray) -> None:
+    """Issue 28 changed this requirement: the photo used to be brought 3 dB closer; a
+    correction the evaluator is not confident of (its predicted gain below the margin
+    calibrated on untouched photos) is now scaled down to ``HARM_BOUND`` grey levels, which
+    still brings the photo closer, and the run says so."""
     from skimage import data
 
     truth = cv2.resize(data.coffee(), (192, 128), interpolation=cv2.INTER_AREA)
@@ -33,7 +38,17 @@ def test_autopilot_fixes_an_underexposed_photo(dark_small: np.ndarray) -> None:
     result = autopilot(dark_small, iterations=2, simulations=6, depth=2, top_k=2, seed=1,
                        memory=AutopilotMemory(), progress=lambda d, t, m: calls.append((d, t)))
     assert result.score_after > result.score_before
-    assert _psnr(result.image, truth) > _psnr(dark_small, truth) + 3
+    assert _psnr(result.image, truth) > _psnr(dark_small, truth) + 0.2
+    kept = [c for c in result.considered if str(c.get("decision", "")).startswith("kept")]
+    assert kept and all(c["moves"] > 0 for c in kept if "moves" in c)
+    if _psnr(result.image, truth) < _psnr(dark_small, truth) + 3:
+        assert "do-no-harm" in result.reason
+        # nothing useful is hidden: the whole correction is offered, and accepting it
+        # brings the photo the 3 dB closer the run used to
+        (held,) = [s for s in result.suggestions if s["operation"] == FULL_STRENGTH]
+        assert held["reason"].startswith("held back:") and "stronger fix" in held["reason"]
+        accepted = accept_full_strength(dark_small, json.loads(json.dumps(held)))
+        assert _psnr(accepted[-1][0], truth) > _psnr(dark_small, truth) + 3
     assert result.image.shape == dark_small.shape and result.image.dtype == np.uint8
     assert result.steps and result.steps[0].score_after > result.steps[0].score_before
     assert calls[-1] == (12, 12) or calls[-1][0] == len(calls)
@@ -51,7 +66,9 @@ def test_same_seed_same_result(dark_small: np.ndarray) -> None:
 
 def test_cancel_returns_the_best_so_far(dark_small: np.ndarray, tmp_path) -> None:
     """Issue 15 changed this requirement: a cancelled run used to return its input; it now
-    returns (and commits) the best state its search had found when it stopped."""
+    returns (and commits) the best state its search had found when it stopped. Issue 28:
+    through the same do-no-harm rule as a finished run (held within the bound when the
+    evaluator is not confident), so it is closer, not necessarily 3 dB closer."""
     from skimage import data
 
     from agent.session import EditSession
@@ -64,16 +81,15 @@ def test_cancel_returns_the_best_so_far(dark_small: np.ndarray, tmp_path) -> Non
                        progress=lambda d, t, m: done.append(d), cancel=lambda: len(done) >= 3)
     assert result.cancelled and len(done) == 3
     assert result.steps and result.score_after > result.score_before
-    assert _psnr(result.image, truth) > _psnr(dark_small, truth) + 3
-    # the kept state is the best the interrupted search had scored
+    assert _psnr(result.image, truth) > _psnr(dark_small, truth) + 0.2
     tree = result.tree["iterations"][0]
-    scores = []
-    stack = list(tree["root"]["children"])
-    while stack:
-        node = stack.pop()
-        scores.append(node["score"] or 0.0)
-        stack.extend(node["children"])
-    assert tree["kept_on_cancel"] and max(scores) <= result.score_after + 0.05
+    assert tree["kept_on_cancel"]
+    on_cancel = [c for c in result.considered if c.get("on_cancel")]
+    assert on_cancel and all(c["decision"].startswith("kept") for c in on_cancel
+                             [: len(result.steps)])
+    full = [c for c in on_cancel if not c["decision"].startswith("kept at")]
+    if not full:     # held back: within the bound of the input
+        assert float(np.sqrt(np.mean((result.image.astype(float) - dark_small) ** 2))) < 4.5
     # and it landed in the session, one undoable node per step
     assert np.array_equal(session.current_image(), result.image)
     for _ in result.steps:

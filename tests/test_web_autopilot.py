@@ -14,8 +14,10 @@ from tests.test_app import manager  # noqa: F401  (the session-manager fixture)
 
 
 def test_cancel_keeps_the_best_so_far_and_send_to_edit_lands_it(manager, tmp_path: Path,  # noqa: F811
-                                                                  coffee: np.ndarray) -> None:
-    clean = cv2.resize(coffee, (300, 200), interpolation=cv2.INTER_AREA)
+                                                                  astronaut: np.ndarray) -> None:
+    # issue 28: a photo whose underexposure the evaluator is sure of (an uncertain fix is
+    # held within the do-no-harm bound, cancelled or not: tests/test_do_no_harm.py)
+    clean = cv2.resize(astronaut, (240, 240), interpolation=cv2.INTER_AREA)
     dark = linear_gains(clean, (0.45, 0.45, 0.45))
     src = tmp_path / "dark.png"
     Image.fromarray(dark).save(src)

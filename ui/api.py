@@ -196,6 +196,23 @@ def autopilot(image: str, mood: str = "", iterations: int = 2, simulations: int 
 
 
 @friendly
+def accept_autopilot_suggestion(session_id: str, index: int = 0) -> tuple[Any, dict]:
+    """Accept one of an Autopilot run's suggestions: a straighten it offered, or the whole
+    change its do-no-harm guard held back ("full_strength").
+
+    Args:
+        session_id: the id the autopilot call returned.
+        index: which entry of the run's ``suggestions`` (0 = the first).
+
+    Returns:
+        A preview of the photo with the suggestion applied, and the summary (``steps``,
+        ``accepted``, ``suggestions`` left, ``reason``).
+    """
+    view = web.accept_autopilot_suggestion(session_id, int(index))
+    return view.slider[1], {"session_id": session_id, **view.summary}
+
+
+@friendly
 def score(before: str, after: str, mask: str | None = None, bbox: str = "",
           instruction: str = "") -> dict:
     """Score an edit: fidelity outside the edited area, change inside it, perceptual metrics.
@@ -360,6 +377,7 @@ def build() -> None:
                undo: [img, out_json], redo: [img, out_json], checkout: [img, out_json],
                graph: [out_json], download: [out_file], export_session: [out_file],
                import_session: [out_text, out_json], autopilot: [img, out_json],
+               accept_autopilot_suggestion: [img, out_json],
                score: [out_json], benchmark: [out_json, out_file],
                share_link: [out_url], revoke_share: [out_json], batch: [out_json],
                batch_status: [out_json, out_file, gr.File(visible=False, label="report")],

@@ -23,8 +23,29 @@ def _summary_md(summary: dict) -> str:
                                                         for s in steps)) if steps \
         else "no step improved the photo"
     note = " (cancelled: the best found so far)" if summary.get("cancelled") else ""
-    return (f"**Quality score {before:.2f} → {after:.2f}** ({after - before:+.2f}){note}. "
+    text = (f"**Quality score {before:.2f} → {after:.2f}** ({after - before:+.2f}){note}. "
             f"{kept}.")
+    return text + _explanation_md(summary)
+
+
+def _explanation_md(summary: dict) -> str:
+    """Why it changed the photo or left it alone, and what it offers but did not apply."""
+    parts = []
+    if summary.get("reason"):
+        parts.append(web.wording.scrub(str(summary["reason"])).capitalize() + ".")
+    for s in summary.get("suggestions") or []:
+        how = "to apply it instead of the held-back steps" if s.get("operation") == \
+            "full_strength" else "to add it"
+        parts.append(f"**Suggestion (not applied):** {web.wording.scrub(str(s['description']))}"
+                     f" — {web.wording.scrub(str(s['reason']))}. Press *Accept suggestion* "
+                     f"{how} (suggestions are accepted in the order listed).")
+    return ("\n\n" + "\n\n".join(parts)) if parts else ""
+
+
+def _considered_rows(summary: dict) -> list[list[Any]]:
+    return [[c.get("iteration", ""), web.wording.scrub(str(c.get("description", ""))),
+             web.wording.scrub(str(c.get("decision", "")))]
+            for c in summary.get("considered") or []]
 
 
 @toast
@@ -46,7 +67,15 @@ def ui_autopilot(session_id: str | None, path: str | None, mood: str, iterations
                                                 else "—" for v in vals)]
             for i, desc, *vals in result.rows]
     return (session_id, result.slider, rows, web.graph_view.zoomable(result.tree_svg),
-            _summary_md(result.summary))
+            _summary_md(result.summary), _considered_rows(result.summary))
+
+
+@toast
+def ui_accept_suggestion(session_id: str | None) -> tuple:
+    """Accept the last run's first suggestion (a straighten it offered but did not apply)."""
+    view = web.accept_autopilot_suggestion(session_id, 0)
+    rows = [[i, web.wording.scrub(str(desc)), "—", "—", "—"] for i, desc, *_ in view.rows]
+    return view.slider, rows, _explanation_md(view.summary).strip()
 
 
 def ui_autopilot_cancel(session_id: str | None) -> str:
@@ -92,6 +121,7 @@ def build() -> dict:
                 c["run"] = gr.Button("Run Autopilot", variant="primary", elem_id="ap-run")
                 c["cancel"] = gr.Button("Cancel", variant="stop", elem_id="ap-cancel")
             c["send"] = gr.Button("Send to Edit (as undoable steps)", elem_id="ap-send")
+            c["accept"] = gr.Button("Accept suggestion", elem_id="ap-accept", size="sm")
             c["summary"] = gr.Markdown(elem_id="ap-summary")
         with gr.Column(scale=3, min_width=300):
             c["slider"] = gr.ImageSlider(label="Before / after", type="numpy",
@@ -99,6 +129,9 @@ def build() -> dict:
             c["steps"] = gr.Dataframe(headers=["#", "Step", "Score before", "Score after",
                                                "Change"], label="Executed steps",
                                       elem_id="ap-steps", interactive=False)
+            c["considered"] = gr.Dataframe(headers=["Iteration", "Change considered",
+                                                    "Decision"], label="What it considered",
+                                           elem_id="ap-considered", interactive=False)
             gr.Markdown("**Search tree** — use the zoom buttons to look closer.")
             c["tree"] = gr.HTML(value="", elem_id="ap-tree", js_on_load=web.ZOOM_JS,
                                 elem_classes=["loupe-graph-box"])
@@ -112,8 +145,11 @@ def wire(shell: Shell, a: dict) -> None:
     sid = shell.sid
     run = a["run"].click(ui_autopilot, [sid, a["upload"], a["mood"], a["iterations"],
                                         a["simulations"], a["depth"], a["top_k"], a["seed"]],
-                         [sid, a["slider"], a["steps"], a["tree"], a["summary"]],
+                         [sid, a["slider"], a["steps"], a["tree"], a["summary"],
+                          a["considered"]],
                          api_name="ui_autopilot", **UI)
+    a["accept"].click(ui_accept_suggestion, [sid], [a["slider"], a["steps"], a["summary"]],
+                      api_name="ui_autopilot_accept", **UI)
     a["cancel"].click(ui_autopilot_cancel, [sid], a["summary"], cancels=[run],
                       api_name="ui_autopilot_cancel", **UI)
     shell.then_links(a["send"].click(ui_send_to_edit, shell.state, shell.page,

@@ -239,6 +239,26 @@ def autopilot(image: str, mood: str = "", iterations: int = 2, simulations: int 
 
 
 @json_tool
+def accept_autopilot_suggestion(session_id: str, index: int = 0,
+                                request: gr.Request = None) -> dict:
+    """Accept one of the last Autopilot run's suggestions and land it in the session.
+
+    A suggestion is a straighten the run did not apply by itself, or the whole change its
+    do-no-harm guard held back ("full_strength"); the summary's "suggestions" lists them.
+
+    Args:
+        session_id: the id autopilot returned, e.g. "mx8n6p8u7T0D1kugpvDpmA".
+        index: which entry of the run's suggestions (0 = the first), e.g. 0.
+
+    Returns:
+        JSON {session_id, head, steps, accepted, suggestions, reason, image_url …}.
+    """
+    res = web.accept_autopilot_suggestion(session_id, int(index))
+    view = web.send_autopilot_to_edit(session_id)
+    return session_result(session_id, request, view, **res.summary)
+
+
+@json_tool
 def score(before: str, after: str, mask: str | None = None, bbox: str = "",
           instruction: str = "") -> dict:
     """Score an edit: fidelity outside the edited area, change inside it, perceptual metrics.
@@ -461,6 +481,6 @@ def delete_comment(session_id: str, comment_id: str) -> dict:
 
 
 TOOLS = [new_session, edit, crop, undo, redo, checkout, graph, download, export_session,
-         import_session, autopilot, score, benchmark, share_link, revoke_share, select,
-         clear_selection, choose_region, review_comments, resolve_comment, delete_comment,
-         batch, batch_status, batch_cancel]
+         import_session, autopilot, accept_autopilot_suggestion, score, benchmark, share_link,
+         revoke_share, select, clear_selection, choose_region, review_comments,
+         resolve_comment, delete_comment, batch, batch_status, batch_cancel]

@@ -19,6 +19,7 @@ below are the public calls, re-exported so that callers can write
 
 from web.autopilot import (
     AutopilotView,
+    accept_autopilot_suggestion,
     cancel_autopilot,
     run_autopilot,
     send_autopilot_to_edit,
@@ -123,7 +124,8 @@ __all__ = [
     "add_feedback", "box_mask", "comment_instruction", "comment_preview", "delete_comment",
     "FeedbackRefused", "go_to_comment", "pending_selection", "resolve_comment",
     "review_comments", "use_comment",
-    "AutopilotView", "batch_cancel", "batch_file", "batch_status", "batch_url", "BatchStatus",
+    "accept_autopilot_suggestion", "AutopilotView", "batch_cancel", "batch_file",
+    "batch_status", "batch_url", "BatchStatus",
     "benchmark_agents", "benchmark_choices", "BenchmarkView", "browser_secret", "cache_policy",
     "cancel_autopilot", "candidate_at", "cards", "checkout", "choose_region",
     "clear_selection", "crop", "crop_preview", "current_preview",

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from agent.search.mcts import autopilot
+from agent.search.suggestions import FULL_STRENGTH, accept_full_strength, accept_suggestion
 from agent.session import EditSession, SessionError
 from pipelines.files import tree_size
 from pipelines.progress import ProgressFn
@@ -66,6 +67,96 @@ def _step_rows(steps: Any) -> list[list[Any]]:
     return rows
 
 
+def _explanation(result: Any) -> dict[str, Any]:
+    """The run's account of itself, as the API returns it (stable keys, JSON only).
+
+    ``left_alone`` (no step kept), ``reason`` (one line), ``considered`` (each change run at
+    full resolution: ``iteration``, ``description``, ``decision`` and, where measured,
+    ``predicted_gain``, ``margin``, ``moves``), ``suggestions`` (offered, not applied:
+    ``operation``, ``params``, ``description``, ``confidence``, ``cue``, ``reason``) and
+    ``context`` (``flags``, ``reasons``: what makes the scene's colour or tone natural).
+    """
+    considered = []
+    for c in getattr(result, "considered", None) or []:
+        row = {"iteration": int(c.get("iteration", 0)),
+               "description": describe_action(c["action"]) if isinstance(c.get("action"), dict)
+               else str(c.get("description", "")), "decision": str(c.get("decision", ""))}
+        for key in ("predicted_gain", "margin", "moves"):
+            if isinstance(c.get(key), (int, float)):
+                row[key] = round(float(c[key]), 3)
+        considered.append(row)
+    context = getattr(result, "context", None) or {}
+    return {"left_alone": not result.steps, "reason": str(getattr(result, "reason", "")),
+            "considered": considered,
+            "suggestions": [dict(s) for s in getattr(result, "suggestions", None) or []],
+            "context": {"flags": list(context.get("flags", [])),
+                        "reasons": list(context.get("reasons", []))}}
+
+
+def accept_autopilot_suggestion(session_id: str | None, index: int = 0) -> AutopilotView:
+    """Accept one of the last run's suggestions, so "send to Edit" lands it too.
+
+    A straighten it did not apply by itself becomes one more kept step; a change the
+    do-no-harm guard held back (``full_strength``) replaces the run's own steps with the
+    whole changes, from the photo the run started from (straighten suggestions accepted
+    before are applied again on top).
+
+    Args:
+        session_id: the session that ran Autopilot.
+        index: which suggestion (0 = the first).
+
+    Returns:
+        The updated before/after previews, steps, an empty tree drawing and the summary.
+    """
+    session = get_manager().get(session_id)
+    with session.lock:
+        info = session.ui.get("autopilot")
+        if not info:
+            raise SessionError("Run Autopilot first.")
+        suggestions = info.get("suggestions") or []
+        if not isinstance(index, int) or isinstance(index, bool) or \
+                not 0 <= index < len(suggestions):
+            raise SessionError("That suggestion is not there (run Autopilot again).")
+        chosen = suggestions[index]
+        scratch = EditSession.open(session.folder / info["scratch"])
+        root = scratch.graph.root
+        before = np.array(scratch.image_at(root))
+        accepted = list(info.get("accepted") or [])
+        try:
+            if chosen.get("operation") == FULL_STRENGTH:
+                landed, parent = accept_full_strength(before, chosen), root
+                image = landed[-1][0]
+                for sugg in accepted:   # straighten suggestions accepted before, again on top
+                    landed.append(accept_suggestion(image, sugg))
+                    image = landed[-1][0]
+                steps = []
+            else:
+                landed, parent = [accept_suggestion(np.array(scratch.current_image()),
+                                                    chosen)], None
+                accepted.append(chosen)
+                steps = list(info["steps"])
+        except ValueError as exc:
+            raise SessionError(str(exc)) from exc
+        get_manager().check_room(session, 3 * before.shape[0] * before.shape[1] * len(landed),
+                                 what="Accepting the suggestion")
+        for image, action in landed:
+            node = scratch.commit(image, action, f"Autopilot: {action.describe()} (accepted)",
+                                  parent)
+            parent = node.id
+            steps.append({"node": node.id, "action": action.model_dump(mode="json"),
+                          "description": action.describe()})
+        info["steps"], info["accepted"] = steps, accepted
+        info["suggestions"] = [s for i, s in enumerate(suggestions) if i != index]
+        session.save_ui()
+    rows = [[i, describe_action(s["action"]), None, None, None]
+            for i, s in enumerate(info["steps"], 1)]
+    what = "; ".join(a.describe() for _, a in landed)
+    summary = {"steps": [r[1] for r in rows], "accepted": chosen,
+               "suggestions": info["suggestions"], "left_alone": False,
+               "reason": f"changed: {what} (suggestion accepted)"}
+    return AutopilotView((preview(before), preview(image)), rows, "", summary)
+
+
 def run_autopilot(session_id: str | None, image_src: Any = None, *, mood: str = "",
                   iterations: int = 2, simulations: int = 8, depth: int = 2, top_k: int = 3,
                   seed: int = 0, progress: ProgressFn | None = None) -> AutopilotView:
@@ -118,7 +209,8 @@ def run_autopilot(session_id: str | None, image_src: Any = None, *, mood: str = 
     summary = {"score_before": rounded(result.score_before),
                "score_after": rounded(result.score_after),
                "steps": [row[1] for row in _step_rows(result.steps)],
-               "cancelled": bool(getattr(result, "cancelled", False))}
+               "cancelled": bool(getattr(result, "cancelled", False)),
+               **_explanation(result)}
     with session.lock:
         old = session.ui.get("autopilot") or {}
         if old.get("scratch"):
@@ -128,7 +220,8 @@ def run_autopilot(session_id: str | None, image_src: Any = None, *, mood: str = 
             "filename": Path(str(image_src)).name if isinstance(image_src, (str, Path))
             else None,
             "steps": [{"node": s.node_id, "action": s.action, "description": s.description}
-                      for s in result.steps]}
+                      for s in result.steps],
+            "suggestions": summary["suggestions"]}
         session.save_ui()
     tree = render_svg(result.tree, title="MCTS tree")
     return AutopilotView((preview(before), preview(np.asarray(result.image))),

@@ -29,15 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from agent.batch import (
-    BATCH_SUFFIXES,
-    MANIFEST,
-    STATE_DIR,
-    BatchError,
-    BatchSummary,
-    job_settings,
-    read_manifest,
-)
+from agent.batch import BatchSummary, job_settings
+from agent.batch_files import BATCH_SUFFIXES, MANIFEST, STATE_DIR, BatchError, read_manifest
 from agent.batch_report import (
     REPORT_CSV,
     REPORT_HTML,

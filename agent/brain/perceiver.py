@@ -27,6 +27,7 @@ import cv2
 import numpy as np
 
 from agent.actions import Action
+from eval.level import NO_CUE, LevelEvidence, level_evidence
 from eval.naturalness import action_key
 from eval.noref import FULL_RANGE_P99, quality_indices, to_analysis
 from pipelines.editors.operations import operations_with
@@ -58,14 +59,16 @@ class Perception:
     scene: str = "general"
     mood: str | None = None
     style: str | None = None                    # the matched mood style, if any
+    level: LevelEvidence = NO_CUE               # the roll, from reliable cues only
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able summary."""
         return {"size": list(self.size), "scene": self.scene, "faces": [list(b) for b in
                 self.faces], "people": [list(b) for b in self.people],
                 "sky_fraction": round(self.sky_fraction, 3), "mood": self.mood,
-                "style": self.style, "indices": {k: (round(v, 4) if isinstance(v, float)
-                                                     else v) for k, v in self.indices.items()}}
+                "style": self.style, "level": self.level.to_dict(),
+                "indices": {k: (round(v, 4) if isinstance(v, float) else v)
+                            for k, v in self.indices.items()}}
 
 
 @dataclass
@@ -151,7 +154,16 @@ def perceive(image: np.ndarray, mood: str | None = None) -> Perception:
     small = to_analysis(image)
     h, w = image.shape[:2]
     scale = w / small.shape[1]
-    indices = quality_indices(image)
+    # the tilt comes from reliable cues only (a horizon, agreeing plumb lines): lines
+    # leaning in perspective or natural diagonals never make a straighten candidate
+    indices = quality_indices(image, tilt=False)
+    level = level_evidence(image)
+    if level.apply:
+        indices.update(tilt_deg=-level.correction,
+                       tilt_confidence=6 + int(round(10 * level.confidence)),
+                       level_score=float(math.exp(-(max(0.0, abs(level.correction) - 0.5)
+                                                    / 2.0) ** 2)),
+                       level_detail=level.detail)
     faces = [tuple(int(round(v * scale)) for v in box) for box in detect_faces(small)]
     people = [_grow_person(box, w, h) for box in faces]
     sky = _sky_fraction(small)
@@ -164,7 +176,7 @@ def perceive(image: np.ndarray, mood: str | None = None) -> Perception:
     else:
         scene = "general"
     style = match_mood(mood) if mood else None
-    return Perception((w, h), indices, faces, people, sky, scene, mood, style)
+    return Perception((w, h), indices, faces, people, sky, scene, mood, style, level)
 
 
 # ----------------------------------------------------------------------------- moods
@@ -406,8 +418,9 @@ def _deficits(idx: dict[str, Any]) -> list[tuple[str, float | None, float, str]]
                     min(1, noise / 8), f"visible noise (sigma ≈ {noise:.1f})"))
     if idx["tilt_confidence"] >= 6 and abs(idx["tilt_deg"]) > 0.4:
         tilt = float(idx["tilt_deg"])
+        cue = idx.get("level_detail") or f"the dominant lines lean {tilt:+.1f}°"
         out.append(("tilt", round(_clamp(-tilt, -45, 45), 2),
-                    min(1, abs(tilt) / 3), f"the dominant lines lean {tilt:+.1f}°"))
+                    min(1, abs(tilt) / 3), str(cue)))
     colourful = float(idx["colourfulness"])
     if colourful < 25:
         out.append(("muted", None, min(1, (30 - colourful) / 25),

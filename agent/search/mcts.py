@@ -36,34 +36,42 @@ low-frequency ones (shadows, highlights, vignette) carry their gain map over fro
 from __future__ import annotations
 
 import logging
-import math
-import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import cv2
 import numpy as np
 
-from agent import executor
+from agent.brain.context import SceneContext, scene_context
 from agent.brain.perceiver import Candidate, perceive, propose, run_gates
 from agent.search.autopilot_memory import AutopilotMemory
+from agent.search.candidates import apply_candidate
 from agent.search.reward import (  # noqa: F401  (re-exported: the module's public names)
     COLOUR_OPS,
+    FADED_BLACK,
     FIDELITY_COST,
+    HARM_BOUND,
+    HARM_SIZE,
     MIN_GAIN,
     MOOD_WEIGHT,
     STEP_MARGIN,
     Carried,
+    black_point,
+    bounded_share,
+    deviation,
     evaluate,
+    harm_margin,
     mean_delta_e,
     natural_term,
+    predicted_gain,
     predictions,
     required_gain,
     score_with,
     unchanged,
 )
+from agent.search.suggestions import held_back, reason, straighten_suggestions
+from agent.search.uct import Node, Search
 from eval.naturalness import SELF, distance_to_score
 from eval.noref import to_analysis
 from pipelines.arrays import rgb_array
@@ -73,235 +81,11 @@ log = logging.getLogger(__name__)
 ProgressFn = Callable[[int, int, str], None]
 CancelFn = Callable[[], bool]
 
-#: Exploration constant of UCT (rewards lie in [0, 1]).
-UCT_C = 0.35
 #: Proposals screened at the root of each iteration (the best ``k`` become its children).
 POOL_SIZE = 24
-#: Children of a node below the root (the pool's best families not yet on its path).
-CHILD_K = 4
-
-
-# ----------------------------------------------------------------------------- execute
-
-@lru_cache(maxsize=16)
-def _protect_alpha(shape: tuple[int, int], boxes: tuple[tuple[int, int, int, int], ...],
-                   strength: float, scale: float) -> np.ndarray:
-    """1 outside the boxes, ``strength`` inside soft ellipses fitted to them.
-
-    Drawn and feathered at ≤ 256 px, then resized up (a smooth map needs no more).
-    """
-    h, w = shape
-    s = min(1.0, 256 / max(h, w))
-    sh, sw = max(1, round(h * s)), max(1, round(w * s))
-    alpha = np.ones((sh, sw), np.float32)
-    for x0, y0, x1, y1 in boxes:
-        cx, cy = (x0 + x1) / 2 * scale * s, (y0 + y1) / 2 * scale * s
-        ax, ay = (x1 - x0) / 2 * scale * s, (y1 - y0) / 2 * scale * s
-        cv2.ellipse(alpha, (round(cx), round(cy)), (max(1, round(ax)), max(1, round(ay))),
-                    0, 0, 360, float(strength), -1)
-    alpha = cv2.GaussianBlur(alpha, (0, 0), max(1.0, 0.02 * max(sh, sw)))
-    return cv2.resize(alpha, (w, h), interpolation=cv2.INTER_LINEAR)
-
-
-def apply_candidate(image: np.ndarray, cand: Candidate, *, full_size: tuple[int, int]
-                    | None = None, fast: bool = True, seed: int = 0) -> np.ndarray:
-    """Run one proposed edit on ``image`` (any resolution), protecting people if asked.
-
-    Args:
-        image: ``uint8`` RGB/RGBA image.
-        cand: the candidate (its ``protect`` boxes are in ``full_size`` pixels).
-        full_size: (width, height) the boxes refer to; ``None`` = ``image``'s size.
-        fast: use look-up tables / gain maps for the operations that allow it.
-        seed: passed to the editor.
-
-    Returns:
-        The edited image, same shape as ``image``.
-    """
-    rgb = np.ascontiguousarray(image[..., :3])
-    alpha_ch = image[..., 3:] if image.shape[2] == 4 else None
-    out = executor.execute(rgb, cand.action, seed=seed, fast=fast).patch
-    if cand.protect:
-        scale = rgb.shape[1] / (full_size or (rgb.shape[1], rgb.shape[0]))[0]
-        a = _protect_alpha(rgb.shape[:2], tuple(tuple(b) for b in cand.protect),
-                           cand.protect_strength, scale)
-        a3 = cv2.merge([a, a, a])
-        base = rgb.astype(np.float32)
-        out = cv2.add(base, cv2.multiply(cv2.subtract(out.astype(np.float32), base), a3))
-        out = np.clip(out + 0.5, 0, 255).astype(np.uint8)
-    if alpha_ch is not None:
-        out = np.dstack([out, alpha_ch])
-    return np.ascontiguousarray(out)
-
-
-# ----------------------------------------------------------------------------- tree
-
-@dataclass
-class _Node:
-    id: int
-    cand: Candidate | None
-    parent: _Node | None
-    depth: int
-    image: np.ndarray | None = None
-    children: list[_Node] = field(default_factory=list)
-    expanded: bool = False
-    visits: int = 0
-    total: float = 0.0
-    score: float | None = None
-    pred: dict[str, float] | None = None    # the learned model's distances for this state
-
-    def predictions(self) -> dict[str, float]:
-        """The learned model's predictions for this state (computed once)."""
-        if self.pred is None:
-            self.pred = predictions(self.image) if self.image is not None else {}
-        return self.pred
-
-    @property
-    def mean(self) -> float:
-        return self.total / self.visits if self.visits else 0.0
-
-    def path(self) -> list[Candidate]:
-        """The candidates applied from the root to this node, in order."""
-        node, out = self, []
-        while node is not None and node.cand is not None:
-            out.append(node.cand)
-            node = node.parent
-        return out[::-1]
-
-    def path_key(self) -> str:
-        """The path as text (seeds this node's rollouts and breaks ties)."""
-        return "/".join(c.key for c in self.path())
-
-    def families(self) -> set[str]:
-        return {c.family for c in self.path()}
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "depth": self.depth,
-                "action": self.cand.action.model_dump(mode="json") if self.cand else None,
-                "description": self.cand.action.describe() if self.cand else "current image",
-                "reason": self.cand.reason if self.cand else "",
-                "visits": self.visits, "mean_reward": round(self.mean, 5),
-                "score": None if self.score is None else round(self.score, 5),
-                "children": [c.to_json() for c in self.children]}
-
-
-@dataclass
-class _Search:
-    """One MCTS over a reduced copy of the current image."""
-
-    original: np.ndarray              # reduced original (preservation and mood reference)
-    full_size: tuple[int, int]
-    style: str | None
-    depth: int
-    k: int
-    seed: int
-    carried: Carried
-    next_id: int = 0
-    evals: int = 0
-    pool: list[Candidate] = field(default_factory=list)
-    first_order: list[str] = field(default_factory=list)   # root children's keys, by memory
-
-    def reward(self, image: np.ndarray, path: list[Candidate],
-               before: dict[str, float] | None = None,
-               start: np.ndarray | None = None) -> float:
-        """Score a state reached by ``path``; ``before`` = the predictions of ``start``, the
-        state its last edit was applied to."""
-        self.evals += 1
-        natural = natural_term(image, before, path[-1] if path else None, start)
-        return score_with(image, self.original, self.style, self.carried.after_all(path),
-                          natural=natural)[0]
-
-    def new_node(self, cand: Candidate | None, parent: _Node | None) -> _Node:
-        self.next_id += 1
-        return _Node(self.next_id, cand, parent, parent.depth + 1 if parent else 0)
-
-    def materialise(self, node: _Node) -> np.ndarray:
-        if node.image is None:
-            node.image = apply_candidate(node.parent.image, node.cand,
-                                         full_size=self.full_size)
-            node.score = self.reward(node.image, node.path(), node.parent.predictions(),
-                                     node.parent.image)
-        return node.image
-
-    def screen(self, root: _Node, proposals: list[Candidate],
-               memory: AutopilotMemory | None, scene: str) -> None:
-        """Score every proposal once; the best ``k`` become the root's children.
-
-        The pool's order (score, then key) never depends on the memory; the memory only
-        orders the children's first visits.
-        """
-        scored = []
-        for cand in proposals:
-            node = self.new_node(cand, root)
-            self.materialise(node)
-            if not unchanged(node.image, root.image):   # an edit that does nothing is no option
-                scored.append(node)
-        scored.sort(key=lambda n: (-(n.score or 0.0), n.cand.key))
-        self.pool = [n.cand for n in scored]
-        root.children = scored[: self.k]
-        root.expanded = True
-        prior = (lambda c: memory.prior(scene, c.family)) if memory is not None else \
-            (lambda c: 0.0)
-        self.first_order = [n.cand.key for n in sorted(
-            root.children, key=lambda n: -prior(n.cand))]
-
-    def expand(self, node: _Node) -> None:
-        used = node.families()
-        picks = [c for c in self.pool if c.family not in used][:CHILD_K]
-        node.children = [self.new_node(c, node) for c in picks]
-        node.expanded = True
-
-    def select(self, root: _Node) -> _Node:
-        fresh = {c.cand.key: c for c in root.children if c.visits == 0}
-        if fresh:
-            return next(fresh[k] for k in self.first_order if k in fresh)
-        node = root
-        while node.expanded and node.children:
-            log_n = math.log(max(1, node.visits))
-            node = max(node.children, key=lambda c: (
-                math.inf if c.visits == 0 else c.mean + UCT_C * math.sqrt(log_n / c.visits)))
-        return node
-
-    def simulate(self, root: _Node) -> None:
-        node = self.select(root)
-        self.materialise(node)
-        if node.depth < self.depth and not node.expanded:
-            self.expand(node)
-            if node.children:
-                node = node.children[0]
-                self.materialise(node)
-        best, state, path = node.score or 0.0, node.image, node.path()
-        rng = random.Random(f"{self.seed}|{node.path_key()}|{node.visits}")
-        options = [c for c in self.pool[: self.k + CHILD_K]
-                   if c.family not in {p.family for p in path}]
-        steps, last_start = 0, state
-        for _ in range(node.depth, self.depth):
-            if not options:
-                break
-            cand = options.pop(rng.randrange(len(options)))
-            options = [c for c in options if c.family != cand.family]
-            last_start = state
-            state = apply_candidate(state, cand, full_size=self.full_size)
-            path.append(cand)
-            steps += 1
-        if steps:   # the last edit is read off the state it started from
-            before = node.predictions() if steps == 1 else predictions(last_start)
-            best = max(best, self.reward(state, path, before, last_start))
-        while node is not None:
-            node.visits += 1
-            node.total += best
-            node = node.parent
-
-    def best_node(self, root: _Node) -> _Node | None:
-        """The best-scoring state the search has materialised (None: only the root)."""
-        found: list[_Node] = []
-        stack = list(root.children)
-        while stack:
-            node = stack.pop()
-            if node.score is not None:
-                found.append(node)
-            stack.extend(node.children)
-        return max(found, key=lambda n: (n.score or 0.0, -n.depth, n.path_key()),
-                   default=None)
+#: A step the do-no-harm bound would scale below this share is skipped instead (a step
+#: scaled down still moves the photo towards the full correction, so any share helps).
+MIN_SHARE = 0.01
 
 
 # ----------------------------------------------------------------------------- autopilot
@@ -334,18 +118,39 @@ class AutopilotResult:
     score_before: float
     score_after: float
     cancelled: bool = False
+    reason: str = ""                                   # why it changed, or left it alone
+    considered: list[dict[str, Any]] = field(default_factory=list)
+    suggestions: list[dict[str, Any]] = field(default_factory=list)
+    context: dict[str, Any] = field(default_factory=dict)
 
     @property
     def tree_json(self) -> dict[str, Any]:
         """Alias of ``tree`` (the name in docs/ARCHITECTURE.md)."""
         return self.tree
 
+    @property
+    def left_alone(self) -> bool:
+        """Whether the run kept no step (the photo comes back as it was)."""
+        return not self.steps
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able summary (without pixels)."""
+        """JSON-able summary (without pixels).
+
+        Keys: ``steps``, ``tree``, ``score_before``, ``score_after``, ``cancelled``,
+        ``size``, ``left_alone`` (no step kept), ``reason`` (one line: why it left the photo
+        alone, or what it changed), ``considered`` (every change executed at full
+        resolution: ``iteration``, ``description``, ``operation``, ``decision``, and where
+        measured ``predicted_gain``, ``margin``, ``moves``, ``share``), ``suggestions``
+        (offered, not applied: ``operation``, ``params``, ``description``, ``confidence``,
+        ``cue``, ``reason``) and ``context`` (the scene cues: ``flags``, ``reasons``).
+        """
         return {"steps": [s.to_dict() for s in self.steps], "tree": self.tree,
                 "score_before": round(self.score_before, 5),
                 "score_after": round(self.score_after, 5), "cancelled": self.cancelled,
-                "size": [int(self.image.shape[1]), int(self.image.shape[0])]}
+                "size": [int(self.image.shape[1]), int(self.image.shape[0])],
+                "left_alone": self.left_alone, "reason": self.reason,
+                "considered": list(self.considered), "suggestions": list(self.suggestions),
+                "context": dict(self.context)}
 
 
 def _check_args(image: Any, iterations: int, simulations: int, depth: int, top_k: int,
@@ -371,8 +176,19 @@ class _Run:
     current: np.ndarray
     score: float
     session: Any
+    context: SceneContext = field(default_factory=SceneContext)
     steps: list[AutopilotStep] = field(default_factory=list)
     pred: dict[str, float] | None = None     # the learned model on ``current``
+    reference: np.ndarray | None = None      # the last confident state, at HARM_SIZE
+    considered: list[dict[str, Any]] = field(default_factory=list)
+    full: list[Candidate] = field(default_factory=list)   # each kept or skipped step, whole
+    held: list[dict[str, Any]] = field(default_factory=list)  # guard records: scaled/skipped
+
+    def __post_init__(self) -> None:
+        if self.reference is None:
+            self.reference = to_analysis(self.current, HARM_SIZE)
+        self.carried0 = self.carried
+        self.faded = black_point(self.original) >= FADED_BLACK
 
     def predictions(self) -> dict[str, float]:
         """The learned model's predictions for the current image (computed once per image)."""
@@ -389,6 +205,76 @@ class _Run:
         return score_with(result, self.original, self.style,
                           (carried or self.carried).after(cand), natural=natural)[0]
 
+    def confident(self, cand: Candidate, result: np.ndarray) -> bool:
+        """Whether the evaluator's predicted gain for ``cand`` clears this scene's margin."""
+        before = self.predictions()
+        gain = predicted_gain(before, natural_term(result, before, cand, self.current))
+        return gain >= harm_margin(self.context.flags)
+
+    def guard(self, cand: Candidate, result: np.ndarray, score: float
+              ) -> tuple[np.ndarray | None, float, dict[str, Any]]:
+        """Do no harm: let a step move the photo far only when the evaluator is confident.
+
+        A tone or colour step whose result lies more than ``HARM_BOUND`` RMSE from the last
+        confident state is kept in full only when its predicted gain clears the margin for
+        this scene (``harm_margin``); otherwise it is scaled down to the bound, or skipped
+        when almost nothing of it would remain. Straightening is gated by the level
+        evidence instead (``eval.level``); a run with a mood was asked for a change and is
+        not held back.
+
+        Returns:
+            ``(result or None when skipped, its score, a record for ``considered``)``; a
+            scaled step's score is interpolated between the current score and the step's.
+        """
+        record: dict[str, Any] = {"description": cand.action.describe(),
+                                  "operation": cand.action.operation, "reason": cand.reason}
+        if cand.action.operation == "straighten":
+            record["decision"] = "kept: the level was measured from a reliable cue"
+            self.reference = None
+            return result, score, record
+        if self.style:
+            record["decision"] = "kept: the mood asks for a change"
+            self.reference = None
+            return result, score, record
+        now, after = to_analysis(self.current, HARM_SIZE), to_analysis(result, HARM_SIZE)
+        before = self.predictions()
+        gain = predicted_gain(before, natural_term(result, before, cand, self.current))
+        margin = harm_margin(self.context.flags)
+        reference = self.reference if self.reference is not None and \
+            self.reference.shape == now.shape else now
+        moves = deviation(after, reference)
+        record.update(predicted_gain=round(gain, 3), margin=round(margin, 3),
+                      moves=round(moves, 2))
+        if gain >= margin:
+            record["decision"] = "kept: the evaluator is confident of the gain"
+            self.reference = None             # the new state becomes the reference
+            return result, score, record
+        if gain > 0 and self.faded and black_point(self.current) >= FADED_BLACK and \
+                black_point(result) <= FADED_BLACK / 2:
+            record["decision"] = ("kept: the photo's black point is lifted (faded), the "
+                                  "change brings it down and the evaluator agrees it helps")
+            self.reference = None
+            return result, score, record
+        share = bounded_share(now, after, reference)
+        record["share"] = round(share, 3)
+        if share >= 1.0:
+            record["decision"] = "kept: a small change"
+            return result, score, record
+        if share < MIN_SHARE:
+            record["decision"] = (f"skipped: it would move the photo by {moves:.1f} grey "
+                                  f"levels and the predicted gain {gain:.2f} is below the "
+                                  f"margin {margin:.2f}")
+            self.held.append(record)
+            self.full.append(cand)
+            return None, self.score, record
+        self.held.append(record)
+        mixed = cv2.addWeighted(np.ascontiguousarray(self.current), 1.0 - share,
+                                np.ascontiguousarray(result), share, 0.0)
+        record["decision"] = (f"kept at {share:.0%}: the predicted gain {gain:.2f} is below "
+                              f"the margin {margin:.2f}, so the change stays within "
+                              f"{HARM_BOUND:g} grey levels")
+        return mixed, self.score + share * (score - self.score), record
+
     def keep(self, cand: Candidate, result: np.ndarray, score: float) -> None:
         """Land one step: commit it to the session, record it, move on from it."""
         node_id = None
@@ -401,10 +287,35 @@ class _Run:
                                         score, node_id))
         self.current, self.score, self.pred = result, score, None
         self.carried = self.carried.after(cand)
+        self.full.append(cand)
+        if self.reference is None:
+            self.reference = to_analysis(result, HARM_SIZE)
+
+    def full_strength(self) -> tuple[list[Candidate], np.ndarray]:
+        """The run's steps replayed whole on the original photo (the ones the guard held
+        back included), each kept only when it still raises the score; ``([], original)``
+        when the guard held nothing back."""
+        if not self.held:
+            return [], self.original
+        image, carried, kept = self.original, self.carried0, []
+        own = predictions(image)
+        score = score_with(image, self.original, self.style, carried, natural=(
+            distance_to_score(own[SELF]) if own else None))[0]
+        for cand in self.full:
+            result = apply_candidate(image, cand)
+            after = carried.after(cand)
+            new = score_with(result, self.original, self.style, after,
+                             natural=natural_term(result, own, cand, image))[0]
+            if new <= score:
+                continue
+            image, carried, score, own = result, after, new, predictions(result)
+            kept.append(cand)
+        return kept, image
 
     def keep_path(self, path: list[Candidate]) -> bool:
         """Execute a path found by the search at full resolution; keep it if it scores
-        better than the current image (each edit lands as its own step)."""
+        better than the current image (each edit lands as its own step, through the same
+        do-no-harm ``guard`` as a finished run's)."""
         if not path:
             return False
         images, scores, image, carried = [], [], self.current, self.carried
@@ -417,9 +328,20 @@ class _Run:
             images.append(result)
         if scores[-1] <= self.score:
             return False
+        kept, rebuild = False, False
         for cand, result, score in zip(path, images, scores, strict=True):
-            self.keep(cand, result, score)
-        return True
+            if rebuild:   # the path's later states grew from a step that was scaled down
+                result = apply_candidate(self.current, cand)
+                score = self.score_step(cand, result)
+            guarded, score, record = self.guard(cand, result, score)
+            self.considered.append({"iteration": len(self.steps) + 1, "on_cancel": True,
+                                    **record})
+            if guarded is None:
+                break
+            rebuild = rebuild or guarded is not result
+            self.keep(cand, guarded, score)
+            kept = True
+        return kept
 
 
 def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3,
@@ -454,10 +376,11 @@ def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3
     memory = memory if memory is not None else AutopilotMemory.load()
     orig_small = to_analysis(image, sim_size)
     perception0 = perceive(image, mood)
+    context = scene_context(image, faces=len(perception0.faces))
     gates = run_gates(perception0.indices)
     carried = Carried.of(perception0.indices)
     style = perception0.style
-    run = _Run(image, style, carried, image, 0.0, session)
+    run = _Run(image, style, carried, image, 0.0, session, context)
     own = run.predictions()
     run.score = score_with(image, image, style, carried, natural=distance_to_score(
         own[SELF]) if own else None)[0]
@@ -466,7 +389,7 @@ def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3
     for it in range(iterations):
         perception = perception0 if it == 0 else perceive(run.current, mood)
         perception.indices = run.carried.apply(perception.indices)
-        search = _Search(orig_small, (image.shape[1], image.shape[0]), style, depth,
+        search = Search(orig_small, (image.shape[1], image.shape[0]), style, depth,
                          min(k, simulations), seed, run.carried)
         root = search.new_node(None, None)
         root.image = to_analysis(run.current, sim_size)
@@ -494,16 +417,25 @@ def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3
             break
         kept = _execute_best(root, top_k, run, memory, perception.scene)
         trees[-1]["executed"] = kept["tried"]
+        run.considered += [{"iteration": it + 1, **t} for t in kept["tried"]
+                           if t is not kept["best_record"]]
         if kept["best"] is None:
             break
-        run.keep(*kept["best"])
+        result, score, record = run.guard(*kept["best"])
+        run.considered.append({"iteration": it + 1, **kept["best_record"], **record})
+        if result is None:
+            break
+        run.keep(kept["best"][0], result, score)
     _save_memory(memory)
     tree = {"seed": seed, "mood": mood, "style": style, "iterations": trees,
-            "perception": perception0.to_dict()}
-    return AutopilotResult(run.current, run.steps, tree, score0, run.score, cancelled)
+            "perception": perception0.to_dict(), "context": context.to_dict()}
+    return AutopilotResult(run.current, run.steps, tree, score0, run.score, cancelled,
+                           reason(run, context), run.considered,
+                           straighten_suggestions(perception0.level) + held_back(run),
+                           context.to_dict())
 
 
-def _execute_best(root: _Node, top_k: int, run: _Run, memory: AutopilotMemory | None,
+def _execute_best(root: Node, top_k: int, run: _Run, memory: AutopilotMemory | None,
                   scene: str) -> dict[str, Any]:
     """Run the ``top_k`` most-visited root actions at full resolution; keep the best gain.
 
@@ -531,16 +463,24 @@ def _execute_best(root: _Node, top_k: int, run: _Run, memory: AutopilotMemory | 
                              if steps_taken else 0.0)
         excess = score - run.score - need
         tried.append({"node": child.id, "description": child.cand.action.describe(),
-                      "visits": child.visits, "score": round(score, 5),
-                      "required_gain": round(need, 5)})
-        if excess > 0 and (best is None or excess > best[3]):
-            best = (child.cand, result, score, excess)
+                      "operation": child.cand.action.operation, "visits": child.visits,
+                      "score": round(score, 5), "required_gain": round(need, 5),
+                      "decision": "not kept: the score gain is below the required gain"
+                      if excess <= 0 else "not kept: another change scored better"})
+        # a change the evaluator is confident of (it may be kept in full: ``guard``) goes
+        # before one that would be scaled down to the do-no-harm bound
+        sure = run.style is None and child.cand.action.operation != "straighten" and \
+            run.confident(child.cand, result)
+        rank = (sure, excess)
+        if excess > 0 and (best is None or rank > best[3]):
+            best = (child.cand, result, score, rank, tried[-1])
     if memory is not None:
         for child in ranked:
             won = best is not None and child.cand is best[0]
             memory.record(scene, child.cand.family, kept=won,
                           gain=(best[2] - run.score) if won else 0.0)
-    return {"best": best[:3] if best is not None else None, "tried": tried}
+    return {"best": best[:3] if best is not None else None, "tried": tried,
+            "best_record": best[4] if best is not None else None}
 
 
 def _save_memory(memory: AutopilotMemory | None) -> None:

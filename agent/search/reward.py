@@ -44,6 +44,35 @@ FIDELITY_COST = 0.0005
 #: untouched look up to the mood's target.
 MOOD_WEIGHT = 1.5
 
+#: Do no harm: the largest RMSE (grey levels, measured at ``HARM_SIZE`` px) by which a run
+#: may move a photo away from its last confident state without the learned evaluator being
+#: confident of a gain. 35 dB PSNR is 4.5 grey levels; a change that would move it further
+#: is scaled down to this bound unless its predicted gain clears ``harm_margin``.
+HARM_BOUND = 3.5
+#: Long side (px) the do-no-harm deviation is measured at.
+HARM_SIZE = 512
+#: The predicted gain (``predicted_gain``: log(1 + RMSE) units of the learned evaluator) a
+#: change larger than ``HARM_BOUND`` must clear to be kept in full, for ordinary scenes and
+#: for scenes whose colour or tone is unusual by nature (``agent.brain.context``: one hue,
+#: a strongly coloured subject or faces, low key, twilight). Calibrated by
+#: ``scripts/calibrate_harm.py`` on untouched training photos and close-up crops of them,
+#: each judged by the evaluator fitted without that photo (held out by photo): the largest
+#: gain the evaluator predicted for a correction that would have moved an untouched photo
+#: past the bound (ordinary 1.69, natural 1.91), plus a slack for photos it has not seen
+#: (1.23: by how much one photo's largest untouched gain exceeded all the others' of its
+#: group, left out in turn — groot's close-ups against the other ordinary photos).
+HARM_MARGIN = {"ordinary": 2.92, "natural": 3.14}
+#: The smallest slack added to the calibrated untouched maximum.
+HARM_SLACK = 0.05
+#: A second, independent measure of a deficit: a photo whose darkest 0.5 % (the smallest
+#: channel of each pixel, at ``HARM_SIZE``) lies at this grey level or above has a lifted
+#: black point (faded). On the training photos (``scripts/calibrate_harm.py`` prints it)
+#: the untouched photos and their close-ups reach at most 30 (rocket's centre), their faded
+#: copies at least 41. When it fires, the step brings the black point to half of it or
+#: below (it removes the fade it is justified by) and the evaluator agrees the change helps
+#: (a predicted gain above 0), the step is kept in full without clearing ``HARM_MARGIN``.
+FADED_BLACK = 36.0
+
 #: Operations that change the colour balance (the only ones that move the cast term).
 COLOUR_OPS = operations_with("colour_balance")
 #: Operations that change tone or colour (the learned model reads their results).
@@ -169,6 +198,60 @@ def natural_term(image: np.ndarray, before: dict[str, float] | None = None,
         floor = min(before.values())
     own = predictions(image)
     return naturalness.distance_to_score(max(own[naturalness.SELF], floor)) if own else None
+
+
+def predicted_gain(before: dict[str, float], natural_after: float | None) -> float:
+    """How much closer to its undegraded self the learned evaluator expects a change to
+    bring the photo, in log(1 + RMSE) units (0 without the model).
+
+    Args:
+        before: the model's predictions for the photo the change starts from.
+        natural_after: ``natural_term`` of the change's result (a 0–1 score).
+    """
+    if not before or natural_after is None:
+        return 0.0
+    now = naturalness.distance_to_score(before[naturalness.SELF])
+    return float((natural_after - now) * math.log1p(255.0))
+
+
+def harm_margin(flags: tuple[str, ...] | list[str]) -> float:
+    """The predicted gain a large change must clear in a scene with these context flags."""
+    return HARM_MARGIN["natural" if flags else "ordinary"]
+
+
+def black_point(image: np.ndarray) -> float:
+    """The 0.5th percentile of each pixel's smallest channel (grey levels, at ``HARM_SIZE``):
+    how far above black the photo's darkest pixels lie (``FADED_BLACK``)."""
+    small = to_analysis(image, HARM_SIZE)
+    return float(np.percentile(small.min(axis=2), 0.5))
+
+
+def deviation(a: np.ndarray, b: np.ndarray) -> float:
+    """RMSE (grey levels) between two same-size ``uint8`` images."""
+    d = a.astype(np.float32) - b.astype(np.float32)
+    return float(np.sqrt(np.mean(d * d)))
+
+
+def bounded_share(start: np.ndarray, result: np.ndarray, reference: np.ndarray,
+                  bound: float = HARM_BOUND) -> float:
+    """The largest share ``α`` (0–1) of the change ``start → result`` that keeps
+    ``start + α (result − start)`` within ``bound`` RMSE of ``reference`` (all the same size,
+    at ``HARM_SIZE``). 0 when ``start`` is already past the bound."""
+    if start.shape != result.shape or start.shape != reference.shape:
+        return 0.0
+    if deviation(result, reference) <= bound:
+        return 1.0
+    s, r, ref = (x.astype(np.float32) for x in (start, result, reference))
+    lo, hi = 0.0, 1.0
+    if float(np.sqrt(np.mean((s - ref) ** 2))) > bound:
+        return 0.0
+    for _ in range(12):
+        mid = (lo + hi) / 2
+        if float(np.sqrt(np.mean((s + mid * (r - s) - ref) ** 2))) <= bound:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 
 
 def score_with(image: np.ndarray, original: np.ndarray, style: str | None,
