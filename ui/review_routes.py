@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Callable
+from typing import Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, Request
@@ -54,25 +56,35 @@ def review(token: str, state: str = "", compare: str = "original") -> Response:
     return HTMLResponse(page, headers=_review_headers(nonce))
 
 
-@review_router.get("/review/{token}/preview/{node}")
-def review_preview(token: str, node: str) -> Response:
-    """A state's display preview, for the review page."""
+def _preview(lookup: Callable[[str, str], tuple[Any, str]], token: str, node: str
+             ) -> Response:
+    """A state's display preview found by ``lookup`` (404 for anything it refuses)."""
     try:
-        path, media = web.review_preview(token, node)
+        path, media = lookup(token, node)
     except web.ReviewNotFound:
         return _not_found()
     return FileResponse(path, media_type=media, headers=_review_headers())
 
 
-@review_router.get("/review/{token}/download/{node}")
-def review_download(token: str, node: str) -> Response:
-    """A state at full resolution in the original format (ICC/EXIF kept)."""
+def _download(lookup: Callable[[str, str], Any], token: str, node: str) -> Response:
+    """A state at full resolution found by ``lookup`` (404 for anything it refuses)."""
     try:
-        file = web.review_download(token, node)
+        file = lookup(token, node)
     except web.ReviewNotFound:
         return _not_found()
     return _attachment(file.data, file.media_type, file.filename)
 
+
+@review_router.get("/review/{token}/preview/{node}")
+def review_preview(token: str, node: str) -> Response:
+    """A state's display preview, for the review page."""
+    return _preview(web.review_preview, token, node)
+
+
+@review_router.get("/review/{token}/download/{node}")
+def review_download(token: str, node: str) -> Response:
+    """A state at full resolution in the original format (ICC/EXIF kept)."""
+    return _download(web.review_download, token, node)
 
 
 @review_router.post("/review/{token}/comments")
@@ -125,21 +137,13 @@ async def _capped_body(request: Request, cap: int) -> bytes:
 @review_router.get("/files/{token}/{node}/preview")
 def file_preview(token: str, node: str) -> Response:
     """A state's display preview, for an API/MCP result's ``image_url``."""
-    try:
-        path, media = web.link_preview(token, node)
-    except web.ReviewNotFound:
-        return _not_found()
-    return FileResponse(path, media_type=media, headers=_review_headers())
+    return _preview(web.link_preview, token, node)
 
 
 @review_router.get("/files/{token}/{node}/download")
 def file_download(token: str, node: str) -> Response:
     """A state at full resolution in the original format, for an API/MCP ``url``."""
-    try:
-        file = web.link_download(token, node)
-    except web.ReviewNotFound:
-        return _not_found()
-    return _attachment(file.data, file.media_type, file.filename)
+    return _download(web.link_download, token, node)
 
 
 @review_router.get("/files/{token}/export")
