@@ -62,7 +62,7 @@ def _read_crop(clause: str, degree: float) -> Reading | None:
                                  r"\s*\d{1,2}|square|wide ?screen|portrait|story|banner)"
                                  r"(?:\s+(?:format|crop|aspect|ratio|shape|for\b.*))?$", clause)
     if not (_CROP_VERB.search(clause) or whole or (aspect and re.search(
-            r"\b(?:aspect|ratio|format|for instagram|for a story)\b", clause))):
+            r"\b(?:aspect|ratio|format|for instagram|for a story)\b|\bframe$", clause))):
         return None
     params: dict[str, Any] = {}
     if aspect:

@@ -276,9 +276,11 @@ REWRITES: list[tuple[str, str]] = [
      r"(?:magenta|pink|purple) (?:tint|cast)\b|\b(?:remove|fix) the (?:magenta|pink) "
      r"(?:tint|cast)\b", "more green tint"),
     (r"\b(?:it )?(?:has|have|got) (?:a |an |some )?(?:slight |strong |weird |heavy )?"
-     r"(?:yellow|orange|yellowish) (?:tint|cast)\b", "cooler"),
+     r"(?:yellow|orange|yellowish) (?:tint|cast)\b|\b(?:remove|fix|correct) the (?:yellow|"
+     r"orange|yellowish) (?:tint|cast)\b", "cooler"),
     (r"\b(?:it )?(?:has|have|got) (?:a |an |some )?(?:slight |strong |weird |heavy )?"
-     r"(?:blue|bluish) (?:tint|cast)\b", "warmer"),
+     r"(?:blue|bluish) (?:tint|cast)\b|\b(?:remove|fix|correct) the (?:blue|bluish) "
+     r"(?:tint|cast)\b", "warmer"),
     (r"\b(?:give it|make it|add)\s+(?:a |more |some )?(?:bluish|blue)\s+(?:tones?|tint|"
      r"cast|look|feel)\b|\b(?:give it|make it|add)\s+(?:a |more |some )?bluish\b",
      "make it cooler"),

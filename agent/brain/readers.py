@@ -30,7 +30,17 @@ from agent.brain.words import (
     leftover,
 )
 from pipelines.operations import by_grammar, for_role, with_flag, word_owner
-from pipelines.operations.lexicon import EXTREME, NEGATIONS, SLIGHT, STRONG, degree, strip_degrees
+from pipelines.operations import get as get_operation
+from pipelines.operations.lexicon import (
+    COMPLAINT,
+    EXTREME,
+    INCREASE,
+    NEGATIONS,
+    SLIGHT,
+    STRONG,
+    degree,
+    strip_degrees,
+)
 
 log = logging.getLogger(__name__)
 
@@ -175,9 +185,9 @@ def _read_remove(clause: str) -> _Step | None:
         return None  # handled as white balance
     if re.search(r"\bvignett(?:e|ing)\b|\b(?:tint|haze|glare)\b", what):
         return None  # an adjustment, not an object
-    if re.search(r"^(?:the )?(?:colou?rs?|saturation)\b", what):
+    if re.search(r"^(?:all )?(?:the )?(?:colou?rs?|saturation)\b", what):
         return _Step("adjust", _DECOLOUR, {"amount": 1.0}, target=clean(
-            re.sub(r"^(?:the )?(?:colou?rs?|saturation)\s*(?:from|of|in)?", "", what)),
+            re.sub(r"^(?:all )?(?:the )?(?:colou?rs?|saturation)\s*(?:from|of|in)?", "", what)),
             clause=clause)
     if re.search(r"^(?:the )?blur\b", what):
         return None  # handled as sharpen
@@ -214,11 +224,33 @@ def _read_replace(clause: str) -> _Step | None:
     return None
 
 
+def _yields(keyword: str, clause: str) -> bool:
+    """Whether a filter's ``keyword`` is a direction word said of an adjustment the clause
+    names ("soften the contrast", "crisper tones"): the adjuster reads the clause."""
+    def names(op: Any) -> bool:
+        found = re.search(op.keyword_pattern(), clause)
+        return bool(found) and found.group(0) != keyword
+
+    return any(re.fullmatch(rf"(?:{NEGATIONS}|{INCREASE}|{op.positive}|{op.negative})",
+                            keyword) and names(op)
+               for op in _ADJUSTERS if not op.light_level and (op.positive or op.negative))
+
+
 def _read_filter(clause: str) -> _Step | None:
     for op in _FILTERS:
         pattern = op.keyword_pattern()
-        if not re.search(pattern, clause):
+        match = re.search(pattern, clause)
+        if not match or _yields(match.group(0), clause):
             continue
+        if op.complaint and re.search(rf"{COMPLAINT}(?:{op.complaint})\b", clause):
+            # "it is blurry": a complaint about the photo asks for the remedy
+            remedy = get_operation(op.remedy)
+            target = leftover(clause, pattern, COMPLAINT, r"\b(?:the|it|this|a|an|image|"
+                                                          r"photo|picture)\b")
+            value = remedy.filter_value(clause, degree(clause))
+            return _Step("adjust", remedy.name,
+                         {remedy.main_param: clamp(value, remedy.name, remedy.main_param)},
+                         target=target, clause=clause)
         name = op.main_param
         params: dict[str, Any] = {name: clamp(op.filter_value(clause, degree(clause)),
                                               op.name, name)}

@@ -224,6 +224,11 @@ class Operation:
     light_level: ClassVar[bool] = False
     #: adjusters: its words can name the target of another adjustment ("the shadows")
     can_be_target: ClassVar[bool] = False
+    #: filters: words that say the photo already has the effect, as a complaint ("it is
+    #: blurry", "too blurry"): the request is for ``remedy``, the operation that undoes it
+    complaint: ClassVar[str] = ""
+    #: filters: the operation a ``complaint`` asks for ("blurry" → "sharpen")
+    remedy: ClassVar[str] = ""
     #: filters: a percentage or degree word never asks for more than the full effect
     capped: ClassVar[bool] = False
     #: what the planner's grammar asks of it beyond its words ("remove", "recolour",

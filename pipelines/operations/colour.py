@@ -185,7 +185,7 @@ class Saturation(MatrixOp):
     params = (amount("-1 grey … +1 double", default=0.25),)
     flags = frozenset({"pointwise", "strong", "tonal"})
     words = ("saturation", "saturated", "desaturate", "colourful", "colorful", "vivid",
-             "muted", "duller", "washed out", "richer colours", "pop")
+             "muted", "duller", "washed out", "richer colours", "pop", "dull colours")
     grammar = "adjuster"
     reading_order = 5
     positive = (r"more|increase|boost|add|raise|saturate(?!d)|colou?rful|vivid|"
@@ -194,7 +194,10 @@ class Saturation(MatrixOp):
     base = 0.25
     pattern = (r"\b(?:de)?saturat(?:ion|ed?|e)\b|\b(?:more |less )?colou?rful\b|\bvivid\b|"
                r"\bmuted\b|\bduller\b|\bwashed[- ]out\b|\brich(?:er)? colou?rs?\b|"
-               r"\bcolou?rs? (?:pop|stronger|weaker|richer)\b|\bpop\b")
+               r"\bcolou?rs? (?:pop|stronger|weaker|richer)\b|\bpop\b|"
+               # a complaint about the colours asks for more of them
+               r"\bdull colou?rs?\b|\bcolou?rs? (?:are|is|look|looks|seem|seems) "
+               r"(?:(?:a bit|so|very|really|quite|pretty|rather|too) )?dull\b")
     wording = ("make the colours of {where} richer", "mute the colours of {where}")
     asks = (
         asks("saturation_up", {"amount": 0.25}, "More saturation",
@@ -336,14 +339,15 @@ class AutoWhiteBalance(StatCurveOp):
     params = (ParamSpec("amount", "float", 1.0, "0 none … 1 full correction", 0.0, 1.0),)
     flags = frozenset({"pointwise", "curve", "colour_balance", "frame_filter", "tonal"})
     words = ("white balance", "white-balance", "colour cast", "color cast",
-             "neutralise the colours", "fix the colours")
+             "neutralise the colours", "fix the colours", "make the whites white")
     grammar = "filter"
     reading_order = 4
     base = 1.0
     capped = True
     pattern = (r"\bwhite[- ]balance\b|\bcolou?r cast\b|\b(?:yellow|blue|green|"
                r"orange|magenta) cast\b|\bneutrali[sz]e the colou?rs?\b|"
-               r"\b(?:fix|correct) the colou?rs?\b(?: cast)?")
+               r"\b(?:fix|correct) the colou?rs?\b(?: cast)?|"
+               r"\bmake (?:the )?whites (?:look )?(?:white|neutral)\b")
     wording = "remove the colour cast from {where}"
     asks = (asks("white_balance", {"amount": 1.0}, "Fix the white balance",
                  "fix the white balance|neutral colours|remove the colour cast|correct the "

@@ -200,6 +200,8 @@ class Blur(FloatOp):
     pattern = (r"\bblur(?:red|ry)?\b|\bbokeh\b|\bout of focus\b|\bsoften\b|\bsofter\b|"
                r"\bdefocus\b")
     wording = "blur {where}"
+    complaint = r"blurry|blurred|out of focus"
+    remedy = "sharpen"
     asks = (asks("blur", {"radius": 4.0}, "Blur",
                  "blur it|soften the image|make it blurry|dreamy soft focus|gaussian blur",
                  "detail"),)

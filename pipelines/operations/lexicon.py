@@ -19,12 +19,17 @@ STRONG = (r"a lot|a great deal|lots|much|very|way|really|strongly|significantly|
 EXTREME = r"extremely|massively|hugely|super|enormously|drastically"
 #: (words, factor) in the order they are tried: the first that matches sets the degree
 DEGREES: list[tuple[str, float]] = [(EXTREME, 3.0), (SLIGHT, 0.5), (STRONG, 2.0)]
-#: words that turn any adjustment down ("less", "tone down", "dial back", "knock down")
-NEGATIONS = (r"less|decrease|reduce|lower|down|tone down|dial back|drop|pull|minus|\-\d")
+#: words that turn any adjustment down ("less", "tone down", "dial back", "soften the
+#: contrast"); a filter whose word this is ("soften": blur) yields to the adjustment named
+NEGATIONS = (r"less|decrease|reduce|lower|down|tone down|dial back|drop|pull|minus|soften|"
+             r"\-\d")
 #: idioms that turn any adjustment up ("crank up", "bump up", "pump up")
 INCREASE = r"crank up|crank|bump up|bump|pump up|turn up|push up|more|increase|boost|raise"
 #: "too dark" asks for the opposite of the word after it
 TOO = r"\btoo\s+(?:much\s+)?"
+#: a clause that complains about the photo as it is: "it is blurry", "looks too soft"
+COMPLAINT = (rf"\b(?:is|are|looks?|seems?|feels?|too|so)\s+(?:(?:{SLIGHT}|{STRONG}|{EXTREME}|"
+             r"quite|pretty|kinda|too|so)\s+)*")
 
 
 def degree(text: str) -> float:

@@ -190,12 +190,14 @@ class LookOp(Operation):
          r"(?:look|light|glow|tones|colou?rs|vibe))\b|\blike (?:a )?(?:sunset|sunrise)\b",
          "golden_hour"),
         (r"\b(?:evening|dusk|twilight)\b", "evening"),
-        (r"\b(?:high[- ]?key|bright and airy|light and airy|airy)\b", "high_key"),
+        (r"\b(?:high[- ]?key|bright and airy|light and airy|airy|ethereal)\b", "high_key"),
         (r"\b(?:low[- ]?key|chiaroscuro)\b", "low_key"),
         (r"\bteal\b.*\borange\b|\borange\b.*\bteal\b|\bblockbuster\b|\bhollywood\b|"
          r"\bcinematic\b|\bmovie (?:look|colou?rs?|grade)\b", "teal_orange"),
         (r"\b(?:moody|brooding|gloomy|dramatic)\b", "moody"),
-        (r"\bsepia (?:look|style|print|photo|vibe)\b|\bold brown photo\b", "sepia"),
+        # the look's own name said alone ("sepia", "sepia tone") is the look, as its button
+        (r"\bsepia (?:look|style|print|photo|vibe)\b|\bold brown photo\b|^sepia(?: tone)?$",
+         "sepia"),
     )
     #: a style that means new light, not a grade, when content is being added
     content_style = "golden_hour"

@@ -214,13 +214,13 @@ class Exposure(_Tonal):
     description = "Exposure change in photographic stops."
     params = (ParamSpec("stops", "float", 0.5, "stops; +1 doubles the light", -3, 3),)
     flags = frozenset({"pointwise", "curve", "tonal"})
-    words = ("exposure", "underexposed", "overexposed")
+    words = ("exposure", "underexposed", "overexposed", "expose")
     grammar = "adjuster"
     reading_order = 1
     positive = r"underexposed|increase|raise|more|up|boost|brighter|brighten|\+"
     negative = r"overexposed|underexposed"
     base = 0.5
-    pattern = r"\b(?:under|over)?exposed\b|\bexposure\b|\b(?<=\d )stops?\b|\b(?<=\d)\s?ev\b"
+    pattern = r"\b(?:under|over)?exposed\b|\bexpos(?:ur)?e\b|\b(?<=\d )stops?\b|\b(?<=\d)\s?ev\b"
     light_level = True
     wording = ("brighten {where}", "darken {where}")
     proposals = (Proposal("need:exposure", {}), Proposal("airy", {"stops": 0.4}, "", 1))
@@ -259,13 +259,13 @@ class Contrast(CurveOp):
     description = "More (+) or less (-) contrast around mid-grey."
     params = (amount("-1 flat … +1 double", default=0.2),)
     flags = frozenset({"pointwise", "curve", "strong", "tonal"})
-    words = ("contrast", "contrasty", "punchier", "flatter")
+    words = ("contrast", "contrasty", "punchier", "flatter", "crisper tones")
     grammar = "adjuster"
     reading_order = 6
     positive = r"more|increase|boost|add|raise|higher|punchier|stronger|crisper"
     negative = r"flatter|soften"
     base = 0.2
-    pattern = r"\bcontrast(?:y)?\b|\bpunchier\b|\bflatter\b"
+    pattern = r"\bcontrast(?:y)?\b|\bpunchier\b|\bflatter\b|\bcrisp(?:er)? tones\b"
     wording = ("add contrast to {where}", "soften the contrast of {where}")
     proposals = (Proposal("need:low_contrast", {}), Proposal("need:harsh", {"amount": -0.2}),
                  Proposal("polish", {"amount": 0.1}, "a little more punch", 4),
