@@ -33,13 +33,13 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from pipelines.localizers import PerceptionLocalizer  # noqa: E402
 from pipelines.perception.detectors import (  # noqa: E402
     FaceDetector,
     ObjectDetector,
     SalientSegmenter,
     TextDetector,
 )
-from pipelines.perception.localizer import PerceptionLocalizer  # noqa: E402
 from tests.perception_cases import (  # noqa: E402
     box_iou,
     load_cases,

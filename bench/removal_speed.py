@@ -49,7 +49,7 @@ from agent.session import EditSession  # noqa: E402
 from eval import hdd  # noqa: E402
 from pipelines.editors.objects import lab_of  # noqa: E402
 from pipelines.editors.operations import parse_color  # noqa: E402
-from pipelines.grounding import get_localizer  # noqa: E402
+from pipelines.localizers import get_localizer  # noqa: E402
 
 Case = tuple[np.ndarray, np.ndarray, str]
 

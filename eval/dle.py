@@ -27,8 +27,8 @@ import cv2
 import numpy as np
 
 from eval.metrics import ssim
-from pipelines.grounding import get_localizer
 from pipelines.layers import context_lambda, expand_box, mask_bbox
+from pipelines.localizers import get_localizer
 
 Box = tuple[int, int, int, int]
 
@@ -201,7 +201,7 @@ def localize_differences(a: np.ndarray, b: np.ndarray, *, max_regions: int = 6,
 
 
 def detect_object(image: np.ndarray, phrase: str) -> dict[str, Any]:
-    """The Grounding tool through the configured localiser (``pipelines.grounding``).
+    """The Grounding tool through the configured localiser (``pipelines.localizers``).
 
     Returns:
         ``{"status", "boxes", "scores", "reason"}``.

@@ -30,9 +30,9 @@ from pipelines.cli import fail, guarded
 from pipelines.editors.base import EditRequest
 from pipelines.editors.operations import get_operation
 from pipelines.editors.registry import get_editor
-from pipelines.grounding import get_localizer
 from pipelines.images import ImageLoadError, LoadedImage, image_info, load_image, save_image
 from pipelines.layers import compose, decompose, default_feather, feather_alpha
+from pipelines.localizers import get_localizer
 from pipelines.masks import MaskError, load_mask
 from pipelines.models import main as models_main
 

@@ -6,15 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pipelines.detection import (
-    Detection,
-    GroundedSAMLocalizer,
-    detector_prompt,
-    nms,
-    tile_grid,
-)
-from pipelines.grounding import EmbeddedLocalizer, Hint, LocalizationError, get_localizer
+from pipelines.localizers import EmbeddedLocalizer, Hint, LocalizationError, get_localizer
+from pipelines.localizers.grounded_sam import GroundedSAMLocalizer, detector_prompt, nms
 from pipelines.models import get_manager
+from pipelines.perception.detectors import Detection, tile_grid
 from tests.tiny_models import tiny_model_dir
 
 

@@ -23,7 +23,7 @@ from agent.session import EditSession
 from eval import hdd
 from pipelines.editors import completion
 from pipelines.editors.operations import parse_color
-from pipelines.grounding import get_localizer
+from pipelines.localizers import get_localizer
 
 SIZE = (1280, 720)
 

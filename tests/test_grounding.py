@@ -13,9 +13,8 @@ import numpy as np
 import pytest
 from skimage import data
 
-from pipelines import grounding
 from pipelines.editors.operations import NAMED_COLORS
-from pipelines.grounding import (
+from pipelines.localizers import (
     LOCALIZERS,
     EmbeddedLocalizer,
     Hint,
@@ -26,6 +25,7 @@ from pipelines.grounding import (
     get_localizer,
     parse_phrase,
 )
+from pipelines.localizers import registry as grounding
 
 LOC = EmbeddedLocalizer()
 

@@ -12,11 +12,9 @@ import cv2
 import numpy as np
 import pytest
 
-from pipelines.detection import GroundedSAMLocalizer
-from pipelines.grounding import get_localizer
+from pipelines.localizers import GroundedSAMLocalizer, PerceptionLocalizer, get_localizer
 from pipelines.perception import store
 from pipelines.perception.detectors import FaceDetector, ObjectDetector
-from pipelines.perception.localizer import PerceptionLocalizer
 from pipelines.perception.words import SALIENT, match_noun
 from tests import tfjs_reference
 from tests.perception_cases import box_iou, load_cases, mask_box, mask_iou, photo_by_name

@@ -32,9 +32,9 @@ from agent.brain.prompts import AGGREGATOR, aggregator_user, critic_system, crit
 from pipelines.config import Settings, get_settings
 from pipelines.editors.objects import growth_limit, object_core
 from pipelines.editors.operations import OPERATIONS, OperationError, get_operation, parse_color
-from pipelines.grounding import get_localizer
 from pipelines.layers import feather_for
 from pipelines.llm import LLMError, describe, llm_configured
+from pipelines.localizers import get_localizer
 
 log = logging.getLogger(__name__)
 

@@ -18,8 +18,8 @@ from agent.brain.critic import Critic, get_critic
 from agent.brain.planner import Planner, get_planner
 from pipelines.editors.objects import grow_object_mask
 from pipelines.editors.operations import get_operation
-from pipelines.grounding import Localizer, get_localizer
 from pipelines.images import load_image
+from pipelines.localizers import Localizer, get_localizer
 from pipelines.masks import load_mask
 
 

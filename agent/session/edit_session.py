@@ -75,8 +75,8 @@ from agent.session.turn import (
 )
 from pipelines.config import get_settings
 from pipelines.editors.registry import available_editors, get_editor, pick_editor
-from pipelines.grounding import get_localizer
 from pipelines.images import ImageLoadError, downscale, load_image, save_image
+from pipelines.localizers import get_localizer
 from pipelines.masks import MaskError, fit_mask
 from pipelines.progress import ProgressFn, no_progress
 

@@ -43,9 +43,9 @@ from pipelines.config import get_settings
 from pipelines.editors.base import EditError
 from pipelines.editors.frame import FrameError, apply_frame
 from pipelines.editors.operations import OperationError, get_operation
-from pipelines.grounding import Hint
 from pipelines.images import downscale
 from pipelines.layers import Layer
+from pipelines.localizers import Hint
 from pipelines.models import get_manager
 from pipelines.progress import ProgressFn
 

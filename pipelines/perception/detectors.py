@@ -14,11 +14,11 @@ re-entrant).
 from __future__ import annotations
 
 import threading
+from dataclasses import dataclass
 
 import cv2
 import numpy as np
 
-from pipelines.detection import Detection, tile_grid
 from pipelines.perception.store import model_path
 
 COCO_CLASSES = (
@@ -34,6 +34,33 @@ COCO_CLASSES = (
     "refrigerator", "book", "clock", "vase", "scissors", "teddy bear", "hair drier",
     "toothbrush",
 )
+Box = tuple[float, float, float, float]
+
+
+@dataclass
+class Detection:
+    """One detector box in full-resolution pixels."""
+
+    box: Box
+    score: float
+    label: str
+
+
+def tile_grid(height: int, width: int, tile: int,
+              overlap: float) -> list[tuple[int, int, int, int]]:
+    """Overlapping square-ish tiles ``(x0, y0, x1, y1)`` of side ``tile`` covering the image."""
+    step = max(1, int(tile * (1.0 - overlap)))
+
+    def starts(size: int) -> list[int]:
+        if size <= tile:
+            return [0]
+        out = list(range(0, size - tile, step))
+        return out + [size - tile]
+
+    return [(x, y, min(width, x + tile), min(height, y + tile))
+            for y in starts(height) for x in starts(width)]
+
+
 NANODET_SIDE = 416
 NANODET_STRIDES = (8, 16, 32)
 NANODET_MEAN = np.array([103.53, 116.28, 123.675], np.float32)    # BGR, as trained

@@ -14,63 +14,29 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
 
 import numpy as np
 
-from pipelines.grounding import (
+from pipelines.localizers.base import (
+    Candidate,
     Hint,
     Localization,
     LocalizationError,
     Localizer,
-    Mask,
-    register_localizer,
+    as_rgb,
 )
 from pipelines.models import ModelUnavailable, get_manager
+from pipelines.perception.detectors import Detection, tile_grid
 
 log = logging.getLogger(__name__)
 
-Box = tuple[float, float, float, float]
 PLURAL = re.compile(r"\b(all|every|each|both|several|two|three|four)\b")
-
-
-@dataclass
-class Detection:
-    """One detector box in full-resolution pixels."""
-
-    box: Box
-    score: float
-    label: str
-
-
-def _rgb(image: np.ndarray) -> np.ndarray:
-    if not isinstance(image, np.ndarray) or image.dtype != np.uint8 or image.ndim != 3 \
-            or image.shape[2] not in (3, 4) or min(image.shape[:2]) < 1:
-        raise LocalizationError(f"expected a uint8 RGB/RGBA image, got "
-                                f"{getattr(image, 'dtype', type(image).__name__)} "
-                                f"{getattr(image, 'shape', '')}")
-    return np.ascontiguousarray(image[..., :3])
 
 
 def detector_prompt(phrase: str) -> str:
     """GroundingDINO's text format: lower case, each query ending with a period."""
     text = " ".join(phrase.lower().replace("\n", " ").split())[:200].strip(" .")
     return f"{text}." if text else ""
-
-
-def tile_grid(height: int, width: int, tile: int,
-              overlap: float) -> list[tuple[int, int, int, int]]:
-    """Overlapping square-ish tiles ``(x0, y0, x1, y1)`` of side ``tile`` covering the image."""
-    step = max(1, int(tile * (1.0 - overlap)))
-
-    def starts(size: int) -> list[int]:
-        if size <= tile:
-            return [0]
-        out = list(range(0, size - tile, step))
-        return out + [size - tile]
-
-    return [(x, y, min(width, x + tile), min(height, y + tile))
-            for y in starts(height) for x in starts(width)]
 
 
 def nms(dets: list[Detection], iou: float = 0.5) -> list[Detection]:
@@ -86,7 +52,6 @@ def nms(dets: list[Detection], iou: float = 0.5) -> list[Detection]:
     return [dets[i] for i in keep.tolist()]
 
 
-@register_localizer
 class GroundedSAMLocalizer(Localizer):
     """GroundingDINO + SAM: phrase → boxes → masks with scores."""
 
@@ -137,7 +102,7 @@ class GroundedSAMLocalizer(Localizer):
             ``resolved``, ``ambiguous`` (several close candidates for a singular phrase) or
             ``unresolved`` with the reason.
         """
-        rgb = _rgb(image)
+        rgb = as_rgb(image)
         try:
             if hint is not None and hint.box is None and hint.point is not None:
                 return self._decide(self.segment_point(rgb, hint.point, phrase or "point"),
@@ -160,7 +125,7 @@ class GroundedSAMLocalizer(Localizer):
             return Localization([], "unresolved", "the segmenter returned empty masks")
         return self._decide(masks, phrase)
 
-    def _decide(self, masks: list[Mask], phrase: str) -> Localization:
+    def _decide(self, masks: list[Candidate], phrase: str) -> Localization:
         masks.sort(key=lambda m: m.score, reverse=True)
         plural = bool(PLURAL.search(phrase.lower().strip()))
         if len(masks) == 1 or plural:
@@ -210,7 +175,7 @@ class GroundedSAMLocalizer(Localizer):
         return out
 
     # -- segmentation -------------------------------------------------------------------
-    def segment(self, rgb: np.ndarray, dets: list[Detection]) -> list[Mask]:
+    def segment(self, rgb: np.ndarray, dets: list[Detection]) -> list[Candidate]:
         """One SAM mask per box, at the image's size; score = detector score × SAM IoU."""
         import torch
         from PIL import Image
@@ -231,10 +196,13 @@ class GroundedSAMLocalizer(Localizer):
         for det, mask, iou in zip(dets, masks, ious.tolist(), strict=True):
             binary = np.asarray(mask[0].numpy(), dtype=bool)
             score = float(np.clip(det.score * max(0.0, min(1.0, iou)), 0.0, 1.0))
-            result.append(Mask(binary, score, det.label, self.name))
+            result.append(Candidate(binary, score, det.label, self.name,
+                                    {"detector": float(det.score),
+                                     "segmenter": float(max(0.0, min(1.0, iou)))},
+                                    box=tuple(int(round(v)) for v in det.box)))
         return result
 
-    def segment_point(self, rgb: np.ndarray, point: tuple[int, int], label: str) -> list[Mask]:
+    def segment_point(self, rgb: np.ndarray, point: tuple[int, int], label: str) -> list[Candidate]:
         """SAM's best of its three masks around a clicked point ``(x, y)``."""
         import torch
         from PIL import Image
@@ -257,4 +225,5 @@ class GroundedSAMLocalizer(Localizer):
             return []
         best = order[0]
         score = float(np.clip(ious[best].item(), 0.0, 1.0))
-        return [Mask(np.asarray(masks[best].numpy(), dtype=bool), score, label, self.name)]
+        return [Candidate(np.asarray(masks[best].numpy(), dtype=bool), score, label, self.name,
+                          {"segmenter": score, "user": 1.0})]

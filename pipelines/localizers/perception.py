@@ -28,23 +28,20 @@ from dataclasses import replace
 
 import numpy as np
 
-from pipelines.detection import Detection, GroundedSAMLocalizer, detector_prompt
-from pipelines.grounding import (
-    WHOLE,
-    EmbeddedLocalizer,
-    Hint,
-    Localization,
-    Mask,
-    Phrase,
-    parse_phrase,
-    register_localizer,
-    select_candidates,
+from pipelines.localizers.base import Candidate, Hint, Localization, as_rgb
+from pipelines.localizers.embedded import EmbeddedLocalizer
+from pipelines.localizers.grounded_sam import GroundedSAMLocalizer, detector_prompt
+from pipelines.localizers.phrases import WHOLE, Phrase, parse_phrase, select_candidates
+from pipelines.localizers.segment import (
+    face_ellipse,
+    largest_parts,
+    refine_box,
     smooth_resize,
 )
-from pipelines.grounding import _rgb as validated_rgb
 from pipelines.models import ModelUnavailable, get_manager
 from pipelines.perception import store
 from pipelines.perception.detectors import (
+    Detection,
     FaceDetector,
     ObjectDetector,
     SalientSegmenter,
@@ -52,7 +49,6 @@ from pipelines.perception.detectors import (
     nms,
     shrink,
 )
-from pipelines.perception.masks import face_ellipse, largest_parts, refine_box
 from pipelines.perception.words import FACE, SALIENT, TEXT, WordMatch, match_noun
 
 log = logging.getLogger(__name__)
@@ -98,7 +94,6 @@ class _Models:
         return cls
 
 
-@register_localizer
 class PerceptionLocalizer(EmbeddedLocalizer):
     """Objects, people, faces and the salient subject, on the CPU, from registry weights."""
 
@@ -126,7 +121,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             hint: a brush mask, box or point, used first when given.
 
         Returns:
-            Masks at the image's size with scores; ``ambiguous`` when unsure.
+            Candidates at the image's size with scores; ``ambiguous`` when unsure.
         """
         parsed = parse_phrase(phrase)
         nouns = [w for w in parsed.unknown if len(w) > 2 and w not in NOT_NOUNS]
@@ -135,7 +130,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                                          or hint.point is not None)
         if has_hint or WHOLE.search(parsed.text) or "sky" in words:
             return super().locate(image, phrase, hint)
-        rgb = validated_rgb(image)
+        rgb = as_rgb(image)
         if not nouns and words & {"background", "foreground", "subject"}:
             return self._figure_ground(rgb, "background" in words)
         if not nouns:
@@ -200,7 +195,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         dets = sorted(dets, key=lambda d: -d.score)[:MAX_REFINED]
         return _decide(self._masks(rgb, dets, "grounding-dino"), parsed, what, [])
 
-    def _masks(self, rgb: np.ndarray, dets: list[Detection], boxes_from: str) -> list[Mask]:
+    def _masks(self, rgb: np.ndarray, dets: list[Detection], boxes_from: str) -> list[Candidate]:
         """One pixel mask per box: SAM when its weights are here, else U²-Net-p + GrabCut."""
         if _role_ready("segmenter"):
             try:
@@ -210,8 +205,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                 return [m for m in masks if m.mask.any()]
             except ModelUnavailable as exc:
                 log.warning("SAM unavailable, refining boxes on the CPU: %s", exc)
-        cands = [Mask(self._refine(rgb, d.box), _calibrated(d.score), d.label,
-                      f"{boxes_from}+u2netp+grabcut") for d in dets]
+        cands = [Candidate(self._refine(rgb, d.box), _calibrated(d.score), d.label,
+                           f"{boxes_from}+u2netp+grabcut", {"detector": _calibrated(d.score)},
+                           _int_box(d.box)) for d in dets]
         return [c for c in cands if c.mask.any()]
 
     def _faces(self, rgb: np.ndarray, parsed: Phrase, match: WordMatch) -> Localization:
@@ -235,7 +231,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                     dets.append(f)
         if not dets:
             return Localization([], "unresolved", "no face found; paint it with the brush")
-        cands = [Mask(face_ellipse(rgb.shape[:2], d.box), _calibrated(d.score), FACE, "blazeface")
+        cands = [Candidate(face_ellipse(rgb.shape[:2], d.box), _calibrated(d.score), FACE,
+                           "blazeface", {"detector": _calibrated(d.score)}, _int_box(d.box))
                  for d in sorted(dets, key=lambda d: -d.score)[:MAX_REFINED]]
         return _decide(cands, parsed, "face", [])
 
@@ -250,7 +247,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             mask = np.zeros(rgb.shape[:2], bool)
             x0, y0, x1, y1 = (int(round(v)) for v in d.box)
             mask[y0:y1, x0:x1] = True
-            cands.append(Mask(mask, _calibrated(d.score), TEXT, "ppocr-det"))
+            cands.append(Candidate(mask, _calibrated(d.score), TEXT, "ppocr-det",
+                                   {"detector": _calibrated(d.score)}, (x0, y0, x1, y1)))
         picks = parsed.ordinal or parsed.last or parsed.size or parsed.spatial
         return _decide(cands, parsed if picks else replace(parsed, plural=True), "text", [])
 
@@ -279,11 +277,11 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             x0, y0, x1, y1 = (int(v * scale) for v in det.box)
             box[y0:y1, x0:x1] = True
             if np.logical_and(mask, box).sum() > 0.5 * mask.sum():
-                return Localization([Mask(mask, 0.3, match.noun, "u2netp")], "ambiguous",
+                return Localization([Candidate(mask, 0.3, match.noun, "u2netp")], "ambiguous",
                                     f"{text!r}: the main subject looks like a {det.label} "
                                     f"({det.score:.2f}), not a {match.noun}; paint it with "
                                     "the brush")
-        return Localization([Mask(mask, 0.5, match.noun, "u2netp")], "resolved",
+        return Localization([Candidate(mask, 0.5, match.noun, "u2netp")], "resolved",
                             f"resolved to the main subject (no detector class fits "
                             f"{match.noun!r}; the most salient object, which the detector "
                             "does not recognise, was taken)")
@@ -305,7 +303,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         mask = ~subject if background else subject
         if not mask.any():
             return Localization([], "unresolved", f"the {label} is empty")
-        return Localization([Mask(mask, 0.8, label, "u2netp")], "resolved",
+        return Localization([Candidate(mask, 0.8, label, "u2netp")], "resolved",
                             f"resolved to the {label} (salient-object mask)")
 
     # --- box → mask --------------------------------------------------------------------
@@ -330,6 +328,11 @@ def _calibrated(score: float) -> float:
     return float(np.clip(score, 0.0, 1.0))
 
 
+def _int_box(box: tuple[float, ...]) -> tuple[int, int, int, int]:
+    x0, y0, x1, y1 = (int(round(v)) for v in box)
+    return x0, y0, x1, y1
+
+
 def _what_for(match: WordMatch) -> str:
     if match.noun and match.noun != match.label:
         return f"{match.noun} ({match.label})"
@@ -347,10 +350,10 @@ def _seen(seen: list[Detection]) -> str:
     return "; I saw: " + ", ".join(f"{label} ({score:.2f})" for label, score in items)
 
 
-def _distinct(cands: list[Mask]) -> list[Mask]:
+def _distinct(cands: list[Candidate]) -> list[Candidate]:
     """Drop a candidate mostly inside a better one (the frame and a zoomed tile seeing the
     same object, or a part of it)."""
-    kept: list[Mask] = []
+    kept: list[Candidate] = []
     for cand in cands:
         area = max(1, cand.area)
         if all(np.logical_and(cand.mask, k.mask).sum() < 0.6 * min(area, k.area)
@@ -359,7 +362,7 @@ def _distinct(cands: list[Mask]) -> list[Mask]:
     return kept
 
 
-def _decide(cands: list[Mask], parsed: Phrase, what: str,
+def _decide(cands: list[Candidate], parsed: Phrase, what: str,
             seen: list[Detection]) -> Localization:
     """Plural/ordinal/size/place words pick; a low best score stays ``ambiguous``."""
     if not cands:
@@ -375,7 +378,8 @@ def _decide(cands: list[Mask], parsed: Phrase, what: str,
     if selectors:
         found = select_candidates(confident, parsed, what)
     elif len(confident) == 1 or confident[0].score - confident[1].score >= 0.15:
-        found = Localization([confident[0]], "resolved", f"resolved to the {what}")
+        found = Localization([confident[0]], "resolved", f"resolved to the {what}",
+                             candidates=cands)
     else:
         found = Localization(confident, "ambiguous", f"{len(confident)} {what}s match; say "
                              "which (left/right, biggest, first…) or 'all'")

@@ -1,0 +1,262 @@
+"""Pixel work shared by the localisers: masks resized, cleaned and split into parts,
+GrabCut (written once, started from a box or from a probability prior), box → mask
+refinement, face ellipses and a weight-free saliency map.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+import cv2
+import numpy as np
+
+from pipelines.images import downscale
+from pipelines.localizers.base import Box, LocalizationError
+from pipelines.perception.detectors import shrink
+
+log = logging.getLogger(__name__)
+
+#: long side of the copy the embedded localiser analyses (masks come back at full size)
+WORK_SIDE = 768
+
+
+def work_copy(rgb: np.ndarray) -> np.ndarray:
+    """The ≤ ``WORK_SIDE`` copy the colour and place rules analyse."""
+    return downscale(rgb, WORK_SIDE)
+
+
+def to_size(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """Resize a bool/uint8/float mask to ``shape`` (nearest), as bool."""
+    mask = np.asarray(mask)
+    if mask.ndim == 3:
+        mask = mask[..., -1] if mask.shape[2] in (2, 4) else mask.max(axis=2)
+    binary = (mask > 0.5 if mask.dtype.kind == "f" else mask > 0).astype(np.uint8)
+    if binary.shape != shape:
+        binary = cv2.resize(binary, (shape[1], shape[0]), interpolation=cv2.INTER_NEAREST)
+    return binary.astype(bool)
+
+
+def smooth_resize(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """A bool mask resized to ``shape`` with smooth (not blocky) outlines."""
+    if mask.shape == shape:
+        return mask.astype(bool)
+    soft = cv2.resize(mask.astype(np.float32), (shape[1], shape[0]),
+                      interpolation=cv2.INTER_LINEAR)
+    return soft >= 0.5
+
+
+def hsv(rgb: np.ndarray) -> np.ndarray:
+    """Float HSV: hue in degrees, saturation and value in [0, 1]."""
+    return cv2.cvtColor(rgb.astype(np.float32) / 255.0, cv2.COLOR_RGB2HSV)
+
+
+def components(mask: np.ndarray, min_area: int, bridge: int = 3) -> list[np.ndarray]:
+    """Connected parts of a cleaned mask, largest first, dropping specks.
+
+    Pieces closer than ``bridge`` px (one object split by shading or highlights) count
+    as one part; each part keeps only its own matching pixels.
+    """
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3))
+    clean = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_OPEN, kernel)
+    clean = cv2.morphologyEx(clean, cv2.MORPH_CLOSE, kernel)
+    joined = clean
+    if bridge > 3:
+        wide = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (bridge, bridge))
+        joined = cv2.morphologyEx(clean, cv2.MORPH_CLOSE, wide)
+    count, labels, _, _ = cv2.connectedComponentsWithStats(joined, connectivity=8)
+    if count <= 1:
+        return []
+    areas = np.bincount(labels[clean > 0], minlength=count)
+    order = sorted(range(1, count), key=lambda i: -areas[i])
+    return [(labels == i) & (clean > 0) for i in order if areas[i] >= min_area]
+
+
+def largest_parts(mask: np.ndarray, keep: float = 0.1) -> np.ndarray:
+    """Drop specks.
+
+    Args:
+        mask: bool mask.
+        keep: a component stays when its area is at least this fraction of the largest.
+
+    Returns:
+        The mask without the smaller components.
+    """
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), 8)
+    if count <= 2:
+        return mask
+    areas = stats[1:, cv2.CC_STAT_AREA]
+    return np.isin(labels, np.nonzero(areas >= keep * areas.max())[0] + 1)
+
+
+def centroid(mask: np.ndarray) -> tuple[float, float]:
+    """The mask's centre of mass as fractions (x, y) of the width and height."""
+    ys, xs = np.nonzero(mask)
+    return float(xs.mean()) / mask.shape[1], float(ys.mean()) / mask.shape[0]
+
+
+def clip_box(box: Box, shape: tuple[int, int]) -> Box | None:
+    """``box`` as ints inside an image of ``shape``, or None when nothing is left.
+
+    Raises:
+        LocalizationError: ``box`` is not four numbers.
+    """
+    try:
+        x0, y0, x1, y1 = (int(round(float(v))) for v in box)
+    except (TypeError, ValueError):
+        raise LocalizationError(f"a box is (x0, y0, x1, y1), got {box!r}") from None
+    x0, x1 = sorted((max(0, min(shape[1], x0)), max(0, min(shape[1], x1))))
+    y0, y1 = sorted((max(0, min(shape[0], y0)), max(0, min(shape[0], y1))))
+    return (x0, y0, x1, y1) if x1 > x0 and y1 > y0 else None
+
+# ------------------------------------------------------------------------- GrabCut
+
+
+def grabcut(rgb: np.ndarray, box: Box, prior: np.ndarray | None = None,
+            iterations: int = 4) -> np.ndarray | None:
+    """GrabCut's foreground inside ``box``; outside the box is background.
+
+    Args:
+        rgb: uint8 RGB working copy.
+        box: (x0, y0, x1, y1) in ``rgb``'s pixels.
+        prior: optional foreground probability at ``rgb``'s size: inside the box ≥ 0.9 is
+            foreground, ≥ 0.5 probably foreground, the rest probably background (a prior
+            covering under 5 % of the box is ignored). Without it GrabCut starts from the
+            rectangle.
+        iterations: GrabCut iterations.
+
+    Returns:
+        The bool foreground mask (inside ``box``), or None when OpenCV fails.
+    """
+    x0, y0, x1, y1 = box
+    inside = np.zeros(rgb.shape[:2], bool)
+    inside[y0:y1, x0:x1] = True
+    if prior is None:
+        seed, rect, mode = np.zeros(rgb.shape[:2], np.uint8), (x0, y0, x1 - x0, y1 - y0), \
+            cv2.GC_INIT_WITH_RECT
+    else:
+        seed = np.full(rgb.shape[:2], cv2.GC_BGD, np.uint8)
+        seed[inside] = np.where(prior[inside] >= 0.5, cv2.GC_PR_FGD, cv2.GC_PR_BGD)
+        seed[inside & (prior >= 0.9)] = cv2.GC_FGD
+        if ((prior >= 0.5) & inside).sum() < 0.05 * inside.sum():
+            seed[inside] = cv2.GC_PR_FGD        # the prior missed it: the box alone
+        rect, mode = None, cv2.GC_INIT_WITH_MASK
+    bgd, fgd = np.zeros((1, 65), np.float64), np.zeros((1, 65), np.float64)
+    try:
+        cv2.grabCut(cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR), seed, rect, bgd, fgd, iterations,
+                    mode)
+    except cv2.error as exc:
+        log.info("GrabCut failed: %s", exc)
+        return None
+    return ((seed == cv2.GC_FGD) | (seed == cv2.GC_PR_FGD)) & inside
+
+
+def grabcut_object(rgb: np.ndarray, box: Box) -> np.ndarray | None:
+    """The main object inside ``box`` (GrabCut from the rectangle), or None when GrabCut
+    degenerates (box too small, nearly nothing or nearly everything foreground)."""
+    x0, y0, x1, y1 = box
+    if x1 - x0 < 8 or y1 - y0 < 8:
+        return None
+    fg = grabcut(rgb, box)
+    if fg is None or not 0.04 <= fg[y0:y1, x0:x1].mean() <= 0.97:
+        return None
+    parts = components(fg, max(4, int(0.01 * (x1 - x0) * (y1 - y0))))
+    return parts[0] if parts else None
+
+
+def grabcut_seeded(crop: np.ndarray, inner: Box, prob: np.ndarray) -> np.ndarray:
+    """GrabCut seeded by a salient-object map, falling back to the map (or the box) when
+    it degenerates.
+
+    Args:
+        crop: uint8 RGB working copy.
+        inner: the object's box in crop pixels.
+        prob: salient-object probability at the crop's size.
+
+    Returns:
+        A bool foreground mask at the crop's size, inside ``inner``.
+    """
+    x0, y0, x1, y1 = inner
+    box = np.zeros(crop.shape[:2], bool)
+    box[y0:y1, x0:x1] = True
+    area = box.sum()
+    salient = (prob >= 0.5) & box
+    fg = grabcut(crop, inner, prior=prob, iterations=3)
+    if fg is None:
+        fg = salient
+    if not 0.05 <= fg.sum() / max(1, area) <= 0.98:
+        fg = salient if 0.05 <= salient.sum() / max(1, area) else box
+    return largest_parts(fg)
+
+
+def refine_box(rgb: np.ndarray, box: tuple[float, ...],
+               saliency: Callable[[np.ndarray], np.ndarray], side: int = 256) -> np.ndarray:
+    """A pixel mask of the object in ``box``: ``saliency`` on the crop seeds GrabCut.
+
+    The box is cropped with a margin at native resolution and worked on a small copy, so
+    a 20-MP photo costs about what a 256-px crop does.
+
+    Args:
+        rgb: uint8 RGB image at full resolution.
+        box: (x0, y0, x1, y1) in full-resolution pixels.
+        saliency: crop → float map in [0, 1] at the crop's size.
+        side: long side of the working copy of the crop.
+
+    Returns:
+        A bool mask at the image's size, True only inside ``box`` (the whole box when
+        nothing inside stands out).
+    """
+    h, w = rgb.shape[:2]
+    x0, y0, x1, y1 = (int(round(v)) for v in box)
+    x0, y0, x1, y1 = max(0, x0), max(0, y0), min(w, x1), min(h, y1)
+    full = np.zeros((h, w), bool)
+    if x1 - x0 < 2 or y1 - y0 < 2:
+        return full
+    pad = max(4, (x1 - x0 + y1 - y0) // 16)
+    cx0, cy0, cx1, cy1 = max(0, x0 - pad), max(0, y0 - pad), min(w, x1 + pad), \
+        min(h, y1 + pad)
+    crop = shrink(rgb[cy0:cy1, cx0:cx1], side)
+    s = crop.shape[1] / (cx1 - cx0)
+    inner = (int((x0 - cx0) * s), int((y0 - cy0) * s),
+             max(int((x0 - cx0) * s) + 1, int(round((x1 - cx0) * s))),
+             max(int((y0 - cy0) * s) + 1, int(round((y1 - cy0) * s))))
+    soft = grabcut_seeded(crop, inner, saliency(crop))
+    mask = cv2.resize(soft.astype(np.float32), (cx1 - cx0, cy1 - cy0),
+                      interpolation=cv2.INTER_LINEAR) >= 0.5
+    full[cy0:cy1, cx0:cx1] = mask
+    full[:y0], full[y1:], full[:, :x0], full[:, x1:] = False, False, False, False
+    if not full.any():
+        full[y0:y1, x0:x1] = True
+    return full
+
+
+def face_ellipse(shape: tuple[int, int], box: tuple[float, ...]) -> np.ndarray:
+    """A face box as the ellipse inscribed in it, a little taller (BlazeFace's box stops
+    at the brows; the forehead is part of the face).
+
+    Args:
+        shape: (height, width) of the image.
+        box: the face box in full-resolution pixels.
+
+    Returns:
+        A bool mask of the ellipse.
+    """
+    x0, y0, x1, y1 = box
+    mask = np.zeros(shape, np.uint8)
+    centre = (int(round((x0 + x1) / 2)), int(round((y0 + y1) / 2 - 0.03 * (y1 - y0))))
+    axes = (max(1, int(round((x1 - x0) * 0.5))), max(1, int(round((y1 - y0) * 0.58))))
+    cv2.ellipse(mask, centre, axes, 0, 0, 360, 1, -1)
+    return mask.astype(bool)
+
+
+def spectral_saliency(small: np.ndarray) -> np.ndarray | None:
+    """Spectral-residual saliency (no weights), thresholded to its largest blob."""
+    grey = cv2.resize(cv2.cvtColor(small, cv2.COLOR_RGB2GRAY), (64, 64)).astype(np.float32)
+    spectrum = np.fft.fft2(grey)
+    log_amp = np.log(np.abs(spectrum) + 1e-6)
+    residual = log_amp - cv2.blur(log_amp, (3, 3))
+    sal = np.abs(np.fft.ifft2(np.exp(residual + 1j * np.angle(spectrum)))) ** 2
+    sal = cv2.GaussianBlur(sal.astype(np.float32), (0, 0), 2.5)
+    sal = cv2.resize(sal, (small.shape[1], small.shape[0]))
+    parts = components(sal > 3 * sal.mean(), max(16, int(0.005 * sal.size)))
+    return parts[0] if parts else None
