@@ -28,6 +28,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from pipelines.localizers import fusion
 from pipelines.localizers.base import Candidate, Hint, Localization, as_rgb
 from pipelines.localizers.embedded import EmbeddedLocalizer
 from pipelines.localizers.grounded_sam import GroundedSAMLocalizer, detector_prompt
@@ -46,7 +47,6 @@ from pipelines.perception.detectors import (
     ObjectDetector,
     SalientSegmenter,
     TextDetector,
-    nms,
     shrink,
 )
 from pipelines.perception.words import FACE, SALIENT, TEXT, WordMatch, match_noun
@@ -68,6 +68,12 @@ CROP_SIDE = 256
 SALIENT_CROP_SIDE = 224
 #: most candidates refined to pixel masks for one phrase
 MAX_REFINED = 8
+#: weak candidates looked at again on a crop where they fill the detector's view
+LOOK_CLOSER = 3
+#: long side of the copy the salient map is computed on for a whole frame
+SALIENT_SIDE = 512
+#: a detection this sure explains the salient subject as its own class
+EXPLAINED = 0.6
 #: most people added to the subject when "the background" is asked for
 MAX_PEOPLE = 4
 #: words that are not objects ("the background", places, sizes are handled elsewhere)
@@ -147,7 +153,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             if found.status != "unresolved":
                 return found
         if match.label == SALIENT:
-            return self._salient(rgb, match, parsed.text)
+            return self._salient(rgb, match, parsed)
         elif match.label == FACE:
             return self._faces(rgb, parsed, match)
         elif match.label == TEXT:
@@ -163,25 +169,77 @@ class PerceptionLocalizer(EmbeddedLocalizer):
     # --- objects --------------------------------------------------------------------
 
     def _objects(self, rgb: np.ndarray, parsed: Phrase, match: WordMatch) -> Localization:
+        """Every object the detector or the salient map sees, scored against the words
+        (``fusion``): a unique plausible one is taken even at a low score, close ones are a
+        question, none is "not found"."""
         models = _Models.get()
         h, w = rgb.shape[:2]
         frame = shrink(rgb, FRAME_SIDE)
         scale = w / frame.shape[1]
-        seen = models.objects.detect(frame, CANDIDATE)
+        seen = models.objects.detect(frame, fusion.FLOOR)
         for d in seen:
             d.box = tuple(v * scale for v in d.box)
-        dets = [d for d in seen if d.label == match.label]
-        tiny = all((d.box[2] - d.box[0]) * (d.box[3] - d.box[1]) < SMALL * h * w for d in dets)
-        if (not dets or tiny or parsed.plural) and max(h, w) > 1.2 * 832:
-            zoomed = models.objects.zoom_search(rgb, {match.label}, CANDIDATE)
-            if zoomed:
-                dets = nms(dets + zoomed)
+        named = [d for d in seen if d.label == match.label and d.score >= CANDIDATE]
+        tiny = all((d.box[2] - d.box[0]) * (d.box[3] - d.box[1]) < SMALL * h * w
+                   for d in named)
+        if (not named or tiny or parsed.plural) and max(h, w) > 1.2 * 832:
+            seen += models.objects.zoom_search(rgb, {match.label}, CANDIDATE)
+        small = shrink(rgb, SALIENT_SIDE)
+        prob = models.salient.saliency(small)
+        pscale = w / small.shape[1]
+        objects = fusion.group(seen, match.label)
+        fusion.salient_agreement(objects, prob, pscale)
+        weak = [o for o in fusion.distinct(fusion.evidenced(objects, match.label))
+                if o.evidence < fusion.SURE_OTHER]
+        for obj in weak[:LOOK_CLOSER]:          # look closer at the weak ones, once
+            _look_closer(models.objects, rgb, obj)
+        cands = fusion.distinct(fusion.plausible(objects, match.label))
+        selectors = bool(parsed.plural or parsed.ordinal or parsed.last or parsed.size
+                         or parsed.spatial)
+        if selectors and cands:       # instances the detector names otherwise
+            pool = [o for o in objects if o not in cands]
+            for box, _ in fusion.salient_components(prob, pscale):
+                if all(fusion.box_iou(box, o.box) < 0.3 for o in objects):
+                    pool.append(fusion.ObjectEvidence(box, {}, 0.0, "salient"))
+            fusion.salient_agreement(pool, prob, pscale)
+            pool = [o for o in pool if o.salient >= fusion.SALIENT_AGREE]
+            cands = fusion.distinct(cands + fusion.look_alikes(frame, scale, cands[0], pool))
+            cands = [c for c in cands if c.fused >= fusion.TAKE_UNIQUE] or cands[:1]
+        verdict = fusion.verdict(cands, selectors)
         what = _what_for(match)
-        if not dets:
-            return Localization([], "unresolved", f"no {what} found{_seen(seen)}; paint it "
-                                "with the brush")
-        dets = sorted(dets, key=lambda d: -d.score)[:MAX_REFINED]
-        return _decide(self._masks(rgb, dets, "nanodet"), parsed, what, seen)
+        strong = [d for d in seen if d.score >= CANDIDATE]
+        if verdict == "none":
+            return Localization([], "unresolved", f"no {what} found{_seen(strong)}; paint "
+                                "it with the brush")
+        masks = []
+        for obj in cands[:MAX_REFINED]:
+            det = Detection(obj.box, obj.fused, match.label)
+            for cand in self._masks(rgb, [det], "nanodet"):
+                cand.score = obj.fused
+                cand.evidence = {"detector": obj.scores.get(match.label, 0.0),
+                                 "words": float(match.similarity), "salient": obj.salient,
+                                 "fused": obj.fused}
+                cand.source += f" ({obj.why})"
+                masks.append(cand)
+        masks = _distinct(masks)
+        if not masks:
+            return Localization([], "unresolved", f"no {what} found{_seen(strong)}")
+        why = cands[0].why
+        if verdict == "take":
+            found = Localization([masks[0]], "resolved", f"found the {what}, confidence "
+                                 f"{masks[0].score:.2f} ({why})", candidates=masks)
+        elif verdict == "choose":
+            found = select_candidates(masks, parsed, what)
+            found.candidates = masks if not found.candidates else found.candidates
+            if found.status == "resolved":
+                scores = ", ".join(f"{m.score:.2f}" for m in found.masks)
+                found.reason = f"{found.reason} (confidence {scores}; best: {why})"
+        else:
+            listed = "; ".join(f"{m.score:.2f}" for m in masks[:4])
+            found = Localization(masks, "ambiguous", f"unsure which is the {what}: "
+                                 f"{len(masks)} candidate(s) scored {listed} (best: {why}); "
+                                 "click one, say which (left/right, biggest…) or paint it")
+        return found
 
     def _open_vocabulary(self, rgb: np.ndarray, parsed: Phrase) -> Localization:
         """Boxes from GroundingDINO (the phrase itself, no class list), masks as below."""
@@ -263,28 +321,58 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             return None
         return smooth_resize(mask, rgb.shape[:2])
 
-    def _salient(self, rgb: np.ndarray, match: WordMatch, text: str) -> Localization:
-        """Words no class fits: the salient subject, unless the detector says that subject
-        is something else (a person is not "the unicorn")."""
-        mask = self._subject_mask(rgb)
-        if mask is None:
+    def _salient(self, rgb: np.ndarray, match: WordMatch, parsed: Phrase) -> Localization:
+        """Words no class fits ("the hedgehog"): the photo's main subject, when the words
+        name one thing, a subject stands out and no detected class explains it better (a
+        person is not "the unicorn"). Plural, size, place and ordinal words choose among
+        the salient objects."""
+        text = parsed.text
+        models = _Models.get()
+        small = shrink(rgb, SALIENT_SIDE)
+        prob = models.salient.saliency(small)
+        scale = rgb.shape[1] / small.shape[1]
+        parts = fusion.salient_components(prob, scale)
+        if not parts or prob.max() < 0.5:
             return Localization([], "unresolved", f"{text!r}: no detector class fits those "
-                                "words and no subject stands out; paint it with the brush")
+                                "words and no subject stands out; not found (paint it with "
+                                "the brush)")
         frame = shrink(rgb, FRAME_SIDE)
-        scale = rgb.shape[1] / frame.shape[1]
-        for det in _Models.get().objects.detect(frame, CONFIDENT):
-            box = np.zeros(mask.shape, bool)
-            x0, y0, x1, y1 = (int(v * scale) for v in det.box)
-            box[y0:y1, x0:x1] = True
-            if np.logical_and(mask, box).sum() > 0.5 * mask.sum():
-                return Localization([Candidate(mask, 0.3, match.noun, "u2netp")], "ambiguous",
-                                    f"{text!r}: the main subject looks like a {det.label} "
-                                    f"({det.score:.2f}), not a {match.noun}; paint it with "
-                                    "the brush")
-        return Localization([Candidate(mask, 0.5, match.noun, "u2netp")], "resolved",
-                            f"resolved to the main subject (no detector class fits "
-                            f"{match.noun!r}; the most salient object, which the detector "
-                            "does not recognise, was taken)")
+        fscale = rgb.shape[1] / frame.shape[1]
+        dets = models.objects.detect(frame, EXPLAINED)
+        cands = []
+        for box, part in parts[:MAX_REFINED]:
+            mask = smooth_resize(part, rgb.shape[:2])
+            owner = next((d for d in dets if _covers(d, mask, fscale)), None)
+            if owner is not None:
+                if len(parts) == 1 or not cands:
+                    return Localization([Candidate(mask, 0.2, match.noun, "u2netp")],
+                                        "ambiguous", f"{text!r}: the main subject is a "
+                                        f"{owner.label} (detector {owner.score:.2f}), not a "
+                                        f"{match.noun}; not found (paint it with the brush)")
+                continue
+            strength = float(prob[part].mean())
+            cands.append(Candidate(mask, round(0.3 + 0.4 * strength, 3), match.noun,
+                                   "u2netp", {"salient": strength, "words": 0.0},
+                                   _int_box(box)))
+        if not cands:
+            return Localization([], "unresolved", f"{text!r}: not found")
+        selectors = parsed.plural or parsed.ordinal or parsed.last or parsed.size or \
+            parsed.spatial
+        if selectors:
+            found = select_candidates(cands, parsed, match.noun)
+        else:
+            main = cands[0]
+            keep = [c for c in cands if c.area >= 0.25 * main.area]
+            if len(keep) > 1:       # one thing named, one subject: its parts together
+                main = Candidate(np.logical_or.reduce([c.mask for c in keep]), main.score,
+                                 match.noun, "u2netp", main.evidence)
+            found = Localization([main], "resolved", "", candidates=cands)
+        if found.status == "resolved":
+            top = found.masks[0]
+            found.reason = (f"took the photo's main subject as {match.noun!r} (no detector "
+                            f"class fits the word; salient {top.evidence.get('salient', 0):.2f}"
+                            f", confidence {top.score:.2f})")
+        return found
 
     def _figure_ground(self, rgb: np.ndarray, background: bool) -> Localization:
         """The salient subject together with every confident person (a group photo's
@@ -322,6 +410,33 @@ def _role_ready(role: str) -> bool:
     except Exception as exc:  # noqa: BLE001 - a broken model config must not stop localising
         log.warning("status of the %s role failed: %s", role, exc)
         return False
+
+
+def _look_closer(detector: ObjectDetector, rgb: np.ndarray, obj: fusion.ObjectEvidence
+                 ) -> None:
+    """Detect again on a native-resolution crop where the object fills the detector's
+    view (1.6× its box); boxes that match it add their class scores to its evidence."""
+    h, w = rgb.shape[:2]
+    x0, y0, x1, y1 = obj.box
+    side = 1.6 * max(x1 - x0, y1 - y0, 32)
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    vx0, vy0 = int(max(0, cx - side / 2)), int(max(0, cy - side / 2))
+    vx1, vy1 = int(min(w, cx + side / 2)), int(min(h, cy + side / 2))
+    view = shrink(rgb[vy0:vy1, vx0:vx1], 2 * 416)
+    k = (vx1 - vx0) / view.shape[1]
+    for det in detector.detect(view, fusion.FLOOR):
+        box = (det.box[0] * k + vx0, det.box[1] * k + vy0, det.box[2] * k + vx0,
+               det.box[3] * k + vy0)
+        if fusion.box_iou(box, obj.box) >= 0.5:
+            obj.scores[det.label] = max(obj.scores.get(det.label, 0.0), det.score)
+    obj.source = f"{obj.source}+closer look"
+
+
+def _covers(det: Detection, mask: np.ndarray, scale: float) -> bool:
+    """Whether a frame detection's box holds most of ``mask``."""
+    x0, y0, x1, y1 = (int(v * scale) for v in det.box)
+    inside = np.count_nonzero(mask[max(0, y0):y1, max(0, x0):x1])
+    return inside > 0.5 * max(1, np.count_nonzero(mask))
 
 
 def _calibrated(score: float) -> float:
