@@ -230,7 +230,7 @@ def _sky_scene(spec: dict, size: tuple[int, int]) -> Rendered:
     if spec.get("canopy"):           # trees over the top edge: the sky does not touch it
         edge = (_profile(w, spec["canopy"], 0.05, 7) * h)[None, :]
         leaves = rows < edge
-        canopy = spec.get("canopy_source", ["china", [470, 150, 640, 330]])
+        canopy = spec.get("canopy_source", ["china", [0, 340, 300, 427]])
         image = np.where(leaves[..., None], _canvas(canopy[0], size, canopy[1]), image)
         is_sky &= ~leaves
     image = cv2.GaussianBlur(np.clip(image, 0, 255).astype(np.uint8), (3, 3), 0)

@@ -39,6 +39,7 @@ from pipelines.localizers.segment import (
     refine_box,
     smooth_resize,
 )
+from pipelines.localizers.sky import find_sky
 from pipelines.models import ModelUnavailable, get_manager
 from pipelines.perception import store
 from pipelines.perception.detectors import (
@@ -134,7 +135,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         words = set(parsed.words)
         has_hint = hint is not None and (hint.mask is not None or hint.box is not None
                                          or hint.point is not None)
-        if has_hint or WHOLE.search(parsed.text) or "sky" in words:
+        if "sky" in words and not has_hint and not WHOLE.search(parsed.text):
+            return find_sky(as_rgb(image))
+        if has_hint or WHOLE.search(parsed.text):
             return super().locate(image, phrase, hint)
         rgb = as_rgb(image)
         if not nouns and words & {"background", "foreground", "subject"}:
