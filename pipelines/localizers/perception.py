@@ -29,6 +29,7 @@ from dataclasses import replace
 import numpy as np
 
 from pipelines.localizers import fusion
+from pipelines.localizers import text as text_regions
 from pipelines.localizers.base import Candidate, Hint, Localization, as_rgb
 from pipelines.localizers.embedded import EmbeddedLocalizer
 from pipelines.localizers.grounded_sam import GroundedSAMLocalizer, detector_prompt
@@ -69,6 +70,8 @@ CROP_SIDE = 256
 SALIENT_CROP_SIDE = 224
 #: most candidates refined to pixel masks for one phrase
 MAX_REFINED = 8
+#: words that make a text target its text and the mark drawn beside it
+MARK_WORDS = {"watermark", "watermarks", "logo", "logos", "signature", "stamp"}
 #: weak candidates looked at again on a crop where they fill the detector's view
 LOOK_CLOSER = 3
 #: long side of the copy the salient map is computed on for a whole frame
@@ -303,13 +306,17 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         dets = _Models.get().text.detect(rgb)
         if not dets:
             return Localization([], "unresolved", "no text found; paint it with the brush")
+        marks = bool(MARK_WORDS & set(parsed.words))
         cands = []
         for d in dets[:MAX_REFINED * 2]:
-            mask = np.zeros(rgb.shape[:2], bool)
-            x0, y0, x1, y1 = (int(round(v)) for v in d.box)
-            mask[y0:y1, x0:x1] = True
-            cands.append(Candidate(mask, _calibrated(d.score), TEXT, "ppocr-det",
-                                   {"detector": _calibrated(d.score)}, (x0, y0, x1, y1)))
+            box = text_regions.tighten(rgb, _int_box(d.box))
+            if marks:       # a watermark or logo: the text and the mark beside it
+                mask = text_regions.with_marks(rgb, box)
+            else:
+                mask = np.zeros(rgb.shape[:2], bool)
+                mask[box[1]:box[3], box[0]:box[2]] = True
+            cands.append(Candidate(mask, _calibrated(d.score), TEXT, "ppocr-det+ink",
+                                   {"detector": _calibrated(d.score)}))
         picks = parsed.ordinal or parsed.last or parsed.size or parsed.spatial
         return _decide(cands, parsed if picks else replace(parsed, plural=True), "text", [])
 
