@@ -156,7 +156,8 @@ def cutout(name: str) -> tuple[np.ndarray, np.ndarray]:
 
 @dataclass
 class Rendered:
-    """A case's image and the true mask of its answer (None for ``refused`` cases)."""
+    """A case's image, the true mask of its answer (None for ``refused`` cases) and the
+    masks of the other objects in it (those an edit of the answer must not touch)."""
 
     image: np.ndarray
     truth: np.ndarray | None
@@ -280,8 +281,13 @@ def render(case: Case) -> Rendered:
         truth = np.logical_or.reduce(items)
     else:
         truth = np.logical_or.reduce([items[i] for i in pick])
-    return Rendered(image, truth, [m for i, m in enumerate(items)
-                                   if pick in ("all", "background") or i not in pick])
+    if pick == "all":
+        others = []
+    elif pick == "background":
+        others = masks            # the subjects a background edit must leave alone
+    else:
+        others = [m for i, m in enumerate(items) if i not in pick]
+    return Rendered(image, truth, others)
 
 
 def mask_iou(found: np.ndarray | None, truth: np.ndarray) -> float:

@@ -185,11 +185,6 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         seen = models.objects.detect(frame, fusion.FLOOR)
         for d in seen:
             d.box = tuple(v * scale for v in d.box)
-        named = [d for d in seen if d.label == match.label and d.score >= CANDIDATE]
-        tiny = all((d.box[2] - d.box[0]) * (d.box[3] - d.box[1]) < SMALL * h * w
-                   for d in named)
-        if (not named or tiny or parsed.plural) and max(h, w) > 1.2 * 832:
-            seen += models.objects.zoom_search(rgb, {match.label}, CANDIDATE)
         small = shrink(rgb, SALIENT_SIDE)
         prob = models.salient.saliency(small)
         pscale = w / small.shape[1]
@@ -200,6 +195,16 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         for obj in weak[:LOOK_CLOSER]:          # look closer at the weak ones, once
             _look_closer(models.objects, rgb, obj)
         cands = fusion.distinct(fusion.plausible(objects, match.label))
+        named = [o for o in cands if o.scores.get(match.label, 0.0) >= CANDIDATE]
+        tiny = all((o.box[2] - o.box[0]) * (o.box[3] - o.box[1]) < SMALL * h * w
+                   for o in named)
+        if (not named or tiny or parsed.plural) and max(h, w) > 1.2 * 832:
+            zoomed = models.objects.zoom_search(rgb, {match.label}, CANDIDATE)
+            if zoomed:          # small ones the frame could not see: regroup with them
+                seen += zoomed
+                objects = fusion.group(seen, match.label)
+                fusion.salient_agreement(objects, prob, pscale)
+                cands = fusion.distinct(fusion.plausible(objects, match.label))
         selectors = bool(parsed.plural or parsed.ordinal or parsed.last or parsed.size
                          or parsed.spatial)
         if selectors and cands:       # instances the detector names otherwise
