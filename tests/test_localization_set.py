@@ -11,7 +11,7 @@ import cv2
 import numpy as np
 import pytest
 
-from eval.localization import evaluate, load_cases, render
+from eval.localization import evaluate, load_cases, mask_iou, render
 from pipelines.editors.objects import growth_limit
 from pipelines.layers import feather_for
 from pipelines.localizers import get_localizer
@@ -112,3 +112,23 @@ def test_recolouring_one_of_two_touching_cups_leaves_the_other_alone(tmp_path) -
     (right,) = shot.others
     core = cv2.erode(right.astype(np.uint8), np.ones((9, 9), np.uint8)) > 0
     assert changed[core].mean() < 0.01
+
+
+def test_an_over_large_target_mask_is_caught_and_shrunk_before_editing() -> None:
+    """A mask of "the left cup" that swallowed its touching neighbour and the table under
+    both is compared with the left cup's own box and the neighbour's: it comes back as
+    the left cup, with a note saying what was caught."""
+    from pipelines.localizers.base import mask_box
+    from pipelines.localizers.fusion import check_extent
+
+    shot = render(next(c for c in CASES if c.id == "left_of_two_touching_cups"))
+    (right,) = shot.others
+    table = np.zeros_like(right)
+    table[int(0.8 * table.shape[0]):] = True
+    swallowed = shot.truth | right | table
+    mask, note = check_extent(swallowed, mask_box(shot.truth), [mask_box(right)])
+    assert "over-large" in note and "another object" in note, note
+    assert mask_iou(mask, shot.truth) >= 0.8
+    assert (mask & right).sum() < 0.01 * right.sum()     # only where the two boxes meet
+    same, none = check_extent(shot.truth, mask_box(shot.truth), [mask_box(right)])
+    assert none == "" and same is shot.truth

@@ -343,3 +343,67 @@ def verdict(cands: list[ObjectEvidence], selectors: bool) -> str:
             cands[1].salient < SALIENT_AGREE / 2 and best.fused - cands[1].fused >= CLOSE:
         return "take"
     return "ask"
+
+
+#: a target mask may reach this far (share of its box's size) beyond its own box
+BOX_SLACK = 0.1
+#: share of a target mask outside its slack box, or of another object's box inside the
+#: mask, that makes the mask over-large
+SPILL = 0.15
+
+
+#: share of a target mask lying in a neighbour's box (beyond its own box) that is caught
+NEIGHBOUR = 0.01
+
+
+def check_extent(mask: np.ndarray, box: tuple[float, ...],
+                 others: list[tuple[float, ...]]) -> tuple[np.ndarray, str]:
+    """Catch an over-large target mask before it is edited.
+
+    The mask is compared with the object's own evidence: its detector box (a mask that
+    spills well beyond it has taken the surface under it or a neighbour) and the boxes
+    of the other objects seen (a mask covering much of one has swallowed it). An
+    over-large mask is shrunk to its box, minus the other objects' boxes where they do
+    not overlap its own.
+
+    Args:
+        mask: bool (H, W) candidate mask.
+        box: the object's box (x0, y0, x1, y1) in the mask's pixels.
+        others: boxes of the other objects.
+
+    Returns:
+        ``(mask, note)``: the mask as it is and "" when it fits its evidence, else the
+        shrunk mask and what was caught.
+    """
+    h, w = mask.shape
+    area = int(np.count_nonzero(mask))
+    if area == 0:
+        return mask, ""
+    x0, y0, x1, y1 = box
+    sx, sy = BOX_SLACK * (x1 - x0), BOX_SLACK * (y1 - y0)
+    sx0, sy0 = int(max(0, x0 - sx)), int(max(0, y0 - sy))
+    sx1, sy1 = int(min(w, x1 + sx)), int(min(h, y1 + sy))
+    inside = int(np.count_nonzero(mask[sy0:sy1, sx0:sx1]))
+    notes, out = [], mask
+    if area - inside > SPILL * area:
+        out = np.zeros_like(mask)
+        out[sy0:sy1, sx0:sx1] = mask[sy0:sy1, sx0:sx1]
+        notes.append(f"{(area - inside) / area:.0%} of it lay outside the object's box")
+    for other in others:
+        if box_iou(other, box) > 0.3:
+            continue
+        ox0, oy0, ox1, oy1 = (int(round(v)) for v in other)
+        ox0, oy0, ox1, oy1 = max(0, ox0), max(0, oy0), min(w, ox1), min(h, oy1)
+        if ox1 <= ox0 or oy1 <= oy0:
+            continue
+        own = np.zeros((oy1 - oy0, ox1 - ox0), bool)      # our box, inside theirs
+        own[max(0, int(y0) - oy0):max(0, int(y1) - oy0),
+            max(0, int(x0) - ox0):max(0, int(x1) - ox0)] = True
+        taken = np.count_nonzero(out[oy0:oy1, ox0:ox1] & ~own)
+        if taken > NEIGHBOUR * area:        # the neighbour's pixels beyond our own box
+            out = out.copy()
+            out[oy0:oy1, ox0:ox1] &= own
+            notes.append("it reached into another object")
+    if not notes:
+        return mask, ""
+    return out, "over-large mask caught and shrunk: " + "; ".join(notes)

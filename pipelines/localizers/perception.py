@@ -223,9 +223,14 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             return Localization([], "unresolved", f"no {what} found{_seen(strong)}; paint "
                                 "it with the brush")
         masks = []
+        sure = [o.box for o in objects if o.best_class[1] >= fusion.SURE_OTHER]
         for obj in cands[:MAX_REFINED]:
             det = Detection(obj.box, obj.fused, match.label)
+            others = [o.box for o in cands[:MAX_REFINED] if o is not obj] + sure
             for cand in self._masks(rgb, [det], "nanodet"):
+                cand.mask, caught = fusion.check_extent(cand.mask, obj.box, others)
+                if caught:          # compared with its own evidence before any edit
+                    obj.why = f"{obj.why}; {caught}"
                 cand.score = obj.fused
                 cand.evidence = {"detector": obj.scores.get(match.label, 0.0),
                                  "words": float(match.similarity), "salient": obj.salient,
