@@ -199,7 +199,8 @@ def fuse(obj: ObjectEvidence, label: str) -> float:
     parts = [f"detector {label} {own:.2f}"]
     if related:
         parts.append(f"related class {related:.2f}")
-    parts.append(f"salient {obj.salient:.2f}")
+    if obj.salient > 0:            # (not computed when one sure object stands alone)
+        parts.append(f"salient {obj.salient:.2f}")
     if other > evidence:
         parts.append(f"also looks like {other_label} ({other:.2f})")
     obj.why = ", ".join(parts)

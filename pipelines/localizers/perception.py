@@ -186,10 +186,18 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         for d in seen:
             d.box = tuple(v * scale for v in d.box)
         small = shrink(rgb, SALIENT_SIDE)
-        prob = models.salient.saliency(small)
         pscale = w / small.shape[1]
         objects = fusion.group(seen, match.label)
-        fusion.salient_agreement(objects, prob, pscale)
+        selectors = bool(parsed.plural or parsed.ordinal or parsed.last or parsed.size
+                         or parsed.spatial)
+        evident = fusion.evidenced(objects, match.label)
+        # one sure object, the rest far weaker, no choosing words: the salient map would
+        # not change the answer (it costs a third of the frame pass) and is not computed
+        prob = np.zeros(small.shape[:2], np.float32)
+        evidence = sorted((o.evidence for o in evident), reverse=True) + [0.0, 0.0]
+        if selectors or evidence[0] < fusion.SURE_OTHER or evidence[1] >= 0.5 * evidence[0]:
+            prob = models.salient.saliency(small)
+            fusion.salient_agreement(objects, prob, pscale)
         weak = [o for o in fusion.distinct(fusion.evidenced(objects, match.label))
                 if o.evidence < fusion.SURE_OTHER]
         for obj in weak[:LOOK_CLOSER]:          # look closer at the weak ones, once
@@ -205,8 +213,6 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                 objects = fusion.group(seen, match.label)
                 fusion.salient_agreement(objects, prob, pscale)
                 cands = fusion.distinct(fusion.plausible(objects, match.label))
-        selectors = bool(parsed.plural or parsed.ordinal or parsed.last or parsed.size
-                         or parsed.spatial)
         if selectors and cands:       # instances the detector names otherwise
             pool = [o for o in objects if o not in cands]
             for box, _ in fusion.salient_components(prob, pscale):
