@@ -59,6 +59,9 @@ TAKE_EVIDENCE = 0.12
 SALIENT_AGREE = 0.35
 #: two objects closer than this in fused score are a question, not an answer
 CLOSE = 0.1
+#: with plural, size, place or ordinal words, candidates need this share of the best
+#: one's fused score (a weak stray box is not a third motorcycle)
+COMPARABLE = 0.5
 #: an object whose box lies this much inside a better one's is part of it (a handle)
 PART = 0.5
 #: appearance similarity (histogram intersection of Lab colours) of look-alike instances
@@ -100,6 +103,13 @@ def box_iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
     iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
     union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - ix * iy
     return ix * iy / union if union > 0 else 0.0
+
+
+def inside_share(a: tuple[float, ...], b: tuple[float, ...]) -> float:
+    """The share of box ``a``'s area that lies inside box ``b``."""
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    return ix * iy / max(1e-6, (a[2] - a[0]) * (a[3] - a[1]))
 
 
 def group(dets: list[Detection], label: str) -> list[ObjectEvidence]:

@@ -200,7 +200,12 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             fusion.salient_agreement(objects, prob, pscale)
         weak = [o for o in fusion.distinct(fusion.evidenced(objects, match.label))
                 if o.evidence < fusion.SURE_OTHER]
-        for obj in weak[:LOOK_CLOSER]:          # look closer at the weak ones, once
+        sure = [o for o in objects if o.scores.get(match.label, 0.0) >= fusion.SURE_OTHER]
+        # look closer at the weak ones, once; not at one that overlaps a sure one of the
+        # class (a crop of a motorcycle's rear half is seen as "a motorcycle" on its own)
+        weak = [o for o in weak if all(fusion.inside_share(o.box, s.box) < 0.3
+                                       for s in sure)]
+        for obj in weak[:LOOK_CLOSER]:
             _look_closer(models.objects, rgb, obj)
         cands = fusion.distinct(fusion.plausible(objects, match.label))
         named = [o for o in cands if o.scores.get(match.label, 0.0) >= CANDIDATE]
@@ -221,7 +226,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             fusion.salient_agreement(pool, prob, pscale)
             pool = [o for o in pool if o.salient >= fusion.SALIENT_AGREE]
             cands = fusion.distinct(cands + fusion.look_alikes(frame, scale, cands[0], pool))
-            cands = [c for c in cands if c.fused >= fusion.TAKE_UNIQUE] or cands[:1]
+            floor = max(fusion.TAKE_UNIQUE, fusion.COMPARABLE * cands[0].fused)
+            cands = [c for c in cands if c.fused >= floor] or cands[:1]
         verdict = fusion.verdict(cands, selectors)
         what = _what_for(match)
         strong = [d for d in seen if d.score >= CANDIDATE]
@@ -450,9 +456,14 @@ def _look_closer(detector: ObjectDetector, rgb: np.ndarray, obj: fusion.ObjectEv
     vx1, vy1 = int(min(w, cx + side / 2)), int(min(h, cy + side / 2))
     view = shrink(rgb[vy0:vy1, vx0:vx1], 2 * 416)
     k = (vx1 - vx0) / view.shape[1]
+    vh, vw = view.shape[:2]
     for det in detector.detect(view, fusion.FLOOR):
-        box = (det.box[0] * k + vx0, det.box[1] * k + vy0, det.box[2] * k + vx0,
-               det.box[3] * k + vy0)
+        bx0, by0, bx1, by1 = det.box
+        cut = (bx0 <= 2 and vx0 > 0) or (by0 <= 2 and vy0 > 0) or \
+            (bx1 >= vw - 2 and vx1 < w) or (by1 >= vh - 2 and vy1 < h)
+        if cut:             # the view cut a larger object: a fragment confirms nothing
+            continue
+        box = (bx0 * k + vx0, by0 * k + vy0, bx1 * k + vx0, by1 * k + vy0)
         if fusion.box_iou(box, obj.box) >= 0.5:
             obj.scores[det.label] = max(obj.scores.get(det.label, 0.0), det.score)
     obj.source = f"{obj.source}+closer look"
