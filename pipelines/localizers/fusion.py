@@ -27,12 +27,12 @@ Pure functions of the detections and the saliency map, so they are cheap to test
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import cv2
 import numpy as np
 
 from pipelines.perception.detectors import Detection
+from pipelines.perception.words import class_similarity
 
 #: weakest detector score that still counts as evidence
 FLOOR = 0.06
@@ -162,19 +162,11 @@ def salient_components(prob: np.ndarray, scale: float, min_frac: float = 0.004
     return out
 
 
-@lru_cache(maxsize=1)
-def _class_similarity() -> tuple[tuple[str, ...], np.ndarray]:
-    from pipelines.perception.words import _LABELS, _label_vectors
-
-    vec = _label_vectors()
-    return _LABELS, vec @ vec.T
-
-
 def similarity(a: str, b: str) -> float:
     """How close two class names are in meaning (1 for the same class)."""
     if a == b:
         return 1.0
-    labels, sims = _class_similarity()
+    labels, sims = class_similarity()
     if a not in labels or b not in labels:
         return 0.0
     return float(sims[labels.index(a), labels.index(b)])
