@@ -329,7 +329,7 @@ def verdict(cands: list[ObjectEvidence], selectors: bool) -> str:
     """``take`` (the best is sure, or the only plausible one stands out as the subject),
     ``choose`` (selector words will pick among several), ``ask`` (close candidates or
     weak evidence) or ``none``."""
-    if not cands:
+    if not cands or cands[0].fused < TAKE_UNIQUE:     # too weak even to ask about
         return "none"
     best = cands[0]
     if selectors:

@@ -247,7 +247,6 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                 cand.evidence = {"detector": obj.scores.get(match.label, 0.0),
                                  "words": float(match.similarity), "salient": obj.salient,
                                  "fused": obj.fused}
-                cand.source += f" ({obj.why})"
                 masks.append(cand)
         masks = _distinct(masks)
         if not masks:

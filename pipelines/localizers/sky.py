@@ -34,6 +34,9 @@ WORK_SIDE = 512
 SMOOTH = 2.2
 #: the smallest sky, as a share of the frame
 MIN_SHARE = 0.03
+#: sky-like pixels this far (share of the height) below the main sky's horizon are ground
+#: (a dark launch pad, a lit road), not sky
+BELOW_HORIZON = 0.08
 #: a region running along this share of the bottom edge is a backdrop or floor, not sky
 BOTTOM_RUN = 0.3
 
@@ -110,6 +113,7 @@ def find_sky(rgb: np.ndarray) -> Localization:
         if stats[i][cv2.CC_STAT_TOP] + stats[i][cv2.CC_STAT_HEIGHT] / 2 < horizon and \
                 stats[i][cv2.CC_STAT_TOP] < horizon - 0.02 * h:
             sky |= labels == i
+    sky[int(min(h, horizon + BELOW_HORIZON * h)):] = False     # the ground under it
     sky = _fill_clouds(sky, small)
     share = float(sky.mean())
     blue_share = float(colour[sky].mean())
