@@ -53,7 +53,7 @@ def test_named_things_are_found_with_the_evidence_in_the_reason(outcomes) -> Non
             assert got.status == "resolved", (case.id, got.reason)
     reasons = {o.case.kind: o.reason for o in outcomes.values() if o.status == "resolved"}
     assert "took the photo's main subject as" in reasons["non_coco"]
-    assert "confidence" in reasons["low_score"] and "salient" in reasons["low_score"]
+    assert "confidence" in reasons["low_score"] and "detector" in reasons["low_score"]
     assert "sky" in reasons["sky"] and "horizon" in reasons["sky"]
 
 
