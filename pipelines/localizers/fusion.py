@@ -348,6 +348,14 @@ def verdict(cands: list[ObjectEvidence], selectors: bool) -> str:
     return "ask"
 
 
+def to_offer(cands: list[ObjectEvidence], label: str) -> list[ObjectEvidence]:
+    """The candidates worth showing the user to click when asking: those no other class
+    outweighs (a cat's nose seen as "cell phone 0.37, cup 0.32" is no third cup beside
+    two cups), unless every one is outweighed."""
+    clear = [o for o in cands if _split(o, label)[2][1] <= o.evidence]
+    return clear or cands
+
+
 #: a target mask may reach this far (share of its box's size) beyond its own box
 BOX_SLACK = 0.1
 #: share of a target mask outside its slack box, or of another object's box inside the

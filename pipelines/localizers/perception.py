@@ -234,6 +234,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         if verdict == "none":
             return Localization([], "unresolved", f"no {what} found{_seen(strong)}; paint "
                                 "it with the brush")
+        if verdict == "ask":        # what is shown to click: not what looks more like
+            cands = fusion.to_offer(cands, match.label)      # another class than the named one
         masks = []
         sure = [o.box for o in objects if o.best_class[1] >= fusion.SURE_OTHER]
         for obj in cands[:MAX_REFINED]:
@@ -375,11 +377,11 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             mask = smooth_resize(part, rgb.shape[:2])
             owner = next((d for d in dets if _covers(d, mask, fscale)), None)
             if owner is not None:
-                if len(parts) == 1 or not cands:
-                    return Localization([Candidate(mask, 0.2, match.noun, "u2netp")],
-                                        "ambiguous", f"{text!r}: the main subject is a "
+                if len(parts) == 1 or not cands:      # seen, but not offered as one
+                    return Localization([], "unresolved", f"{text!r}: the main subject is a "
                                         f"{owner.label} (detector {owner.score:.2f}), not a "
-                                        f"{match.noun}; not found (paint it with the brush)")
+                                        f"{match.noun}; not found (paint it with the brush)",
+                                        candidates=[Candidate(mask, 0.2, owner.label, "u2netp")])
                 continue
             strength = float(prob[part].mean())
             cands.append(Candidate(mask, round(0.3 + 0.4 * strength, 3), match.noun,
