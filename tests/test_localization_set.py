@@ -101,17 +101,45 @@ def test_an_edit_changes_nothing_beyond_the_targets_feather(tmp_path, case_id,
 
 
 def test_recolouring_one_of_two_touching_cups_leaves_the_other_alone(tmp_path) -> None:
+    """The left cup's mask grows over its own edge, never into the right cup nor over the
+    saucer they share: the right cup and every pixel beyond the left one's feather (plus
+    the most an edge may grow) are bit-identical."""
     from agent.session import EditSession
 
     shot = render(next(c for c in CASES if c.id == "left_of_two_touching_cups"))
     session = EditSession.create(shot.image, tmp_path / "s")
     assert session.turn("make the left cup blue").steps[0].status == "applied"
-    changed = np.abs(session.current_image().astype(int) - shot.image.astype(int)
-                     ).max(axis=2) > 2
+    after = session.current_image()
+    changed = np.abs(after.astype(int) - shot.image.astype(int)).max(axis=2) > 2
     assert changed[shot.truth].mean() > 0.5
     (right,) = shot.others
-    core = cv2.erode(right.astype(np.uint8), np.ones((9, 9), np.uint8)) > 0
-    assert changed[core].mean() < 0.01
+    assert np.array_equal(after[right], shot.image[right])
+    reach = feather_for(shot.truth) + growth_limit(shot.truth) + 2
+    far = cv2.distanceTransform((~shot.truth).astype(np.uint8), cv2.DIST_L2, 5) > reach
+    assert np.array_equal(after[far], shot.image[far])
+
+
+def test_a_mask_grows_over_its_edge_but_never_into_a_touching_neighbour() -> None:
+    """Two touching discs of the same grey on a plain surface, the left one's mask cut
+    short of its edge: grown alone it spreads into the right disc; told of the neighbour
+    it takes its own edge and no pixel of the neighbour or of the bare surface far out."""
+    from pipelines.editors.objects import grow_object_mask
+
+    image = np.full((400, 600, 3), 200, np.uint8)
+    left, right = np.zeros((400, 600), np.uint8), np.zeros((400, 600), np.uint8)
+    cv2.circle(left, (200, 200), 100, 1, -1, lineType=cv2.LINE_8)
+    cv2.circle(right, (399, 200), 100, 1, -1, lineType=cv2.LINE_8)
+    left, right = left > 0, (right > 0) & ~(left > 0)
+    image[left | right] = (60, 60, 70)
+    image = cv2.GaussianBlur(image, (0, 0), 1.5)          # anti-aliased edges
+    short = cv2.erode(left.astype(np.uint8), np.ones((9, 9), np.uint8)) > 0
+    alone, _ = grow_object_mask(image, short)
+    assert (alone & right).sum() > 100                    # the failure this guards against
+    grown, _ = grow_object_mask(image, short, avoid=right)
+    assert not (grown & right).any()
+    assert (left & ~grown).sum() < 0.01 * left.sum()       # its own edge is taken
+    far = cv2.distanceTransform((~left).astype(np.uint8), cv2.DIST_L2, 5) > 6
+    assert not (grown & far).any()
 
 
 def test_an_over_large_target_mask_is_caught_and_shrunk_before_editing() -> None:
