@@ -79,6 +79,7 @@ def test_the_sky_is_found_anywhere_and_water_below_the_shore_is_not_sky(outcomes
     ("flower_non_coco", "make the flower darker"),
     ("sky_dusk_under_canopy", "brighten the sky"),
     ("background_behind_cup", "make the background black and white"),
+    ("background_behind_flower_and_horse", "darken the background"),
 ])
 def test_an_edit_changes_nothing_beyond_the_targets_feather(tmp_path, case_id,
                                                             instruction) -> None:

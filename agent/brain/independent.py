@@ -57,6 +57,8 @@ OTHER_CHANGED = 0.01
 SPILL_OF_CHANGE = 0.03
 #: object detections / faces / text regions below these scores are not "seen"
 OBJECT_MIN, FACE_MIN, TEXT_MIN = 0.35, 0.6, 0.6
+#: a weaker box this much inside a better one of its class is a part of it
+PART_OF = 0.6
 #: a crop-level detection of the named class needs this score
 CROP_MIN = 0.3
 #: checks whose failure means the wrong thing was edited (the words were not followed)
@@ -182,10 +184,15 @@ def _inside(a: tuple[float, ...], b: tuple[float, ...]) -> float:
 
 
 def _dedupe(items: list[Seen]) -> list[Seen]:
+    """One box per instance: the best of boxes that overlap, and no weaker box lying
+    mostly inside a better one, kept or not (the zoomed crop's wheel of a motorcycle the
+    frame saw is no third, leftmost motorcycle)."""
     kept: list[Seen] = []
-    for s in sorted(items, key=lambda s: -s.score):
+    ranked = sorted(items, key=lambda s: -s.score)
+    for i, s in enumerate(ranked):
         if all(_iou(s.box, k.box) < 0.5 and _inside(s.box, k.box) < 0.8
-               and _inside(k.box, s.box) < 0.8 for k in kept):
+               and _inside(k.box, s.box) < 0.8 for k in kept) and \
+                all(_inside(s.box, b.box) < PART_OF for b in ranked[:i]):
             kept.append(s)
     return kept
 

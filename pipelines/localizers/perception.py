@@ -26,6 +26,7 @@ import logging
 import threading
 from dataclasses import replace
 
+import cv2
 import numpy as np
 
 from pipelines.localizers import fusion
@@ -34,6 +35,7 @@ from pipelines.localizers.base import Candidate, Hint, Localization, as_rgb
 from pipelines.localizers.embedded import EmbeddedLocalizer
 from pipelines.localizers.grounded_sam import GroundedSAMLocalizer, detector_prompt
 from pipelines.localizers.phrases import WHOLE, Phrase, parse_phrase, select_candidates
+from pipelines.localizers.refine import upsample_edge
 from pipelines.localizers.segment import (
     face_ellipse,
     largest_parts,
@@ -352,7 +354,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         mask = largest_parts(prob >= 0.5, keep=0.25)
         if mask.mean() < 0.002:
             return None
-        return smooth_resize(mask, rgb.shape[:2])
+        # its kept parts, their edges decided at native resolution (``refine``)
+        near = cv2.dilate(mask.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
+        return upsample_edge(rgb, np.where(near, prob, 0.0).astype(np.float32))
 
     def _salient(self, rgb: np.ndarray, match: WordMatch, parsed: Phrase) -> Localization:
         """Words no class fits ("the hedgehog"): the photo's main subject, when the words
@@ -409,14 +413,19 @@ class PerceptionLocalizer(EmbeddedLocalizer):
 
     def _figure_ground(self, rgb: np.ndarray, background: bool) -> Localization:
         """The salient subject together with every confident person (a group photo's
-        saliency map may single out one of them); the background is the rest."""
+        saliency map may single out one of them) and every instance of the subject's own
+        class (two horses, not the one that stands out); the background is the rest."""
         subject = self._subject_mask(rgb)
         frame = shrink(rgb, FRAME_SIDE)
         scale = rgb.shape[1] / frame.shape[1]
-        people = [d for d in _Models.get().objects.detect(frame, CONFIDENT)
-                  if d.label == "person"][:MAX_PEOPLE]
+        seen = _Models.get().objects.detect(frame, CONFIDENT)
+        for d in seen:
+            d.box = tuple(v * scale for v in d.box)
+        classes = {"person"} | ({d.label for d in seen if _in_subject(d, subject)}
+                                if subject is not None else set())
+        people = [d for d in seen if d.label in classes][:MAX_PEOPLE]
         for person in people:
-            mask = self._refine(rgb, tuple(v * scale for v in person.box))
+            mask = self._refine(rgb, person.box)
             subject = mask if subject is None else subject | mask
         if subject is None:
             return super().locate(rgb, "background" if background else "subject")
@@ -475,6 +484,15 @@ def _covers(det: Detection, mask: np.ndarray, scale: float) -> bool:
     x0, y0, x1, y1 = (int(v * scale) for v in det.box)
     inside = np.count_nonzero(mask[max(0, y0):y1, max(0, x0):x1])
     return inside > 0.5 * max(1, np.count_nonzero(mask))
+
+
+def _in_subject(det: Detection, subject: np.ndarray) -> bool:
+    """Whether a detection (full-resolution box) is part of the salient subject: its box
+    holds most of the subject, or the subject fills much of its box."""
+    x0, y0, x1, y1 = (max(0, int(v)) for v in det.box)
+    inside = np.count_nonzero(subject[y0:y1, x0:x1])
+    return inside > 0.5 * max(1, np.count_nonzero(subject)) or \
+        inside > 0.4 * max(1, (x1 - x0) * (y1 - y0))
 
 
 def _calibrated(score: float) -> float:

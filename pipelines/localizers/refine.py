@@ -14,9 +14,8 @@ import numpy as np
 
 #: guided-filter regularisation (grey levels in [0, 1])
 EPS = 1e-3
-#: most pixels of one band crop worked at full resolution (beyond it, the crop is
-#: filtered on a copy scaled to fit: the cost stays bounded at any photo size)
-MAX_BAND_PIXELS = 6_000_000
+#: side of the tiles the band is filtered in (tiles the edge does not cross are skipped)
+TILE = 512
 
 
 def guided_filter(guide: np.ndarray, src: np.ndarray, radius: int, eps: float = EPS
@@ -74,19 +73,22 @@ def upsample_edge(rgb: np.ndarray, soft: np.ndarray, band_px: int | None = None
     out = big >= 0.5
     if not edge_small.any():
         return out
-    rows = np.flatnonzero(edge_small.any(axis=1))
-    y0 = max(0, int(rows[0] * scale) - band_px)
-    y1 = min(h, int((rows[-1] + 1) * scale) + band_px)
-    step = max(1, MAX_BAND_PIXELS // max(1, w))        # strips of bounded size
     band_full = cv2.resize(edge_small.astype(np.uint8), (w, h),
                            interpolation=cv2.INTER_NEAREST) > 0
-    for top in range(y0, y1, step):
-        bottom = min(y1, top + step)
-        pad_top, pad_bottom = max(0, top - band_px), min(h, bottom + band_px)
-        grey = cv2.cvtColor(np.ascontiguousarray(rgb[pad_top:pad_bottom, :, :3]),
-                            cv2.COLOR_RGB2GRAY).astype(np.float32) / 255.0
-        filtered = guided_filter(grey, big[pad_top:pad_bottom], max(2, band_px // 2))
-        inner = slice(top - pad_top, bottom - pad_top)
-        sel = band_full[top:bottom]
-        out[top:bottom][sel] = filtered[inner][sel] >= 0.5
+    radius = max(2, band_px // 2)
+    pad = 2 * radius + 1            # the filter's reach (two box passes): tiles agree
+    tile = max(TILE, 4 * pad)
+    for top in range(0, h, tile):   # only tiles the edge crosses: cost ∝ the edge's length
+        for left in range(0, w, tile):
+            bottom, right = min(h, top + tile), min(w, left + tile)
+            sel = band_full[top:bottom, left:right]
+            if not sel.any():
+                continue
+            pt, pb = max(0, top - pad), min(h, bottom + pad)
+            pl, pr = max(0, left - pad), min(w, right + pad)
+            grey = cv2.cvtColor(np.ascontiguousarray(rgb[pt:pb, pl:pr, :3]),
+                                cv2.COLOR_RGB2GRAY).astype(np.float32) / 255.0
+            filtered = guided_filter(grey, big[pt:pb, pl:pr], radius)
+            inner = filtered[top - pt:bottom - pt, left - pl:right - pl]
+            out[top:bottom, left:right][sel] = inner[sel] >= 0.5
     return out
