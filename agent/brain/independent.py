@@ -34,7 +34,7 @@ import cv2
 import numpy as np
 
 from pipelines.localizers.perception import NOT_NOUNS, PerceptionLocalizer, _Models
-from pipelines.localizers.phrases import WHOLE, parse_phrase
+from pipelines.localizers.phrases import WHOLE, parse_phrase, places
 from pipelines.perception.words import FACE, SALIENT, TEXT, match_noun
 
 log = logging.getLogger(__name__)
@@ -215,6 +215,9 @@ def _shrink(image: np.ndarray, side: int = SIDE) -> np.ndarray:
 def _pick(cands: list[Seen], parsed: Any, changed: np.ndarray) -> list[Seen]:
     """The candidate(s) the words' qualifiers pick (all of them for plural words; with no
     qualifier, the instance that best matches what changed — any one may be meant)."""
+    if parsed.exclude is not None and len(cands) > 1:   # "all … except the left one"
+        left_out = _pick(cands, parsed.exclude, changed)
+        return [c for c in cands if c not in left_out]
     if parsed.plural or len(cands) <= 1:
         return cands
     if parsed.ordinal or parsed.last:
@@ -225,8 +228,6 @@ def _pick(cands: list[Seen], parsed: Any, changed: np.ndarray) -> list[Seen]:
         pick = max if parsed.size == "largest" else min
         return [pick(cands, key=lambda s: s.area)]
     if parsed.spatial:
-        ideal = ({"left": 0.0, "right": 1.0, "centre": 0.5, None: None}[parsed.horizontal],
-                 {"top": 0.0, "bottom": 1.0, "centre": 0.5, None: None}[parsed.vertical])
         xs = [(s.box[0] + s.box[2]) / 2 for s in cands]
         ys = [(s.box[1] + s.box[3]) / 2 for s in cands]
         lo_x, hi_x = min(xs), max(xs)
@@ -234,7 +235,8 @@ def _pick(cands: list[Seen], parsed: Any, changed: np.ndarray) -> list[Seen]:
 
         def distance(i: int) -> float:
             rel = ((xs[i] - lo_x) / max(1e-6, hi_x - lo_x), (ys[i] - lo_y) / max(1e-6, hi_y - lo_y))
-            return sum((c - t) ** 2 for c, t in zip(rel, ideal) if t is not None)
+            return min(sum((c - t) ** 2 for c, t in zip(rel, ideal) if t is not None)
+                       for ideal in places(parsed))
 
         return [cands[min(range(len(cands)), key=distance)]]
 
@@ -397,7 +399,8 @@ def _others(out: Independent, changed: np.ndarray, seen: list[Seen], target: lis
     moved: list[str] = []
     checked, worst = 0, 0.0
     for s in seen:
-        if label is not None and s.label == label and (parsed.plural or not target):
+        if label is not None and s.label == label and (
+                (parsed.plural and parsed.exclude is None) or not target):
             continue   # every instance was asked for, or which one is unknown
         if any(_iou(s.box, t.box) >= 0.3 or _inside(s.box, t.box) >= 0.6 for t in target):
             continue   # the target itself (or a part of it)
