@@ -92,3 +92,17 @@ def test_the_cup_in_the_corner_on_a_12_mp_photo() -> None:
     assert found.status == "resolved", found.reason
     assert mask_iou(found.masks[0].mask, shot.truth) >= 0.8, found.reason
     assert "corner" in found.reason
+
+
+def test_everything_except_the_cup_is_the_frame_without_it() -> None:
+    from tests.perception_cases import photo_by_name
+
+    coffee = photo_by_name("coffee")
+    cup = get_localizer().locate(coffee, "the cup")
+    rest = get_localizer().locate(coffee, "everything except the cup")
+    assert cup.status == rest.status == "resolved", rest.reason
+    mine, its = rest.masks[0].mask, cup.masks[0].mask     # (GrabCut may differ by a few px)
+    assert (mine & its).sum() < 0.01 * its.sum() and (mine | its).mean() > 0.99
+    assert "except" in rest.reason
+    nothing = get_localizer().locate(coffee, "everything except the giraffe")
+    assert nothing.status != "resolved" and "giraffe" in nothing.reason
