@@ -161,3 +161,18 @@ def test_an_over_large_target_mask_is_caught_and_shrunk_before_editing() -> None
     assert (mask & right).sum() < 0.01 * right.sum()     # only where the two boxes meet
     same, none = check_extent(shot.truth, mask_box(shot.truth), [mask_box(right)])
     assert none == "" and same is shot.truth
+
+
+def test_a_studio_backdrop_around_a_portraits_head_is_not_taken_for_the_sky(tmp_path) -> None:
+    """Grace Hopper's blue backdrop (the tune split's portrait, at 12 MP) is smooth, blue
+    and touches the top: it is offered as a possible backdrop, never edited as the sky
+    without the user's click."""
+    from agent.session import EditSession
+
+    shot = render(next(c for c in CASES if c.id == "unicorn_is_a_person"))
+    found = get_localizer().locate(shot.image, "the sky")
+    assert found.status == "ambiguous" and "backdrop" in found.reason, found.reason
+    session = EditSession.create(shot.image, tmp_path / "s")
+    result = session.turn("brighten the sky")
+    assert not result.changed and session.head == "n0"
+    assert len(result.candidates) == 1 and "nothing was changed" in result.message.lower()

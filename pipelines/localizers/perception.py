@@ -42,7 +42,7 @@ from pipelines.localizers.segment import (
     refine_box,
     smooth_resize,
 )
-from pipelines.localizers.sky import find_sky
+from pipelines.localizers.sky import backdrop_behind, find_sky
 from pipelines.models import ModelUnavailable, get_manager
 from pipelines.perception import store
 from pipelines.perception.detectors import (
@@ -143,7 +143,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         if parsed.exclude is not None and WHOLE.search(parsed.text) and not has_hint:
             return self._all_but(image, parsed.exclude.text)
         if "sky" in words and not has_hint and not WHOLE.search(parsed.text):
-            return find_sky(as_rgb(image))
+            return self._sky(as_rgb(image))
         if has_hint or WHOLE.search(parsed.text):
             return super().locate(image, phrase, hint)
         rgb = as_rgb(image)
@@ -175,6 +175,18 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             if by_colour.status == "resolved":
                 return by_colour
         return found
+
+    def _sky(self, rgb: np.ndarray) -> Localization:
+        """``find_sky``, then a portrait's backdrop is told from a sky (``backdrop_behind``):
+        the people are looked for only when a sky was found."""
+        found = find_sky(rgb)
+        if found.status != "resolved":
+            return found
+        frame = shrink(rgb, FRAME_SIDE)
+        scale = rgb.shape[1] / frame.shape[1]
+        people = [tuple(v * scale for v in d.box)
+                  for d in _Models.get().objects.detect(frame, CONFIDENT) if d.label == "person"]
+        return backdrop_behind(found, people)
 
     def _all_but(self, image: np.ndarray, left_out: str) -> Localization:
         """"Everything except the cup": the whole frame but what ``left_out`` names."""

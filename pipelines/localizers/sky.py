@@ -153,3 +153,41 @@ def _fill_clouds(sky: np.ndarray, small: np.ndarray) -> np.ndarray:
         if pale[hole].mean() >= 0.7:
             out |= hole
     return out
+
+
+#: a person this tall (share of the frame's height) makes the photo a portrait
+PORTRAIT = 0.45
+#: share of the person's head zone (the top quarter of its box) that the "sky" fills
+#: for it to be the backdrop around the head
+AROUND_HEAD = 0.15
+
+
+def backdrop_behind(sky: Localization, people: list[tuple[float, ...]]) -> Localization:
+    """A resolved sky that surrounds a portrait's head and reaches below it is more
+    likely a studio backdrop than a sky: the answer becomes ``ambiguous`` (shown to click,
+    nothing edited until the user picks), with why.
+
+    Args:
+        sky: ``find_sky``'s answer.
+        people: boxes (x0, y0, x1, y1, full resolution) of the confident people seen.
+    """
+    if sky.status != "resolved" or not sky.masks or not people:
+        return sky
+    mask = sky.masks[0].mask
+    h, w = mask.shape
+    step = max(1, max(h, w) // WORK_SIDE)
+    small = mask[::step, ::step]
+    for box in people:
+        x0, y0, x1, y1 = (int(round(v / step)) for v in box)
+        bh = y1 - y0
+        if bh < PORTRAIT * small.shape[0] or x1 <= x0:
+            continue
+        head = small[max(0, y0):max(0, y0) + max(1, bh // 4), max(0, x0):x1]
+        rows = np.flatnonzero(small[:, max(0, x0):x1].any(axis=1))
+        below = rows.size and rows[-1] > y0 + bh // 4      # reaches beside the shoulders
+        if head.size and head.mean() >= AROUND_HEAD and below:
+            return Localization(sky.masks, "ambiguous", "the plain region around the "
+                                f"person's head ({head.mean():.0%} of the head's zone) "
+                                "reaches down beside them: more likely a backdrop than a "
+                                "sky; click it if it is the sky you mean")
+    return sky
