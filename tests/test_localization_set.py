@@ -176,3 +176,19 @@ def test_a_studio_backdrop_around_a_portraits_head_is_not_taken_for_the_sky(tmp_
     result = session.turn("brighten the sky")
     assert not result.changed and session.head == "n0"
     assert len(result.candidates) == 1 and "nothing was changed" in result.message.lower()
+
+
+def test_the_background_leaves_out_every_instance_of_the_subject_at_its_edge() -> None:
+    """Two horses (the held-out split's photo, 12 MP): "the background" is everything but
+    both, their outlines decided at full resolution (the upscaled map took 1.2 % of a
+    horse)."""
+    from dataclasses import replace
+
+    case = next(c for c in CASES if c.id == "all_horses")
+    shot = render(replace(case, spec=dict(case.spec, truth="background")))
+    found = get_localizer().locate(shot.image, "the background")
+    assert found.status == "resolved", found.reason
+    mask = found.masks[0].mask
+    assert mask_iou(mask, shot.truth) >= 0.9
+    for horse in shot.others:
+        assert (mask & horse).sum() < 0.005 * horse.sum()
