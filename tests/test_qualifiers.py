@@ -106,3 +106,17 @@ def test_everything_except_the_cup_is_the_frame_without_it() -> None:
     assert "except" in rest.reason
     nothing = get_localizer().locate(coffee, "everything except the giraffe")
     assert nothing.status != "resolved" and "giraffe" in nothing.reason
+
+
+def test_everything_except_works_without_weights_too() -> None:
+    """The embedded (no-weights) localiser never reads "everything except the red saucer"
+    as the whole photo."""
+    from skimage import data
+
+    from pipelines.localizers.embedded import EmbeddedLocalizer
+
+    coffee = data.coffee()
+    saucer = EmbeddedLocalizer().locate(coffee, "the red saucer")
+    rest = EmbeddedLocalizer().locate(coffee, "everything except the red saucer")
+    assert saucer.status == rest.status == "resolved", rest.reason
+    assert np.array_equal(rest.masks[0].mask, ~saucer.masks[0].mask)

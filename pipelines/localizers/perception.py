@@ -140,8 +140,6 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         words = set(parsed.words)
         has_hint = hint is not None and (hint.mask is not None or hint.box is not None
                                          or hint.point is not None)
-        if parsed.exclude is not None and WHOLE.search(parsed.text) and not has_hint:
-            return self._all_but(image, parsed.exclude.text)
         if "sky" in words and not has_hint and not WHOLE.search(parsed.text):
             return self._sky(as_rgb(image))
         if has_hint or WHOLE.search(parsed.text):
@@ -187,17 +185,6 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         people = [tuple(v * scale for v in d.box)
                   for d in _Models.get().objects.detect(frame, CONFIDENT) if d.label == "person"]
         return backdrop_behind(found, people)
-
-    def _all_but(self, image: np.ndarray, left_out: str) -> Localization:
-        """"Everything except the cup": the whole frame but what ``left_out`` names."""
-        inner = self.locate(image, left_out)
-        if inner.status != "resolved" or inner.union() is None:
-            return Localization([], "unresolved", f"everything except {left_out!r}: "
-                                f"{inner.reason}", candidates=inner.candidates)
-        rest = ~inner.union()
-        return Localization([Candidate(rest, inner.masks[0].score, "everything else",
-                                       inner.masks[0].source, {"user": 0.0})], "resolved",
-                            f"everything except {left_out} ({inner.reason})")
 
     # --- objects --------------------------------------------------------------------
 
