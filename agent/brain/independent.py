@@ -270,7 +270,8 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
                  getattr(action, "target", "") or "").strip()
     region = getattr(getattr(action, "region", None), "type", None)
     whole = used_mask is None or bool(np.asarray(used_mask).all()) or \
-        getattr(region, "value", region) == "image" or not phrase or bool(WHOLE.search(phrase))
+        getattr(region, "value", region) == "image" or not phrase or \
+        bool(WHOLE.search(parse_phrase(phrase).text))
     if whole:
         return out   # a whole-photo edit has no target to find again and no "others"
     if before.shape[:2] != after.shape[:2]:

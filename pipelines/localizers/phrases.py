@@ -62,12 +62,19 @@ EXCEPT = re.compile(r"\b(?:except(?: for)?|but not|other than|apart from|excludi
                     r"besides)\b")
 
 
+#: "… of the photo", "… in this picture": where the target is, said after what it is
+IN_FRAME = re.compile(r"\b(?:of|in|on|from|across) (?:the|this) (?:image|photo|picture|frame)\b")
+
+
 def parse_phrase(phrase: str) -> Phrase:
     """Split a target phrase into colour, ordinal, size, position and plural cues.
 
     "… except the X" (or "but not", "other than", "apart from", "excluding") parses X on
     its own into ``exclude``; the rest is then plural (everything it names but X)."""
     text = " ".join(str(phrase or "").lower().split())[:200]
+    # "the logo in the corner of the photo": the photo is where, not what
+    placed = IN_FRAME.sub("", text).strip()
+    text = " ".join(placed.split()) if placed else text
     cut = EXCEPT.search(text)
     if cut and text[:cut.start()].strip():
         parsed = parse_phrase(text[:cut.start()].strip())
