@@ -104,15 +104,17 @@ def context_for(operation: str, editor: Editor, mask: np.ndarray) -> float | Non
     return (2 * feather_for(mask) + 8) / short
 
 
-def cut(image: np.ndarray, mask: np.ndarray, request: EditRequest, editor: Editor) -> Layer:
+def cut(image: np.ndarray, mask: np.ndarray, request: EditRequest, editor: Editor,
+        avoid: np.ndarray | None = None) -> Layer:
     """The layer an edit of ``request`` by ``editor`` works on.
 
     For operations on a whole object (remove, recolour, move) the mask is first grown over
     the object's anti-aliased edge and cast shadow (``objects.grow_object_mask``), so no
-    rim of the old object is left outside it.
+    rim of the old object is left outside it; never into ``avoid`` (the other objects
+    the localiser saw, bool at the image's size) or pixels nearer their colour.
     """
     if request.operation in OBJECT_EDGE_OPS:
-        mask, _ = grow_object_mask(image, mask)
+        mask, _ = grow_object_mask(image, mask, avoid)
     if request.operation in MOVING_OPS:   # the box must hold where the target lands too
         params = get_operation(request.operation).validate(request.params)
         height, width = image.shape[:2]

@@ -12,9 +12,18 @@
    IoU where a case has an outline (the cup's hand-drawn polygon, the horse's exact
    silhouette).
 
-Usage: ``python bench/perception.py [--repeat 5]``. The last printed line is one JSON
-object with ``latency_ms_12mp`` (per model), ``locate_ms`` (per scene), ``mean_iou``
-(per split), ``mask_iou`` (per outlined case), ``cases`` and ``load_average``.
+4. Issue 23's labelled set (``eval/data/localization``, 12–20 MP, split by photo): mean
+   mask IoU of the cases that name something (tune / held-out), the share of right
+   targets (IoU ≥ 0.5, or an honest refusal of a thing not in the photo), per failure
+   class, with the wall and CPU time of each ``locate`` (the machine is shared: CPU time
+   is the steadier figure).
+
+Usage: ``python bench/perception.py [--repeat 5] [--skip-models]``.
+The last printed line is one JSON
+object with ``latency_ms_12mp`` (per model), ``locate_ms`` and ``locate_cpu_ms`` (per
+scene), ``mean_iou`` (per split of the old box cases), ``mask_iou`` (per outlined case),
+``set_mean_iou``, ``set_right_share`` and ``set_by_kind`` (issue 23's set, per split),
+``cases`` and ``load_average``.
 """
 
 from __future__ import annotations
@@ -51,13 +60,44 @@ from tests.perception_cases import (  # noqa: E402
 
 
 def _median_ms(fn, repeat: int) -> float:
+    return _timed(fn, repeat)[0]
+
+
+def _timed(fn, repeat: int) -> tuple[float, float]:
+    """Median wall and CPU milliseconds of ``repeat`` runs after one warm-up."""
     fn()
-    times = []
+    walls, cpus = [], []
     for _ in range(repeat):
-        start = time.perf_counter()
+        start, cpu = time.perf_counter(), time.process_time()
         fn()
-        times.append((time.perf_counter() - start) * 1000)
-    return round(statistics.median(times), 1)
+        walls.append((time.perf_counter() - start) * 1000)
+        cpus.append((time.process_time() - cpu) * 1000)
+    return round(statistics.median(walls), 1), round(statistics.median(cpus), 1)
+
+
+def labelled_set() -> dict:
+    """Issue 23's set: mean mask IoU, share of right targets, per kind, per split."""
+    from eval.localization import evaluate, load_cases
+
+    loc = PerceptionLocalizer()
+    out: dict = {"mean_iou": {}, "right_share": {}, "by_kind": {}, "cases": {},
+                 "locate_ms_median": {}}
+    for split in ("tune", "held_out"):
+        got = evaluate(loc.locate, load_cases(split))
+        for o in got:
+            print(f"{split} {o.case.kind:10s} {o.case.id:38s} {o.status:10s} "
+                  f"IoU {o.iou:.3f} {'right' if o.right else 'WRONG'} {o.ms:.0f} ms",
+                  flush=True)
+        named = [o.iou for o in got if o.case.expect == "resolved"]
+        out["mean_iou"][split] = round(float(np.mean(named)), 3)
+        out["right_share"][split] = round(sum(o.right for o in got) / len(got), 3)
+        kinds: dict[str, list[bool]] = {}
+        for o in got:
+            kinds.setdefault(o.case.kind, []).append(o.right)
+        out["by_kind"][split] = {k: f"{sum(v)}/{len(v)}" for k, v in kinds.items()}
+        out["cases"][split] = len(got)
+        out["locate_ms_median"][split] = round(float(np.median([o.ms for o in got])), 1)
+    return out
 
 
 def _upscaled(name: str, width: int, height: int) -> np.ndarray:
@@ -67,11 +107,14 @@ def _upscaled(name: str, width: int, height: int) -> np.ndarray:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--skip-models", action="store_true",
+                        help="leave out the per-model latencies and the old box cases")
     args = parser.parse_args()
+    print("load average at start:", os.getloadavg(), flush=True)
     big = _upscaled("coffee", 4240, 2828)
     objects, faces, salient = ObjectDetector(), FaceDetector(), SalientSegmenter()
     text = TextDetector()
-    latency = {
+    latency = {} if args.skip_models else {
         "nanodet": _median_ms(lambda: objects.detect(big), args.repeat),
         "blazeface": _median_ms(lambda: faces.detect(big), args.repeat),
         "u2netp": _median_ms(lambda: salient.saliency(big), args.repeat),
@@ -89,16 +132,18 @@ def main() -> None:
         "cup_20mp_frame": (_upscaled("coffee", 5472, 3648), "the cup"),
         "small_cup_20mp_zoom": (render20, "the cup"),
     }
-    locate_ms = {}
+    locate_ms, locate_cpu_ms = {}, {}
     for key, (image, phrase) in scenes.items():
         found = loc.locate(image, phrase)
-        locate_ms[key] = _median_ms(lambda i=image, p=phrase: loc.locate(i, p),
-                                    max(1, args.repeat // 2))
-        print(f"{key}: {found.status} ({found.reason}) {locate_ms[key]} ms")
+        locate_ms[key], locate_cpu_ms[key] = _timed(
+            lambda i=image, p=phrase: loc.locate(i, p), max(1, args.repeat // 2))
+        print(f"{key}: {found.status} ({found.reason}) {locate_ms[key]} ms wall, "
+              f"{locate_cpu_ms[key]} ms CPU", flush=True)
+    labelled = labelled_set()
 
     ious: dict[str, list[float]] = {}
     outline: dict[str, float] = {}
-    for case in cases.values():
+    for case in [] if args.skip_models else cases.values():
         found = loc.locate(case.image(), case.phrase)
         mask = found.union() if found.status == "resolved" else None
         iou = box_iou(mask_box(mask), case.box) if mask is not None and mask.any() else 0.0
@@ -109,9 +154,14 @@ def main() -> None:
         print(f"{case.id}: {found.status} IoU {iou:.3f}")
     mean_iou = {k: round(float(np.mean(v)), 3) for k, v in ious.items()}
     print(json.dumps({"latency_ms_12mp": latency, "locate_ms": locate_ms,
+                      "locate_cpu_ms": locate_cpu_ms,
                       "mean_iou": mean_iou, "mask_iou": outline,
+                      "set_mean_iou": labelled["mean_iou"],
+                      "set_right_share": labelled["right_share"],
+                      "set_by_kind": labelled["by_kind"], "set_cases": labelled["cases"],
+                      "set_locate_ms_median": labelled["locate_ms_median"],
                       "cases": {k: len(v) for k, v in ious.items()},
-                      "load_average": round(os.getloadavg()[0], 2)}))
+                      "load_average": [round(v, 2) for v in os.getloadavg()]}))
 
 
 if __name__ == "__main__":

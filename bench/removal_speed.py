@@ -3,6 +3,15 @@
 Usage::
 
     .venv/bin/python bench/removal_speed.py [--repeats 2] [--cases photo_12mp,...]
+    .venv/bin/python bench/removal_speed.py --cli [--sizes 12,24,50] [--holes 0.01,0.05]
+
+``--cli`` (issue 23) runs the phrase-driven command line end to end, one fresh process
+per run — ``python -m agent edit photo.jpg "remove the cup" --out …``, no brush — on
+the Summer Palace photo enlarged to 12, 24 and 50 MP with the coffee cup pasted at a size
+that makes it 1 % to 5 % of the frame, and reports each process's wall time and peak
+resident memory (its ``VmHWM``, polled), the exit status, how much of the cup the
+removal changed and how much changed beyond 1.5 × the cup's box (targets: ≤ 40 s and
+≤ 2.5 GB at every size).
 
 Three cases, each removed through a whole Edit turn (``EditSession.turn``: plan, localise,
 grow the mask, fill, critique, commit) on a fresh session:
@@ -138,12 +147,105 @@ def measure(image: np.ndarray, bg: np.ndarray, phrase: str, repeats: int, tmp: P
             **quality(done.paste(image), image, bg)}
 
 
+SIZES = {12: (4240, 2832), 24: (6000, 4000), 50: (8660, 5774)}
+
+
+def cup_photo(megapixels: int, hole: float) -> tuple[np.ndarray, np.ndarray]:
+    """The Summer Palace photo at ``megapixels`` with the coffee cup covering ``hole`` of
+    the frame, and the cup's exact mask."""
+    from eval.localization import _canvas, _paste, cutout
+
+    width, height = SIZES[megapixels]
+    image = _canvas("china", (width, height))
+    _, mask = cutout("cup")
+    fill = mask.mean()                       # the cup's share of its own box
+    aspect = mask.shape[1] / mask.shape[0]
+    frac = float(np.sqrt(hole * width * height / (fill * aspect))) / height
+    cup = _paste(image, {"source": "cup", "at": [0.42, 0.5], "height": frac})
+    return image, cup
+
+
+def _high_water_mb(pid: int) -> int:
+    """Peak resident memory of a running process (``VmHWM``; 0 once it has gone). Not
+    ``ru_maxrss`` of ``wait4``: a forked child starts with the parent's resident pages
+    (here the big test photos), which that figure counts."""
+    try:
+        with open(f"/proc/{pid}/status") as fh:
+            for line in fh:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) // 1024
+    except OSError:
+        pass
+    return 0
+
+
+def cli_run(megapixels: int, hole: float, tmp: Path) -> dict:
+    """One ``python -m agent edit … "remove the cup"`` process: wall s, peak RSS MB."""
+    import subprocess
+
+    image, cup = cup_photo(megapixels, hole)
+    src, out = tmp / f"p{megapixels}_{hole}.jpg", tmp / f"o{megapixels}_{hole}.png"
+    cv2.imwrite(str(src), image[..., ::-1], [cv2.IMWRITE_JPEG_QUALITY, 97])
+    before = cv2.imread(str(src))[..., ::-1]
+    cmd = [sys.executable, "-m", "agent", "edit", str(src), "remove the cup", "--out",
+           str(out), "--session", str(tmp / f"s{megapixels}_{hole}")]
+    start = time.perf_counter()
+    log = tmp / f"log{megapixels}_{hole}.txt"
+    with log.open("wb") as sink:
+        proc = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parents[1], stdout=sink,
+                                stderr=subprocess.STDOUT)
+        peak = 0
+        while proc.poll() is None:      # VmHWM: the process's own high-water mark
+            peak = max(peak, _high_water_mb(proc.pid))
+            time.sleep(0.2)
+    wall = time.perf_counter() - start
+    said = log.read_text(errors="replace").strip().splitlines()
+    row = {"megapixels": round(image.shape[0] * image.shape[1] / 1e6, 1), "hole": hole,
+           "wall_s": round(wall, 1), "peak_rss_mb": peak, "exit": proc.returncode,
+           "said": said[-1][:160] if said else ""}
+    if out.exists():
+        after = cv2.imread(str(out))[..., ::-1]
+        changed = np.abs(after.astype(int) - before.astype(int)).max(axis=2) > 8
+        x, y, w, h = cv2.boundingRect(cup.view(np.uint8))
+        far = np.ones(cup.shape, bool)
+        far[max(0, y - h // 4):y + h + h // 4, max(0, x - w // 4):x + w + w // 4] = False
+        row["cup_changed"] = round(float(changed[cup].mean()), 3)
+        row["changed_beyond_box_px"] = int(changed[far].sum())
+    return row
+
+
+def cli_bench(sizes: list[int], holes: list[float]) -> dict:
+    out: dict = {"runs": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for mp in sizes:
+            for hole in holes:
+                row = cli_run(mp, hole, Path(tmp))
+                print(row, flush=True)
+                out["runs"].append(row)
+    runs = out["runs"]
+    out["max_wall_s"] = max(r["wall_s"] for r in runs)
+    out["max_peak_rss_mb"] = max(r["peak_rss_mb"] for r in runs)
+    out["all_ok"] = all(r["exit"] == 0 for r in runs)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--cases", default=",".join(CASES))
+    parser.add_argument("--cli", action="store_true",
+                        help="phrase-driven CLI removals at 12/24/50 MP (issue 23)")
+    parser.add_argument("--sizes", default="12,24,50")
+    parser.add_argument("--holes", default="0.01,0.05")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
+    if args.cli:
+        print("load average at start:", os.getloadavg(), flush=True)
+        out = cli_bench([int(v) for v in args.sizes.split(",")],
+                        [float(v) for v in args.holes.split(",")])
+        out["load_avg_1min"] = round(os.getloadavg()[0], 2)
+        print(json.dumps(out))
+        return
     out: dict = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name in args.cases.split(","):

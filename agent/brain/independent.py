@@ -34,7 +34,7 @@ import cv2
 import numpy as np
 
 from pipelines.localizers.perception import NOT_NOUNS, PerceptionLocalizer, _Models
-from pipelines.localizers.phrases import WHOLE, parse_phrase
+from pipelines.localizers.phrases import WHOLE, parse_phrase, places
 from pipelines.perception.words import FACE, SALIENT, TEXT, match_noun
 
 log = logging.getLogger(__name__)
@@ -57,6 +57,8 @@ OTHER_CHANGED = 0.01
 SPILL_OF_CHANGE = 0.03
 #: object detections / faces / text regions below these scores are not "seen"
 OBJECT_MIN, FACE_MIN, TEXT_MIN = 0.35, 0.6, 0.6
+#: a weaker box this much inside a better one of its class is a part of it
+PART_OF = 0.6
 #: a crop-level detection of the named class needs this score
 CROP_MIN = 0.3
 #: checks whose failure means the wrong thing was edited (the words were not followed)
@@ -182,10 +184,15 @@ def _inside(a: tuple[float, ...], b: tuple[float, ...]) -> float:
 
 
 def _dedupe(items: list[Seen]) -> list[Seen]:
+    """One box per instance: the best of boxes that overlap, and no weaker box lying
+    mostly inside a better one, kept or not (the zoomed crop's wheel of a motorcycle the
+    frame saw is no third, leftmost motorcycle)."""
     kept: list[Seen] = []
-    for s in sorted(items, key=lambda s: -s.score):
+    ranked = sorted(items, key=lambda s: -s.score)
+    for i, s in enumerate(ranked):
         if all(_iou(s.box, k.box) < 0.5 and _inside(s.box, k.box) < 0.8
-               and _inside(k.box, s.box) < 0.8 for k in kept):
+               and _inside(k.box, s.box) < 0.8 for k in kept) and \
+                all(_inside(s.box, b.box) < PART_OF for b in ranked[:i]):
             kept.append(s)
     return kept
 
@@ -208,6 +215,9 @@ def _shrink(image: np.ndarray, side: int = SIDE) -> np.ndarray:
 def _pick(cands: list[Seen], parsed: Any, changed: np.ndarray) -> list[Seen]:
     """The candidate(s) the words' qualifiers pick (all of them for plural words; with no
     qualifier, the instance that best matches what changed — any one may be meant)."""
+    if parsed.exclude is not None and len(cands) > 1:   # "all … except the left one"
+        left_out = _pick(cands, parsed.exclude, changed)
+        return [c for c in cands if c not in left_out]
     if parsed.plural or len(cands) <= 1:
         return cands
     if parsed.ordinal or parsed.last:
@@ -218,8 +228,6 @@ def _pick(cands: list[Seen], parsed: Any, changed: np.ndarray) -> list[Seen]:
         pick = max if parsed.size == "largest" else min
         return [pick(cands, key=lambda s: s.area)]
     if parsed.spatial:
-        ideal = ({"left": 0.0, "right": 1.0, "centre": 0.5, None: None}[parsed.horizontal],
-                 {"top": 0.0, "bottom": 1.0, "centre": 0.5, None: None}[parsed.vertical])
         xs = [(s.box[0] + s.box[2]) / 2 for s in cands]
         ys = [(s.box[1] + s.box[3]) / 2 for s in cands]
         lo_x, hi_x = min(xs), max(xs)
@@ -227,7 +235,8 @@ def _pick(cands: list[Seen], parsed: Any, changed: np.ndarray) -> list[Seen]:
 
         def distance(i: int) -> float:
             rel = ((xs[i] - lo_x) / max(1e-6, hi_x - lo_x), (ys[i] - lo_y) / max(1e-6, hi_y - lo_y))
-            return sum((c - t) ** 2 for c, t in zip(rel, ideal) if t is not None)
+            return min(sum((c - t) ** 2 for c, t in zip(rel, ideal) if t is not None)
+                       for ideal in places(parsed))
 
         return [cands[min(range(len(cands)), key=distance)]]
 
@@ -261,7 +270,8 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
                  getattr(action, "target", "") or "").strip()
     region = getattr(getattr(action, "region", None), "type", None)
     whole = used_mask is None or bool(np.asarray(used_mask).all()) or \
-        getattr(region, "value", region) == "image" or not phrase or bool(WHOLE.search(phrase))
+        getattr(region, "value", region) == "image" or not phrase or \
+        bool(WHOLE.search(parse_phrase(phrase).text))
     if whole:
         return out   # a whole-photo edit has no target to find again and no "others"
     if before.shape[:2] != after.shape[:2]:
@@ -390,7 +400,8 @@ def _others(out: Independent, changed: np.ndarray, seen: list[Seen], target: lis
     moved: list[str] = []
     checked, worst = 0, 0.0
     for s in seen:
-        if label is not None and s.label == label and (parsed.plural or not target):
+        if label is not None and s.label == label and (
+                (parsed.plural and parsed.exclude is None) or not target):
             continue   # every instance was asked for, or which one is unknown
         if any(_iou(s.box, t.box) >= 0.3 or _inside(s.box, t.box) >= 0.6 for t in target):
             continue   # the target itself (or a part of it)

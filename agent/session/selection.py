@@ -37,6 +37,15 @@ def candidates_of(found: Any) -> dict[str, tuple[str, float, list[int], np.ndarr
     return out
 
 
+def neighbours_of(found: Any, target: np.ndarray) -> np.ndarray | None:
+    """The localisation's other candidates that are not part of ``target``, as one mask
+    (the objects a target's mask must not grow into), or None."""
+    near = [np.asarray(c.mask, bool) for c in found.candidates
+            if np.asarray(c.mask).shape == target.shape and
+            np.count_nonzero(c.mask & target) < 0.5 * max(1, np.count_nonzero(c.mask))]
+    return np.logical_or.reduce(near) & ~target if near else None
+
+
 class SelectionMixin:
     """The selection and the pending candidates of an ``EditSession`` (see the module
     doc); the session provides ``turn``, ``current_image``, ``graph`` and ``_lock``."""

@@ -36,7 +36,7 @@ from agent.session.results import (
     summary,
     unavailable_message,
 )
-from agent.session.selection import candidates_of
+from agent.session.selection import candidates_of, neighbours_of
 from agent.session.store import StateError, StoredLayer, diff_layer, split_layer
 from pipelines.editors.base import EditError
 from pipelines.editors.frame import FrameError, apply_frame
@@ -69,6 +69,7 @@ class _Region:
     mask: np.ndarray
     source: str
     alternatives: list[np.ndarray] = field(default_factory=list)
+    neighbours: np.ndarray | None = None
 
 
 @dataclass
@@ -370,7 +371,8 @@ class TurnRunner:
             if target is not None and (known is None or _overlap(target, known) >= 0.3):
                 what = f"found {len(masks)} × '{phrase}'" if plural else f"found '{phrase}'"
                 why = f" ({found.reason})" if found.reason else ""
-                return _Region(target, what + why, [] if plural else masks[1:])
+                return _Region(target, what + why, [] if plural else masks[1:],
+                               neighbours_of(found, target))
         if known is not None:
             # the same words as an earlier step: the same object, even if that step
             # changed how it looks ("make the red circle blue" … "make it brighter")
@@ -393,7 +395,7 @@ class TurnRunner:
         request = action.to_request(seed=self.policy.seed)
         editor = self.backends.pick_editor(request)
         knobs = _Knobs(dict(action.params), editor, {name_of(editor)},
-                       executor.cut(image, region.mask, request, editor))
+                       executor.cut(image, region.mask, request, editor, region.neighbours))
         best: _Best | None = None
         for i in range(self.policy.max_attempts):
             attempt, composed, critique = self._try_once(action, knobs, region, i)
@@ -459,7 +461,7 @@ class TurnRunner:
             kernel = np.ones((2 * grow + 1, 2 * grow + 1), np.uint8)
             mask = cv2.dilate(mask.view(np.uint8), kernel).astype(bool)
             knobs.layer = executor.cut(image, mask, action.to_request(seed=self.policy.seed),
-                                       knobs.editor)
+                                       knobs.editor, region.neighbours)
             knobs.change = "a larger area"
             return True
         fix_text = " ".join(getattr(critique, "fix", []) or []).lower()

@@ -42,6 +42,10 @@ LARGE_STEPS, LARGE_RADIUS, LARGE_STRIDE = (2, 1), 2 * PATCH, 2
 #: drift to smooth patches: smeared fills); the first refinement of the coarse exemplar
 #: layout still starts smooth, so its rounds can correct the layout
 SHARP_START_LEVEL = 2
+#: the most pixels of a crop completed at full resolution; a larger crop (a large hole in
+#: a 50-MP photo) is completed on a copy scaled to fit and its detail added back, so the
+#: cost is bounded by this, never by the photo's size
+MAX_WORK_PIXELS = 2_500_000
 
 
 def _pyramid(img: np.ndarray, hole: np.ndarray) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -227,6 +231,51 @@ class _Field:
 def complete(img: np.ndarray, hole: np.ndarray, seed: int = 0,
              first_guess: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None
              ) -> np.ndarray:
+    """Fill ``hole`` in ``img``; a crop larger than ``MAX_WORK_PIXELS`` is completed on a
+    copy scaled to fit, and its detail is added back at full resolution (``_bounded``), so
+    memory and time stay bounded at any photo size (see ``_complete`` for the method)."""
+    img = np.ascontiguousarray(img, dtype=np.float32)
+    hole = hole.astype(bool)
+    if not hole.any() or hole.all():
+        return img
+    if hole.shape[0] * hole.shape[1] > MAX_WORK_PIXELS:
+        return _bounded(img, hole, seed, first_guess)
+    return _complete(img, hole, seed, first_guess)[0]
+
+
+def _bounded(img: np.ndarray, hole: np.ndarray, seed: int,
+             first_guess: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None
+             ) -> np.ndarray:
+    """Coarse fill on a copy of at most ``MAX_WORK_PIXELS``, detail added back: each
+    full-resolution hole pixel takes the coarse fill (enlarged) plus the fine detail
+    (the image minus its blur at the working scale) of the full-resolution pixel its
+    coarse match points at."""
+    h, w = hole.shape
+    k = int(np.ceil(np.sqrt(h * w / MAX_WORK_PIXELS)))
+    size = (max(1, w // k), max(1, h // k))
+    small = cv2.resize(img, size, interpolation=cv2.INTER_AREA)
+    small_hole = cv2.resize(hole.astype(np.float32), size, interpolation=cv2.INTER_AREA) > 0
+    filled, field = _complete(small, small_hole, seed, first_guess)
+    coarse = cv2.resize(filled, (w, h), interpolation=cv2.INTER_LINEAR)
+    detail = img - cv2.resize(cv2.resize(img, size, interpolation=cv2.INTER_AREA), (w, h),
+                              interpolation=cv2.INTER_LINEAR)
+    out = np.where(hole[..., None], coarse, img)
+    ys, xs = np.nonzero(hole)
+    if field is None or not ys.size:
+        return out.astype(np.float32)
+    cy, cx = np.minimum(ys // k, size[1] - 1), np.minimum(xs // k, size[0] - 1)
+    j = field.index[cy, cx]
+    has = j >= 0
+    sy = np.clip(field.sy[np.maximum(j, 0)] * k + ys % k, 0, h - 1)
+    sx = np.clip(field.sx[np.maximum(j, 0)] * k + xs % k, 0, w - 1)
+    ok = has & ~hole[sy, sx]
+    out[ys[ok], xs[ok]] += detail[sy[ok], sx[ok]]
+    return np.clip(out, 0.0, 1.0).astype(np.float32)
+
+
+def _complete(img: np.ndarray, hole: np.ndarray, seed: int = 0,
+              first_guess: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+              | None = None) -> tuple[np.ndarray, _Field | None]:
     """Fill ``hole`` in ``img`` by multi-scale PatchMatch completion.
 
     Args:
@@ -238,12 +287,11 @@ def complete(img: np.ndarray, hole: np.ndarray, seed: int = 0,
             (H, W, 2)); it then seeds the nearest-patch field. Default: a smooth fill.
 
     Returns:
-        float32 (H, W, 3): known pixels unchanged, the hole filled.
+        float32 (H, W, 3): known pixels unchanged, the hole filled; and the finest
+        level's nearest-patch field (None when the fill fell back to a smooth one).
     """
-    img = np.ascontiguousarray(img, dtype=np.float32)
-    hole = hole.astype(bool)
     if not hole.any() or hole.all():
-        return img
+        return img, None
     rng = np.random.default_rng(seed)
     previous: tuple[_Field, np.ndarray] | None = None
     result = img
@@ -251,7 +299,7 @@ def complete(img: np.ndarray, hole: np.ndarray, seed: int = 0,
         started = time.perf_counter()
         valid = _valid_sources(level_hole)
         if valid.sum() < 16:
-            return _smooth_fill(img, hole)
+            return _smooth_fill(img, hole), None
         field = _Field(level_hole, valid, rng)
         large = n > 0 and field.ty.size > LARGE_HOLE
         if previous is None:
@@ -279,7 +327,8 @@ def complete(img: np.ndarray, hole: np.ndarray, seed: int = 0,
         log.debug("completion level %d: %s px, hole %d px, %d rounds, %.2f s", n,
                   level_img.shape[:2], int(level_hole.sum()), rounds,
                   time.perf_counter() - started)
-    return np.where(hole[..., None], result, img).astype(np.float32)
+    field = previous[0] if previous is not None else None
+    return np.where(hole[..., None], result, img).astype(np.float32), field
 
 
 def _first_level(field: _Field, img: np.ndarray, hole: np.ndarray,

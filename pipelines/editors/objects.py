@@ -99,7 +99,8 @@ def _spread_mean(values: np.ndarray, where: np.ndarray, sigma: float) -> np.ndar
     return out
 
 
-def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None) -> EdgeGrowth:
+def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None,
+                 avoid: np.ndarray | None = None) -> EdgeGrowth:
     """Grow ``mask`` over the object's anti-aliased edge and cast shadow.
 
     The background is measured in a reference ring just beyond the growth limit (its local
@@ -114,6 +115,9 @@ def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None) ->
         rgb: uint8 (H, W, 3) crop around the object (room for ``limit`` + a ring around).
         mask: bool (H, W) object mask from a localiser or a brush.
         limit: most pixels to grow; default ``growth_limit(mask)``.
+        avoid: bool (H, W), the other objects seen (neighbours): never grown into, left
+            out of the rings and of the background's measure, and a grown pixel closer in
+            colour to a neighbour than to the object is not taken.
 
     Returns:
         An ``EdgeGrowth``.
@@ -122,9 +126,10 @@ def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None) ->
     limit = growth_limit(mask) if limit is None else int(limit)
     if not mask.any() or mask.all() or limit <= 0:
         return EdgeGrowth(mask.copy(), 0, 0.0, limit)
+    free = _free(mask, avoid)
     distance = cv2.distanceTransform((~mask).astype(np.uint8), cv2.DIST_L2, 5)
     width = max(4, limit // 2)
-    reference = (distance > limit + 1) & (distance <= limit + 1 + width)
+    reference = (distance > limit + 1) & (distance <= limit + 1 + width) & free
     if reference.sum() < 16:
         return EdgeGrowth(mask.copy(), 0, 0.0, limit)
     lab = rgb_to_lab(rgb)
@@ -134,13 +139,13 @@ def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None) ->
     threshold = EDGE_NOISE_FACTOR * noise + MIN_EXCESS
     grown = 0
     for d in range(1, limit + 1):
-        ring = (distance > d - 1) & (distance <= d)
+        ring = (distance > d - 1) & (distance <= d) & free
         if ring.sum() < 4:
             break
         if float(np.percentile(deviation[ring], 90)) > threshold:
             grown = d
     reach = min(limit, grown + SAFETY_PX) if grown else 0
-    out = mask | (distance <= reach) if reach else mask.copy()
+    out = mask | ((distance <= reach) & free) if reach else mask.copy()
     # parts that poke out farther than most of the outline (a star's tips, an ear): too few
     # pixels to lift a ring's percentile, so taken pixel by pixel where they connect
     # (a single pixel is judged against the background's 99th percentile, not its 90th)
@@ -148,9 +153,53 @@ def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None) ->
     tips = _connected(out, (deviation > single) & (distance <= limit))
     if tips.any():
         tips = cv2.dilate(tips.astype(np.uint8), np.ones((2 * SAFETY_PX + 1,) * 2, np.uint8)) > 0
-        out |= tips & (distance <= limit)
+        out |= tips & (distance <= limit) & free
         reach = max(reach, int(np.ceil(distance[out].max())))
+    if avoid is not None and (out & ~mask).any():
+        # beside neighbours, only what stands out of the background (the edge, the
+        # shadow; a plain surface shared with a neighbour is neither), and only pixels
+        # nearer the object's colour than a neighbour's
+        kernel = np.ones((2 * SAFETY_PX + 1,) * 2, np.uint8)
+        stands = cv2.dilate((deviation > threshold).astype(np.uint8), kernel) > 0
+        added = out & ~mask & (stands | (distance <= SAFETY_PX))
+        out = mask | _connected(mask, _nearer_object(lab, mask, added, ~free & ~mask, limit))
+        reach = int(np.ceil(distance[out].max())) if (out & ~mask).any() else 0
     return EdgeGrowth(out, reach, noise, limit)
+
+
+#: pixels around a neighbour's mask that count as the neighbour (its own anti-aliased
+#: edge, which its localised mask may stop short of)
+NEIGHBOUR_EDGE_PX = 2
+
+
+def _free(mask: np.ndarray, avoid: np.ndarray | None) -> np.ndarray:
+    """Where a mask may grow: everywhere but the neighbours (and their edge)."""
+    if avoid is None or not np.any(avoid):
+        return np.ones(mask.shape, bool)
+    size = 2 * NEIGHBOUR_EDGE_PX + 1
+    near = cv2.dilate(np.asarray(avoid, np.uint8), np.ones((size, size), np.uint8)) > 0
+    return ~near | mask
+
+
+def _nearer_object(lab: np.ndarray, mask: np.ndarray, added: np.ndarray,
+                   neighbours: np.ndarray, limit: int) -> np.ndarray:
+    """The ``added`` pixels, less those nearer a neighbour than the object, and those
+    within ``limit`` of a neighbour that are closer in colour to the neighbour's body
+    (its core, not its mixed edge) than to the object's own nearby pixels (by more than
+    ``MIN_EXCESS``)."""
+    size = 4 * NEIGHBOUR_EDGE_PX + 1
+    body = cv2.erode(neighbours.astype(np.uint8), np.ones((size, size), np.uint8)) > 0
+    if not body.any():
+        return added
+    to_neighbour = cv2.distanceTransform((~neighbours).astype(np.uint8), cv2.DIST_L2, 5)
+    to_object = cv2.distanceTransform((~mask).astype(np.uint8), cv2.DIST_L2, 5)
+    near = to_neighbour <= limit
+    added = added & ~(to_neighbour < to_object)         # the neighbour's side of the gap
+    own = _spread_mean(lab, mask, 4.0)
+    other = _spread_mean(lab, body, 4.0)
+    closer = np.linalg.norm(lab - other, axis=2) + MIN_EXCESS < \
+        np.linalg.norm(lab - own, axis=2)          # (look-alike neighbours: no tie-break)
+    return added & ~(near & closer)
 
 
 def _connected(seed: np.ndarray, candidates: np.ndarray) -> np.ndarray:
@@ -223,12 +272,14 @@ def object_core(mask: np.ndarray, grown: int) -> np.ndarray:
     return core if core.any() else mask.astype(bool)
 
 
-def grow_object_mask(image: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, int]:
+def grow_object_mask(image: np.ndarray, mask: np.ndarray, avoid: np.ndarray | None = None
+                     ) -> tuple[np.ndarray, int]:
     """``grow_to_edge`` at native resolution, worked on the mask's box plus its margin only.
 
     Args:
         image: uint8 (H, W, 3|4) full frame.
         mask: bool (H, W) object mask.
+        avoid: bool (H, W), the other objects seen (see ``grow_to_edge``).
 
     Returns:
         ``(grown mask at the frame's size, pixels grown)``; a whole-frame or empty mask is
@@ -242,7 +293,8 @@ def grow_object_mask(image: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, i
     x, y, w, h = cv2.boundingRect(mask.view(np.uint8))
     y0, y1 = max(0, y - pad), min(mask.shape[0], y + h + pad)
     x0, x1 = max(0, x - pad), min(mask.shape[1], x + w + pad)
-    found = grow_to_edge(image[y0:y1, x0:x1, :3], mask[y0:y1, x0:x1], limit)
+    near = None if avoid is None else np.asarray(avoid, bool)[y0:y1, x0:x1]
+    found = grow_to_edge(image[y0:y1, x0:x1, :3], mask[y0:y1, x0:x1], limit, near)
     if found.grown == 0:
         return mask, 0
     out = mask.copy()

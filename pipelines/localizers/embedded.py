@@ -65,6 +65,8 @@ class EmbeddedLocalizer(Localizer):
         if hint is not None and (hint.mask is not None or hint.box is not None
                                  or hint.point is not None):
             return self._from_hint(rgb, parsed, hint)
+        if WHOLE.search(parsed.text) and parsed.exclude is not None:
+            return self._all_but(rgb, parsed.exclude.text)
         if WHOLE.search(parsed.text):
             return resolved([Candidate(np.ones(shape, bool), 1.0, "whole image", "phrase")],
                             "the whole image")
@@ -86,6 +88,17 @@ class EmbeddedLocalizer(Localizer):
         return _upscale(found, shape)
 
     # --- hints --------------------------------------------------------------------
+
+    def _all_but(self, image: np.ndarray, left_out: str) -> Localization:
+        """"Everything except the cup": the whole frame but what ``left_out`` names."""
+        inner = self.locate(image, left_out)
+        if inner.status != "resolved" or inner.union() is None:
+            return Localization([], "unresolved", f"everything except {left_out!r}: "
+                                f"{inner.reason}", candidates=inner.candidates)
+        rest = ~inner.union()
+        return Localization([Candidate(rest, inner.masks[0].score, "everything else",
+                                       inner.masks[0].source, {"user": 0.0})], "resolved",
+                            f"everything except {left_out} ({inner.reason})")
 
     def _from_hint(self, rgb: np.ndarray, parsed: Phrase, hint: Hint) -> Localization:
         shape = rgb.shape[:2]

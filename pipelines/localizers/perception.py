@@ -26,18 +26,23 @@ import logging
 import threading
 from dataclasses import replace
 
+import cv2
 import numpy as np
 
+from pipelines.localizers import fusion
+from pipelines.localizers import text as text_regions
 from pipelines.localizers.base import Candidate, Hint, Localization, as_rgb
 from pipelines.localizers.embedded import EmbeddedLocalizer
 from pipelines.localizers.grounded_sam import GroundedSAMLocalizer, detector_prompt
 from pipelines.localizers.phrases import WHOLE, Phrase, parse_phrase, select_candidates
+from pipelines.localizers.refine import upsample_edge
 from pipelines.localizers.segment import (
     face_ellipse,
     largest_parts,
     refine_box,
     smooth_resize,
 )
+from pipelines.localizers.sky import backdrop_behind, find_sky
 from pipelines.models import ModelUnavailable, get_manager
 from pipelines.perception import store
 from pipelines.perception.detectors import (
@@ -46,7 +51,6 @@ from pipelines.perception.detectors import (
     ObjectDetector,
     SalientSegmenter,
     TextDetector,
-    nms,
     shrink,
 )
 from pipelines.perception.words import FACE, SALIENT, TEXT, WordMatch, match_noun
@@ -68,6 +72,14 @@ CROP_SIDE = 256
 SALIENT_CROP_SIDE = 224
 #: most candidates refined to pixel masks for one phrase
 MAX_REFINED = 8
+#: words that make a text target its text and the mark drawn beside it
+MARK_WORDS = {"watermark", "watermarks", "logo", "logos", "signature", "stamp"}
+#: weak candidates looked at again on a crop where they fill the detector's view
+LOOK_CLOSER = 3
+#: long side of the copy the salient map is computed on for a whole frame
+SALIENT_SIDE = 512
+#: a detection this sure explains the salient subject as its own class
+EXPLAINED = 0.6
 #: most people added to the subject when "the background" is asked for
 MAX_PEOPLE = 4
 #: words that are not objects ("the background", places, sizes are handled elsewhere)
@@ -128,7 +140,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         words = set(parsed.words)
         has_hint = hint is not None and (hint.mask is not None or hint.box is not None
                                          or hint.point is not None)
-        if has_hint or WHOLE.search(parsed.text) or "sky" in words:
+        if "sky" in words and not has_hint and not WHOLE.search(parsed.text):
+            return self._sky(as_rgb(image))
+        if has_hint or WHOLE.search(parsed.text):
             return super().locate(image, phrase, hint)
         rgb = as_rgb(image)
         if not nouns and words & {"background", "foreground", "subject"}:
@@ -147,7 +161,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             if found.status != "unresolved":
                 return found
         if match.label == SALIENT:
-            return self._salient(rgb, match, parsed.text)
+            return self._salient(rgb, match, parsed)
         elif match.label == FACE:
             return self._faces(rgb, parsed, match)
         elif match.label == TEXT:
@@ -160,28 +174,115 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                 return by_colour
         return found
 
+    def _sky(self, rgb: np.ndarray) -> Localization:
+        """``find_sky``, then a portrait's backdrop is told from a sky (``backdrop_behind``):
+        the people are looked for only when a sky was found."""
+        found = find_sky(rgb)
+        if found.status != "resolved":
+            return found
+        frame = shrink(rgb, FRAME_SIDE)
+        scale = rgb.shape[1] / frame.shape[1]
+        people = [tuple(v * scale for v in d.box)
+                  for d in _Models.get().objects.detect(frame, CONFIDENT) if d.label == "person"]
+        return backdrop_behind(found, people)
+
     # --- objects --------------------------------------------------------------------
 
     def _objects(self, rgb: np.ndarray, parsed: Phrase, match: WordMatch) -> Localization:
+        """Every object the detector or the salient map sees, scored against the words
+        (``fusion``): a unique plausible one is taken even at a low score, close ones are a
+        question, none is "not found"."""
         models = _Models.get()
         h, w = rgb.shape[:2]
         frame = shrink(rgb, FRAME_SIDE)
         scale = w / frame.shape[1]
-        seen = models.objects.detect(frame, CANDIDATE)
+        seen = models.objects.detect(frame, fusion.FLOOR)
         for d in seen:
             d.box = tuple(v * scale for v in d.box)
-        dets = [d for d in seen if d.label == match.label]
-        tiny = all((d.box[2] - d.box[0]) * (d.box[3] - d.box[1]) < SMALL * h * w for d in dets)
-        if (not dets or tiny or parsed.plural) and max(h, w) > 1.2 * 832:
+        small = shrink(rgb, SALIENT_SIDE)
+        pscale = w / small.shape[1]
+        objects = fusion.group(seen, match.label)
+        selectors = bool(parsed.plural or parsed.ordinal or parsed.last or parsed.size
+                         or parsed.spatial)
+        evident = fusion.evidenced(objects, match.label)
+        # one sure object, the rest far weaker, no choosing words: the salient map would
+        # not change the answer (it costs a third of the frame pass) and is not computed
+        prob = np.zeros(small.shape[:2], np.float32)
+        evidence = sorted((o.evidence for o in evident), reverse=True) + [0.0, 0.0]
+        if selectors or evidence[0] < fusion.SURE_OTHER or evidence[1] >= 0.5 * evidence[0]:
+            prob = models.salient.saliency(small)
+            fusion.salient_agreement(objects, prob, pscale)
+        weak = [o for o in fusion.distinct(fusion.evidenced(objects, match.label))
+                if o.evidence < fusion.SURE_OTHER]
+        sure = [o for o in objects if o.scores.get(match.label, 0.0) >= fusion.SURE_OTHER]
+        # look closer at the weak ones, once; not at one that overlaps a sure one of the
+        # class (a crop of a motorcycle's rear half is seen as "a motorcycle" on its own)
+        weak = [o for o in weak if all(fusion.inside_share(o.box, s.box) < 0.3
+                                       for s in sure)]
+        for obj in weak[:LOOK_CLOSER]:
+            _look_closer(models.objects, rgb, obj)
+        cands = fusion.distinct(fusion.plausible(objects, match.label))
+        named = [o for o in cands if o.scores.get(match.label, 0.0) >= CANDIDATE]
+        tiny = all((o.box[2] - o.box[0]) * (o.box[3] - o.box[1]) < SMALL * h * w
+                   for o in named)
+        if (not named or tiny or parsed.plural) and max(h, w) > 1.2 * 832:
             zoomed = models.objects.zoom_search(rgb, {match.label}, CANDIDATE)
-            if zoomed:
-                dets = nms(dets + zoomed)
+            if zoomed:          # small ones the frame could not see: regroup with them
+                seen += zoomed
+                objects = fusion.group(seen, match.label)
+                fusion.salient_agreement(objects, prob, pscale)
+                cands = fusion.distinct(fusion.plausible(objects, match.label))
+        if selectors and cands:       # instances the detector names otherwise
+            pool = [o for o in objects if o not in cands]
+            for box, _ in fusion.salient_components(prob, pscale):
+                if all(fusion.box_iou(box, o.box) < 0.3 for o in objects):
+                    pool.append(fusion.ObjectEvidence(box, {}, 0.0, "salient"))
+            fusion.salient_agreement(pool, prob, pscale)
+            pool = [o for o in pool if o.salient >= fusion.SALIENT_AGREE]
+            cands = fusion.distinct(cands + fusion.look_alikes(frame, scale, cands[0], pool))
+            floor = max(fusion.TAKE_UNIQUE, fusion.COMPARABLE * cands[0].fused)
+            cands = [c for c in cands if c.fused >= floor] or cands[:1]
+        verdict = fusion.verdict(cands, selectors)
         what = _what_for(match)
-        if not dets:
-            return Localization([], "unresolved", f"no {what} found{_seen(seen)}; paint it "
-                                "with the brush")
-        dets = sorted(dets, key=lambda d: -d.score)[:MAX_REFINED]
-        return _decide(self._masks(rgb, dets, "nanodet"), parsed, what, seen)
+        strong = [d for d in seen if d.score >= CANDIDATE]
+        if verdict == "none":
+            return Localization([], "unresolved", f"no {what} found{_seen(strong)}; paint "
+                                "it with the brush")
+        if verdict == "ask":        # what is shown to click: not what looks more like
+            cands = fusion.to_offer(cands, match.label)      # another class than the named one
+        masks = []
+        sure = [o.box for o in objects if o.best_class[1] >= fusion.SURE_OTHER]
+        for obj in cands[:MAX_REFINED]:
+            det = Detection(obj.box, obj.fused, match.label)
+            others = [o.box for o in cands[:MAX_REFINED] if o is not obj] + sure
+            for cand in self._masks(rgb, [det], "nanodet"):
+                cand.mask, caught = fusion.check_extent(cand.mask, obj.box, others)
+                if caught:          # compared with its own evidence before any edit
+                    obj.why = f"{obj.why}; {caught}"
+                cand.score = obj.fused
+                cand.evidence = {"detector": obj.scores.get(match.label, 0.0),
+                                 "words": float(match.similarity), "salient": obj.salient,
+                                 "fused": obj.fused}
+                masks.append(cand)
+        masks = _distinct(masks)
+        if not masks:
+            return Localization([], "unresolved", f"no {what} found{_seen(strong)}")
+        why = cands[0].why
+        if verdict == "take":
+            found = Localization([masks[0]], "resolved", f"found the {what}, confidence "
+                                 f"{masks[0].score:.2f} ({why})", candidates=masks)
+        elif verdict == "choose":
+            found = select_candidates(masks, parsed, what)
+            found.candidates = masks if not found.candidates else found.candidates
+            if found.status == "resolved":
+                scores = ", ".join(f"{m.score:.2f}" for m in found.masks)
+                found.reason = f"{found.reason} (confidence {scores}; best: {why})"
+        else:
+            listed = "; ".join(f"{m.score:.2f}" for m in masks[:4])
+            found = Localization(masks, "ambiguous", f"unsure which is the {what}: "
+                                 f"{len(masks)} candidate(s) scored {listed} (best: {why}); "
+                                 "click one, say which (left/right, biggest…) or paint it")
+        return found
 
     def _open_vocabulary(self, rgb: np.ndarray, parsed: Phrase) -> Localization:
         """Boxes from GroundingDINO (the phrase itself, no class list), masks as below."""
@@ -242,13 +343,17 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         dets = _Models.get().text.detect(rgb)
         if not dets:
             return Localization([], "unresolved", "no text found; paint it with the brush")
+        marks = bool(MARK_WORDS & set(parsed.words))
         cands = []
         for d in dets[:MAX_REFINED * 2]:
-            mask = np.zeros(rgb.shape[:2], bool)
-            x0, y0, x1, y1 = (int(round(v)) for v in d.box)
-            mask[y0:y1, x0:x1] = True
-            cands.append(Candidate(mask, _calibrated(d.score), TEXT, "ppocr-det",
-                                   {"detector": _calibrated(d.score)}, (x0, y0, x1, y1)))
+            box = text_regions.tighten(rgb, _int_box(d.box))
+            if marks:       # a watermark or logo: the text and the mark beside it
+                mask = text_regions.with_marks(rgb, box)
+            else:
+                mask = np.zeros(rgb.shape[:2], bool)
+                mask[box[1]:box[3], box[0]:box[2]] = True
+            cands.append(Candidate(mask, _calibrated(d.score), TEXT, "ppocr-det+ink",
+                                   {"detector": _calibrated(d.score)}))
         picks = parsed.ordinal or parsed.last or parsed.size or parsed.spatial
         return _decide(cands, parsed if picks else replace(parsed, plural=True), "text", [])
 
@@ -261,41 +366,78 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         mask = largest_parts(prob >= 0.5, keep=0.25)
         if mask.mean() < 0.002:
             return None
-        return smooth_resize(mask, rgb.shape[:2])
+        # its kept parts, their edges decided at native resolution (``refine``)
+        near = cv2.dilate(mask.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
+        return upsample_edge(rgb, np.where(near, prob, 0.0).astype(np.float32))
 
-    def _salient(self, rgb: np.ndarray, match: WordMatch, text: str) -> Localization:
-        """Words no class fits: the salient subject, unless the detector says that subject
-        is something else (a person is not "the unicorn")."""
-        mask = self._subject_mask(rgb)
-        if mask is None:
+    def _salient(self, rgb: np.ndarray, match: WordMatch, parsed: Phrase) -> Localization:
+        """Words no class fits ("the hedgehog"): the photo's main subject, when the words
+        name one thing, a subject stands out and no detected class explains it better (a
+        person is not "the unicorn"). Plural, size, place and ordinal words choose among
+        the salient objects."""
+        text = parsed.text
+        models = _Models.get()
+        small = shrink(rgb, SALIENT_SIDE)
+        prob = models.salient.saliency(small)
+        scale = rgb.shape[1] / small.shape[1]
+        parts = fusion.salient_components(prob, scale)
+        if not parts or prob.max() < 0.5:
             return Localization([], "unresolved", f"{text!r}: no detector class fits those "
-                                "words and no subject stands out; paint it with the brush")
+                                "words and no subject stands out; not found (paint it with "
+                                "the brush)")
         frame = shrink(rgb, FRAME_SIDE)
-        scale = rgb.shape[1] / frame.shape[1]
-        for det in _Models.get().objects.detect(frame, CONFIDENT):
-            box = np.zeros(mask.shape, bool)
-            x0, y0, x1, y1 = (int(v * scale) for v in det.box)
-            box[y0:y1, x0:x1] = True
-            if np.logical_and(mask, box).sum() > 0.5 * mask.sum():
-                return Localization([Candidate(mask, 0.3, match.noun, "u2netp")], "ambiguous",
-                                    f"{text!r}: the main subject looks like a {det.label} "
-                                    f"({det.score:.2f}), not a {match.noun}; paint it with "
-                                    "the brush")
-        return Localization([Candidate(mask, 0.5, match.noun, "u2netp")], "resolved",
-                            f"resolved to the main subject (no detector class fits "
-                            f"{match.noun!r}; the most salient object, which the detector "
-                            "does not recognise, was taken)")
+        fscale = rgb.shape[1] / frame.shape[1]
+        dets = models.objects.detect(frame, EXPLAINED)
+        cands = []
+        for box, part in parts[:MAX_REFINED]:
+            mask = smooth_resize(part, rgb.shape[:2])
+            owner = next((d for d in dets if _covers(d, mask, fscale)), None)
+            if owner is not None:
+                if len(parts) == 1 or not cands:      # seen, but not offered as one
+                    return Localization([], "unresolved", f"{text!r}: the main subject is a "
+                                        f"{owner.label} (detector {owner.score:.2f}), not a "
+                                        f"{match.noun}; not found (paint it with the brush)",
+                                        candidates=[Candidate(mask, 0.2, owner.label, "u2netp")])
+                continue
+            strength = float(prob[part].mean())
+            cands.append(Candidate(mask, round(0.3 + 0.4 * strength, 3), match.noun,
+                                   "u2netp", {"salient": strength, "words": 0.0},
+                                   _int_box(box)))
+        if not cands:
+            return Localization([], "unresolved", f"{text!r}: not found")
+        selectors = parsed.plural or parsed.ordinal or parsed.last or parsed.size or \
+            parsed.spatial
+        if selectors:
+            found = select_candidates(cands, parsed, match.noun)
+        else:
+            main = cands[0]
+            keep = [c for c in cands if c.area >= 0.25 * main.area]
+            if len(keep) > 1:       # one thing named, one subject: its parts together
+                main = Candidate(np.logical_or.reduce([c.mask for c in keep]), main.score,
+                                 match.noun, "u2netp", main.evidence)
+            found = Localization([main], "resolved", "", candidates=cands)
+        if found.status == "resolved":
+            top = found.masks[0]
+            found.reason = (f"took the photo's main subject as {match.noun!r} (no detector "
+                            f"class fits the word; salient {top.evidence.get('salient', 0):.2f}"
+                            f", confidence {top.score:.2f})")
+        return found
 
     def _figure_ground(self, rgb: np.ndarray, background: bool) -> Localization:
         """The salient subject together with every confident person (a group photo's
-        saliency map may single out one of them); the background is the rest."""
+        saliency map may single out one of them) and every instance of the subject's own
+        class (two horses, not the one that stands out); the background is the rest."""
         subject = self._subject_mask(rgb)
         frame = shrink(rgb, FRAME_SIDE)
         scale = rgb.shape[1] / frame.shape[1]
-        people = [d for d in _Models.get().objects.detect(frame, CONFIDENT)
-                  if d.label == "person"][:MAX_PEOPLE]
+        seen = _Models.get().objects.detect(frame, CONFIDENT)
+        for d in seen:
+            d.box = tuple(v * scale for v in d.box)
+        classes = {"person"} | ({d.label for d in seen if _in_subject(d, subject)}
+                                if subject is not None else set())
+        people = [d for d in seen if d.label in classes][:MAX_PEOPLE]
         for person in people:
-            mask = self._refine(rgb, tuple(v * scale for v in person.box))
+            mask = self._refine(rgb, person.box)
             subject = mask if subject is None else subject | mask
         if subject is None:
             return super().locate(rgb, "background" if background else "subject")
@@ -322,6 +464,47 @@ def _role_ready(role: str) -> bool:
     except Exception as exc:  # noqa: BLE001 - a broken model config must not stop localising
         log.warning("status of the %s role failed: %s", role, exc)
         return False
+
+
+def _look_closer(detector: ObjectDetector, rgb: np.ndarray, obj: fusion.ObjectEvidence
+                 ) -> None:
+    """Detect again on a native-resolution crop where the object fills the detector's
+    view (1.6× its box); boxes that match it add their class scores to its evidence."""
+    h, w = rgb.shape[:2]
+    x0, y0, x1, y1 = obj.box
+    side = 1.6 * max(x1 - x0, y1 - y0, 32)
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    vx0, vy0 = int(max(0, cx - side / 2)), int(max(0, cy - side / 2))
+    vx1, vy1 = int(min(w, cx + side / 2)), int(min(h, cy + side / 2))
+    view = shrink(rgb[vy0:vy1, vx0:vx1], 2 * 416)
+    k = (vx1 - vx0) / view.shape[1]
+    vh, vw = view.shape[:2]
+    for det in detector.detect(view, fusion.FLOOR):
+        bx0, by0, bx1, by1 = det.box
+        cut = (bx0 <= 2 and vx0 > 0) or (by0 <= 2 and vy0 > 0) or \
+            (bx1 >= vw - 2 and vx1 < w) or (by1 >= vh - 2 and vy1 < h)
+        if cut:             # the view cut a larger object: a fragment confirms nothing
+            continue
+        box = (bx0 * k + vx0, by0 * k + vy0, bx1 * k + vx0, by1 * k + vy0)
+        if fusion.box_iou(box, obj.box) >= 0.5:
+            obj.scores[det.label] = max(obj.scores.get(det.label, 0.0), det.score)
+    obj.source = f"{obj.source}+closer look"
+
+
+def _covers(det: Detection, mask: np.ndarray, scale: float) -> bool:
+    """Whether a frame detection's box holds most of ``mask``."""
+    x0, y0, x1, y1 = (int(v * scale) for v in det.box)
+    inside = np.count_nonzero(mask[max(0, y0):y1, max(0, x0):x1])
+    return inside > 0.5 * max(1, np.count_nonzero(mask))
+
+
+def _in_subject(det: Detection, subject: np.ndarray) -> bool:
+    """Whether a detection (full-resolution box) is part of the salient subject: its box
+    holds most of the subject, or the subject fills much of its box."""
+    x0, y0, x1, y1 = (max(0, int(v)) for v in det.box)
+    inside = np.count_nonzero(subject[y0:y1, x0:x1])
+    return inside > 0.5 * max(1, np.count_nonzero(subject)) or \
+        inside > 0.4 * max(1, (x1 - x0) * (y1 - y0))
 
 
 def _calibrated(score: float) -> float:

@@ -49,15 +49,38 @@ class Phrase:
     vertical: str | None = None      # "top" | "bottom" | "centre"
     plural: bool = False
     unknown: list[str] = field(default_factory=list)
+    corner: bool = False             # "in the corner": which one, or the nearest
+    exclude: Phrase | None = None    # "except the left one": the cues of what is left out
 
     @property
     def spatial(self) -> bool:
-        return bool(self.horizontal or self.vertical)
+        return bool(self.horizontal or self.vertical or self.corner)
+
+
+#: "all the cups except the left one": the words after these name what is left out
+EXCEPT = re.compile(r"\b(?:except(?: for)?|but not|other than|apart from|excluding|"
+                    r"besides)\b")
+
+
+#: "… of the photo", "… in this picture": where the target is, said after what it is
+IN_FRAME = re.compile(r"\b(?:of|in|on|from|across) (?:the|this) (?:image|photo|picture|frame)\b")
 
 
 def parse_phrase(phrase: str) -> Phrase:
-    """Split a target phrase into colour, ordinal, size, position and plural cues."""
+    """Split a target phrase into colour, ordinal, size, position and plural cues.
+
+    "… except the X" (or "but not", "other than", "apart from", "excluding") parses X on
+    its own into ``exclude``; the rest is then plural (everything it names but X)."""
     text = " ".join(str(phrase or "").lower().split())[:200]
+    # "the logo in the corner of the photo": the photo is where, not what
+    placed = IN_FRAME.sub("", text).strip()
+    text = " ".join(placed.split()) if placed else text
+    cut = EXCEPT.search(text)
+    if cut and text[:cut.start()].strip():
+        parsed = parse_phrase(text[:cut.start()].strip())
+        parsed.exclude = parse_phrase(text[cut.end():].strip())
+        parsed.plural = True
+        return parsed
     words = re.findall(r"[a-z0-9]+", text)
     parsed = Phrase(text, words, [w for w in words if w in COLOR_RANGES])
     for w in words:
@@ -76,6 +99,7 @@ def parse_phrase(phrase: str) -> Phrase:
             parsed.vertical = "top"
         elif w in ("bottom", "bottommost", "lower", "below"):
             parsed.vertical = "bottom"
+    parsed.corner = bool({"corner", "corners"} & set(words))
     if re.search(r"\b(centre|center|middle|central)\b", text):
         parsed.horizontal = parsed.horizontal or "centre"
         parsed.vertical = parsed.vertical or "centre"
@@ -105,6 +129,8 @@ def select_candidates(cands: list[Candidate], parsed: Phrase, colour: str) -> Lo
         The chosen candidate(s) among all of them, or ``ambiguous`` with all of them.
     """
     cands = sorted(cands, key=lambda m: -m.score)
+    if parsed.exclude is not None:
+        return _all_but(cands, parsed, colour)
     if parsed.plural:
         return resolved(cands, f"all {len(cands)} {colour} regions", plural=True)
     if len(cands) == 1:
@@ -122,18 +148,22 @@ def select_candidates(cands: list[Candidate], parsed: Phrase, colour: str) -> Lo
         return resolved([pick(cands, key=lambda m: m.area)], f"the {parsed.size} {colour} "
                         "region", cands)
     if parsed.spatial:
-        ideal = ({"left": 0.0, "right": 1.0, "centre": 0.5, None: None}[parsed.horizontal],
-                 {"top": 0.0, "bottom": 1.0, "centre": 0.5, None: None}[parsed.vertical])
+        ideals = places(parsed)
 
         def distance(m: Candidate) -> float:
             cx, cy = centroid(m.mask)
-            return sum((c - i) ** 2 for c, i in zip((cx, cy), ideal) if i is not None)
+            return min(sum((c - i) ** 2 for c, i in zip((cx, cy), ideal) if i is not None)
+                       for ideal in ideals)
 
         for cand in cands:
             cand.evidence["position"] = float(max(0.0, 1.0 - np.sqrt(distance(cand))))
-        return resolved([min(cands, key=distance)], f"the {colour} region nearest the "
-                        f"{' '.join(x for x in (parsed.vertical, parsed.horizontal) if x)}",
-                        cands)
+        best = min(cands, key=distance)
+        place = " ".join(x for x in (parsed.vertical, parsed.horizontal) if x)
+        if parsed.corner and len(ideals) > 1:       # "in the corner": the nearest one
+            cx, cy = centroid(best.mask)
+            place = f"{'top' if cy < 0.5 else 'bottom'} {'left' if cx < 0.5 else 'right'}"
+        what = f"{place} corner" if parsed.corner else place
+        return resolved([best], f"the {colour} region nearest the {what}", cands)
     by_area = sorted(cands, key=lambda m: -m.area)
     if by_area[0].area >= DOMINANT_RATIO * by_area[1].area:
         main = by_area[0]
@@ -142,3 +172,36 @@ def select_candidates(cands: list[Candidate], parsed: Phrase, colour: str) -> Lo
                         "ones ignored)", cands)
     return Localization(cands, "ambiguous", f"{len(cands)} {colour} regions match; say which "
                         "(left/right, largest, first…) or 'all'")
+
+
+def places(parsed: Phrase) -> list[tuple[float | None, float | None]]:
+    """Where the phrase's place words point, as (x, y) fractions of the frame (None: that
+    axis is free): one point, or every corner the words allow ("in the corner": all four;
+    "in a right corner": the two on the right)."""
+    xs = {"left": 0.0, "right": 1.0, "centre": 0.5, None: None}
+    ys = {"top": 0.0, "bottom": 1.0, "centre": 0.5, None: None}
+    x, y = xs[parsed.horizontal], ys[parsed.vertical]
+    if not parsed.corner:
+        return [(x, y)]
+    return [(cx, cy) for cx in ((x,) if x in (0.0, 1.0) else (0.0, 1.0))
+            for cy in ((y,) if y in (0.0, 1.0) else (0.0, 1.0))]
+
+
+def _all_but(cands: list[Candidate], parsed: Phrase, colour: str) -> Localization:
+    """Every candidate but the one(s) ``parsed.exclude`` picks ("all the cups except the
+    left one"); ambiguous when the excluded part cannot be told."""
+    left_out = parsed.exclude
+    if not (left_out.plural or left_out.ordinal or left_out.last or left_out.size
+            or left_out.spatial) or len(cands) < 2:
+        return Localization(cands, "ambiguous", f"{len(cands)} {colour} regions; say which "
+                            "one to leave out (left/right, biggest, first…)")
+    out = select_candidates(cands, left_out, colour)
+    if out.status != "resolved":
+        return out
+    gone = {id(m) for m in out.masks}
+    rest = [m for m in cands if id(m) not in gone]
+    if not rest:
+        return Localization(cands, "ambiguous", f"nothing is left of the {colour} regions "
+                            "once the excepted ones are left out")
+    return resolved(rest, f"all {len(rest)} {colour} regions except {out.reason[12:]}",
+                    cands, plural=len(rest) > 1)

@@ -113,6 +113,14 @@ def _label_vectors() -> np.ndarray:
     return embed([f"a photo of a {label}" for label in _LABELS])
 
 
+@lru_cache(maxsize=1)
+def class_similarity() -> tuple[tuple[str, ...], np.ndarray]:
+    """The labels (COCO classes, face, text) and their pairwise MiniLM cosine similarity
+    ("a photo of a …"), computed once per process."""
+    vec = _label_vectors()
+    return _LABELS, vec @ vec.T
+
+
 def embed(texts: list[str]) -> np.ndarray:
     """Unit-length MiniLM sentence embeddings, one row per text (the one encoder of the
     project, ``pipelines.embeddings.sentence_encoder``)."""

@@ -1,0 +1,193 @@
+"""The sky, wherever it is in the frame, or an honest "no sky".
+
+The old rule looked for a blue band along the top edge: a sky under a canopy of leaves
+was missed, a dusk sky was not blue enough, and the lake below the horizon passed for
+sky. Here a pixel is *sky-like* when it is smooth (little local gradient) and has a sky's
+colour — blue or cyan at any brightness (a dusk is dark navy), or nearly colourless and
+bright (haze, overcast, clouds). Sky-like regions are then judged as regions:
+
+* the **main sky** is the largest sky-like region that reaches the frame's top, left or
+  right border in its upper part, sits in the upper part of the frame and does not run
+  along the bottom edge (a plain backdrop or a floor does);
+* more sky-like regions join it when they lie above its horizon (patches between
+  branches, sky on the other side of a tower); a region that starts below the horizon —
+  water, a road, a reflection under a shore line — is not sky;
+* holes of cloud colour inside the sky are filled (clouds are sky), other holes (a bird,
+  a plane, a tower) stay out.
+
+The region is found on a copy of about ``WORK_SIDE`` px and brought to full resolution
+with ``refine.upsample_edge`` (a guided filter on the edge band). The answer's reason
+says how sure it is and what decided.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from pipelines.localizers.base import Candidate, Localization
+from pipelines.localizers.refine import upsample_edge
+from pipelines.perception.detectors import shrink
+
+WORK_SIDE = 512
+#: local gradient (Lab L per pixel, after a light blur) below which a pixel is smooth
+SMOOTH = 2.2
+#: the smallest sky, as a share of the frame
+MIN_SHARE = 0.03
+#: sky-like pixels this far (share of the height) below the main sky's horizon are ground
+#: (a dark launch pad, a lit road), not sky
+BELOW_HORIZON = 0.08
+#: a region running along this share of the bottom edge is a backdrop or floor, not sky
+BOTTOM_RUN = 0.3
+
+
+def sky_likelihood(small: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-pixel (smooth, sky colour) bool maps of a small RGB copy."""
+    blur = cv2.GaussianBlur(small, (5, 5), 0)
+    lab = cv2.cvtColor(blur.astype(np.float32) / 255.0, cv2.COLOR_RGB2Lab)
+    grad = np.hypot(cv2.Sobel(lab[..., 0], cv2.CV_32F, 1, 0, ksize=3),
+                    cv2.Sobel(lab[..., 0], cv2.CV_32F, 0, 1, ksize=3)) / 8.0
+    grad = cv2.blur(grad, (5, 5))
+    hsv = cv2.cvtColor(blur.astype(np.float32) / 255.0, cv2.COLOR_RGB2HSV)
+    hue, sat, val = hsv[..., 0], hsv[..., 1], hsv[..., 2]
+    blue = (hue >= 185) & (hue <= 260) & (sat >= 0.12) & (val >= 0.08)
+    # haze, overcast and clouds: nearly colourless and bright, never warm-tinted
+    pale = (sat <= 0.16) & (val >= 0.62) & ~((hue >= 10) & (hue <= 60) & (sat > 0.08))
+    # a dusk or night sky: dark and bluish
+    dusk = (hue >= 200) & (hue <= 265) & (sat >= 0.25) & (val >= 0.05) & (val <= 0.55)
+    return grad <= SMOOTH, blue | pale | dusk
+
+
+def _regions(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (5, 5))
+    clean = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_OPEN, kernel)
+    clean = cv2.morphologyEx(clean, cv2.MORPH_CLOSE, kernel)
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(clean, 8)
+    return count, labels, stats
+
+
+def _horizon(region: np.ndarray) -> float:
+    """The region's lower edge: the median over its columns of its lowest row."""
+    cols = np.flatnonzero(region.any(axis=0))
+    lowest = region.shape[0] - 1 - np.argmax(region[::-1, cols], axis=0)
+    return float(np.median(lowest))
+
+
+def find_sky(rgb: np.ndarray) -> Localization:
+    """The sky of ``rgb`` at full resolution, or ``unresolved`` with why there is none.
+
+    Args:
+        rgb: uint8 (H, W, 3).
+
+    Returns:
+        ``resolved`` with one candidate (score = how sure), ``ambiguous`` for a pale
+        region that may be a backdrop, or ``unresolved`` ("no sky").
+    """
+    small = shrink(rgb[..., :3], WORK_SIDE)
+    h, w = small.shape[:2]
+    smooth, colour = sky_likelihood(small)
+    count, labels, stats = _regions(smooth & colour)
+    best, best_score = 0, 0.0
+    for i in range(1, count):
+        x, y, bw, bh, area = stats[i]
+        if area < MIN_SHARE * h * w:
+            continue
+        region = labels == i
+        upper = region[: max(1, int(0.6 * h))]
+        touches = upper[0].any() or upper[:, 0].any() or upper[:, -1].any()
+        bottom_run = region[-1].mean()
+        centre_y = float(np.nonzero(region)[0].mean()) / h
+        if not touches or bottom_run >= BOTTOM_RUN or centre_y > 0.6:
+            continue
+        score = area / (h * w) * (1.2 - centre_y)
+        if score > best_score:
+            best, best_score = i, score
+    if not best:
+        return Localization([], "unresolved", "no sky: no smooth blue, dusky or pale region "
+                            "reaches the frame's edge in its upper part")
+    sky = labels == best
+    horizon = _horizon(sky)
+    for i in range(1, count):      # more sky above the horizon (between branches …)
+        if i == best or stats[i][cv2.CC_STAT_AREA] < 0.002 * h * w:
+            continue
+        if stats[i][cv2.CC_STAT_TOP] + stats[i][cv2.CC_STAT_HEIGHT] / 2 < horizon and \
+                stats[i][cv2.CC_STAT_TOP] < horizon - 0.02 * h:
+            sky |= labels == i
+    sky[int(min(h, horizon + BELOW_HORIZON * h)):] = False     # the ground under it
+    sky = _fill_clouds(sky, small)
+    share = float(sky.mean())
+    blue_share = float(colour[sky].mean())
+    hsv = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2HSV)
+    bluish = float(((hsv[..., 0] >= 185) & (hsv[..., 0] <= 265) & (hsv[..., 1] >= 0.12))[sky]
+                   .mean())
+    touches_top = bool(sky[0].any())
+    sure = 0.55 + 0.25 * bluish + 0.1 * touches_top + 0.1 * min(1.0, share / 0.2)
+    mask = upsample_edge(rgb, cv2.GaussianBlur(sky.astype(np.float32), (3, 3), 0))
+    where = "along the top" if touches_top else "below something that covers the top"
+    evidence = {"colour": round(blue_share, 3), "position": 1.0 if touches_top else 0.6,
+                "size": round(share, 3)}
+    cand = Candidate(mask, round(min(0.95, sure), 3), "sky", "sky-colour+smooth+horizon",
+                     evidence)
+    reason = (f"found the sky ({share:.0%} of the frame, {where}; {bluish:.0%} of it blue, "
+              f"horizon at {horizon / h:.0%} of the height), confidence {cand.score:.2f}")
+    if bluish < 0.3 and touches_top and share < 0.08:
+        return Localization([cand], "ambiguous", "a small pale region along the top may "
+                            "be an overcast sky or a plain backdrop")
+    return Localization([cand], "resolved", reason)
+
+
+def _fill_clouds(sky: np.ndarray, small: np.ndarray) -> np.ndarray:
+    """Holes of the sky that are cloud-coloured (pale, or the sky's own colours) join it;
+    other holes (a bird, a tower) stay out."""
+    holes = ~sky
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(holes.astype(np.uint8), 8)
+    hsv = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2HSV)
+    pale = (hsv[..., 1] <= 0.2) & (hsv[..., 2] >= 0.6)
+    out = sky.copy()
+    h, w = sky.shape
+    for i in range(1, count):
+        x, y, bw, bh, area = stats[i]
+        if x == 0 or y == 0 or x + bw >= w or y + bh >= h:      # open to the border
+            continue
+        hole = labels == i
+        if pale[hole].mean() >= 0.7:
+            out |= hole
+    return out
+
+
+#: a person this tall (share of the frame's height) makes the photo a portrait
+PORTRAIT = 0.45
+#: share of the person's head zone (the top quarter of its box) that the "sky" fills
+#: for it to be the backdrop around the head
+AROUND_HEAD = 0.15
+
+
+def backdrop_behind(sky: Localization, people: list[tuple[float, ...]]) -> Localization:
+    """A resolved sky that surrounds a portrait's head and reaches below it is more
+    likely a studio backdrop than a sky: the answer becomes ``ambiguous`` (shown to click,
+    nothing edited until the user picks), with why.
+
+    Args:
+        sky: ``find_sky``'s answer.
+        people: boxes (x0, y0, x1, y1, full resolution) of the confident people seen.
+    """
+    if sky.status != "resolved" or not sky.masks or not people:
+        return sky
+    mask = sky.masks[0].mask
+    h, w = mask.shape
+    step = max(1, max(h, w) // WORK_SIDE)
+    small = mask[::step, ::step]
+    for box in people:
+        x0, y0, x1, y1 = (int(round(v / step)) for v in box)
+        bh = y1 - y0
+        if bh < PORTRAIT * small.shape[0] or x1 <= x0:
+            continue
+        head = small[max(0, y0):max(0, y0) + max(1, bh // 4), max(0, x0):x1]
+        rows = np.flatnonzero(small[:, max(0, x0):x1].any(axis=1))
+        below = rows.size and rows[-1] > y0 + bh // 4      # reaches beside the shoulders
+        if head.size and head.mean() >= AROUND_HEAD and below:
+            return Localization(sky.masks, "ambiguous", "the plain region around the "
+                                f"person's head ({head.mean():.0%} of the head's zone) "
+                                "reaches down beside them: more likely a backdrop than a "
+                                "sky; click it if it is the sky you mean")
+    return sky

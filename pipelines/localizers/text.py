@@ -1,0 +1,88 @@
+"""Text regions at native resolution: a detector's loose box tightened to the ink, and a
+watermark or logo taken whole — its text *and* the mark drawn beside it.
+
+The text detector's boxes are found on a ≤ 960-px copy and unclipped by half a line
+height on every side, so a one-line caption's box is about twice its ink. ``tighten``
+finds the ink inside the box (pixels far from the box border's own colour) and keeps its
+extent. ``with_marks`` adds the connected high-contrast marks next to the line (a logo's
+graphic), as their convex outlines.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+#: a pixel is ink when a channel differs this much from the local background colour
+INK = 48
+#: a mark fills at least this share of its convex outline
+MARK_SOLIDITY = 0.6
+Box = tuple[int, int, int, int]
+
+
+def _ink(crop: np.ndarray) -> np.ndarray:
+    """Pixels of ``crop`` unlike the colour of its border (the local background)."""
+    ring = np.concatenate([crop[0], crop[-1], crop[:, 0], crop[:, -1]]).astype(np.int16)
+    background = np.median(ring, axis=0)
+    return (np.abs(crop[..., :3].astype(np.int16) - background).max(axis=2) > INK)
+
+
+def tighten(rgb: np.ndarray, box: Box) -> Box:
+    """The extent of the ink inside ``box`` (the box itself when it holds none)."""
+    x0, y0, x1, y1 = box
+    crop = rgb[y0:y1, x0:x1]
+    if crop.shape[0] < 3 or crop.shape[1] < 3:
+        return box
+    ink = _ink(crop)
+    ink = cv2.morphologyEx(ink.astype(np.uint8), cv2.MORPH_OPEN, np.ones((2, 2), np.uint8)) > 0
+    rows, cols = np.flatnonzero(ink.any(axis=1)), np.flatnonzero(ink.any(axis=0))
+    if rows.size == 0 or ink.mean() < 0.01:
+        return box
+    pad = 1 + (y1 - y0) // 40
+    return (max(x0, x0 + int(cols[0]) - pad), max(y0, y0 + int(rows[0]) - pad),
+            min(x1, x0 + int(cols[-1]) + 1 + pad), min(y1, y0 + int(rows[-1]) + 1 + pad))
+
+
+def with_marks(rgb: np.ndarray, box: Box) -> np.ndarray:
+    """A bool mask of the text box and the marks beside it: solid ink components (thin
+    texture opened away) within one line height of the box, level with the line, no
+    larger than a few lines' area, each as its convex outline.
+
+    Args:
+        rgb: uint8 (H, W, 3) full-resolution image.
+        box: the tightened text box.
+    """
+    h, w = rgb.shape[:2]
+    x0, y0, x1, y1 = box
+    line = max(4, y1 - y0)
+    ex0, ex1 = max(0, x0 - 3 * line), min(w, x1 + 3 * line)
+    ey0, ey1 = max(0, y0 - line), min(h, y1 + line)
+    mask = np.zeros((h, w), bool)
+    mask[y0:y1, x0:x1] = True
+    crop = rgb[ey0:ey1, ex0:ex1]
+    if crop.shape[0] < 3 or crop.shape[1] < 3:
+        return mask
+    ink = _ink(crop).astype(np.uint8)
+    ink[y0 - ey0:y1 - ey0, x0 - ex0:x1 - ex0] = 0
+    side = max(3, line // 6)            # thin texture (leaves, mortar) falls apart
+    ink = cv2.morphologyEx(ink, cv2.MORPH_OPEN,
+                           cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (side, side)))
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(ink, 8)
+    near = line
+    for i in range(1, count):
+        cx, cy, cw, ch, area = stats[i]
+        if area < 0.05 * line * line or cw * ch > 4 * line * line:
+            continue
+        gx = max(0, (x0 - ex0) - (cx + cw), cx - (x1 - ex0))
+        gy = max(0, (y0 - ey0) - (cy + ch), cy - (y1 - ey0))
+        centre = cy + ch / 2 + ey0
+        if gx > near or gy > near / 2 or not y0 - line / 2 <= centre <= y1 + line / 2:
+            continue
+        points = cv2.findNonZero((labels == i).astype(np.uint8))
+        hull = cv2.convexHull(points)
+        if area < MARK_SOLIDITY * cv2.contourArea(hull):      # a solid mark, not texture
+            continue
+        part = np.zeros(crop.shape[:2], np.uint8)
+        cv2.fillConvexPoly(part, hull, 1)
+        mask[ey0:ey1, ex0:ex1] |= part > 0
+    return mask
