@@ -7,6 +7,14 @@ else the salient component that holds the point; else GrabCut on a window around
 point. Every step works on a bounded copy (frame ≤ 1024 px, crop ≤ 256 px), so a 20-MP
 photo costs about what a small one does (``bench/select_speed.py``).
 Without the perception files it falls back to GrabCut around the point.
+
+When the ``segmenter`` role (SAM) has its weights here — on a GPU or the CPU, as
+``ModelManager.role_status`` says — the same crop (the detection or salient component
+holding the point, else a window around it) is given to SAM at its working size with the
+click as a positive point (``GroundedSAMLocalizer.segment_point``: best of the multimask
+outputs by predicted IoU), and the mask is mapped back to full resolution inside that crop
+only; the selection's ``source`` is ``"sam"``. If SAM fails or answers nothing the CPU path
+above runs.
 """
 
 from __future__ import annotations
@@ -20,8 +28,10 @@ import cv2
 import numpy as np
 
 from pipelines.localizers.base import as_rgb, mask_box
+from pipelines.localizers.grounded_sam import GroundedSAMLocalizer
 from pipelines.localizers.perception import PerceptionLocalizer, _Models
 from pipelines.localizers.segment import grabcut_object, refine_box, smooth_resize
+from pipelines.models import get_manager
 from pipelines.perception.detectors import shrink
 
 log = logging.getLogger(__name__)
@@ -35,17 +45,23 @@ MIN_SCORE = 0.3
 WINDOW = 0.2
 #: a click this close to a detected object's mask (share of the long side) selects it
 NEAR = 0.015
+#: SAM's crop: the detection/component box grown by this share of its size on each side
+SAM_MARGIN = 0.1
+#: SAM's working side when its processor does not say
+SAM_SIDE = 1024
 
 
 @dataclass
 class Selection:
-    """What a click selected: a bool mask at the image's size, its box, what it is."""
+    """What a click selected: a bool mask at the image's size, its box, what it is, and
+    (for SAM) the crop ``(x0, y0, x1, y1)`` the mask was computed in."""
 
     mask: np.ndarray
     box: tuple[int, int, int, int]
     label: str
     source: str
     seconds: float = 0.0
+    crop: tuple[int, int, int, int] | None = None
 
     def to_dict(self) -> dict:
         """``{"box", "label", "source", "area", "seconds"}`` (JSON-able, no mask)."""
@@ -74,12 +90,14 @@ def select_at(image: np.ndarray, x: float, y: float) -> Selection:
         raise SelectionError(f"the point ({px}, {py}) is outside the {w}x{h} photo")
     models = _models()
     frame = shrink(rgb, FRAME_SIDE) if models is not None else None
-    found = (models is not None and (_from_detections(rgb, frame, px, py, models) or
-                                     _from_saliency(rgb, frame, px, py, models))) or \
+    found = _from_sam(rgb, frame, px, py, models) if _sam_available() else None
+    found = found or (models is not None and (_from_detections(rgb, frame, px, py, models) or
+                                              _from_saliency(rgb, frame, px, py, models))) or \
         _from_window(rgb, px, py)
-    mask, label, source = found
+    mask, label, source, *crop = found
     box = mask_box(mask) or (px, py, px + 1, py + 1)
-    return Selection(mask, box, label, source, time.perf_counter() - start)
+    return Selection(mask, box, label, source, time.perf_counter() - start,
+                     crop[0] if crop else None)
 
 
 def _models() -> Any | None:
@@ -92,8 +110,57 @@ def _models() -> Any | None:
         return None
 
 
-def _from_detections(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models: Any
-                     ) -> tuple[np.ndarray, str, str] | None:
+def _sam_available() -> bool:
+    try:
+        return get_manager().role_status("segmenter").available
+    except Exception as err:  # noqa: BLE001 — a broken status check: the CPU path
+        log.warning("segmenter status unavailable for click-to-select: %s", err)
+        return False
+
+
+def _from_sam(rgb: np.ndarray, frame: np.ndarray | None, x: int, y: int, models: Any
+              ) -> tuple[np.ndarray, str, str, tuple[int, int, int, int]] | None:
+    """SAM with the click as a positive point on the crop holding it, or None."""
+    h, w = rgb.shape[:2]
+    held = _detection_at(rgb, frame, x, y, models) if models is not None else None
+    if held is None and models is not None:
+        part = _salient_part(rgb, frame, x, y, models)
+        if part is not None:
+            ys, xs = np.nonzero(part)
+            k = (w / part.shape[1], h / part.shape[0])
+            held = ("salient object", (xs.min() * k[0], ys.min() * k[1],
+                                       (xs.max() + 1) * k[0], (ys.max() + 1) * k[1]))
+    if held is None:
+        label, (x0, y0, x1, y1) = "region", _window_box(h, w, x, y)
+    else:
+        label, (bx0, by0, bx1, by1) = held
+        mx, my = SAM_MARGIN * (bx1 - bx0), SAM_MARGIN * (by1 - by0)
+        x0, y0 = max(0, int(bx0 - mx)), max(0, int(by0 - my))
+        x1, y1 = min(w, int(np.ceil(bx1 + mx))), min(h, int(np.ceil(by1 + my)))
+    try:
+        loaded = get_manager().load("segmenter")
+        size = getattr(loaded.processor.image_processor, "size", None) or {}
+        side = int(size.get("longest_edge", SAM_SIDE)) if isinstance(size, dict) else SAM_SIDE
+        crop = shrink(rgb[y0:y1, x0:x1], side)
+        sx, sy = crop.shape[1] / (x1 - x0), crop.shape[0] / (y1 - y0)
+        point = (min(int((x - x0) * sx), crop.shape[1] - 1),
+                 min(int((y - y0) * sy), crop.shape[0] - 1))
+        answers = GroundedSAMLocalizer().segment_point(crop, point, label)
+    except Exception as err:  # noqa: BLE001 — SAM failed: the CPU path answers
+        log.warning("SAM click-to-select failed, using the CPU path: %s", err)
+        return None
+    if not answers:
+        return None
+    full = np.zeros((h, w), bool)
+    full[y0:y1, x0:x1] = smooth_resize(answers[0].mask, (y1 - y0, x1 - x0))
+    if not full.any():
+        return None
+    return full, label, "sam", (x0, y0, x1, y1)
+
+
+def _detection_at(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models: Any
+                  ) -> tuple[str, tuple[float, float, float, float]] | None:
+    """The smallest detection (object or face) whose full-resolution box holds (x, y)."""
     k = rgb.shape[1] / frame.shape[1]
     dets = [(d.label, tuple(v * k for v in d.box)) for d in
             models.objects.detect(frame, MIN_SCORE)]
@@ -102,7 +169,15 @@ def _from_detections(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models:
                if box[0] <= x < box[2] and box[1] <= y < box[3]]
     if not holding:
         return None
-    label, box = min(holding, key=lambda d: (d[1][2] - d[1][0]) * (d[1][3] - d[1][1]))
+    return min(holding, key=lambda d: (d[1][2] - d[1][0]) * (d[1][3] - d[1][1]))
+
+
+def _from_detections(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models: Any
+                     ) -> tuple[np.ndarray, str, str] | None:
+    held = _detection_at(rgb, frame, x, y, models)
+    if held is None:
+        return None
+    label, box = held
     salient = models.salient
     mask = refine_box(rgb, box, lambda crop: salient.saliency(crop, 224), 256)
     if not mask[y, x]:
@@ -114,25 +189,35 @@ def _from_detections(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models:
     return mask, label, "detector+u2netp+grabcut"
 
 
-def _from_saliency(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models: Any
-                   ) -> tuple[np.ndarray, str, str] | None:
+def _salient_part(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models: Any
+                  ) -> np.ndarray | None:
+    """The salient component holding (x, y), on a ≤ 512-px copy of the frame, or None."""
     frame = shrink(frame, 512)
     prob = models.salient.saliency(frame, 224)
     sx, sy = int(x * frame.shape[1] / rgb.shape[1]), int(y * frame.shape[0] / rgb.shape[0])
     sx, sy = min(sx, frame.shape[1] - 1), min(sy, frame.shape[0] - 1)
     if prob[sy, sx] < 0.5:
         return None
-    part = _component_at(prob >= 0.5, sx, sy)
+    return _component_at(prob >= 0.5, sx, sy)
+
+
+def _from_saliency(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models: Any
+                   ) -> tuple[np.ndarray, str, str] | None:
+    part = _salient_part(rgb, frame, x, y, models)
     if part is None:
         return None
     return smooth_resize(part, rgb.shape[:2]), "salient object", "u2netp"
 
 
+def _window_box(h: int, w: int, x: int, y: int) -> tuple[int, int, int, int]:
+    """A square window around (x, y), a share ``WINDOW`` of the short side, in the image."""
+    r = max(8, int(WINDOW * min(h, w) / 2))
+    return max(0, x - r), max(0, y - r), min(w, x + r), min(h, y + r)
+
+
 def _from_window(rgb: np.ndarray, x: int, y: int) -> tuple[np.ndarray, str, str]:
     h, w = rgb.shape[:2]
-    r = max(8, int(WINDOW * min(h, w) / 2))
-    box = (max(0, x - r), max(0, y - r), min(w, x + r), min(h, y + r))
-    x0, y0, x1, y1 = box
+    x0, y0, x1, y1 = _window_box(h, w, x, y)
     crop = shrink(rgb[y0:y1, x0:x1], 256)
     s = crop.shape[1] / (x1 - x0)
     inner = (1, 1, crop.shape[1] - 1, crop.shape[0] - 1)
