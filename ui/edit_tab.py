@@ -113,7 +113,8 @@ def ui_edit(session_id: str | None, library: Any, compare: str,
         session_id, canvas = view.session_id, None
         if not text.strip():
             return (*edit_page(view, library, compare), "", {"text": "", "files": []},
-                    gr.update(visible=False), _selection_line(view.session_id))
+                    gr.update(visible=False), _selection_line(view.session_id),
+                    feedback_panel.selection_note(view.session_id))
     current = web.current_preview(session_id) if web.has_photo(session_id) else None
     if current is None:
         raise web.SessionError("Open a photo first (or pick an example above).")
@@ -135,7 +136,8 @@ def _after_turn(view: web.SessionView, result: dict, library: Any, compare: str)
     choices = [(c["label"], c["instruction"]) for c in result.get("choices") or []]
     asked = gr.update(choices=choices, value=None, visible=bool(choices))
     return (*_marked(edit_page(view, library, compare), view.session_id), topology,
-            {"text": "", "files": []}, asked, _selection_line(view.session_id, result))
+            {"text": "", "files": []}, asked, _selection_line(view.session_id, result),
+            feedback_panel.selection_note(view.session_id))
 
 
 def _marked(page: tuple, session_id: str) -> tuple:
@@ -179,7 +181,8 @@ def ui_photo_click(session_id: str | None, library: Any, compare: str, add: bool
         return _after_turn(view, result, library, compare)
     web.select(session_id, x, y, add=bool(add))
     page = _marked(edit_page(web.get_view(session_id), library, compare), session_id)
-    return (*page, gr.skip(), gr.skip(), gr.skip(), _selection_line(session_id))
+    return (*page, gr.skip(), gr.skip(), gr.skip(), _selection_line(session_id),
+            feedback_panel.selection_note(session_id))
 
 
 @toast
@@ -188,7 +191,7 @@ def ui_clear_selection(session_id: str | None, library: Any, compare: str) -> tu
     if web.has_photo(session_id):
         web.clear_selection(session_id)
     page = _marked(edit_page(web.get_view(session_id), library, compare), session_id)
-    return (*page, _selection_line(session_id))
+    return (*page, _selection_line(session_id), feedback_panel.selection_note(session_id))
 
 
 @toast
@@ -467,14 +470,16 @@ def wire(shell: Shell) -> None:
                                   **quiet))
     then_links(e["examples"].select(ui_example, state, [*page, e["box"]],
                                     api_name="ui_example", **quiet))
-    turn_out = [*page, e["topology"], e["box"], e["choices"], e["selection_info"]]
+    turn_out = [*page, e["topology"], e["box"], e["choices"], e["selection_info"],
+                e["selection_note"]]
     e["box"].submit(ui_edit, [*state, e["box"], e["canvas"], e["loaded"], e["tree"]],
                     turn_out, api_name="ui_edit", **quiet)
     e["choices"].select(ui_choose, state, turn_out, api_name="ui_choose", **quiet)
     e["photo"].select(ui_photo_click, [*state, e["add_selection"]], turn_out,
                       js="(sid, lib, cmp, add) => [sid, lib, cmp, add || !!window.loupeShift]",
                       api_name="ui_photo_click", **quiet)
-    e["clear_selection"].click(ui_clear_selection, state, [*page, e["selection_info"]],
+    e["clear_selection"].click(ui_clear_selection, state,
+                               [*page, e["selection_info"], e["selection_note"]],
                                api_name="ui_clear_selection", **quiet)
     crop_box = e["crop_box"]
     for trigger in (e["crop_panel"].expand, e["aspect"].input):

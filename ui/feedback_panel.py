@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import gradio as gr
+import numpy as np
 
 import web
 from ui.common import UI, Shell, edit_page, served, toast
@@ -61,11 +62,10 @@ def ui_feedback(session_id: str | None) -> tuple:
         if not web.has_photo(session_id):
             raise web.SessionError("no photo")
         summary = web.review_comments(session_id)
-        held = web.pending_selection(session_id)
     except Exception:  # noqa: BLE001 - no session or photo yet: nothing to show
         return (gr.update(label=SHARE_LABEL), gr.update(label=PANEL_LABEL),
                 web.feedback.render_list({}), gr.update(visible=False, value=""))
-    note = gr.update(visible=bool(held), value=_note(held["box"] if held else None))
+    note = selection_note(session_id)
     if not summary["count"]:
         return (gr.update(label=SHARE_LABEL), gr.update(label=PANEL_LABEL),
                 web.feedback.render_list(summary), note)
@@ -103,13 +103,34 @@ def ui_feedback_act(session_id: str | None, library: Any, compare: str,
     return (*page, box, *ui_feedback(session_id))
 
 
-def _note(box: list[int] | None) -> str:
-    if not box:
-        return ""
-    x0, y0, x1, y1 = box
-    return (f"**Selected area** from the reviewer's pin: x {x0}–{x1}, y {y0}–{y1} "
+def selection_note(session_id: str | None) -> dict:
+    """The note under the instruction box on what the next instruction will change: the
+    reviewer's pin area held for this state (it wins: ``web.edit_turn`` uses it), else the
+    clicked selection; hidden when there is neither.
+
+    Every event that changes either (a turn, a click on the photo, *Clear selection*, a
+    feedback action) writes it in its own response, so the note is never a step behind.
+    """
+    try:
+        if not web.has_photo(session_id):
+            return gr.update(visible=False, value="")
+        held = web.pending_selection(session_id)
+        mask = None if held and held.get("box") else web.selection_mask(session_id)
+    except Exception:  # noqa: BLE001 - no session yet: nothing is selected
+        return gr.update(visible=False, value="")
+    if held and held.get("box"):
+        x0, y0, x1, y1 = held["box"]
+        return gr.update(visible=True, value=(
+            f"**Selected area** from the reviewer's pin: x {x0}–{x1}, y {y0}–{y1} "
             "(full-resolution pixels). The next instruction on this state changes only this "
-            "area, unless you brush another one.")
+            "area, unless you brush another one."))
+    if mask is None or not mask.any():
+        return gr.update(visible=False, value="")
+    rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+    return gr.update(visible=True, value=(
+        f"**Selected area** you clicked (outlined): x {int(cols[0])}–{int(cols[-1]) + 1}, "
+        f"y {int(rows[0])}–{int(rows[-1]) + 1} (full-resolution pixels). *This*, *that* and "
+        "*it* in the next instruction mean it; *the whole photo* does not."))
 
 
 def wire(shell: Shell) -> None:

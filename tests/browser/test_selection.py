@@ -108,6 +108,7 @@ def test_a_click_then_this_changes_that_object_only(page, cups, shots: Path):
     pg.wait_for_function("document.querySelector('#selection-info').innerText"
                          ".includes('Selected')")
     assert _outlined(_shown(pg)) > 50 and _outlined(plain) < 5
+    assert "you clicked" in pg.inner_text("#selection-note")  # what "this" will change
     pg.screenshot(path=str(shots / "25-selected.png"), full_page=True)
     _send(pg, "make this red", 2)
     _wait_head(pg, "n1")
@@ -145,6 +146,7 @@ def test_add_to_selection_and_clear_selection(page, cups, shots: Path):
     pg.wait_for_function(f"document.querySelector('#photo img').src !== {src!r}")
     assert _outlined(_shown(pg)) < 5
     assert "Click an object" in pg.inner_text("#selection-info")
+    assert not pg.locator("#selection-note").is_visible()  # nothing selected: no note
     # shift-click adds too, without the toggle
     pg.locator("#add-selection input").uncheck()
     src = pg.get_attribute("#photo img", "src")
