@@ -412,6 +412,12 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         else:
             main = cands[0]
             keep = [c for c in cands if c.area >= 0.25 * main.area]
+            apart = [c for c in keep[1:] if not _near(c.box, main.box)]
+            if apart:               # separate objects stand out: which one is unknown
+                return Localization(keep, "ambiguous", f"unsure which is the {match.noun}: "
+                                    f"{len(keep)} separate objects stand out and no detector "
+                                    "class fits the word; click one or paint it with the "
+                                    "brush", candidates=cands)
             if len(keep) > 1:       # one thing named, one subject: its parts together
                 main = Candidate(np.logical_or.reduce([c.mask for c in keep]), main.score,
                                  match.noun, "u2netp", main.evidence)
@@ -508,6 +514,16 @@ def _explainer(covering: list[Detection]) -> Detection | None:
         if evidence >= EXPLAINED and evidence > top:
             owner, top = Detection(det.box, evidence, label), evidence
     return owner
+
+
+def _near(a: tuple[int, ...] | None, b: tuple[int, ...] | None) -> bool:
+    """Whether box ``a`` touches box ``b`` grown by a quarter of ``b``'s larger side (parts
+    of one subject); boxes further apart are separate objects."""
+    if a is None or b is None:
+        return True
+    pad = 0.25 * max(b[2] - b[0], b[3] - b[1])
+    return a[0] <= b[2] + pad and a[2] >= b[0] - pad and a[1] <= b[3] + pad and \
+        a[3] >= b[1] - pad
 
 
 def _covers(det: Detection, mask: np.ndarray, scale: float) -> bool:
