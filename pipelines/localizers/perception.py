@@ -391,7 +391,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         cands = []
         for box, part in parts[:MAX_REFINED]:
             mask = smooth_resize(part, rgb.shape[:2])
-            owner = _explainer([d for d in dets if _covers(d, mask, fscale)])
+            owner = fusion.explainer([d for d in dets if _covers(d, mask, fscale)], EXPLAINED)
             if owner is not None:
                 if len(parts) == 1 or not cands:      # seen, but not offered as one
                     return Localization([], "unresolved", f"{text!r}: the main subject is a "
@@ -412,7 +412,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         else:
             main = cands[0]
             keep = [c for c in cands if c.area >= 0.25 * main.area]
-            apart = [c for c in keep[1:] if not _near(c.box, main.box)]
+            apart = [c for c in keep[1:] if not fusion.near(c.box, main.box)]
             if apart:               # separate objects stand out: which one is unknown
                 return Localization(keep, "ambiguous", f"unsure which is the {match.noun}: "
                                     f"{len(keep)} separate objects stand out and no detector "
@@ -495,35 +495,6 @@ def _look_closer(detector: ObjectDetector, rgb: np.ndarray, obj: fusion.ObjectEv
         if fusion.box_iou(box, obj.box) >= 0.5:
             obj.scores[det.label] = max(obj.scores.get(det.label, 0.0), det.score)
     obj.source = f"{obj.source}+closer look"
-
-
-def _explainer(covering: list[Detection]) -> Detection | None:
-    """The detection whose class explains a salient part, or None: its score plus the
-    weak support of related classes on the same part (as ``fusion`` weighs evidence)
-    reaches ``EXPLAINED`` — a cat seen as "cat" 0.42 and "dog" 0.40 is an animal the
-    detector knows, not "the unicorn"; a flower seen only as "carrot" 0.50 is not."""
-    best: dict[str, Detection] = {}
-    for d in covering:
-        if d.label not in best or d.score > best[d.label].score:
-            best[d.label] = d
-    owner, top = None, 0.0
-    for label, det in best.items():
-        related = max((o.score for other, o in best.items() if other != label
-                       and fusion.similarity(label, other) >= fusion.RELATED), default=0.0)
-        evidence = det.score + fusion.W_RELATED * related
-        if evidence >= EXPLAINED and evidence > top:
-            owner, top = Detection(det.box, evidence, label), evidence
-    return owner
-
-
-def _near(a: tuple[int, ...] | None, b: tuple[int, ...] | None) -> bool:
-    """Whether box ``a`` touches box ``b`` grown by a quarter of ``b``'s larger side (parts
-    of one subject); boxes further apart are separate objects."""
-    if a is None or b is None:
-        return True
-    pad = 0.25 * max(b[2] - b[0], b[3] - b[1])
-    return a[0] <= b[2] + pad and a[2] >= b[0] - pad and a[1] <= b[3] + pad and \
-        a[3] >= b[1] - pad
 
 
 def _covers(det: Detection, mask: np.ndarray, scale: float) -> bool:
