@@ -33,6 +33,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from pipelines.localizers.fusion import similarity
 from pipelines.localizers.perception import NOT_NOUNS, PerceptionLocalizer, _Models
 from pipelines.localizers.phrases import WHOLE, parse_phrase, places
 from pipelines.perception.words import FACE, SALIENT, TEXT, match_noun
@@ -57,6 +58,12 @@ OTHER_CHANGED = 0.01
 SPILL_OF_CHANGE = 0.03
 #: object detections / faces / text regions below these scores are not "seen"
 OBJECT_MIN, FACE_MIN, TEXT_MIN = 0.35, 0.6, 0.6
+#: class-name similarity at which the edited thing seen as another class still counts
+#: as the words' class ("frisbee" for "sports ball" 0.58; "cup" 0.50 does not)
+LOOK_ALIKE = 0.55
+#: share of the edit mask in a detection's box, and of its box in the mask, that makes
+#: the detection the edited thing under another class name
+SAME_THING = 0.6
 #: a weaker box this much inside a better one of its class is a part of it
 PART_OF = 0.6
 #: a crop-level detection of the named class needs this score
@@ -299,6 +306,13 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     if label is not None:
         frame_level = [s for s in seen if s.label == label]
         crop_level = _crop_seen(small_b, cbox, label, models)
+        # the edited thing itself, seen under a class close to the words' class (the red
+        # ball as a "frisbee"): the detector confusing two look-alike classes
+        if used_mask is not None:
+            masked = cv2.resize(np.asarray(used_mask, np.uint8), (w, h),
+                                interpolation=cv2.INTER_NEAREST) > 0
+            frame_level += [s for s in seen if s.label != label and _same_thing(s, masked)
+                            and similarity(s.label, label) >= LOOK_ALIKE]
         cands = _dedupe(frame_level + crop_level)
         out.measures["instances_found"] = float(len(cands))
         out.route = f"{label}: detector on the frame and on a zoomed crop of what changed"
@@ -393,10 +407,19 @@ def _others(out: Independent, changed: np.ndarray, seen: list[Seen], target: lis
     mine = np.zeros(shape, bool)
     for s in target:
         mine |= _box_mask(shape, s.box, REACH)
-    if not target and used_mask is not None:
+    if used_mask is not None:
         small = cv2.resize(np.asarray(used_mask, np.uint8), (shape[1], shape[0]),
                            interpolation=cv2.INTER_NEAREST) > 0
-        mine = cv2.dilate(small.astype(np.uint8), np.ones((2 * REACH + 1,) * 2, np.uint8)) > 0
+        if not target:
+            mine = cv2.dilate(small.astype(np.uint8),
+                              np.ones((2 * REACH + 1,) * 2, np.uint8)) > 0
+        # a detection that IS the edited thing under another class (the red ball seen as
+        # a frisbee) is not another object; whether the edited thing is the one the
+        # words name is the second route's check
+        same = [s for s in seen if _same_thing(s, small)]
+        for s in same:
+            mine |= _box_mask(shape, s.box, REACH)
+        target = target + same
     moved: list[str] = []
     checked, worst = 0, 0.0
     for s in seen:
@@ -428,6 +451,15 @@ def _others(out: Independent, changed: np.ndarray, seen: list[Seen], target: lis
     else:
         out.keep.append(f"the {checked} other object(s), face(s) and text region(s) seen are "
                         "unchanged")
+
+
+def _same_thing(s: Seen, mask: np.ndarray) -> bool:
+    """Whether detection ``s`` is the masked thing itself: its box holds at least
+    ``SAME_THING`` of the mask and the mask fills at least ``SAME_THING`` of its box."""
+    box = _box_mask(mask.shape, s.box)
+    both = float((box & mask).sum())
+    return both >= SAME_THING * max(1.0, float(mask.sum())) and \
+        both >= SAME_THING * max(1.0, float(box.sum()))
 
 
 def _gone(out: Independent, small_a: np.ndarray, target: list[Seen], label: str,

@@ -418,3 +418,32 @@ def check_extent(mask: np.ndarray, box: tuple[float, ...],
     if not notes:
         return mask, ""
     return out, "over-large mask caught and shrunk: " + "; ".join(notes)
+
+
+def explainer(covering: list[Detection], explained: float) -> Detection | None:
+    """The detection whose class explains a salient part, or None: its score plus the
+    weak support of related classes on the same part (as ``fusion`` weighs evidence)
+    reaches ``explained`` — a cat seen as "cat" 0.42 and "dog" 0.40 is an animal the
+    detector knows, not "the unicorn"; a flower seen only as "carrot" 0.50 is not."""
+    best: dict[str, Detection] = {}
+    for d in covering:
+        if d.label not in best or d.score > best[d.label].score:
+            best[d.label] = d
+    owner, top = None, 0.0
+    for label, det in best.items():
+        related = max((o.score for other, o in best.items() if other != label
+                       and similarity(label, other) >= RELATED), default=0.0)
+        evidence = det.score + W_RELATED * related
+        if evidence >= explained and evidence > top:
+            owner, top = Detection(det.box, evidence, label), evidence
+    return owner
+
+
+def near(a: tuple[int, ...] | None, b: tuple[int, ...] | None) -> bool:
+    """Whether box ``a`` touches box ``b`` grown by a quarter of ``b``'s larger side (parts
+    of one subject); boxes further apart are separate objects."""
+    if a is None or b is None:
+        return True
+    pad = 0.25 * max(b[2] - b[0], b[3] - b[1])
+    return a[0] <= b[2] + pad and a[2] >= b[0] - pad and a[1] <= b[3] + pad and \
+        a[3] >= b[1] - pad

@@ -387,11 +387,11 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                                 "the brush)")
         frame = shrink(rgb, FRAME_SIDE)
         fscale = rgb.shape[1] / frame.shape[1]
-        dets = models.objects.detect(frame, EXPLAINED)
+        dets = models.objects.detect(frame, CANDIDATE)
         cands = []
         for box, part in parts[:MAX_REFINED]:
             mask = smooth_resize(part, rgb.shape[:2])
-            owner = next((d for d in dets if _covers(d, mask, fscale)), None)
+            owner = fusion.explainer([d for d in dets if _covers(d, mask, fscale)], EXPLAINED)
             if owner is not None:
                 if len(parts) == 1 or not cands:      # seen, but not offered as one
                     return Localization([], "unresolved", f"{text!r}: the main subject is a "
@@ -412,6 +412,12 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         else:
             main = cands[0]
             keep = [c for c in cands if c.area >= 0.25 * main.area]
+            apart = [c for c in keep[1:] if not fusion.near(c.box, main.box)]
+            if apart:               # separate objects stand out: which one is unknown
+                return Localization(keep, "ambiguous", f"unsure which is the {match.noun}: "
+                                    f"{len(keep)} separate objects stand out and no detector "
+                                    "class fits the word; click one or paint it with the "
+                                    "brush", candidates=cands)
             if len(keep) > 1:       # one thing named, one subject: its parts together
                 main = Candidate(np.logical_or.reduce([c.mask for c in keep]), main.score,
                                  match.noun, "u2netp", main.evidence)
