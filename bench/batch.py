@@ -130,10 +130,12 @@ def _kind(cmdline: list[str]) -> str:
     text = " ".join(cmdline)
     if text.startswith("ray::"):
         return next((a for a in _AGENTS if a in text), "workers")
+    if "default_worker.py" in text:  # a worker before it renames itself
+        return "workers"
     for name in _DAEMONS:
         if name in text:
             return name.rsplit("/", 1)[-1].removesuffix(".py")
-    return Path(cmdline[0]).name if cmdline else "other"
+    return Path(cmdline[0]).name if cmdline else ""
 
 
 class TreeCPU:
@@ -164,8 +166,11 @@ class TreeCPU:
             except self.psutil.Error:
                 continue
             prev = self.cpu.get(proc.pid, ("", 0.0))
-            kind = prev[0] if kind == "workers" and prev[0] in _AGENTS else kind
-            self.cpu[proc.pid] = (kind, max(prev[1], times.user + times.system))
+            # a name once known stays (an ending process's command line reads empty); a
+            # worker may turn out to be an agent once it renames itself
+            if prev[0] not in ("", "other") and not (prev[0] == "workers" and kind in _AGENTS):
+                kind = prev[0]
+            self.cpu[proc.pid] = (kind or "other", max(prev[1], times.user + times.system))
 
     def _loop(self) -> None:
         while not self.stop.wait(self.interval):

@@ -391,3 +391,78 @@ def test_review_comments_over_mcp(served, astronaut: np.ndarray):
     assert out["delete"] == {"session_id": out["sid"], "comment_id": listed["comments"][0]["id"],
                              "deleted": True, "count": 0}
     assert "no comment with that id" in out["again"]
+
+
+def _zip_data_url(members: dict[str, bytes]) -> str:
+    import zipfile
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for name, data in members.items():
+            zf.writestr(name, data)
+    return "data:application/zip;base64," + base64.b64encode(buf.getvalue()).decode()
+
+
+def _encoded(pixels: np.ndarray, fmt: str) -> bytes:
+    buf = io.BytesIO()
+    Image.fromarray(pixels).save(buf, format=fmt, **({"quality": 95} if fmt == "JPEG" else {}))
+    return buf.getvalue()
+
+
+def test_batch_of_several_photos_in_a_zip_over_mcp(served, chelsea: np.ndarray):
+    """Several photos go in as one zip (Gradio's MCP schema cannot describe a list of
+    files), the results come back as a zip with the same names; a second job is
+    cancelled and keeps what it finished."""
+    url, data_dir = served
+    photos = {"shoot/a.png": chelsea[:96, :128], "shoot/day2/b.jpg": chelsea[100:196, 50:178],
+              "c.png": chelsea[200:296, 100:228]}
+    archive = _zip_data_url({name: _encoded(px, "PNG" if name.endswith(".png") else "JPEG")
+                             for name, px in photos.items()} | {"notes.txt": b"not a photo"})
+
+    async def wait(session: ClientSession, job_id: str) -> dict:
+        for _ in range(600):
+            status = _json(await session.call_tool("batch_status", {"job_id": job_id}),
+                           "batch_status", data_dir)
+            if status["state"] not in ("running", "cancelling"):
+                return status
+            await asyncio.sleep(0.5)
+        raise AssertionError(f"batch {job_id} did not end")
+
+    async def script(session: ClientSession) -> dict:
+        started = _json(await session.call_tool("batch", {
+            "archive": archive, "instruction": "make it warmer"}), "batch", data_dir)
+        done = await wait(session, started["job_id"])
+        second = _json(await session.call_tool("batch", {  # a zip known by its bytes
+            "archive": archive.replace("application/zip", "application/octet-stream"),
+            "instruction": "make it warmer"}), "batch", data_dir)
+        cancelled = _json(await session.call_tool("batch_cancel",
+                                                  {"job_id": second["job_id"]}),
+                          "batch_cancel", data_dir)
+        after = await wait(session, second["job_id"])
+        return {"started": started, "done": done, "second": second, "cancelled": cancelled,
+                "after": after}
+
+    got = _run(url, script)
+    assert got["started"]["total"] == 3, got["started"]
+    status = got["done"]
+    assert (status["state"], status["done"], status["failed"]) == ("done", 3, 0), status
+    data, _ = _fetch(status["results_url"])
+    import zipfile
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        names = {n for n in zf.namelist() if n.endswith((".png", ".jpg"))}
+        out = {n: _pixels(zf.read(n)) for n in names}
+    for name, before in photos.items():
+        match = [n for n in out if n.endswith(Path(name).name)]
+        assert len(match) == 1, (name, sorted(out))
+        after = out[match[0]].astype(float)
+        assert after.shape == before.shape
+        warmth = lambda px: float(np.mean(px[..., 0]) - np.mean(px[..., 2]))  # noqa: E731
+        assert warmth(after) > warmth(before.astype(float)) + 1.0, name
+    assert got["second"]["total"] == 3, got["second"]
+    assert got["cancelled"]["state"] in ("cancelled", "done"), got["cancelled"]
+    after = got["after"]
+    assert after["state"] == got["cancelled"]["state"]
+    assert after["done"] + after["failed"] <= 3 and after["results_url"], after
+    kept, _ = _fetch(after["results_url"])
+    with zipfile.ZipFile(io.BytesIO(kept)) as zf:
+        assert len([n for n in zf.namelist() if n.endswith((".png", ".jpg"))]) \
+            == after["done"]

@@ -340,7 +340,7 @@ def batch(archive: str, instruction: str = "", autopilot: bool = False,
     """Start a batch: the same edit (or Autopilot) on every photo of a zip, as a background job.
 
     Args:
-        archive: a .zip of photos (JPEG/PNG/WebP/TIFF), or one photo, as a URL, e.g. "https://host/shoot.zip".
+        archive: a .zip of photos (several: zip them) or one photo, URL or data URL, e.g. "https://host/shoot.zip".
         instruction: what to change in every photo, e.g. "make it warmer".
         autopilot: true to run Autopilot on every photo instead, e.g. false.
         mood: Autopilot's optional intent, e.g. "warm evening light".
@@ -350,7 +350,8 @@ def batch(archive: str, instruction: str = "", autopilot: bool = False,
         report_url}: pass job_id to batch_status and batch_cancel.
     """
     # one file: Gradio 6.31's MCP server cannot describe a list of files (its schema
-    # points at a FileData definition it does not include); /batch takes several
+    # points at a FileData definition it does not include), so several photos travel as
+    # one zip (checked as the app's uploads are: web.batch); /batch takes several files
     info = web.start_batch([archive] if archive else [], instruction or "",
                            autopilot=bool(autopilot), mood=mood or "")
     return _batch_result(web.batch_status(info["job_id"]), request)

@@ -97,7 +97,10 @@ def _stage(files: list[Any], into: Path) -> list[str]:
         if not path.is_file():
             raise SessionError(f"{label}: the upload is missing; send it again")
         size = path.stat().st_size
-        if path.suffix.lower() == ".zip":
+        suffix = path.suffix.lower()
+        # a zip is known by its name, or by its bytes when the name says nothing of the
+        # kind (an MCP client's data URL of type application/octet-stream)
+        if suffix == ".zip" or (suffix not in BATCH_SUFFIXES and zipfile.is_zipfile(path)):
             used += _unzip(path, into / slug(Path(label).stem, "archive"), label, limit - used)
             continue
         if path.suffix.lower() not in BATCH_SUFFIXES:
