@@ -35,9 +35,13 @@ The photos are ``assets/scene-4k.jpg`` resized to ``--size`` with a little noise
 ``photos``, ``threads``, ``cpus``, ``workers``, ``loadavg_before``/``loadavg_after``, and
 per mode ``photos_per_min_single`` (+ ``_warm``), ``photos_per_min_ray_N`` (+ ``_steady``,
 ``_warm``), ``photos_per_min_plain_xN``, ``speedup_1_to_N`` (+ ``_steady``, ``_warm``),
-``ray_overhead`` (1 − ray_1 / single; + ``_steady``, ``_warm``), ``ray_start_s_N``,
+``ray_overhead`` (1 − ray_1 / single; + ``_steady``, ``_warm``; ``_cpu``: ray_1's total
+CPU per photo over the single process's, − 1), ``ray_start_s_N``,
 ``cpu_per_photo_s`` (per run: driver, workers, ray_daemons, total; daemons by name),
-``loadavg_N``, ``peak_worker_mb``, ``peak_single_mb``; plus ``speedup_1_to_2_global``,
+``cpu_bound_speedup_1_to_N`` (min(N, cores) × ray_1's worker CPU per photo / ray_N's total
+CPU per photo: the 1→N ratio a machine whose cores nothing else uses would give at this
+batch size, from CPU times, which the load of other jobs hardly changes), ``loadavg_N``,
+``peak_worker_mb``, ``peak_single_mb``; plus ``speedup_1_to_2_global``,
 ``ray_overhead_global`` (and ``_warm``) at the top level when those runs were made.
 """
 
@@ -121,8 +125,11 @@ def _env(threads: int) -> dict[str, str]:
 
 
 _AGENTS = ("DashboardAgent", "RuntimeEnvAgent")
-_DAEMONS = ("gcs_server", "raylet", "monitor.py", "dashboard.py", "log_monitor.py",
-            "ray_process_reaper.py", "dashboard/agent.py", "runtime_env/agent")
+#: (a piece of the command line, the name reported), the first match wins
+_DAEMONS = (("gcs_server", "gcs_server"), ("raylet/raylet", "raylet"),
+            ("log_monitor.py", "log_monitor"), ("autoscaler/_private/monitor.py", "monitor"),
+            ("dashboard/dashboard.py", "dashboard"), ("dashboard/agent.py", "DashboardAgent"),
+            ("runtime_env/agent", "RuntimeEnvAgent"), ("ray_process_reaper.py", "reaper"))
 
 
 def _kind(cmdline: list[str]) -> str:
@@ -132,9 +139,9 @@ def _kind(cmdline: list[str]) -> str:
         return next((a for a in _AGENTS if a in text), "workers")
     if "default_worker.py" in text:  # a worker before it renames itself
         return "workers"
-    for name in _DAEMONS:
-        if name in text:
-            return name.rsplit("/", 1)[-1].removesuffix(".py")
+    for piece, name in _DAEMONS:
+        if piece in text:
+            return name
     return Path(cmdline[0]).name if cmdline else ""
 
 
@@ -303,12 +310,22 @@ def run_mode(mode: str, src: Path, tmp: Path, count: int, threads: int, simulati
                     out[f"photos_per_min_ray_{n}{suffix}"]
                 if one and many:
                     out[f"speedup_1_to_{n}{suffix}"] = round(many / one, 2)
+            # CPU-bound: one worker is limited by its own CPU (the driver and the daemons
+            # fit on another core); N workers on N cores share them with everything
+            total = out["cpu_per_photo_s"][f"ray_{n}"]["total"]
+            if total:
+                out[f"cpu_bound_speedup_1_to_{n}"] = round(
+                    min(n, os.cpu_count() or 1) * out["cpu_per_photo_s"]["ray_1"]["workers"]
+                    / total, 2)
         for suffix in ("", "_steady", "_warm"):
             one = out[f"photos_per_min_ray_1{suffix}"]
             base = out["photos_per_min_single_warm" if suffix == "_warm"
                        else "photos_per_min_single"]
             if one:
                 out[f"ray_overhead{suffix}"] = round(1 - one / base, 3)
+        cpu = out["cpu_per_photo_s"]
+        if cpu["single"]:  # the CPU Ray adds per photo (driver, daemons, worker imports)
+            out["ray_overhead_cpu"] = round(cpu["ray_1"]["total"] / cpu["single"] - 1, 3)
     out["peak_worker_mb"] = max(peaks)
     return out
 
