@@ -40,7 +40,7 @@ TASK_VERSION = 1  # bump when the task's output for the same inputs changes
 class BatchSession(EditSession):
     """An edit session whose states stay in memory: a batch keeps the result and its
     record, never the session, and writing every layer as PNG after each turn (then
-    decoding it back to compose the result) cost about half of a photo's CPU time, on a
+    decoding it back to compose the result) cost ~40 % of a photo's CPU time, on a
     thread pool as wide as the machine, so one "single-threaded" worker used more than
     one core. The pixels are the same (PNG is lossless)."""
 
