@@ -118,7 +118,9 @@ def single(src: str, dest: str, mode: str, threads: int, simulations: int,
 
 
 def _env(threads: int) -> dict[str, str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    # the repository first, anything the caller put on the path kept after it
+    path = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH", "")) if p)
+    env = {**os.environ, "PYTHONPATH": path}
     env.update({v: str(threads) for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                           "MKL_NUM_THREADS")})
     return env
