@@ -226,7 +226,10 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         tiny = all((o.box[2] - o.box[0]) * (o.box[3] - o.box[1]) < SMALL * h * w
                    for o in named)
         if (not named or tiny or parsed.plural) and max(h, w) > 1.2 * 832:
-            zoomed = models.objects.zoom_search(rgb, {match.label}, CANDIDATE)
+            # one thing asked for: the most salient tiles first, done at a sure one
+            zoomed = models.objects.zoom_search(
+                rgb, {match.label}, CANDIDATE, priority=prob if prob.any() else None,
+                enough=None if selectors else fusion.SURE_OTHER)
             if zoomed:          # small ones the frame could not see: regroup with them
                 seen += zoomed
                 objects = fusion.group(seen, match.label)

@@ -13,6 +13,7 @@ re-entrant).
 
 from __future__ import annotations
 
+import logging
 import threading
 from dataclasses import dataclass
 
@@ -20,6 +21,8 @@ import cv2
 import numpy as np
 
 from pipelines.perception.store import model_path
+
+log = logging.getLogger(__name__)
 
 COCO_CLASSES = (
     "person", "bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat",
@@ -149,7 +152,8 @@ class ObjectDetector(_Net):
         return nms(dets)
 
     def zoom_search(self, rgb: np.ndarray, labels: set[str], min_score: float = 0.25,
-                    tile: int = 1024, max_tiles: int = 12, confirm: int = 3
+                    tile: int = 1024, max_tiles: int = 12, confirm: int = 3,
+                    priority: np.ndarray | None = None, enough: float | None = None
                     ) -> list[Detection]:
         """Look for ``labels`` where the frame pass cannot see them, coarse to fine (the
         zoom-in search of DLEBench and the agents' papers):
@@ -160,6 +164,13 @@ class ObjectDetector(_Net):
            times its size, where it fills the detector's view; only boxes that reach
            ``min_score`` there are returned.
 
+        With ``enough``, the tiles are visited most promising first (the highest value of
+        ``priority``, a low-resolution map of the frame such as the salient map, inside
+        each) and a weak box that reaches ``min_score`` is confirmed at once: the search
+        stops as soon as a confirmed box reaches ``enough`` (one sure object is what was
+        asked for). Without it every tile is seen, and the answer does not depend on the
+        order.
+
         Returns:
             Confirmed detections of the wanted labels, in full-image coordinates.
         """
@@ -168,8 +179,12 @@ class ObjectDetector(_Net):
             return []
         while len(tile_grid(h, w, tile, 0.2)) > max_tiles:
             tile = int(tile * 1.25)
-        weak = []
-        for x0, y0, x1, y1 in tile_grid(h, w, tile, 0.2):
+        tiles = tile_grid(h, w, tile, 0.2)
+        if priority is not None and enough is not None:
+            tiles = _by_priority(tiles, priority, (h, w))
+        weak: list[Detection] = []
+        confirmed: dict[Box, list[Detection]] = {}
+        for x0, y0, x1, y1 in tiles:
             view = shrink(rgb[y0:y1, x0:x1], 2 * NANODET_SIDE)
             k = (x1 - x0) / view.shape[1]
             for d in self.detect(view, min_score / 2):
@@ -177,21 +192,64 @@ class ObjectDetector(_Net):
                          d.box[3] * k + y0)
                 if d.label in labels and _inside_tile(d, (x0, y0, x1, y1), (w, h)):
                     weak.append(d)
+            if enough is None or len(confirmed) >= confirm or not weak:
+                continue
+            best = nms(weak)[0]
+            if best.score >= min_score and best.box not in confirmed:
+                confirmed[best.box] = self._confirm(rgb, best, labels, min_score)
+                if any(d.score >= enough for d in confirmed[best.box]):
+                    log.debug("zoom search: a sure %s after %d of %d tiles", best.label,
+                              tiles.index((x0, y0, x1, y1)) + 1, len(tiles))
+                    return nms([d for v in confirmed.values() for d in v])
         found = []
         for cand in nms(weak)[:confirm]:
-            bx0, by0, bx1, by1 = cand.box
-            side = max(3.0 * max(bx1 - bx0, by1 - by0), NANODET_SIDE / 2)
-            cx, cy = (bx0 + bx1) / 2, (by0 + by1) / 2
-            x0, y0 = int(max(0, cx - side / 2)), int(max(0, cy - side / 2))
-            x1, y1 = int(min(w, cx + side / 2)), int(min(h, cy + side / 2))
-            view = shrink(rgb[y0:y1, x0:x1], 2 * NANODET_SIDE)
-            k = (x1 - x0) / view.shape[1]
-            for d in self.detect(view, min_score):
-                d.box = (d.box[0] * k + x0, d.box[1] * k + y0, d.box[2] * k + x0,
-                         d.box[3] * k + y0)
-                if d.label in labels and _box_iou(d.box, cand.box) > 0.3:
-                    found.append(d)
+            if cand.box not in confirmed:
+                confirmed[cand.box] = self._confirm(rgb, cand, labels, min_score)
+            found += confirmed[cand.box]
         return nms(found)
+
+    def _confirm(self, rgb: np.ndarray, cand: Detection, labels: set[str],
+                 min_score: float) -> list[Detection]:
+        """The boxes of ``labels`` that match ``cand`` on a crop about three times its
+        size, where it fills the detector's view, at ``min_score``."""
+        h, w = rgb.shape[:2]
+        bx0, by0, bx1, by1 = cand.box
+        side = max(3.0 * max(bx1 - bx0, by1 - by0), NANODET_SIDE / 2)
+        cx, cy = (bx0 + bx1) / 2, (by0 + by1) / 2
+        x0, y0 = int(max(0, cx - side / 2)), int(max(0, cy - side / 2))
+        x1, y1 = int(min(w, cx + side / 2)), int(min(h, cy + side / 2))
+        view = shrink(rgb[y0:y1, x0:x1], 2 * NANODET_SIDE)
+        k = (x1 - x0) / view.shape[1]
+        found = []
+        for d in self.detect(view, min_score):
+            d.box = (d.box[0] * k + x0, d.box[1] * k + y0, d.box[2] * k + x0,
+                     d.box[3] * k + y0)
+            if d.label in labels and _box_iou(d.box, cand.box) > 0.3:
+                found.append(d)
+        return found
+
+
+def _by_priority(tiles: list[tuple[int, int, int, int]], priority: np.ndarray,
+                 size: tuple[int, int]) -> list[tuple[int, int, int, int]]:
+    """``tiles`` sorted by the highest value of ``priority`` (a map of the whole frame at
+    any resolution) inside each; among tiles that share their peak, the one it lies most
+    centrally in first (the detector sees the object with context all around)."""
+    ph, pw = priority.shape[:2]
+    sy, sx = ph / size[0], pw / size[1]
+
+    def key(t: tuple[int, int, int, int]) -> tuple[float, float]:
+        x0, y0, x1, y1 = t
+        top, left = int(y0 * sy), int(x0 * sx)
+        part = priority[top:max(top + 1, int(np.ceil(y1 * sy))),
+                        left:max(left + 1, int(np.ceil(x1 * sx)))]
+        if not part.size:
+            return 0.0, 0.0
+        py, px = np.unravel_index(int(np.argmax(part)), part.shape)
+        off = max(abs((left + px + 0.5) / sx - (x0 + x1) / 2) / max(1, x1 - x0),
+                  abs((top + py + 0.5) / sy - (y0 + y1) / 2) / max(1, y1 - y0))
+        return -float(part[py, px]), off
+
+    return sorted(tiles, key=key)
 
 
 def _box_iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
