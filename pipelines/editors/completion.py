@@ -256,21 +256,26 @@ def _bounded(img: np.ndarray, hole: np.ndarray, seed: int,
     small = cv2.resize(img, size, interpolation=cv2.INTER_AREA)
     small_hole = cv2.resize(hole.astype(np.float32), size, interpolation=cv2.INTER_AREA) > 0
     filled, field = _complete(small, small_hole, seed, first_guess)
-    coarse = cv2.resize(filled, (w, h), interpolation=cv2.INTER_LINEAR)
-    detail = img - cv2.resize(cv2.resize(img, size, interpolation=cv2.INTER_AREA), (w, h),
-                              interpolation=cv2.INTER_LINEAR)
-    out = np.where(hole[..., None], coarse, img)
+    # only the hole's pixels and their sources are needed at full resolution: no
+    # full-size detail, blend or clip arrays (each the size of the whole crop)
+    out = img.copy()
     ys, xs = np.nonzero(hole)
-    if field is None or not ys.size:
-        return out.astype(np.float32)
-    cy, cx = np.minimum(ys // k, size[1] - 1), np.minimum(xs // k, size[0] - 1)
-    j = field.index[cy, cx]
-    has = j >= 0
-    sy = np.clip(field.sy[np.maximum(j, 0)] * k + ys % k, 0, h - 1)
-    sx = np.clip(field.sx[np.maximum(j, 0)] * k + xs % k, 0, w - 1)
-    ok = has & ~hole[sy, sx]
-    out[ys[ok], xs[ok]] += detail[sy[ok], sx[ok]]
-    return np.clip(out, 0.0, 1.0).astype(np.float32)
+    values = cv2.resize(filled, (w, h), interpolation=cv2.INTER_LINEAR)[ys, xs]
+    if field is not None and ys.size:
+        cy, cx = np.minimum(ys // k, size[1] - 1), np.minimum(xs // k, size[0] - 1)
+        j = field.index[cy, cx]
+        del cy, cx
+        has = j >= 0
+        sy = np.clip(field.sy[np.maximum(j, 0)] * k + ys % k, 0, h - 1)
+        sx = np.clip(field.sx[np.maximum(j, 0)] * k + xs % k, 0, w - 1)
+        ok = has & ~hole[sy, sx]
+        sy, sx = sy[ok], sx[ok]
+        # the fine detail: the image minus its blur at the working scale
+        blur = cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
+        values[ok] += img[sy, sx] - blur[sy, sx]
+        del blur
+    out[ys, xs] = np.clip(values, 0.0, 1.0)
+    return out
 
 
 def _complete(img: np.ndarray, hole: np.ndarray, seed: int = 0,
