@@ -13,6 +13,7 @@ import numpy as np
 
 from pipelines.images import downscale
 from pipelines.localizers.base import Box, LocalizationError
+from pipelines.localizers.refine import upsample_edge
 from pipelines.perception.detectors import shrink
 
 log = logging.getLogger(__name__)
@@ -221,13 +222,37 @@ def refine_box(rgb: np.ndarray, box: tuple[float, ...],
              max(int((x0 - cx0) * s) + 1, int(round((x1 - cx0) * s))),
              max(int((y0 - cy0) * s) + 1, int(round((y1 - cy0) * s))))
     soft = grabcut_seeded(crop, inner, saliency(crop))
-    mask = cv2.resize(soft.astype(np.float32), (cx1 - cx0, cy1 - cy0),
-                      interpolation=cv2.INTER_LINEAR) >= 0.5
+    mask = to_native(rgb[cy0:cy1, cx0:cx1], soft)
     full[cy0:cy1, cx0:cx1] = mask
     full[:y0], full[y1:], full[:, :x0], full[:, x1:] = False, False, False, False
     if not full.any():
         full[y0:y1, x0:x1] = True
     return full
+
+
+#: a working copy at least this many times smaller than the native crop has its edge
+#: decided again at native resolution; a nearly native copy's enlarged edge is already
+#: within a pixel, and a filter there only moves it by noise
+NATIVE_EDGE_SCALE = 2.0
+
+
+def to_native(crop: np.ndarray, soft: np.ndarray) -> np.ndarray:
+    """A mask found on a small copy of ``crop``, at ``crop``'s size, its edge decided at
+    native resolution (``refine.upsample_edge``: a guided filter on the edge band only)
+    when the copy was much smaller; a plain bilinear enlargement otherwise.
+
+    Args:
+        crop: uint8 (H, W, 3) native-resolution pixels.
+        soft: bool or float (h, w) mask of the small copy (same aspect).
+
+    Returns:
+        bool (H, W).
+    """
+    h, w = crop.shape[:2]
+    soft = soft.astype(np.float32)
+    if w / soft.shape[1] < NATIVE_EDGE_SCALE:
+        return cv2.resize(soft, (w, h), interpolation=cv2.INTER_LINEAR) >= 0.5
+    return upsample_edge(crop, cv2.GaussianBlur(soft, (3, 3), 0))
 
 
 def face_ellipse(shape: tuple[int, int], box: tuple[float, ...]) -> np.ndarray:
