@@ -49,3 +49,35 @@ def test_a_named_objects_edge_is_decided_at_native_resolution(monkeypatch, case_
     outside = native.copy()
     outside[y0:y1, x0:x1] = False
     assert not outside.any()
+
+
+def test_a_real_sky_behind_a_standing_person_is_found_not_asked_about() -> None:
+    """The hazy sky over trees with the cameraman standing in front of it (tune, 12 MP):
+    beside him it reaches the top border across the width and ends at a horizon over
+    textured ground, so it is an open sky (resolved), not a studio backdrop; his pixels
+    stay out of it."""
+    from pipelines.localizers import get_localizer
+
+    shot = render(CASES["sky_behind_standing_person"])
+    found = get_localizer().locate(shot.image, "the sky")
+    assert found.status == "resolved", found.reason
+    assert "open sky" in found.reason, found.reason
+    mask = found.masks[0].mask
+    assert mask_iou(mask, shot.truth) >= 0.9
+    (person,) = shot.others
+    assert (mask & person).sum() < 0.01 * person.sum()
+
+
+def test_the_same_backdrop_above_a_plain_studio_floor_still_asks() -> None:
+    """The same scene with the trees replaced by a plain floor (a studio: a smooth
+    backdrop meeting a smooth floor behind a standing person): no ground shows it is a
+    sky, so it is offered as a possible backdrop and nothing is resolved."""
+    from pipelines.localizers import get_localizer
+
+    shot = render(CASES["sky_behind_standing_person"])
+    (person,) = shot.others
+    floor = ~shot.truth & ~person
+    image = shot.image.copy()
+    image[floor] = (112, 86, 70)
+    found = get_localizer().locate(image, "the sky")
+    assert found.status == "ambiguous" and "backdrop" in found.reason, found.reason

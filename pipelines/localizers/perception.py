@@ -184,7 +184,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         scale = rgb.shape[1] / frame.shape[1]
         people = [tuple(v * scale for v in d.box)
                   for d in _Models.get().objects.detect(frame, CONFIDENT) if d.label == "person"]
-        return backdrop_behind(found, people)
+        return backdrop_behind(found, people, rgb)
 
     # --- objects --------------------------------------------------------------------
 
