@@ -81,3 +81,55 @@ def test_the_same_backdrop_above_a_plain_studio_floor_still_asks() -> None:
     image[floor] = (112, 86, 70)
     found = get_localizer().locate(image, "the sky")
     assert found.status == "ambiguous" and "backdrop" in found.reason, found.reason
+
+
+@pytest.mark.parametrize("case_id", ["right_of_two_touching_emblems",
+                                     "left_of_two_touching_emblems",
+                                     "biggest_of_three_touching_emblems"])
+def test_touching_look_alikes_are_told_apart_before_picking(case_id) -> None:
+    """Two or three scikit-image badges touching (tune, 12 MP) are one connected salient
+    blob; it is cut along the necks into one part per badge, so "the right/left/biggest
+    emblem" is one badge (IoU ≥ 0.9), not the blob (IoU ≈ 0.5)."""
+    from pipelines.localizers import get_localizer
+
+    case = CASES[case_id]
+    shot = render(case)
+    found = get_localizer().locate(shot.image, case.phrase)
+    assert found.status == "resolved", found.reason
+    assert mask_iou(found.union(), shot.truth) >= 0.9
+    for other in shot.others:
+        assert (found.union() & other).sum() < 0.02 * other.sum()
+
+
+def test_split_touching_cuts_necks_but_keeps_one_body_whole() -> None:
+    """Touching discs of three sizes come apart (one piece each, nothing lost); a horse
+    silhouette (legs, head) and one long ellipse stay whole."""
+    from skimage import data
+
+    discs = np.zeros((300, 500), np.uint8)
+    for centre, radius in (((120, 150), 60), ((250, 150), 75), ((395, 150), 70)):
+        cv2.circle(discs, centre, radius, 1, -1)
+    pieces = segment.split_touching(discs > 0)
+    assert len(pieces) == 3
+    assert np.array_equal(np.logical_or.reduce(pieces), discs > 0)
+    assert 0.8 * np.pi * 75 ** 2 <= pieces[0].sum() <= 1.2 * np.pi * 75 ** 2
+    horse = ~np.asarray(data.horse(), bool)
+    assert len(segment.split_touching(horse)) == 1
+    ellipse = np.zeros((300, 500), np.uint8)
+    cv2.ellipse(ellipse, (250, 150), (200, 80), 0, 0, 360, 1, -1)
+    assert len(segment.split_touching(ellipse > 0)) == 1
+
+
+def test_a_detector_box_over_two_touching_instances_gives_way_to_them() -> None:
+    """One box over two touching cups (as a detector may give) scored above each cup's
+    own box: the instances are kept to pick from, the group box is not a third cup."""
+    from pipelines.localizers.fusion import ObjectEvidence, distinct, group_of
+
+    left = ObjectEvidence((100, 100, 300, 320), {"cup": 0.5}, fused=0.5)
+    right = ObjectEvidence((290, 110, 500, 330), {"cup": 0.45}, fused=0.45)
+    both = ObjectEvidence((95, 95, 505, 335), {"cup": 0.6}, fused=0.6)
+    handle = ObjectEvidence((120, 150, 160, 200), {"cup": 0.4}, fused=0.4)
+    assert group_of(both, [left, right, both]) == [left, right]
+    assert distinct([both, left, right]) == [left, right]
+    assert group_of(left, [left, handle]) == []          # a part is no instance
+    assert distinct([left, handle]) == [left]

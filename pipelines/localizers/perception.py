@@ -381,6 +381,10 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         prob = models.salient.saliency(small)
         scale = rgb.shape[1] / small.shape[1]
         parts = fusion.salient_components(prob, scale)
+        selectors = parsed.plural or parsed.ordinal or parsed.last or parsed.size or \
+            parsed.spatial
+        if selectors:           # touching look-alikes: one part per instance to pick from
+            parts = fusion.split_instances(parts, small, scale)
         if not parts or prob.max() < 0.5:
             return Localization([], "unresolved", f"{text!r}: no detector class fits those "
                                 "words and no subject stands out; not found (paint it with "
@@ -405,8 +409,6 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                                    _int_box(box)))
         if not cands:
             return Localization([], "unresolved", f"{text!r}: not found")
-        selectors = parsed.plural or parsed.ordinal or parsed.last or parsed.size or \
-            parsed.spatial
         if selectors:
             found = select_candidates(cands, parsed, match.noun)
         else:
