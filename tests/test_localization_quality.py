@@ -133,3 +133,25 @@ def test_a_detector_box_over_two_touching_instances_gives_way_to_them() -> None:
     assert distinct([both, left, right]) == [left, right]
     assert group_of(left, [left, handle]) == []          # a part is no instance
     assert distinct([left, handle]) == [left]
+
+
+def test_split_instances_keeps_a_cut_only_between_look_alikes() -> None:
+    """A salient blob of two touching discs of one colour becomes two parts (boxes at full
+    resolution); the same blob with the discs in two different colours (one thing with
+    two differently coloured parts) stays one part."""
+    from pipelines.localizers.fusion import salient_components, split_instances
+
+    prob = np.zeros((300, 500), np.float32)
+    cv2.circle(prob, (150, 150), 100, 1.0, -1)
+    cv2.circle(prob, (348, 150), 100, 1.0, -1)
+    same = np.full((300, 500, 3), 200, np.uint8)
+    same[prob > 0] = (40, 90, 160)
+    parts = salient_components(prob, 4.0)
+    assert len(parts) == 1
+    split = split_instances(parts, same, 4.0)
+    assert len(split) == 2
+    lefts = sorted(box[0] for box, _ in split)
+    assert abs(lefts[0] - 4 * 50) <= 8 and abs(lefts[1] - 4 * 248) <= 12
+    two_colours = same.copy()
+    two_colours[:, 249:][prob[:, 249:] > 0] = (200, 60, 30)
+    assert len(split_instances(parts, two_colours, 4.0)) == 1

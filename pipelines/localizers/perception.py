@@ -234,7 +234,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                 cands = fusion.distinct(fusion.plausible(objects, match.label))
         if selectors and cands:       # instances the detector names otherwise
             pool = [o for o in objects if o not in cands]
-            for box, _ in fusion.salient_components(prob, pscale):
+            for box, _ in fusion.split_instances(fusion.salient_components(prob, pscale),
+                                                 small, pscale):
                 if all(fusion.box_iou(box, o.box) < 0.3 for o in objects):
                     pool.append(fusion.ObjectEvidence(box, {}, 0.0, "salient"))
             fusion.salient_agreement(pool, prob, pscale)
