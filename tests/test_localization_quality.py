@@ -155,3 +155,19 @@ def test_split_instances_keeps_a_cut_only_between_look_alikes() -> None:
     two_colours = same.copy()
     two_colours[:, 249:][prob[:, 249:] > 0] = (200, 60, 30)
     assert len(split_instances(parts, two_colours, 4.0)) == 1
+
+
+def test_the_edge_band_is_filtered_tile_by_tile_with_the_whole_frames_answer(monkeypatch
+                                                                            ) -> None:
+    """Only the tiles the edge band crosses are filtered: the same mask, pixel for pixel,
+    as one guided filter over the whole 12-MP crop."""
+    from pipelines.localizers import refine
+
+    shot = render(CASES["emblem_non_coco"])
+    small = cv2.resize(shot.truth.astype(np.float32), (384, 256),
+                       interpolation=cv2.INTER_AREA)
+    tiled = refine.upsample_edge(shot.image, small)
+    monkeypatch.setattr(refine, "TILE", 10 ** 6)
+    whole = refine.upsample_edge(shot.image, small)
+    assert np.array_equal(tiled, whole)
+    assert mask_iou(tiled, shot.truth) >= 0.98
