@@ -8,8 +8,9 @@ scikit-learn and matplotlib samples) by ``render(case)``:
   hand-drawn ellipse, the rocket's hand-drawn polygon) pasted at known places onto another
   photo enlarged to 12–20 MP: the pasted outline is the answer, pixel for pixel;
 * **skies** made of real sky crops (a hazy day over Beijing, the dusk over the launch pad)
-  above a generated skyline of real tree crops, with a canopy over the top, a dark sky, or
-  water (the lake from the same photo) below a far shore: the sky's mask is known;
+  above a generated skyline of real tree crops, with a canopy over the top, a dark sky,
+  water (the lake from the same photo) below a far shore, or a person cut-out standing in
+  front: the sky's mask is known;
 * **text** written at known places among other text, a watermark being its text and the
   mark beside it.
 
@@ -116,6 +117,13 @@ POLYGONS: dict[str, list[tuple[int, int]]] = {
             (360, 262), (330, 282), (290, 290), (258, 288), (235, 297), (215, 303),
             (198, 292), (193, 260), (200, 237), (222, 228), (200, 205), (185, 170),
             (178, 120)],
+    # the cameraman of scikit-image's "camera", without his tripod (his coat runs off the
+    # photo's left and bottom edges: pasted against the frame's left and bottom borders)
+    "cameraman": [(0, 250), (30, 210), (60, 170), (100, 130), (135, 108), (160, 105),
+                  (170, 80), (190, 66), (215, 62), (245, 72), (262, 90), (270, 115),
+                  (265, 135), (258, 140), (325, 138), (325, 158), (310, 170), (330, 180),
+                  (330, 205), (305, 215), (300, 240), (300, 265), (280, 290), (240, 305),
+                  (200, 318), (160, 345), (150, 360), (150, 511), (0, 511)],
     "rocket": [(322, 126), (330, 133), (334, 148), (336, 165), (336, 340), (309, 340),
                (309, 165), (311, 148), (315, 133)],
 }
@@ -142,7 +150,7 @@ def cutout(name: str) -> tuple[np.ndarray, np.ndarray]:
         cv2.ellipse(mask, (307, 222), (137, 135), 0, 0, 360, 1, -1)
         x0, y0, x1, y1 = 165, 82, 450, 362
         return src[y0:y1, x0:x1].copy(), mask[y0:y1, x0:x1] > 0
-    source = {"cup": "coffee", "rocket": "rocket"}[name]
+    source = {"cup": "coffee", "rocket": "rocket", "cameraman": "camera"}[name]
     src = photo(source)
     poly = np.array(POLYGONS[name], np.int32)
     mask = np.zeros(src.shape[:2], np.uint8)
@@ -264,7 +272,11 @@ def render(case: Case) -> Rendered:
     spec = case.spec
     size = tuple(spec.get("size", (4240, 2832)))
     if spec.get("sky"):
-        return _sky_scene(spec, size)
+        shot = _sky_scene(spec, size)
+        if spec.get("paste"):        # people in front of the sky hide what they cover
+            cover = [_paste(shot.image, item) for item in spec["paste"]]
+            shot = Rendered(shot.image, shot.truth & ~np.logical_or.reduce(cover), cover)
+        return shot
     image = _canvas(spec["background"], size, spec.get("crop"))
     masks = [_paste(image, item) for item in spec.get("paste", [])]
     for i, mask in enumerate(masks):        # a later cut-out hides what it covers

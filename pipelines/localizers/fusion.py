@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
+from pipelines.localizers.segment import split_touching
 from pipelines.perception.detectors import Detection
 from pipelines.perception.words import class_similarity
 
@@ -160,6 +161,40 @@ def salient_components(prob: np.ndarray, scale: float, min_frac: float = 0.004
             continue
         out.append(((x * scale, y * scale, (x + bw) * scale, (y + bh) * scale), labels == i))
     return out
+
+
+def split_instances(parts: list[tuple[tuple[float, ...], np.ndarray]], small: np.ndarray,
+                    scale: float) -> list[tuple[tuple[float, ...], np.ndarray]]:
+    """Salient components made of touching look-alike instances (two badges side by
+    side are one connected blob) split into one part per instance, so "the right one",
+    "the biggest" or "the second" pick an instance, not the blob: ``segment.split_touching``
+    cuts along the necks, and the pieces are kept apart only when they look alike
+    (Lab colour histograms within ``KIN``) — a subject with parts of other colours stays
+    whole.
+
+    Args:
+        parts: ``salient_components`` output (box at full resolution, mask at ``small``'s
+            size), largest first.
+        small: uint8 RGB copy the masks are at.
+        scale: full-resolution pixels per ``small`` pixel.
+
+    Returns:
+        The parts, merged blobs replaced by their instances, largest first.
+    """
+    out = []
+    for box, part in parts:
+        pieces = split_touching(part)
+        boxes = []
+        for piece in pieces:
+            x, y, bw, bh = cv2.boundingRect(piece.astype(np.uint8))
+            boxes.append((x, y, x + bw, y + bh))
+        ref = appearance(small, boxes[0])
+        if len(pieces) > 1 and all(float(np.minimum(ref, appearance(small, b)).sum()) >= KIN
+                                   for b in boxes[1:]):
+            out += [(tuple(v * scale for v in b), piece) for b, piece in zip(boxes, pieces)]
+        else:
+            out.append((box, part))
+    return sorted(out, key=lambda bp: -int(bp[1].sum()))
 
 
 def similarity(a: str, b: str) -> float:
@@ -305,9 +340,32 @@ def look_alikes(frame: np.ndarray, scale: float, anchor: ObjectEvidence,
     return out
 
 
+#: a box holding instances that fill this share of it is a group of them, not one object
+GROUP_FILL = 0.6
+
+
+def group_of(obj: ObjectEvidence, objects: list[ObjectEvidence]) -> list[ObjectEvidence]:
+    """The instances ``obj``'s box is a group of, or [] when it is one object: two or
+    more comparable objects (fused ≥ ``COMPARABLE`` × its own) lying inside it, side by
+    side rather than on top of each other, filling ``GROUP_FILL`` of it — a detector's
+    one box over two touching horses or cups."""
+    x0, y0, x1, y1 = obj.box
+    area = max(1.0, (x1 - x0) * (y1 - y0))
+    inner = [o for o in objects if o is not obj and inside_share(o.box, obj.box) >= 0.8
+             and (o.box[2] - o.box[0]) * (o.box[3] - o.box[1]) <= 0.75 * area
+             and o.fused >= COMPARABLE * obj.fused]
+    inner = [o for i, o in enumerate(inner)
+             if all(box_iou(o.box, p.box) < 0.3 for p in inner[:i])]
+    fill = sum((o.box[2] - o.box[0]) * (o.box[3] - o.box[1]) for o in inner) / area
+    return inner if len(inner) >= 2 and fill >= GROUP_FILL else []
+
+
 def distinct(objects: list[ObjectEvidence]) -> list[ObjectEvidence]:
     """Drop an object whose box mostly overlaps a better one's (the same object seen as
-    two classes, or a part of it): the overlap is measured on the smaller box."""
+    two classes, or a part of it): the overlap is measured on the smaller box. A box
+    that is a group of touching instances (``group_of``) gives way to them."""
+    groups = [o for o in objects if group_of(o, objects)]
+    objects = [o for o in objects if o not in groups]
     kept: list[ObjectEvidence] = []
     for obj in sorted(objects, key=lambda o: -o.fused):
         x0, y0, x1, y1 = obj.box

@@ -184,7 +184,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         scale = rgb.shape[1] / frame.shape[1]
         people = [tuple(v * scale for v in d.box)
                   for d in _Models.get().objects.detect(frame, CONFIDENT) if d.label == "person"]
-        return backdrop_behind(found, people)
+        return backdrop_behind(found, people, rgb)
 
     # --- objects --------------------------------------------------------------------
 
@@ -237,7 +237,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                 cands = fusion.distinct(fusion.plausible(objects, match.label))
         if selectors and cands:       # instances the detector names otherwise
             pool = [o for o in objects if o not in cands]
-            for box, _ in fusion.salient_components(prob, pscale):
+            for box, _ in fusion.split_instances(fusion.salient_components(prob, pscale),
+                                                 small, pscale):
                 if all(fusion.box_iou(box, o.box) < 0.3 for o in objects):
                     pool.append(fusion.ObjectEvidence(box, {}, 0.0, "salient"))
             fusion.salient_agreement(pool, prob, pscale)
@@ -384,6 +385,10 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         prob = models.salient.saliency(small)
         scale = rgb.shape[1] / small.shape[1]
         parts = fusion.salient_components(prob, scale)
+        selectors = parsed.plural or parsed.ordinal or parsed.last or parsed.size or \
+            parsed.spatial
+        if selectors:           # touching look-alikes: one part per instance to pick from
+            parts = fusion.split_instances(parts, small, scale)
         if not parts or prob.max() < 0.5:
             return Localization([], "unresolved", f"{text!r}: no detector class fits those "
                                 "words and no subject stands out; not found (paint it with "
@@ -408,8 +413,6 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                                    _int_box(box)))
         if not cands:
             return Localization([], "unresolved", f"{text!r}: not found")
-        selectors = parsed.plural or parsed.ordinal or parsed.last or parsed.size or \
-            parsed.spatial
         if selectors:
             found = select_candidates(cands, parsed, match.noun)
         else:

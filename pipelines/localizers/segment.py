@@ -13,6 +13,7 @@ import numpy as np
 
 from pipelines.images import downscale
 from pipelines.localizers.base import Box, LocalizationError
+from pipelines.localizers.refine import upsample_edge
 from pipelines.perception.detectors import shrink
 
 log = logging.getLogger(__name__)
@@ -70,6 +71,58 @@ def components(mask: np.ndarray, min_area: int, bridge: int = 3) -> list[np.ndar
     areas = np.bincount(labels[clean > 0], minlength=count)
     order = sorted(range(1, count), key=lambda i: -areas[i])
     return [(labels == i) & (clean > 0) for i in order if areas[i] >= min_area]
+
+
+#: a core is the part of a region at least this share of its deepest distance from the
+#: outline: touching discs keep one core each, a body with a thinner head or legs one
+CORE_DEPTH = 0.5
+#: each piece a region splits into holds at least this share of it
+MIN_PIECE = 0.12
+#: the cut between two pieces is at most this share of the smaller piece's diameter (a
+#: neck where two outlines meet, not a body cut in half)
+NECK = 0.6
+
+
+def split_touching(region: np.ndarray) -> list[np.ndarray]:
+    """A region made of touching instances (two discs, three cups) split into one piece
+    each, or ``[region]`` when it is one thing.
+
+    Each instance is a core far from the outline (distance ≥ ``CORE_DEPTH`` × the
+    deepest); a watershed of the distance from those seeds cuts the region along the
+    necks where the outlines meet. A split is kept only when every piece is big enough
+    and every cut is a narrow neck, so a body with a head or legs stays whole.
+
+    Args:
+        region: bool (h, w) one connected region (a small working copy).
+
+    Returns:
+        Bool masks at ``region``'s size, largest first.
+    """
+    binary = region.astype(np.uint8)
+    area = int(binary.sum())
+    if area < 64:
+        return [region]
+    dist = cv2.distanceTransform(binary, cv2.DIST_L2, 5)
+    count, seeds = cv2.connectedComponents((dist >= CORE_DEPTH * dist.max()).astype(np.uint8),
+                                           connectivity=8)
+    if count <= 2:
+        return [region]
+    from skimage.segmentation import watershed
+
+    labels = watershed(-dist, seeds, mask=binary > 0)       # flooded from each core
+    pieces = [labels == i for i in range(1, count)]
+    sizes = [int(p.sum()) for p in pieces]
+    if min(sizes) < MIN_PIECE * area:
+        return [region]
+    kernel = np.ones((3, 3), np.uint8)
+    for i, a in enumerate(pieces):
+        grown = cv2.dilate(a.astype(np.uint8), kernel) > 0
+        for j in range(i + 1, len(pieces)):
+            cut = int((grown & pieces[j]).sum())
+            if cut and cut > NECK * 2 * np.sqrt(min(sizes[i], sizes[j]) / np.pi):
+                return [region]
+    order = np.argsort(sizes)[::-1]
+    return [pieces[i] for i in order]
 
 
 def largest_parts(mask: np.ndarray, keep: float = 0.1) -> np.ndarray:
@@ -221,13 +274,37 @@ def refine_box(rgb: np.ndarray, box: tuple[float, ...],
              max(int((x0 - cx0) * s) + 1, int(round((x1 - cx0) * s))),
              max(int((y0 - cy0) * s) + 1, int(round((y1 - cy0) * s))))
     soft = grabcut_seeded(crop, inner, saliency(crop))
-    mask = cv2.resize(soft.astype(np.float32), (cx1 - cx0, cy1 - cy0),
-                      interpolation=cv2.INTER_LINEAR) >= 0.5
+    mask = to_native(rgb[cy0:cy1, cx0:cx1], soft)
     full[cy0:cy1, cx0:cx1] = mask
     full[:y0], full[y1:], full[:, :x0], full[:, x1:] = False, False, False, False
     if not full.any():
         full[y0:y1, x0:x1] = True
     return full
+
+
+#: a working copy at least this many times smaller than the native crop has its edge
+#: decided again at native resolution; a nearly native copy's enlarged edge is already
+#: within a pixel, and a filter there only moves it by noise
+NATIVE_EDGE_SCALE = 2.0
+
+
+def to_native(crop: np.ndarray, soft: np.ndarray) -> np.ndarray:
+    """A mask found on a small copy of ``crop``, at ``crop``'s size, its edge decided at
+    native resolution (``refine.upsample_edge``: a guided filter on the edge band only)
+    when the copy was much smaller; a plain bilinear enlargement otherwise.
+
+    Args:
+        crop: uint8 (H, W, 3) native-resolution pixels.
+        soft: bool or float (h, w) mask of the small copy (same aspect).
+
+    Returns:
+        bool (H, W).
+    """
+    h, w = crop.shape[:2]
+    soft = soft.astype(np.float32)
+    if w / soft.shape[1] < NATIVE_EDGE_SCALE:
+        return cv2.resize(soft, (w, h), interpolation=cv2.INTER_LINEAR) >= 0.5
+    return upsample_edge(crop, cv2.GaussianBlur(soft, (3, 3), 0))
 
 
 def face_ellipse(shape: tuple[int, int], box: tuple[float, ...]) -> np.ndarray:
