@@ -195,6 +195,10 @@ def grabcut(rgb: np.ndarray, box: Box, prior: np.ndarray | None = None,
             seed[inside] = cv2.GC_PR_FGD        # the prior missed it: the box alone
         rect, mode = None, cv2.GC_INIT_WITH_MASK
     bgd, fgd = np.zeros((1, 65), np.float64), np.zeros((1, 65), np.float64)
+    # GrabCut seeds its colour models with k-means on OpenCV's thread-wide RNG: start it
+    # the same way every call (0 = a fresh thread's state), so one request gives one mask
+    # whatever ran before it in this thread (a batch worker, a Gradio thread, a test order)
+    cv2.setRNGSeed(0)
     try:
         cv2.grabCut(cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR), seed, rect, bgd, fgd, iterations,
                     mode)
