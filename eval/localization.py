@@ -30,6 +30,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from pipelines.editors.objects import growth_limit
+from pipelines.layers import feather_for
+
 CASES_FILE = Path(__file__).with_name("data") / "localization" / "cases.json"
 FONT = cv2.FONT_HERSHEY_DUPLEX
 
@@ -300,6 +303,13 @@ def render(case: Case) -> Rendered:
     else:
         others = [m for i, m in enumerate(items) if i not in pick]
     return Rendered(image, truth, others)
+
+
+def beyond_reach(truth: np.ndarray) -> np.ndarray:
+    """The pixels an edit of ``truth`` must leave bit-identical: those farther from it
+    than its feather plus the most its edge may grow (and 2 px of rounding)."""
+    reach = feather_for(truth) + growth_limit(truth) + 2
+    return cv2.distanceTransform((~truth).astype(np.uint8), cv2.DIST_L2, 5) > reach
 
 
 def mask_iou(found: np.ndarray | None, truth: np.ndarray) -> float:

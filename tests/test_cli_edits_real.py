@@ -11,14 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import cv2
 import numpy as np
 import pytest
 from PIL import Image
 
-from eval.localization import load_cases, render
-from pipelines.editors.objects import growth_limit
-from pipelines.layers import feather_for
+from eval.localization import beyond_reach, load_cases, render
 from pipelines.localizers import get_localizer
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -90,8 +87,7 @@ def test_a_cli_edit_changes_only_the_named_thing(tmp_path, case_id, instruction,
     after = np.asarray(Image.open(out).convert("RGB"))
     assert after.shape == shot.image.shape                 # native resolution kept
     truth = shot.truth
-    reach = feather_for(truth) + growth_limit(truth) + 2
-    far = cv2.distanceTransform((~truth).astype(np.uint8), cv2.DIST_L2, 5) > reach
+    far = beyond_reach(truth)
     assert np.array_equal(after[far], shot.image[far]), (
         f"{int((after[far] != shot.image[far]).any(axis=-1).sum())} px changed beyond "
         f"the feather: {run.stdout[-800:]}")

@@ -11,9 +11,7 @@ import cv2
 import numpy as np
 import pytest
 
-from eval.localization import evaluate, load_cases, mask_iou, render
-from pipelines.editors.objects import growth_limit
-from pipelines.layers import feather_for
+from eval.localization import beyond_reach, evaluate, load_cases, mask_iou, render
 from pipelines.localizers import get_localizer
 
 CASES = load_cases()
@@ -94,8 +92,7 @@ def test_an_edit_changes_nothing_beyond_the_targets_feather(tmp_path, case_id,
     assert result.steps and result.steps[0].status == "applied", result.to_dict()
     after = session.current_image()
     truth = shot.truth
-    reach = feather_for(truth) + growth_limit(truth) + 2
-    far = cv2.distanceTransform((~truth).astype(np.uint8), cv2.DIST_L2, 5) > reach
+    far = beyond_reach(truth)
     assert np.array_equal(after[far], shot.image[far])
     changed = np.abs(after.astype(int) - shot.image.astype(int)).max(axis=2) > 2
     assert changed[truth].mean() > 0.3
@@ -115,8 +112,7 @@ def test_recolouring_one_of_two_touching_cups_leaves_the_other_alone(tmp_path) -
     assert changed[shot.truth].mean() > 0.5
     (right,) = shot.others
     assert np.array_equal(after[right], shot.image[right])
-    reach = feather_for(shot.truth) + growth_limit(shot.truth) + 2
-    far = cv2.distanceTransform((~shot.truth).astype(np.uint8), cv2.DIST_L2, 5) > reach
+    far = beyond_reach(shot.truth)
     assert np.array_equal(after[far], shot.image[far])
 
 

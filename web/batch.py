@@ -103,7 +103,7 @@ def _stage(files: list[Any], into: Path) -> list[str]:
         if suffix == ".zip" or (suffix not in BATCH_SUFFIXES and zipfile.is_zipfile(path)):
             used += _unzip(path, into / slug(Path(label).stem, "archive"), label, limit - used)
             continue
-        if path.suffix.lower() not in BATCH_SUFFIXES:
+        if suffix not in BATCH_SUFFIXES:
             raise SessionError(f"{label} is not a JPEG, PNG, WebP or TIFF photo (or a .zip "
                                "of them)")
         used += size

@@ -188,8 +188,8 @@ def split_instances(parts: list[tuple[tuple[float, ...], np.ndarray]], small: np
         for piece in pieces:
             x, y, bw, bh = cv2.boundingRect(piece.astype(np.uint8))
             boxes.append((x, y, x + bw, y + bh))
-        ref = appearance(small, boxes[0])
-        if len(pieces) > 1 and all(float(np.minimum(ref, appearance(small, b)).sum()) >= KIN
+        ref = appearance(small, boxes[0]) if len(pieces) > 1 else None
+        if ref is not None and all(float(np.minimum(ref, appearance(small, b)).sum()) >= KIN
                                    for b in boxes[1:]):
             out += [(tuple(v * scale for v in b), piece) for b, piece in zip(boxes, pieces)]
         else:

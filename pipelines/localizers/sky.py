@@ -205,11 +205,11 @@ def open_sky(mask: np.ndarray, small: np.ndarray, people: list[tuple[int, ...]])
         under[lowest[j] + int(GROUND_BAND[0] * h):lowest[j] + int(GROUND_BAND[1] * h), j] \
             = True
     below = float((under.sum(axis=0) >= 0.05 * h).mean())
-    if below < OPEN_SPAN or float(smooth[under].mean()) > GROUND_SMOOTH:
+    plain = float(smooth[under].mean()) if under.any() else 1.0
+    if below < OPEN_SPAN or plain > GROUND_SMOOTH:
         return ""
-    share = 1.0 - float(smooth[under].mean())
     return (f"it spans the {free.mean():.0%} of the width beside the people from the top "
-            f"border down to a horizon with textured ground under it ({share:.0%} of it)")
+            f"border down to a horizon with textured ground under it ({1 - plain:.0%} of it)")
 
 
 def backdrop_behind(sky: Localization, people: list[tuple[float, ...]],
