@@ -152,6 +152,10 @@ def test_a_revoked_link_refuses_a_comment_with_404(owner, browser):
     pg.click("#revoke-btn")
     pg.wait_for_selector(".toast-body:has-text('revoked')")
     _comment(rv, "too late", status=404, reload=False)
+    # the page writes the refusal once it has read the answer's body, a moment after
+    # the response itself arrives
+    rv.wait_for_function("document.querySelector('#c-status').innerText"
+                         ".includes('does not exist or has been revoked')")
     assert "does not exist or has been revoked" in rv.inner_text("#c-status")
     rv.context.close()
 
