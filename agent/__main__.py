@@ -37,9 +37,7 @@ from typing import Any
 import numpy as np
 
 from agent.batch import BatchError, ProgressBar, run_batch
-from agent.brain.judge import critique_files
-from agent.search.mcts import autopilot
-from agent.session import SESSION_FILE, EditSession, SessionError
+from agent.session import SessionError
 from agent.session.inputs import check_instruction
 from pipelines.cli import guarded
 from pipelines.images import SUFFIX_FORMATS, load_image, save_image
@@ -143,12 +141,20 @@ def _parser() -> argparse.ArgumentParser:
 # --------------------------------------------------------------------------- commands
 
 
+# The edit stack (~0.5 s of imports) is loaded by the commands that use it, so that
+# ``batch`` (whose driver only hands photos to Ray) starts Ray that much sooner.
+
+
 def _open(folder: str) -> Any:
+    from agent.session import EditSession
+
     return EditSession.open(folder)
 
 
 def _session_for(image: str, folder: str | None) -> tuple[Any, bool]:
     """The session to edit and whether this call created it."""
+    from agent.session import SESSION_FILE, EditSession
+
     if folder and (Path(folder) / SESSION_FILE).is_file():
         _say(f"continuing session {folder}")
         return EditSession.open(folder), False
@@ -269,6 +275,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from agent.session import EditSession
+
     limit = int(args.max_mb * 1024 * 1024) if args.max_mb else None
     session = EditSession.import_archive(args.zip, args.session, max_bytes=limit)
     _say(f"imported into {session.folder} ({len(session.graph.nodes)} states, "
@@ -277,6 +285,8 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_autopilot(args: argparse.Namespace) -> int:
+    from agent.search.mcts import autopilot
+
     _check_output(args.out)
     session = _session_for(args.image, args.session)[0] if args.session else None
     image = np.array(session.current_image()) if session else load_image(args.image).pixels
@@ -302,6 +312,8 @@ def cmd_autopilot(args: argparse.Namespace) -> int:
 
 
 def cmd_critique(args: argparse.Namespace) -> int:
+    from agent.brain.judge import critique_files
+
     verdict = critique_files(args.before, args.after, args.instruction,
                              args.mask)
     if args.json:

@@ -1,5 +1,6 @@
 """Batch editing's files: which photos a folder holds, the manifest in ``OUT`` that makes
-a batch resumable, and the thumbnails' names (``agent.batch`` runs the batch)."""
+a batch resumable, the thumbnails' names, and what the driver and its tasks share
+(``agent.batch`` runs the batch, ``agent.batch_task`` is one photo's task)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,13 @@ BATCH_SUFFIXES = frozenset({".jpg", ".jpeg", ".jpe", ".png", ".webp", ".tif", ".
 #: the batch's own folder inside OUT (never read as input)
 STATE_DIR = ".loupe-batch"
 MANIFEST = "manifest.jsonl"
+#: the thread-count variables every worker pins (read when a library starts)
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
+               "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+#: the driver's settings that travel to every worker (on a cluster too), so that models,
+#: limits and the planner's endpoint are the same for every photo
+FORWARDED_ENV = ("LOUPE_", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+TASK_VERSION = 1  # bump when the task's output for the same inputs changes
 
 
 class BatchError(ValueError):

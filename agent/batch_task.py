@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from agent.batch_files import THREAD_VARS
 from agent.search.autopilot_memory import AutopilotMemory
 from agent.search.mcts import autopilot as run_autopilot
 from agent.session import EditSession, SessionError
@@ -25,13 +26,6 @@ from pipelines.masks import MaskError, load_mask
 log = logging.getLogger(__name__)
 
 THUMB_SIDE = 320
-#: the thread-count variables every worker pins (read when a library starts)
-THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS",
-               "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
-#: the driver's settings that travel to every worker (on a cluster too), so that models,
-#: limits and the planner's endpoint are the same for every photo
-FORWARDED_ENV = ("LOUPE_", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
-TASK_VERSION = 1  # bump when the task's output for the same inputs changes
 
 
 # --------------------------------------------------------------------------- the task
