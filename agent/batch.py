@@ -431,7 +431,8 @@ def stop_ray(tmp: str | None) -> None:
     """Shut Ray down (and delete a local run's temp dir)."""
     import ray
 
-    _stop_autoscaler_monitor()
+    if tmp:  # a local Ray of our own (never a cluster's monitor)
+        _stop_autoscaler_monitor()
     ray.shutdown()
     if tmp:
         shutil.rmtree(tmp, ignore_errors=True)
