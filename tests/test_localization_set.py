@@ -188,3 +188,18 @@ def test_the_background_leaves_out_every_instance_of_the_subject_at_its_edge() -
     assert mask_iou(mask, shot.truth) >= 0.9
     for horse in shot.others:
         assert (mask & horse).sum() < 0.005 * horse.sum()
+
+
+def test_the_cup_between_twin_cups_is_a_question_with_both_offered() -> None:
+    """Two touching cups alike in colour, size and shape (tune photos, 12 MP): the
+    detector and the salient map favour one only for where it stands, so "the cup" asks
+    which and offers both; "the left cup" still picks."""
+    left = render(next(c for c in CASES if c.id == "left_of_two_touching_cups"))
+    right = render(next(c for c in CASES if c.id == "right_of_two_touching_cups"))
+    found = get_localizer().locate(left.image, "the cup")
+    assert found.status == "ambiguous" and "look alike" in found.reason, found.reason
+    assert len(found.masks) == 2
+    for truth in (left.truth, right.truth):
+        assert max(mask_iou(m.mask, truth) for m in found.masks) >= 0.8
+    picked = get_localizer().locate(left.image, "the left cup")
+    assert picked.status == "resolved" and mask_iou(picked.masks[0].mask, left.truth) >= 0.8

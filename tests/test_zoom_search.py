@@ -79,3 +79,25 @@ def test_all_the_cups_still_finds_two_small_cups_far_apart() -> None:
     boxes = [mask_box(m.mask) for m in found.masks]
     assert any(box_iou(b, left) >= 0.7 for b in boxes), boxes
     assert any(box_iou(b, right) >= 0.7 for b in boxes), boxes
+
+
+def test_the_cup_asks_when_two_small_cups_are_far_apart() -> None:
+    """Stopping at the first sure cup must not hide a second one: look-alikes of the cup
+    found (here mirrored and 15 % smaller) are looked at too, so "the cup" asks which,
+    offering both to click; with one cup it is still taken."""
+    image, left = _render([700, 500])
+    spec = {**ZOOM.render, "canvas": list(SIZE), "at": [4300, 2800], "scale": 0.85}
+    other = render_zoom_case(photo_by_name("coffee"), spec)
+    x0, y0, x1, y1 = spec["crop"]
+    pw, ph = round((x1 - x0) * 0.85), round((y1 - y0) * 0.85)
+    right = (4300, 2800, 4300 + pw, 2800 + ph)
+    image[2800:2800 + ph, 4300:4300 + pw] = other[2800:2800 + ph, 4300:4300 + pw][:, ::-1]
+    found = PerceptionLocalizer().locate(image, "the cup")
+    assert found.status == "ambiguous", found.reason
+    boxes = [mask_box(m.mask) for m in found.masks]
+    assert any(box_iou(b, left) >= 0.7 for b in boxes), boxes
+    assert any(box_iou(b, right) >= 0.7 for b in boxes), boxes
+    alone, truth = _render([700, 500])
+    found = PerceptionLocalizer().locate(alone, "the cup")
+    assert found.status == "resolved", found.reason
+    assert box_iou(mask_box(found.masks[0].mask), truth) >= 0.7

@@ -67,6 +67,11 @@ COMPARABLE = 0.5
 PART = 0.5
 #: appearance similarity (histogram intersection of Lab colours) of look-alike instances
 KIN = 0.6
+#: twins: candidates this alike (and of sizes within ``TWIN_SIZE`` of each other) differ
+#: in detector score and salience only by where they stand, which says nothing about
+#: which one the words meant: "the cup" among twin cups is a question
+TWIN_KIN = 0.8
+TWIN_SIZE = 2.0
 
 
 @dataclass
@@ -314,23 +319,28 @@ def appearance(rgb: np.ndarray, box: tuple[float, ...]) -> np.ndarray:
     return hist / max(1.0, float(hist.sum()))
 
 
+def kinship(frame: np.ndarray, scale: float, anchor: tuple[float, ...],
+            box: tuple[float, ...]) -> float:
+    """How alike ``box`` looks to ``anchor`` (full-resolution boxes; ``frame`` is the
+    copy ``scale`` times smaller): the histogram intersection of their colours, or 0
+    when their shapes differ (aspect ratio beyond 35 %) or they overlap."""
+    def aspect(b: tuple[float, ...]) -> float:
+        return (b[2] - b[0]) / max(1.0, b[3] - b[1])
+
+    if box_iou(box, anchor) > 0.3 or not 0.65 <= aspect(box) / max(aspect(anchor), 1e-6) \
+            <= 1.0 / 0.65:
+        return 0.0
+    ref = appearance(frame, tuple(v / scale for v in anchor))
+    return float(np.minimum(ref, appearance(frame, tuple(v / scale for v in box))).sum())
+
+
 def look_alikes(frame: np.ndarray, scale: float, anchor: ObjectEvidence,
                 pool: list[ObjectEvidence]) -> list[ObjectEvidence]:
     """Objects of ``pool`` that look like ``anchor``: the same colours (histogram
     intersection ≥ ``KIN``) and a similar shape (aspect ratio within 35 %)."""
-    def small(box: tuple[float, ...]) -> tuple[float, ...]:
-        return tuple(v / scale for v in box)
-
-    ref = appearance(frame, small(anchor.box))
-    ax = (anchor.box[2] - anchor.box[0]) / max(1.0, anchor.box[3] - anchor.box[1])
     out = []
     for obj in pool:
-        if obj is anchor or box_iou(obj.box, anchor.box) > 0.3:
-            continue
-        aspect = (obj.box[2] - obj.box[0]) / max(1.0, obj.box[3] - obj.box[1])
-        if not 0.65 <= aspect / max(ax, 1e-6) <= 1.0 / 0.65:
-            continue
-        kin = float(np.minimum(ref, appearance(frame, small(obj.box))).sum())
+        kin = 0.0 if obj is anchor else kinship(frame, scale, anchor.box, obj.box)
         if kin >= KIN:
             obj.source = "look-alike"
             obj.fused = float(min(anchor.fused, kin * anchor.fused))
@@ -338,6 +348,21 @@ def look_alikes(frame: np.ndarray, scale: float, anchor: ObjectEvidence,
                       f"{kin:.2f}), salient {obj.salient:.2f}"
             out.append(obj)
     return out
+
+
+def twins(frame: np.ndarray, scale: float, cands: list[ObjectEvidence]) -> list[ObjectEvidence]:
+    """The candidates after the best that are its twins: as alike as ``TWIN_KIN`` and of
+    sizes within ``TWIN_SIZE`` of it (the best first, ``frame`` ``scale`` times smaller
+    than the photo)."""
+    def area(b: tuple[float, ...]) -> float:
+        return max(1.0, (b[2] - b[0]) * (b[3] - b[1]))
+
+    if len(cands) < 2:
+        return []
+    best = cands[0]
+    return [o for o in cands[1:]
+            if 1.0 / TWIN_SIZE <= area(o.box) / area(best.box) <= TWIN_SIZE
+            and kinship(frame, scale, best.box, o.box) >= TWIN_KIN]
 
 
 #: a box holding instances that fill this share of it is a group of them, not one object

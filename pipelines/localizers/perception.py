@@ -247,12 +247,15 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             floor = max(fusion.TAKE_UNIQUE, fusion.COMPARABLE * cands[0].fused)
             cands = [c for c in cands if c.fused >= floor] or cands[:1]
         verdict = fusion.verdict(cands, selectors)
+        twins = fusion.twins(frame, scale, cands) if verdict == "take" else []
+        if twins:                   # which of twins is meant is the user's call
+            verdict, cands = "ask", [cands[0], *twins]
         what = _what_for(match)
         strong = [d for d in seen if d.score >= CANDIDATE]
         if verdict == "none":
             return Localization([], "unresolved", f"no {what} found{_seen(strong)}; paint "
                                 "it with the brush")
-        if verdict == "ask":        # what is shown to click: not what looks more like
+        if verdict == "ask" and not twins:  # shown to click: not what looks more like
             cands = fusion.to_offer(cands, match.label)      # another class than the named one
         masks = []
         sure = [o.box for o in objects if o.best_class[1] >= fusion.SURE_OTHER]
@@ -283,8 +286,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                 found.reason = f"{found.reason} (confidence {scores}; best: {why})"
         else:
             listed = "; ".join(f"{m.score:.2f}" for m in masks[:4])
+            alike = " that look alike" if twins else ""
             found = Localization(masks, "ambiguous", f"unsure which is the {what}: "
-                                 f"{len(masks)} candidate(s) scored {listed} (best: {why}); "
+                                 f"{len(masks)} candidate(s){alike} scored {listed} (best: {why}); "
                                  "click one, say which (left/right, biggest…) or paint it")
         return found
 
