@@ -146,14 +146,14 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _open(folder: str) -> Any:
-    from agent.session import EditSession
+    from agent.session import EditSession  # the edit stack, loaded by the commands using it
 
     return EditSession.open(folder)
 
 
 def _session_for(image: str, folder: str | None) -> tuple[Any, bool]:
     """The session to edit and whether this call created it."""
-    from agent.session import SESSION_FILE, EditSession
+    from agent.session import SESSION_FILE, EditSession  # loaded when a command needs it
 
     if folder and (Path(folder) / SESSION_FILE).is_file():
         _say(f"continuing session {folder}")
@@ -275,7 +275,7 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
-    from agent.session import EditSession
+    from agent.session import EditSession  # loaded when a command needs it
 
     limit = int(args.max_mb * 1024 * 1024) if args.max_mb else None
     session = EditSession.import_archive(args.zip, args.session, max_bytes=limit)
@@ -285,7 +285,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def cmd_autopilot(args: argparse.Namespace) -> int:
-    from agent.search.mcts import autopilot
+    from agent.search.mcts import autopilot  # loaded when this command runs
 
     _check_output(args.out)
     session = _session_for(args.image, args.session)[0] if args.session else None
@@ -312,7 +312,7 @@ def cmd_autopilot(args: argparse.Namespace) -> int:
 
 
 def cmd_critique(args: argparse.Namespace) -> int:
-    from agent.brain.judge import critique_files
+    from agent.brain.judge import critique_files  # loaded when this command runs
 
     verdict = critique_files(args.before, args.after, args.instruction,
                              args.mask)

@@ -327,7 +327,7 @@ def edit_photo(data: bytes, name: str, job: dict[str, Any]) -> dict[str, Any]:
     """The Ray task: ``agent.batch_task.edit_photo``, imported where it runs, so that the
     driver (which only hands out photos and writes results) never loads the edit stack
     (~0.5 s before Ray could start)."""
-    from agent.batch_task import edit_photo as edit
+    from agent.batch_task import edit_photo as edit  # on the worker, never the driver
 
     return edit(data, name, job)
 
