@@ -320,18 +320,21 @@ def appearance(rgb: np.ndarray, box: tuple[float, ...]) -> np.ndarray:
 
 
 def kinship(frame: np.ndarray, scale: float, anchor: tuple[float, ...],
-            box: tuple[float, ...]) -> float:
-    """How alike ``box`` looks to ``anchor`` (full-resolution boxes; ``frame`` is the
-    copy ``scale`` times smaller): the histogram intersection of their colours, or 0
-    when their shapes differ (aspect ratio beyond 35 %) or they overlap."""
+            boxes: list[tuple[float, ...]]) -> list[float]:
+    """How alike each of ``boxes`` looks to ``anchor`` (full-resolution boxes; ``frame``
+    is the copy ``scale`` times smaller): the histogram intersection of their colours, or
+    0 when their shapes differ (aspect ratio beyond 35 %) or they overlap (the anchor
+    itself among them)."""
     def aspect(b: tuple[float, ...]) -> float:
         return (b[2] - b[0]) / max(1.0, b[3] - b[1])
 
-    if box_iou(box, anchor) > 0.3 or not 0.65 <= aspect(box) / max(aspect(anchor), 1e-6) \
-            <= 1.0 / 0.65:
-        return 0.0
-    ref = appearance(frame, tuple(v / scale for v in anchor))
-    return float(np.minimum(ref, appearance(frame, tuple(v / scale for v in box))).sum())
+    def small(b: tuple[float, ...]) -> tuple[float, ...]:
+        return tuple(v / scale for v in b)
+
+    ref = appearance(frame, small(anchor))
+    return [0.0 if box_iou(b, anchor) > 0.3
+            or not 0.65 <= aspect(b) / max(aspect(anchor), 1e-6) <= 1.0 / 0.65
+            else float(np.minimum(ref, appearance(frame, small(b))).sum()) for b in boxes]
 
 
 def look_alikes(frame: np.ndarray, scale: float, anchor: ObjectEvidence,
@@ -339,8 +342,7 @@ def look_alikes(frame: np.ndarray, scale: float, anchor: ObjectEvidence,
     """Objects of ``pool`` that look like ``anchor``: the same colours (histogram
     intersection ≥ ``KIN``) and a similar shape (aspect ratio within 35 %)."""
     out = []
-    for obj in pool:
-        kin = 0.0 if obj is anchor else kinship(frame, scale, anchor.box, obj.box)
+    for obj, kin in zip(pool, kinship(frame, scale, anchor.box, [o.box for o in pool])):
         if kin >= KIN:
             obj.source = "look-alike"
             obj.fused = float(min(anchor.fused, kin * anchor.fused))
@@ -359,10 +361,10 @@ def twins(frame: np.ndarray, scale: float, cands: list[ObjectEvidence]) -> list[
 
     if len(cands) < 2:
         return []
-    best = cands[0]
-    return [o for o in cands[1:]
-            if 1.0 / TWIN_SIZE <= area(o.box) / area(best.box) <= TWIN_SIZE
-            and kinship(frame, scale, best.box, o.box) >= TWIN_KIN]
+    best, rest = cands[0], cands[1:]
+    kins = kinship(frame, scale, best.box, [o.box for o in rest])
+    return [o for o, kin in zip(rest, kins)
+            if kin >= TWIN_KIN and 1.0 / TWIN_SIZE <= area(o.box) / area(best.box) <= TWIN_SIZE]
 
 
 #: a box holding instances that fill this share of it is a group of them, not one object
