@@ -171,20 +171,20 @@ def test_cli_batch_on_local_ray_matches_single_edits_and_survives_a_killed_worke
         shutil.rmtree(out, ignore_errors=True)
 
 
-def _local_ray_processes() -> set[int]:
-    """Processes of any local batch's Ray (their command lines name its ``lray-`` dir)."""
-    found = set()
+def _processes_naming(fragment: str) -> dict[int, psutil.Process]:
+    """The processes whose command line holds ``fragment`` (a Ray's temp dir), by pid."""
+    found = {}
     for p in psutil.process_iter(["cmdline"]):
         try:
-            if "/lray-" in " ".join(p.info["cmdline"] or []):
-                found.add(p.pid)
+            if fragment in " ".join(p.info["cmdline"] or []):
+                found[p.pid] = p
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             continue
     return found
 
 
 def _local_run(shoot: Path, out: Path, expected: dict[str, bytes]) -> None:
-    before = _local_ray_processes()
+    before = _processes_naming("/lray-")  # any local batch's Ray names its lray- dir
     proc = _batch(shoot, out, INSTRUCTION, "--workers", "2", "--report")
     killed = None
     deadline = time.monotonic() + 240
@@ -198,13 +198,8 @@ def _local_run(shoot: Path, out: Path, expected: dict[str, bytes]) -> None:
     assert killed is not None, "no worker was seen running a photo"
     assert proc.returncode == 1, stderr  # one photo failed
     assert "12 photos: 11 done, 1 failed" in stdout, stdout
-    procs = []
-    for pid in _local_ray_processes() - before:  # the workers may take a moment to exit
-        try:
-            procs.append(psutil.Process(pid))
-        except psutil.NoSuchProcess:
-            continue
-    _gone, alive = psutil.wait_procs(procs, timeout=10)
+    left = [p for pid, p in _processes_naming("/lray-").items() if pid not in before]
+    _gone, alive = psutil.wait_procs(left, timeout=10)  # workers may take a moment to exit
     assert not alive, f"the batch left its Ray running: {alive}"  # the monitor killed too
     assert "broken/corrupt.jpg: corrupt.jpg is damaged" in stdout
     _check_outputs(shoot, out, expected)
@@ -245,13 +240,7 @@ def cluster():
 
 def _stop_cluster(temp: str) -> None:
     """Stop the processes of this cluster only (found by its temp dir), then wait."""
-    roots = []
-    for p in psutil.process_iter(["cmdline"]):
-        try:
-            if temp in " ".join(p.info["cmdline"] or []):
-                roots.append(p)
-        except (psutil.NoSuchProcess, psutil.AccessDenied):
-            continue
+    roots = _processes_naming(temp).values()
     procs = {p.pid: p for r in roots for p in [r, *r.children(recursive=True)]}
     for p in procs.values():
         try:
