@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import re
 import shutil
 import signal
 import sys
@@ -227,6 +228,31 @@ def _point(text: str) -> tuple[float, float]:
     return x, y
 
 
+#: the app's ways to point at a thing, as the CLI's options
+_CLI_WORDS = (
+    (re.compile(r"Click it on the photo \(or paint it with the brush\) and send the "
+                r"instruction again", re.I),
+     "Run it again with --point X,Y (a pixel on it, full-resolution) and 'it' in the "
+     "words, or with --mask FILE"),
+    (re.compile(r"or pick one of the (\d+) numbered candidates", re.I),
+     r"or pick one of the \1 numbered candidates with --choose N"),
+    (re.compile(r"Click one of the (\d+) numbered candidates on the photo, or click it "
+                r"\(or paint it with the brush\)", re.I),
+     r"Run it again with --choose N (one of the \1 candidates listed), or point at it with "
+     "--point X,Y (a pixel on it) and say 'it'"),
+    (re.compile(r"paint (?:it|the area) with the brush", re.I),
+     "point at it with --point X,Y or give --mask FILE"),
+)
+
+
+def cli_words(text: str) -> str:
+    """A turn's message for the command line: the app's "click it" / "paint it" become
+    the options that do the same here (``--point X,Y``, ``--choose N``, ``--mask``)."""
+    for pattern, words in _CLI_WORDS:
+        text = pattern.sub(words, text)
+    return text
+
+
 def _print_turn(result: Any) -> None:
     plan = result.plan or {}
     descriptions = plan.get("descriptions", [])
@@ -242,7 +268,7 @@ def _print_turn(result: Any) -> None:
             _say(f"    attempt {a.index}: {a.editor}({params}) → {detail} ({a.seconds:.2f}s)")
             for fix in a.fix:
                 _say(f"      fix: {fix}")
-    _say(result.message)
+    _say(cli_words(result.message))
     for c in getattr(result, "candidates", []) or []:
         _say(f"  candidate {c['id']}: {c['label']} (score {c['score']:.2f}) at {c['box']} — "
              f"run again with --choose {c['id']}")

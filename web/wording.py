@@ -24,7 +24,7 @@ _STATUS = {
     "unchanged": "nothing changed",
     "failed": "failed",
     "skipped": "skipped",
-    "needs_mask": "needs a brushed area",
+    "needs_mask": "needs you to click it (or brush it)",
     "unsupported": "not possible here",
     "undo": "went back",
     "pending": "not started",

@@ -68,8 +68,13 @@ SAME_THING = 0.6
 PART_OF = 0.6
 #: a crop-level detection of the named class needs this score
 CROP_MIN = 0.3
+#: the change must span this share of the width and of the height of the one instance
+#: found again (a half mask spans about half of one of them)
+COVERS = 0.78
+#: a detection this sure may judge how much of the thing changed
+COVERS_MIN = 0.5
 #: checks whose failure means the wrong thing was edited (the words were not followed)
-TARGET_CHECKS = ("second_route", "qualifiers", "target_gone")
+TARGET_CHECKS = ("second_route", "qualifiers", "target_gone", "covers")
 
 
 @dataclass
@@ -323,6 +328,12 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
         else:
             _second_route(out, changed, target, label, phrase)
             _qualifiers(out, changed, parsed, cands, target)
+            # which instance the words pick is sure with one instance and no qualifier, or
+            # with several found (one found under "the left one" may be a missed other)
+            sure = len(cands) >= 2 or not (parsed.spatial or parsed.size or parsed.ordinal)
+            if out.checks.get("second_route") and len(target) == 1 and sure and \
+                    not parsed.plural:
+                _covers(out, changed, target[0], label, phrase)
     else:
         out.undecided["second_route"] = f"no detector knows what {phrase!r} names"
     _others(out, changed, seen, target, used_mask, parsed, label)
@@ -367,6 +378,29 @@ def _second_route(out: Independent, changed: np.ndarray, target: list[Seen], lab
         out.checks["second_route"] = False
         out.fix.append(f"the change reaches well beyond '{phrase}' ({1 - share:.0%} of it "
                        "lies elsewhere)")
+
+
+def _covers(out: Independent, changed: np.ndarray, target: Seen, label: str,
+            phrase: str) -> None:
+    """The thing must be in what changed: the change spans most of the width and the
+    height of the one instance found again (a half mask, a mask of its head only, fail)."""
+    if target.score < COVERS_MIN:
+        return
+    ys, xs = np.nonzero(changed)
+    x0, x1 = np.percentile(xs, (0.5, 99.5))
+    y0, y1 = np.percentile(ys, (0.5, 99.5))
+    bx0, by0, bx1, by1 = target.box
+    span_x = max(0.0, min(x1, bx1) - max(x0, bx0)) / max(1.0, bx1 - bx0)
+    span_y = max(0.0, min(y1, by1) - max(y0, by0)) / max(1.0, by1 - by0)
+    span = min(span_x, span_y)
+    out.measures["change_spans_target"] = round(float(span), 3)
+    ok = bool(span >= COVERS)
+    out.checks["covers"] = ok
+    if ok:
+        out.keep.append(f"the whole {label} changed, not a part of it")
+    else:
+        out.fix.append(f"only part of '{phrase}' changed: the change spans {span:.0%} of "
+                       f"the {label} found again in the photo")
 
 
 def _qualifiers(out: Independent, changed: np.ndarray, parsed: Any, cands: list[Seen],

@@ -28,6 +28,10 @@ class Attempt:
     fix: list[str] = field(default_factory=list)
     seconds: float = 0.0
     error: str = ""
+    #: the critic passed it (score at the bar, every measured check passed)
+    passed: bool = False
+    #: the critic found the change off the named thing or of the wrong extent
+    wrong_extent: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -187,3 +191,30 @@ def summary(steps: list[StepResult], navigated: bool, graph: StateGraph) -> str:
     elif navigated:
         parts.append(f"Now at {graph.head}.")
     return " ".join(p if p.endswith(".") else p + "." for p in parts)
+
+
+def dependency_order(actions: list[Action]) -> list[Action]:
+    """Stable topological order: an action comes after every action it depends on."""
+    by_id = {a.id: a for a in actions}
+    done: set[str] = set()
+    out: list[Action] = []
+
+    def visit(action: Action, stack: tuple[str, ...]) -> None:
+        if action.id in done or action.id in stack:
+            return
+        for dep in action.depends_on:
+            if dep in by_id:
+                visit(by_id[dep], stack + (action.id,))
+        done.add(action.id)
+        out.append(action)
+
+    for action in actions:
+        visit(action, ())
+    return out
+
+
+def merged_values(actions: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for action in actions:
+        out.update({k: v for k, v in action.params.items() if not hasattr(v, "shape")})
+    return out

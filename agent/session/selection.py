@@ -37,6 +37,20 @@ def candidates_of(found: Any) -> dict[str, tuple[str, float, list[int], np.ndarr
     return out
 
 
+def masks_to_offer(label: str, masks: list[np.ndarray]
+                   ) -> dict[str, tuple[str, float, list[int], np.ndarray]]:
+    """Located masks as candidates to click (id → label, score, box, mask), or none when
+    there is only one (a question with one answer is "click it")."""
+    out: dict[str, tuple[str, float, list[int], np.ndarray]] = {}
+    for mask in masks[:MAX_CANDIDATES]:
+        mask = np.asarray(mask, bool)
+        rows, cols = np.flatnonzero(mask.any(axis=1)), np.flatnonzero(mask.any(axis=0))
+        if rows.size:
+            box = [int(cols[0]), int(rows[0]), int(cols[-1]) + 1, int(rows[-1]) + 1]
+            out[str(len(out) + 1)] = (label, 0.0, box, mask)
+    return out if len(out) > 1 else {}
+
+
 def neighbours_of(found: Any, target: np.ndarray) -> np.ndarray | None:
     """The localisation's other candidates that are not part of ``target``, as one mask
     (the objects a target's mask must not grow into), or None."""

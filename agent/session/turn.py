@@ -22,6 +22,8 @@ import numpy as np
 from agent import executor
 from agent.actions import Action, ActionKind, RegionType
 from agent.brain.critic import Scene
+from agent.brain.extent import EXTENT_CHECKS
+from agent.brain.independent import TARGET_CHECKS
 from agent.session.context import TurnContext
 from agent.session.frames import FrameResult, is_frame_action, run_frame_action
 from agent.session.memory import ToolContext
@@ -30,13 +32,15 @@ from agent.session.results import (
     StepResult,
     TurnResult,
     action_dict,
+    dependency_order,
+    merged_values,
     name_of,
     outcome,
     plain_params,
     summary,
     unavailable_message,
 )
-from agent.session.selection import candidates_of, neighbours_of
+from agent.session.selection import candidates_of, masks_to_offer, neighbours_of
 from agent.session.store import StateError, StoredLayer, diff_layer, split_layer
 from pipelines.editors.base import EditError
 from pipelines.editors.frame import FrameError, apply_frame
@@ -52,6 +56,11 @@ log = logging.getLogger(__name__)
 PLANNER_SIDE = 1024
 #: Feather width of a retry after the critic saw a seam.
 WIDE_FEATHER = 24
+#: critic checks whose failure means the change is not (all of) the named thing
+WRONG_EXTENT = (*TARGET_CHECKS, *EXTENT_CHECKS, "others_unchanged")
+#: what a refusal asks the user to do (the CLI words it as ``--point X,Y``)
+CLICK_IT = ("Click it on the photo (or paint it with the brush) and send the instruction "
+            "again.")
 
 
 class _NeedsMask(Exception):
@@ -149,7 +158,7 @@ class TurnRunner:
                                    has_mask=self.mask is not None, image_size=self.graph.size,
                                    **self._planner_view())
         self.timings["plan"] = time.perf_counter() - t0
-        actions = _dependency_order(list(plan.actions))
+        actions = dependency_order(list(plan.actions))
         self.plan_info = {"actions": [action_dict(a) for a in actions],
                           "descriptions": [a.describe() for a in actions],
                           "message": plan.message, "is_edit": bool(plan.is_edit)}
@@ -298,6 +307,10 @@ class TurnRunner:
             step.message = "; ".join(a.error for a in step.attempts if a.error) or "failed"
             return None
         step.chosen, step.score = best.attempt.index, best.attempt.score
+        if best.attempt.wrong_extent and not best.attempt.passed and \
+                action.region.type is RegionType.phrase:
+            # never "done" on an edit the critic finds off the named thing: ask instead
+            raise _NeedsMask(*_unsure(action, best.attempt, region))
         if best.attempt.score < self.policy.min_score:
             step.status = "rolled_back"
             step.message = (f"rolled back: the best of {len(step.attempts)} attempt(s) "
@@ -384,10 +397,10 @@ class TurnRunner:
         offered = candidates_of(found) if found.status == "ambiguous" else {}
         if offered:
             raise _NeedsMask(f"I am not sure which '{phrase}' you mean ({why}). Click one of "
-                             f"the {len(offered)} numbered candidates on the photo, or paint "
-                             "it with the brush. Nothing was changed.", offered)
-        raise _NeedsMask(f"I could not tell where '{phrase}' is ({why}). Paint it with the "
-                         "brush and send the instruction again. Nothing was changed.")
+                             f"the {len(offered)} numbered candidates on the photo, or click "
+                             "it (or paint it with the brush). Nothing was changed.", offered)
+        raise _NeedsMask(f"I could not tell where '{phrase}' is ({why}). {CLICK_IT} "
+                         "Nothing was changed.")
 
     def _attempts(self, step: StepResult, action: Action, image: np.ndarray,
                   region: _Region) -> _Best | None:
@@ -432,6 +445,9 @@ class TurnRunner:
                                                                  layer.bbox[:2]))
             attempt.score = float(critique.score)
             attempt.keep, attempt.fix = list(critique.keep), list(critique.fix)
+            attempt.passed = bool(getattr(critique, "passed", attempt.score >= 7.0))
+            checks = getattr(critique, "checks", {}) or {}
+            attempt.wrong_extent = any(checks.get(k) is False for k in WRONG_EXTENT)
         except (EditError, OperationError, ValueError) as err:
             attempt.error, composed = str(err), None
         attempt.seconds = time.perf_counter() - start
@@ -510,7 +526,7 @@ class TurnRunner:
                                              for st in self.steps))
         memory.fold_turn(self.instruction, targets=[a.target for _, a, _ in self.staged],
                            operations=[a.operation for _, a, _ in self.staged],
-                           values=_merged_values(a for _, a, _ in self.staged),
+                           values=merged_values(a for _, a, _ in self.staged),
                            states=nodes or [graph.head],
                            outcome=outcome(self.steps, applied, moved),
                            notes=[f"{st.description}: {st.message}" for st in self.steps
@@ -555,44 +571,20 @@ def _release_memory() -> None:
 _LIBC: Any = None
 
 
-
-
-
-
-
-
-
-
+def _unsure(action: Action, attempt: Attempt, region: _Region
+            ) -> tuple[str, dict[str, tuple[str, float, list[int], np.ndarray]]]:
+    """The question asked when the best attempt changed something other than the named
+    thing (or not all of it): why, and the located masks as candidates to click."""
+    phrase = action.region.phrase or action.target
+    why = next((f for f in attempt.fix if f), "the change does not match it")
+    offered = masks_to_offer(phrase, [region.mask, *region.alternatives])
+    ask = (f"Click one of the {len(offered)} numbered candidates on the photo, or click it "
+           "(or paint it with the brush)." if offered else CLICK_IT)
+    return (f"I am not sure I changed '{phrase}' and only it ({why}). {ask} Nothing was "
+            "changed.", offered)
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> float:
     """Intersection over union of two masks."""
     union = np.count_nonzero(a | b)
     return np.count_nonzero(a & b) / union if union else 0.0
-
-
-def _dependency_order(actions: list[Action]) -> list[Action]:
-    """Stable topological order: an action comes after every action it depends on."""
-    by_id = {a.id: a for a in actions}
-    done: set[str] = set()
-    out: list[Action] = []
-
-    def visit(action: Action, stack: tuple[str, ...]) -> None:
-        if action.id in done or action.id in stack:
-            return
-        for dep in action.depends_on:
-            if dep in by_id:
-                visit(by_id[dep], stack + (action.id,))
-        done.add(action.id)
-        out.append(action)
-
-    for action in actions:
-        visit(action, ())
-    return out
-
-
-def _merged_values(actions: Any) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for action in actions:
-        out.update({k: v for k, v in action.params.items() if not hasattr(v, "shape")})
-    return out

@@ -27,7 +27,8 @@ from agent.brain.critic.verdict import (
     Critique,
     Scene,
 )
-from agent.brain.independent import TARGET_CHECKS, independent_checks
+from agent.brain.extent import EXTENT_CHECKS, extent_checks
+from agent.brain.independent import TARGET_CHECKS, Independent, independent_checks
 from pipelines.layers import feather_for
 from pipelines.localizers import get_localizer
 from pipelines.operations import REGISTRY, Measured, Verdict, with_flag
@@ -189,6 +190,8 @@ class MeasuredCritic:
             independent = independent_checks(scene.before, whole_after, action, whole_mask,
                                              removal=spec is not None and
                                              spec.has("removes_target"))
+            _merge(independent, extent_checks(scene.before, whole_after, action,
+                                              scene.frames(after, full_inside)[1]))
         if spec is not None and spec.has("removes_target") and checks["changed"] and (
                 independent is None or "target_gone" not in independent.checks):
             checks["target_gone"] = self._gone(before, after, full_inside, action, fix)
@@ -232,7 +235,7 @@ class MeasuredCritic:
             fix += independent.fix
             measures.update(independent.measures)
             undecided.update(independent.undecided)
-            if any(independent.checks.get(k) is False for k in TARGET_CHECKS):
+            if any(independent.checks.get(k) is False for k in TARGET_CHECKS + EXTENT_CHECKS):
                 score = min(score, WRONG_TARGET_CAP)
         if not all(checks.values()):
             score = min(score, FAILED_CHECK_CAP)
@@ -316,6 +319,15 @@ class MeasuredCritic:
             for k, v in softer(op, params).items():
                 retry.setdefault(k, v)
         return penalty
+
+
+def _merge(into: Independent, more: Independent) -> None:
+    """Add the extent checks' answers to the detector route's."""
+    into.checks.update(more.checks)
+    into.undecided.update({k: v for k, v in more.undecided.items() if k not in into.checks})
+    into.keep += more.keep
+    into.fix += more.fix
+    into.measures.update(more.measures)
 
 
 def check_inputs(before: Any, after: Any, mask: Any) -> str:

@@ -1,0 +1,332 @@
+"""Does the extent of an edit match the thing the words name? (issue 32, part 4)
+
+The detector route of ``agent.brain.independent`` asks whether the change lies on the
+named thing; it cannot tell a mask grown over the bark the bird sits on, a mask cut in
+half, or a sky that took the sea. Here the photo itself is the evidence, read at the
+edge of what changed, never through the mask the edit was made with:
+
+- **edge agreement** — a thing ends where the photo changes: along the border of the
+  edited area the *before* photo should differ from one side to the other (colour or
+  texture). Where both sides are the same stuff, the edit cut through a region: a grown
+  mask runs through the support, a half mask cuts the thing, a moved mask sits on what
+  surrounds it. Long runs of such cut border fail the check.
+- **plausible size** — a change that covers (nearly) the whole frame for a named thing
+  is larger than any instance of it.
+- **one kind of region** — for a sky, what changed must be smooth and lie above a
+  horizon: a textured facade or the water below a shore line is another region.
+- **relative words keep their size** — "a deeper blue", "bluer", "a bit brighter" must
+  not drive the changed region's saturation to its limit.
+
+The answer uses ``Independent`` (check name → True/False, with plain-words keep/fix and
+the measures behind them); "cannot decide" is reported as such and never counted as passed.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+import cv2
+import numpy as np
+
+from agent.brain.independent import Independent
+from pipelines.localizers.phrases import WHOLE, parse_phrase
+
+log = logging.getLogger(__name__)
+
+#: long side of the work copy (the checks read regions, not detail)
+SIDE = 512
+#: a pixel counts as changed above this difference (0–255, any channel, work copy)
+CHANGE_LEVEL = 6
+#: the photo "differs across the border" above this distance of the side means (Lab ΔE)
+EDGE_CONTRAST = 9.0
+#: ... or when the local texture (gradient energy) of one side is this many times the other
+TEXTURE_RATIO = 2.0
+#: a grown, feathered mask may reach this share of its equivalent radius beyond the thing
+#: (``pipelines.editors.objects.growth_limit`` grows by a quarter of the object's radius)
+GROWN_REACH = 0.0
+#: share of the pixels just outside the edit that may look like the edited ones
+CONTINUES = 0.3
+#: share of the border that may run through one region before the extent fails
+CUT_SHARE = 0.38
+#: a single run of cut border this long (share of the border) is a cut through a region
+CUT_RUN = 0.2
+#: a change covering this share of the frame is no instance of a named thing
+WHOLE_FRAME = 0.85
+#: smoothness of a sky: share of its pixels that may be textured (facade, foliage)
+SKY_TEXTURED = 0.25
+#: relative words: share of the changed region newly driven to the saturation limit
+SATURATED_NEW = 0.2
+#: words that ask for a relative change of a region, not a new colour
+RELATIVE = re.compile(r"\b(deeper|richer|bluer|greener|redder|warmer|cooler|brighter|"
+                      r"darker|more|less|a (?:bit|little|touch)|slightly|somewhat|"
+                      r"\w+er (?:blue|green|red|colou?r))\b")
+SKY_WORDS = ("sky", "skies", "clouds")
+#: words that may name most of the frame
+BACKGROUND = re.compile(r"\b(background|backdrop|surroundings|everything else|rest of)\b")
+#: checks whose failure means the edit's extent is wrong (the words were not followed)
+EXTENT_CHECKS = ("extent", "plausible_size", "one_region")
+
+
+def _shrink(image: np.ndarray, side: int = SIDE) -> np.ndarray:
+    h, w = image.shape[:2]
+    s = min(1.0, side / max(h, w))
+    rgb = np.ascontiguousarray(image[..., :3])
+    if s >= 1.0:
+        return rgb
+    return cv2.resize(rgb, (max(1, round(w * s)), max(1, round(h * s))),
+                      interpolation=cv2.INTER_AREA)
+
+
+def _fit(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    m = np.asarray(mask, np.uint8)
+    if m.shape == shape:
+        return m > 0
+    return cv2.resize(m * 255, (shape[1], shape[0]), interpolation=cv2.INTER_AREA) >= 128
+
+
+def _phrase(action: Any) -> str:
+    region = getattr(action, "region", None)
+    return str(getattr(region, "phrase", "") or getattr(action, "target", "") or "").strip()
+
+
+def _names_a_thing(action: Any) -> bool:
+    region = getattr(getattr(action, "region", None), "type", None)
+    phrase = _phrase(action)
+    # a brushed area or a drawn box is the user's own extent: nothing to find again
+    return bool(phrase) and getattr(region, "value", region) not in ("image", "mask", "box") \
+        and not WHOLE.search(parse_phrase(phrase).text)
+
+
+def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
+                  used_mask: np.ndarray | None = None) -> Independent:
+    """Judge the extent of ``after``'s change for ``action`` on the photo's own evidence.
+
+    Args:
+        before: the whole frame before the edit (uint8 RGB/RGBA).
+        after: the whole frame after it, same size.
+        action: the ``agent.actions.Action`` (its target words and instruction).
+        used_mask: the mask the edit was made with (full size; None: read from the change).
+
+    Returns:
+        An ``Independent`` with the checks ``extent``, ``plausible_size``, ``one_region``
+        and ``relative_size`` where they apply.
+    """
+    out = Independent()
+    if before.shape[:2] != after.shape[:2]:
+        return out
+    small_b, small_a = _shrink(before), _shrink(after)
+    diff = cv2.absdiff(small_b, small_a).max(axis=2)
+    changed = cv2.morphologyEx((diff > CHANGE_LEVEL).astype(np.uint8), cv2.MORPH_OPEN,
+                               np.ones((3, 3), np.uint8)) > 0
+    if changed.sum() < 20:
+        return out     # nothing changed: the operation's own check says so
+    words = str(getattr(action, "instruction", "") or "").lower()
+    _relative(out, small_b, small_a, changed, words, action)
+    if not _names_a_thing(action):
+        return out
+    phrase = _phrase(action)
+    share = float(changed.mean())
+    out.measures["extent_changed_share"] = round(share, 4)
+    sky = any(w in phrase.lower().split() for w in SKY_WORDS)
+    masked = float(_fit(used_mask, changed.shape).mean()) if used_mask is not None else 0.0
+    if max(share, masked) >= WHOLE_FRAME and not BACKGROUND.search(phrase.lower()):
+        out.checks["plausible_size"] = False
+        out.fix.append(f"{max(share, masked):.0%} of the photo was edited: far more than "
+                       f"'{phrase}'")
+        return out
+    # what the edit changed (the mask handed over may be wider than what the operation
+    # touched: an object mask grown for the edit's edge)
+    region = _region_of(diff, changed)
+    if used_mask is not None and not np.asarray(used_mask).all():
+        near = cv2.dilate(changed.astype(np.uint8), _disc(3)) > 0
+        region = _filled(_fit(used_mask, changed.shape) & near)
+    if region.sum() < 20:
+        return out
+    _edges(out, small_b, region, phrase)
+    _continues(out, small_b, region, phrase)
+    if sky:
+        _one_sky(out, small_b, region, phrase)
+    return out
+
+
+def _region_of(diff: np.ndarray, changed: np.ndarray) -> np.ndarray:
+    """The edited area read from the change alone: where the change reaches half its
+    typical strength (the middle of a feather), holes filled."""
+    level = max(CHANGE_LEVEL, 0.5 * float(np.median(diff[changed])))
+    strong = cv2.GaussianBlur(diff.astype(np.float32), (5, 5), 0) >= level
+    strong = cv2.morphologyEx(strong.astype(np.uint8), cv2.MORPH_CLOSE,
+                              np.ones((5, 5), np.uint8))
+    contours, _ = cv2.findContours(strong, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    filled = np.zeros_like(strong)
+    cv2.drawContours(filled, contours, -1, 1, -1)
+    return filled > 0
+
+
+def _filled(mask: np.ndarray) -> np.ndarray:
+    """``mask`` closed a little and with its holes filled."""
+    m = cv2.morphologyEx(mask.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((5, 5), np.uint8))
+    contours, _ = cv2.findContours(m, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
+    filled = np.zeros_like(m)
+    cv2.drawContours(filled, contours, -1, 1, -1)
+    return filled > 0
+
+
+def _box(img: np.ndarray, r: int) -> np.ndarray:
+    return cv2.boxFilter(img, -1, (2 * r + 1, 2 * r + 1), normalize=False,
+                         borderType=cv2.BORDER_CONSTANT)
+
+
+def _lab(small: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Lab (L 0–100, a/b centred) and the local gradient energy of L."""
+    lab = cv2.cvtColor(small, cv2.COLOR_RGB2LAB).astype(np.float32)
+    lab[..., 0] *= 100.0 / 255.0
+    lab[..., 1:] -= 128.0
+    gx = cv2.Sobel(lab[..., 0], cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(lab[..., 0], cv2.CV_32F, 0, 1, ksize=3)
+    return lab, np.sqrt(gx * gx + gy * gy)
+
+
+def side_contrast(lab: np.ndarray, energy: np.ndarray, region: np.ndarray, r: int
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """For each border pixel of ``region`` (not on the frame's edge): whether the photo
+    differs across the border there (mean colour of the two sides within ``r`` px, or
+    their texture). Returns ``(border, differs)`` (bool HxW each)."""
+    h, w = region.shape
+    inside = region.astype(np.float32)
+    outside = 1.0 - inside
+    n_in, n_out = _box(inside, r), _box(outside, r)
+    ok = (n_in >= 3) & (n_out >= 3)
+    dist = np.zeros((h, w), np.float32)
+    for c in range(3):
+        mi = _box(lab[..., c] * inside, r) / np.maximum(n_in, 1)
+        mo = _box(lab[..., c] * outside, r) / np.maximum(n_out, 1)
+        dist += (mi - mo) ** 2
+    dist = np.sqrt(dist)
+    ti = _box(energy * inside, r) / np.maximum(n_in, 1)
+    to = _box(energy * outside, r) / np.maximum(n_out, 1)
+    texture = (np.maximum(ti, to) + 1.0) / (np.minimum(ti, to) + 1.0)
+    border = region & ~(cv2.erode(region.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0)
+    frame = np.zeros((h, w), bool)
+    frame[:2], frame[-2:], frame[:, :2], frame[:, -2:] = True, True, True, True
+    border &= ~frame & ok
+    differs = (dist >= EDGE_CONTRAST) | (texture >= TEXTURE_RATIO)
+    return border, differs & border
+
+
+def _disc(r: int) -> np.ndarray:
+    return cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
+
+
+def edge_agreement(small: np.ndarray, region: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The border of ``region`` and where a photo edge lies on it or within the reach of
+    a grown, feathered mask (``GROWN_REACH`` of the region's equivalent radius) inside it:
+    the region is also read eroded step by step down to that depth."""
+    lab, energy = _lab(small)
+    area = float(region.sum())
+    radius = float(np.sqrt(area / np.pi))
+    r = int(np.clip(0.1 * radius, 2, 7))
+    depth = int(round(GROWN_REACH * radius))
+    border, differs = side_contrast(lab, energy, region, r)
+    found = differs.copy()
+    steps = sorted({max(1, round(depth * k / 3)) for k in (1, 2, 3)}) if depth > 0 else []
+    for k in steps:
+        inner = cv2.erode(region.astype(np.uint8), _disc(k)) > 0
+        if inner.sum() < 20:
+            break
+        _, more = side_contrast(lab, energy, inner, r)
+        found |= cv2.dilate(more.astype(np.uint8), _disc(k + 1)) > 0
+    return border, found & border
+
+
+def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str) -> None:
+    border, differs = edge_agreement(small, region)
+    n = int(border.sum())
+    if n < 12:
+        out.undecided["extent"] = "the edited area has no border inside the frame"
+        return
+    cut = border & ~differs
+    share = float(cut.sum()) / n
+    # the longest run of cut border (8-connected along the border)
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(cut.astype(np.uint8), 8)
+    run = float(stats[1:, cv2.CC_STAT_AREA].max()) / n if count > 1 else 0.0
+    out.measures["extent_cut_share"] = round(share, 3)
+    out.measures["extent_longest_cut"] = round(run, 3)
+    ok = bool(share <= CUT_SHARE and run <= CUT_RUN)
+    out.checks["extent"] = ok
+    if ok:
+        out.keep.append(f"the edit ends where '{phrase}' ends (the photo changes along "
+                        f"{1 - share:.0%} of its border)")
+    else:
+        out.fix.append(f"the edited area does not end where '{phrase}' ends: "
+                       f"{share:.0%} of its border runs through one region (grown onto "
+                       "its surroundings, cut through it, or on the wrong thing)")
+
+
+def _continues(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str
+               ) -> None:
+    """The thing must be in what changed: just outside the edited area the photo should
+    look like the surroundings, not like the edited area (a half mask leaves the other half
+    of the thing, in the thing's colours, right at its border)."""
+    lab = cv2.cvtColor(cv2.GaussianBlur(small, (3, 3), 0), cv2.COLOR_RGB2LAB) // 16
+    q = lab[..., 0].astype(np.int32) * 256 + lab[..., 1].astype(np.int32) * 16 + lab[..., 2]
+    radius = float(np.sqrt(region.sum() / np.pi))
+    d = max(2, int(0.12 * radius))
+    near = cv2.dilate(region.astype(np.uint8), _disc(d)) > 0
+    far = cv2.dilate(region.astype(np.uint8), _disc(4 * d)) > 0
+    band, ring = near & ~region, far & ~near
+    if band.sum() < 20 or ring.sum() < 20:
+        return
+    inside = np.bincount(q[region], minlength=4096) + 0.5
+    around = np.bincount(q[ring], minlength=4096) + 0.5
+    ratio = (inside / inside.sum()) / (around / around.sum())
+    share = float((ratio[q[band]] > 2.0).mean())
+    out.measures["extent_continues"] = round(share, 3)
+    ok = share <= CONTINUES
+    out.checks["extent"] = bool(out.checks.get("extent", True) and ok)
+    if not ok:
+        out.fix.append(f"'{phrase}' seems to go on past the edited area ({share:.0%} of the "
+                       "pixels just outside look like the edited ones)")
+
+
+def _one_sky(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str) -> None:
+    gray = cv2.GaussianBlur(cv2.cvtColor(small, cv2.COLOR_RGB2GRAY).astype(np.float32),
+                            (3, 3), 0)
+    gx = cv2.Sobel(gray, cv2.CV_32F, 1, 0, ksize=3)
+    gy = cv2.Sobel(gray, cv2.CV_32F, 0, 1, ksize=3)
+    energy = cv2.blur(np.sqrt(gx * gx + gy * gy), (7, 7))
+    textured = float((energy[region] > 24.0).mean())
+    out.measures["sky_textured_share"] = round(textured, 3)
+    ok = textured <= SKY_TEXTURED
+    out.checks["one_region"] = ok
+    if not ok:
+        out.fix.append(f"{textured:.0%} of what changed for '{phrase}' is textured: a "
+                       "facade, trees or ground, not sky")
+
+
+def _relative(out: Independent, small_b: np.ndarray, small_a: np.ndarray,
+              changed: np.ndarray, words: str, action: Any) -> None:
+    """Relative words ("a deeper blue", "bluer") must not push saturation to its limit."""
+    if not words or not RELATIVE.search(words):
+        return
+    op = str(getattr(action, "operation", "") or "")
+    if op not in ("recolor", "saturation", "vibrance", "hue", "tint", "temperature"):
+        return
+    hb = cv2.cvtColor(small_b, cv2.COLOR_RGB2HSV_FULL)
+    ha = cv2.cvtColor(small_a, cv2.COLOR_RGB2HSV_FULL)
+    lit = ha[..., 2] > 40
+    area = changed & lit
+    if area.sum() < 20:
+        return
+    limit_b = float((hb[..., 1][area] >= 242).mean())
+    limit_a = float((ha[..., 1][area] >= 242).mean())
+    new = max(0.0, limit_a - limit_b)
+    out.measures["saturated_new_share"] = round(new, 3)
+    ok = new <= SATURATED_NEW
+    out.checks["relative_size"] = ok
+    if ok:
+        out.keep.append("the change keeps the size the words ask for")
+    else:
+        out.fix.append(f"'{words}' asks for a relative change, but {new:.0%} of the "
+                       "region was driven to full saturation")

@@ -1,0 +1,78 @@
+"""The critic on real photographs: correct edits pass, wrong-extent edits fail (issue 32).
+
+Usage::
+
+    .venv/bin/python bench/critic_real.py [--split tune|held_out|both] [--show]
+
+Pairs come from ``tests/critic_real_pairs.py``: on every labelled case (a real photo, the
+phrase naming one thing, its true mask, its failure class) an operation is applied by the
+agent's own planner and executor inside the TRUE mask (good), and through a grown mask, a
+mask moved onto what lies beside it, a half mask and the whole frame (bad). Each pair is
+judged as the turn loop judges it: ``agent.brain.judge.critique_images`` with the mask the
+edit was made with, the critic looking at the whole frame.
+
+``--show`` lists the misjudged pairs of the tune split only; held-out figures are printed
+as aggregates (nobody tunes on them). The last printed line is one JSON object:
+``{"splits": {split: {"all": {...}, "classes": {cls: {...}}, "kinds": {...}}}}`` where each
+``{...}`` holds ``good_pass_rate``, ``bad_fail_rate``, ``good``, ``bad`` (counts).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from agent.brain.judge import critique_images  # noqa: E402
+from tests.critic_real_pairs import SIDE, pairs  # noqa: E402
+
+
+def _rates(rows: list[tuple[bool, bool]]) -> dict:
+    good = [passed for is_good, passed in rows if is_good]
+    bad = [passed for is_good, passed in rows if not is_good]
+    return {"good_pass_rate": round(sum(good) / len(good), 3) if good else None,
+            "bad_fail_rate": round(sum(not p for p in bad) / len(bad), 3) if bad else None,
+            "good": len(good), "bad": len(bad)}
+
+
+def judge_split(split: str, show: bool) -> dict:
+    by_class: dict[str, list] = defaultdict(list)
+    by_kind: dict[str, list] = defaultdict(list)
+    every: list = []
+    for pair in pairs(split):
+        verdict = critique_images(pair.before, pair.after, pair.instruction, pair.used_mask)
+        row = (pair.good, bool(verdict["passed"]))
+        every.append(row)
+        by_class[pair.case.cls].append(row)
+        by_kind[pair.kind].append(row)
+        if show and split == "tune" and row[1] != pair.good:
+            print(f"misjudged: {pair.name} score {verdict['score']}: "
+                  + "; ".join(verdict["reasons"][:2]), flush=True)
+    kinds = {k: _rates(v) for k, v in by_kind.items()}
+    return {"all": _rates(every), "classes": {c: _rates(v) for c, v in sorted(by_class.items())},
+            "kinds": {k: {"rate": v["good_pass_rate"] if k == "good" else v["bad_fail_rate"],
+                          "n": v["good"] + v["bad"]} for k, v in kinds.items()}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--split", default="both", choices=("tune", "held_out", "both"))
+    parser.add_argument("--show", action="store_true", help="list misjudged tune pairs")
+    args = parser.parse_args()
+    out: dict = {"side": SIDE, "splits": {}}
+    start = time.perf_counter()
+    for split in ("tune", "held_out") if args.split == "both" else (args.split,):
+        out["splits"][split] = judge_split(split, args.show)
+    out["seconds"] = round(time.perf_counter() - start, 1)
+    out["load_average"] = [round(v, 2) for v in os.getloadavg()]
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+"""Good and wrong-extent edits on real photographs, made through the agent's own layer path
+(issue 32, part 4). Shared by ``bench/critic_real.py`` and ``tests/test_critic_extent.py``.
+
+A *case* is a real photo, a phrase naming one thing in it, the thing's true mask and a
+failure class. The masks come from the labelled set (``eval/data/realphotos/cases``, one
+JSON list per photo with a native-resolution PNG per resolved case) and, where a photo
+ships them, from labelme's human-drawn polygons (``eval.realphotos.polygons``).
+
+From each case:
+
+* **good** pairs — an operation (brighter, darker, a named colour, remove for small things,
+  a deeper blue for a sky) applied by ``agent.executor`` inside the TRUE mask;
+* **bad** pairs — the same instruction through a wrong extent: the mask grown onto what
+  surrounds it, moved onto its neighbour or support, cut to one half, or the whole frame;
+  and for "a deeper blue", the colour pushed to its limit inside the true mask.
+
+The critic is handed the mask each edit was made with, as the turn loop does: only
+checks that do not trust that mask can catch a wrong extent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+import cv2
+import numpy as np
+from PIL import Image, ImageDraw
+
+from eval import realphotos
+
+#: long side every photo is edited and judged at (fast; large enough for the detectors)
+SIDE = 768
+#: the labelled set (``LOUPE_REALSET_DIR`` points at another copy of its folder)
+DATA_DIR = Path(os.environ.get("LOUPE_REALSET_DIR") or Path(realphotos.PHOTOS_FILE).parent)
+CASES_DIR = DATA_DIR / "cases"
+MASKS_DIR = DATA_DIR / "masks"
+#: the split is by photo and fixed (see the labelled set's notes)
+HELD_OUT = frozenset({"dragonfly", "sunset", "christmas_table", "dogs_on_grass", "free",
+                      "friends", "castle_maintenon", "european_honey_bee", "butterfly",
+                      "voc_2011_000006", "street_truck", "after_the_rain", "wine"})
+#: the wrong extents every case is edited through
+BAD_KINDS = ("grown", "moved", "half", "whole frame", "to the limit")
+
+
+@dataclass
+class Case:
+    """One named thing on a real photo and its true mask (at ``SIDE``)."""
+
+    id: str
+    photo: str
+    split: str
+    phrase: str
+    cls: str
+    mask: np.ndarray
+
+
+@dataclass
+class Pair:
+    """One before/after pair: ``good`` when the edit's extent is right."""
+
+    case: Case
+    instruction: str
+    kind: str            # "good" or one of BAD_KINDS
+    before: np.ndarray
+    after: np.ndarray
+    used_mask: np.ndarray
+
+    @property
+    def good(self) -> bool:
+        return self.kind == "good"
+
+    @property
+    def name(self) -> str:
+        return f"{self.case.id}: {self.instruction} ({self.kind})"
+
+
+@cache
+def photo(pid: str) -> np.ndarray:
+    return realphotos.load(pid, SIDE)
+
+
+def _fit(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    if mask.shape == shape:
+        return mask.astype(bool)
+    small = cv2.resize(mask.astype(np.uint8) * 255, (shape[1], shape[0]),
+                       interpolation=cv2.INTER_AREA)
+    return small >= 128
+
+
+# --- where the cases come from --------------------------------------------------------
+
+def labelled_cases() -> list[Case]:
+    """The labelled set's resolved cases (empty until it lands)."""
+    out = []
+    for path in sorted(CASES_DIR.glob("*.json")) if CASES_DIR.is_dir() else []:
+        for row in json.loads(path.read_text()):
+            if row.get("expect") != "resolved" or not row.get("mask"):
+                continue
+            file = MASKS_DIR / row["mask"]
+            if not file.is_file():
+                continue
+            image = photo(row["photo"])
+            with Image.open(file) as img:
+                mask = np.asarray(img.convert("L")) > 127
+            split = "held_out" if row["photo"] in HELD_OUT else "tune"
+            out.append(Case(row["id"], row["photo"], split, row["phrase"],
+                            row.get("class", "plain"), _fit(mask, image.shape[:2])))
+    return out
+
+
+#: labelme photos: the class each one's polygons stand for
+POLYGON_CLASSES = {"voc_2011_000003": "people", "voc_2011_000025": "touching",
+                   "shelf_objects": "support", "voc_2011_000006": "people",
+                   "street_truck": "plain"}
+#: labels that name a support or a surface, not a thing to edit
+NOT_THINGS = {"shelf", "road", "background"}
+
+
+def polygon_cases() -> list[Case]:
+    """One case per human-drawn polygon that covers 1–60 % of its photo; phrases are made
+    from the labels alone (the same rule for every photo, held-out ones included)."""
+    out = []
+    for pid, cls in POLYGON_CLASSES.items():
+        image = photo(pid)
+        h, w = image.shape[:2]
+        native = realphotos.catalogue()[pid]
+        k = w / native.width
+        found = []
+        for label, points in realphotos.polygons(pid):
+            if label in NOT_THINGS or label.startswith("_"):
+                continue
+            canvas = Image.new("L", (w, h), 0)
+            ImageDraw.Draw(canvas).polygon([(x * k, y * k) for x, y in points], fill=255)
+            mask = np.asarray(canvas) > 0
+            if 0.01 <= mask.mean() <= 0.6:
+                found.append((label, mask))
+        for label, mask in found:
+            same = [m for lb, m in found if lb == label]
+            words = label.replace("_", " ")
+            if len(words.split()) > 3:            # "highland 6539 self stick notes"
+                words = " ".join(words.split()[-3:])
+            if len(same) > 1:
+                xs = [float(np.nonzero(m)[1].mean()) for m in same]
+                x = float(np.nonzero(mask)[1].mean())
+                words += " on the left" if x == min(xs) else \
+                    " on the right" if x == max(xs) else " in the middle"
+            out.append(Case(f"{pid}__{words.replace(' ', '_')}", pid,
+                            "held_out" if pid in HELD_OUT else "tune", f"the {words}", cls,
+                            mask))
+    return out
+
+
+def cases(split: str | None = None) -> list[Case]:
+    """Every case of ``split`` (both when None): the labelled set's, else the polygons'."""
+    found = labelled_cases()
+    seen = {c.photo for c in found}
+    found += [c for c in polygon_cases() if c.photo not in seen]
+    return [c for c in found if split in (None, c.split)]
+
+
+# --- the edits ------------------------------------------------------------------------
+
+SKY_WORDS = ("sky", "clouds")
+
+
+#: "a deeper blue" done right: more colour and a little less light, not a new colour
+DEEPER = ({"operation": "saturation", "params": {"amount": 0.35}},
+          {"operation": "brightness", "params": {"amount": -0.08}})
+
+
+def instructions(case: Case, image: np.ndarray) -> list[str]:
+    """The instructions a case is edited with (good and bad use the same words)."""
+    p = case.phrase
+    if any(w in p.split() for w in SKY_WORDS):
+        return [f"make {p} darker", f"make {p} a deeper blue", f"make {p} brighter"]
+    hue = _mean_hue(image, case.mask)
+    colour = "red" if 90 <= hue <= 140 else "blue"
+    out = [f"make {p} brighter", f"make {p} darker", f"make {p} {colour}"]
+    if case.mask.mean() <= 0.08:
+        out.append(f"remove {p}")
+    return out
+
+
+def _mean_hue(image: np.ndarray, mask: np.ndarray) -> float:
+    hsv = cv2.cvtColor(image, cv2.COLOR_RGB2HSV_FULL)
+    return float(np.median(hsv[..., 0][mask])) * 360 / 256
+
+
+def _edit(image: np.ndarray, instruction: str, mask: np.ndarray, *, right: bool = False
+          ) -> np.ndarray:
+    """The agent's own planner and executor apply the instruction on ``mask``; with
+    ``right``, relative colour words are done as ``DEEPER`` (the size they ask for)."""
+    from agent import executor  # noqa: PLC0415 — tests may import this without the agent
+    from agent.actions import Action  # noqa: PLC0415 — same
+    from agent.brain.planner import get_planner  # noqa: PLC0415 — same
+
+    plan = get_planner(name="rules").plan(instruction, has_mask=True,
+                                          image_size=(image.shape[1], image.shape[0]))
+    action = plan.actions[0]
+    if right and "deeper" in instruction:
+        out = image
+        for step in DEEPER:
+            done = Action(kind="adjust", target=action.target, region=action.region, **step)
+            out = executor.execute(out, done, mask).paste(out)
+        return out
+    return executor.execute(image, action, mask).paste(image)
+
+
+def wrong_mask(mask: np.ndarray, kind: str) -> np.ndarray:
+    """The true mask given a wrong extent (see the module doc)."""
+    h, w = mask.shape
+    ys, xs = np.nonzero(mask)
+    bw, bh = int(np.ptp(xs)) + 1, int(np.ptp(ys)) + 1
+    if kind == "whole frame":
+        return np.ones_like(mask)
+    if kind == "grown":
+        r = max(6, int(0.35 * np.sqrt(mask.sum())))
+        kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
+        return cv2.dilate(mask.astype(np.uint8), kernel) > 0
+    if kind == "half":
+        out = mask.copy()
+        if bw >= bh:
+            out[:, int(xs.min() + bw // 2):] = False
+        else:
+            out[int(ys.min() + bh // 2):] = False
+        return out
+    if kind == "moved":   # onto what lies beside it (the side with more room), or below
+        cx, cy = float(xs.mean()), float(ys.mean())
+        dx = int(0.6 * bw) * (1 if cx < w / 2 else -1)
+        dy = int(0.6 * bh) if bw < 0.3 * w else 0
+        if bw >= 0.6 * w:
+            dx, dy = 0, int(0.6 * bh) * (1 if cy < h / 2 else -1)
+        m = np.float32([[1, 0, dx], [0, 1, dy]])
+        return cv2.warpAffine(mask.astype(np.uint8), m, (w, h),
+                              flags=cv2.INTER_NEAREST) > 0
+    raise ValueError(kind)
+
+
+def pairs(split: str | None = None, classes: tuple[str, ...] | None = None,
+          kinds: tuple[str, ...] = ("good", *BAD_KINDS)) -> Iterator[Pair]:
+    """Every good and bad pair of ``split`` (built on demand)."""
+    for case in cases(split):
+        if classes and case.cls not in classes:
+            continue
+        image = photo(case.photo)
+        for words in instructions(case, image):
+            for kind in (k for k in kinds if k != "to the limit"):
+                used = case.mask if kind == "good" else wrong_mask(case.mask, kind)
+                if not used.any():
+                    continue
+                yield Pair(case, words, kind, image,
+                           _edit(image, words, used, right=kind == "good"), used)
+            if "deeper" in words and "to the limit" in kinds:
+                # the words' colour pushed to its full strength inside the true mask
+                yield Pair(case, words, "to the limit", image, _edit(image, words, case.mask),
+                           case.mask)

@@ -1,0 +1,79 @@
+"""The critic judges an edit's extent on its own, on real photographs (issue 32, part 4).
+
+Edits are made by the agent's own planner and executor inside a human-drawn mask (good)
+or through a wrong extent (grown onto the support, moved onto the neighbour, cut in half,
+the whole frame); the critic gets the mask each edit was made with, as in the turn loop,
+so only the checks that do not trust it can catch a wrong one. Photos: labelme's examples
+(``eval.realphotos``) at ``critic_real_pairs.SIDE``; the perception files are installed by
+``make install`` (as ``tests/test_independent.py``, these tests need them and never skip).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agent.brain.judge import critique_images
+from tests.critic_real_pairs import _edit, photo, polygon_cases, wrong_mask
+
+
+@pytest.fixture(scope="module")
+def by_id():
+    return {c.id: c for c in polygon_cases() if c.split == "tune"}
+
+
+def _judge(case, words, kind):
+    image = photo(case.photo)
+    used = case.mask if kind == "good" else wrong_mask(case.mask, kind)
+    after = _edit(image, words, used, right=kind == "good")
+    verdict = critique_images(image, after, words, used)
+    return verdict, verdict["steps"][0].get("checks", {}) if verdict["steps"] else {}
+
+
+def test_a_mask_grown_onto_the_support_fails_and_the_true_extent_passes(by_id):
+    notes = by_id["shelf_objects__self_stick_notes"]   # sticky notes lying on a shelf
+    ok, _ = _judge(notes, "make the self stick notes darker", "good")
+    bad, checks = _judge(notes, "make the self stick notes darker", "grown")
+    assert ok["passed"], ok["reasons"]
+    assert not bad["passed"] and checks["extent"] is False
+    assert any("does not end where" in r for r in bad["reasons"])
+
+
+def test_a_mask_moved_onto_the_neighbour_fails(by_id):
+    person = by_id["voc_2011_000003__person_on_the_right"]
+    ok, _ = _judge(person, "make the person on the right brighter", "good")
+    bad, checks = _judge(person, "make the person on the right brighter", "moved")
+    assert ok["passed"], ok["reasons"]
+    assert not bad["passed"] and bad["score"] <= 3
+    assert checks.get("extent") is False or checks.get("second_route") is False
+
+
+def test_a_half_mask_fails(by_id):
+    person = by_id["voc_2011_000003__person_on_the_left"]
+    bad, checks = _judge(person, "make the person on the left darker", "half")
+    assert not bad["passed"] and checks["covers"] is False      # the person found again
+    assert any("only part of" in r for r in bad["reasons"])
+    ball = by_id["shelf_objects__squeakair_tennis_ball"]        # no detector sees it
+    bad, checks = _judge(ball, "make the squeakair tennis ball brighter", "half")
+    assert not bad["passed"] and checks["extent"] is False
+
+
+def test_the_whole_frame_for_a_named_thing_fails(by_id):
+    car = by_id["voc_2011_000025__car"]
+    bad, checks = _judge(car, "make the car darker", "whole frame")
+    assert not bad["passed"] and checks["plausible_size"] is False
+    assert any("far more than" in r for r in bad["reasons"])
+
+
+def test_paint_over_a_touching_look_alike_fails(by_id):
+    """The bus in front, its mask grown over the bus touching it on the left."""
+    bus = by_id["voc_2011_000025__bus_on_the_right"]
+    other = by_id["voc_2011_000025__bus_on_the_left"]
+    ok, _ = _judge(bus, "make the bus on the right blue", "good")
+    assert ok["passed"], ok["reasons"]
+    image = photo(bus.photo)
+    used = bus.mask | other.mask
+    after = _edit(image, "make the bus on the right blue", used)
+    verdict = critique_images(image, after, "make the bus on the right blue", used)
+    assert not verdict["passed"]
+    assert np.count_nonzero(used) > 1.05 * np.count_nonzero(bus.mask)
