@@ -147,6 +147,12 @@ def test_edit_checks_tell_the_asked_change_from_another() -> None:
     burnt[truth] = (0, 0, 255)                      # driven to the limit
     assert not changed_as_asked("a deeper blue sky", before, burnt, truth)[0]
     assert not changed_as_asked("remove the sky", before, before, truth)[0]
+    garish = before.copy()
+    garish[truth] = (40, 40, 230)                    # a recolour, not "deeper"
+    assert not changed_as_asked("a deeper blue sky", before, garish, truth)[0]
+    half = before.copy()
+    half[10:25, 10:40] += 30                         # only half the sky brightened
+    assert not changed_as_asked("make the sky brighter", before, half, truth)[0]
 
 
 # ------------------------------------------------------------------ the set itself
