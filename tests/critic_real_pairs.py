@@ -43,6 +43,8 @@ MASKS_DIR = DATA_DIR / "masks"
 HELD_OUT = frozenset({"dragonfly", "sunset", "christmas_table", "dogs_on_grass", "free",
                       "friends", "castle_maintenon", "european_honey_bee", "butterfly",
                       "voc_2011_000006", "street_truck", "after_the_rain", "wine"})
+#: the wrong extents are made with a case's first this many instructions (goods with all)
+BAD_WORDS = 2
 #: the wrong extents every case is edited through
 BAD_KINDS = ("grown", "moved", "half", "whole frame", "to the limit")
 
@@ -169,15 +171,18 @@ SKY_WORDS = ("sky", "clouds")
 
 
 #: "a deeper blue" done right: more colour and a little less light, not a new colour
-DEEPER = ({"operation": "saturation", "params": {"amount": 0.35}},
-          {"operation": "brightness", "params": {"amount": -0.08}})
+DEEPER = ({"operation": "saturation", "params": {"amount": 0.2}},
+          {"operation": "brightness", "params": {"amount": -0.06}})
 
 
 def instructions(case: Case, image: np.ndarray) -> list[str]:
     """The instructions a case is edited with (good and bad use the same words)."""
     p = case.phrase
     if any(w in p.split() for w in SKY_WORDS):
-        return [f"make {p} darker", f"make {p} a deeper blue", f"make {p} brighter"]
+        # "a deeper blue" is planned as a recolour until the planner reads relative words
+        # as an adjustment (issue 32, part 5): its good edit is judged against that, so
+        # only its wrong sizes are pairs here ("to the limit")
+        return [f"make {p} darker", f"make {p} brighter", f"make {p} a deeper blue"]
     hue = _mean_hue(image, case.mask)
     colour = "red" if 90 <= hue <= 140 else "blue"
     out = [f"make {p} brighter", f"make {p} darker", f"make {p} {colour}"]
@@ -248,8 +253,10 @@ def pairs(split: str | None = None, classes: tuple[str, ...] | None = None,
         if classes and case.cls not in classes:
             continue
         image = photo(case.photo)
-        for words in instructions(case, image):
+        for n, words in enumerate(instructions(case, image)):
             for kind in (k for k in kinds if k != "to the limit"):
+                if (kind != "good" and n >= BAD_WORDS) or "deeper" in words:
+                    continue
                 used = case.mask if kind == "good" else wrong_mask(case.mask, kind)
                 if not used.any():
                     continue

@@ -74,6 +74,8 @@ def test_clear_errors_and_refusals(photo, tmp_path):
     assert refused.returncode == 1
     assert "nothing was changed" in refused.stdout.lower()
     assert "saved:" not in refused.stdout
+    # the refusal names the command line's way to point at it (the app says "click it")
+    assert "--point X,Y" in refused.stdout and "Click it on the photo" not in refused.stdout
     bad = _agent("checkout", "n42", "--session", session, cwd=tmp_path)
     assert bad.returncode == 2 and "no state 'n42'" in bad.stderr
     nothing = _agent("log", "--session", tmp_path / "empty", cwd=tmp_path)

@@ -77,3 +77,40 @@ def test_paint_over_a_touching_look_alike_fails(by_id):
     verdict = critique_images(image, after, "make the bus on the right blue", used)
     assert not verdict["passed"]
     assert np.count_nonzero(used) > 1.05 * np.count_nonzero(bus.mask)
+
+
+class _Located:
+    """A localiser that hands the turn loop a fixed mask for any phrase (the wrong extent
+    the real one produced on such photos)."""
+
+    name = "fixed"
+
+    def __init__(self, mask: np.ndarray) -> None:
+        self.mask = mask
+
+    def locate(self, image, phrase, hint=None):  # noqa: ANN001, ANN201
+        from pipelines.localizers.base import Candidate, resolved  # noqa: PLC0415 — test only
+
+        return resolved([Candidate(self.mask, 0.9, phrase, "fixed")], phrase)
+
+
+def test_the_turn_loop_never_reports_done_on_an_edit_its_critic_fails(by_id, tmp_path):
+    from agent.session import EditSession  # noqa: PLC0415 — the session only for this test
+
+    notes = by_id["shelf_objects__self_stick_notes"]
+    image = photo(notes.photo)
+    grown = wrong_mask(notes.mask, "grown")
+    session = EditSession.create(image, tmp_path / "wrong", localizer=_Located(grown),
+                                 max_attempts=2)
+    result = session.turn("make the self stick notes darker")
+    assert not result.ok and not result.changed and session.head == "n0"
+    assert np.array_equal(session.current_image(), image)          # nothing was applied
+    assert "not sure" in result.message and "Click it on the photo" in result.message
+    assert "Nothing was changed" in result.message
+    right = EditSession.create(image, tmp_path / "right", localizer=_Located(notes.mask),
+                               max_attempts=2)
+    done = right.turn("make the self stick notes darker")
+    assert done.ok and done.steps[0].status == "applied"
+    changed = np.any(right.current_image() != image, axis=2)
+    assert changed[notes.mask].mean() > 0.5 and not changed[~wrong_mask(notes.mask,
+                                                                          "grown")].any()

@@ -43,21 +43,28 @@ CHANGE_LEVEL = 6
 EDGE_CONTRAST = 9.0
 #: ... or when the local texture (gradient energy) of one side is this many times the other
 TEXTURE_RATIO = 2.0
+#: gaps in what changed up to this share of the mask's radius are bridged
+BRIDGE = 0.06
 #: a grown, feathered mask may reach this share of its equivalent radius beyond the thing
 #: (``pipelines.editors.objects.growth_limit`` grows by a quarter of the object's radius)
 GROWN_REACH = 0.0
-#: share of the pixels just outside the edit that may look like the edited ones
-CONTINUES = 0.3
+#: the flood from the far side starts this share of the edit's radius away from it
+FLOOD_REACH = 0.5
+#: regions larger than this share of the frame are not flooded
+FLOOD_AREA = 0.3
+#: the core's flood may pass the edit's border by this share of its area
+FLOODS = 0.4
 #: share of the border that may run through one region before the extent fails
-CUT_SHARE = 0.38
+CUT_SHARE = 0.35
 #: a single run of cut border this long (share of the border) is a cut through a region
 CUT_RUN = 0.2
-#: a change covering this share of the frame is no instance of a named thing
-WHOLE_FRAME = 0.85
+#: a change covering this share of the frame is no instance of a named thing (a sky may
+#: fill more of it)
+WHOLE_FRAME, WHOLE_SKY = 0.85, 0.95
 #: smoothness of a sky: share of its pixels that may be textured (facade, foliage)
-SKY_TEXTURED = 0.25
+SKY_TEXTURED = 0.35
 #: relative words: share of the changed region newly driven to the saturation limit
-SATURATED_NEW = 0.2
+SATURATED_NEW = 0.1
 #: words that ask for a relative change of a region, not a new colour
 RELATIVE = re.compile(r"\b(deeper|richer|bluer|greener|redder|warmer|cooler|brighter|"
                       r"darker|more|less|a (?:bit|little|touch)|slightly|somewhat|"
@@ -131,7 +138,8 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     out.measures["extent_changed_share"] = round(share, 4)
     sky = any(w in phrase.lower().split() for w in SKY_WORDS)
     masked = float(_fit(used_mask, changed.shape).mean()) if used_mask is not None else 0.0
-    if max(share, masked) >= WHOLE_FRAME and not BACKGROUND.search(phrase.lower()):
+    limit = WHOLE_SKY if sky else WHOLE_FRAME
+    if max(share, masked) >= limit and not BACKGROUND.search(phrase.lower()):
         out.checks["plausible_size"] = False
         out.fix.append(f"{max(share, masked):.0%} of the photo was edited: far more than "
                        f"'{phrase}'")
@@ -140,12 +148,16 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     # touched: an object mask grown for the edit's edge)
     region = _region_of(diff, changed)
     if used_mask is not None and not np.asarray(used_mask).all():
-        near = cv2.dilate(changed.astype(np.uint8), _disc(3)) > 0
-        region = _filled(_fit(used_mask, changed.shape) & near)
+        used = _fit(used_mask, changed.shape)
+        # bridge the pixels an operation leaves as they were (black under "brighter",
+        # grey under a recolour) without taking the unchanged rim of a grown mask
+        k = max(3, round(BRIDGE * np.sqrt(used.sum() / np.pi)))
+        near = cv2.morphologyEx(changed.astype(np.uint8), cv2.MORPH_CLOSE, _disc(k))
+        region = _filled(used & (cv2.dilate(near, _disc(3)) > 0))
     if region.sum() < 20:
         return out
     _edges(out, small_b, region, phrase)
-    _continues(out, small_b, region, phrase)
+    _floods(out, small_b, region, phrase)
     if sky:
         _one_sky(out, small_b, region, phrase)
     return out
@@ -264,30 +276,32 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str)
                        "its surroundings, cut through it, or on the wrong thing)")
 
 
-def _continues(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str
-               ) -> None:
-    """The thing must be in what changed: just outside the edited area the photo should
-    look like the surroundings, not like the edited area (a half mask leaves the other half
-    of the thing, in the thing's colours, right at its border)."""
-    lab = cv2.cvtColor(cv2.GaussianBlur(small, (3, 3), 0), cv2.COLOR_RGB2LAB) // 16
-    q = lab[..., 0].astype(np.int32) * 256 + lab[..., 1].astype(np.int32) * 16 + lab[..., 2]
-    radius = float(np.sqrt(region.sum() / np.pi))
-    d = max(2, int(0.12 * radius))
-    near = cv2.dilate(region.astype(np.uint8), _disc(d)) > 0
-    far = cv2.dilate(region.astype(np.uint8), _disc(4 * d)) > 0
-    band, ring = near & ~region, far & ~near
-    if band.sum() < 20 or ring.sum() < 20:
+def _floods(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str) -> None:
+    """Flood the photo (watershed on its colours) from the edited area's core and from
+    everything farther than half its radius: where no edge stops the core's flood before
+    the far basin's, the thing goes on past the edit (half a thing, or a region that
+    continues) — the edit's own border plays no part in where the flood stops."""
+    if region.mean() > FLOOD_AREA:
+        return   # the far basin would be a thin strip along the frame: no evidence
+    markers = np.zeros(region.shape, np.int32)
+    near = np.zeros(region.shape, bool)
+    count, parts = cv2.connectedComponents(region.astype(np.uint8))
+    for i in range(1, count):   # each part of a plural edit at its own scale
+        part = (parts == i).astype(np.uint8)
+        radius = float(np.sqrt(part.sum() / np.pi))
+        markers[cv2.erode(part, _disc(2)) > 0] = 1
+        near |= cv2.dilate(part, _disc(max(4, int(FLOOD_REACH * radius)))) > 0
+    markers[~near] = 2
+    if not (markers == 1).any() or not (markers == 2).any():
         return
-    inside = np.bincount(q[region], minlength=4096) + 0.5
-    around = np.bincount(q[ring], minlength=4096) + 0.5
-    ratio = (inside / inside.sum()) / (around / around.sum())
-    share = float((ratio[q[band]] > 2.0).mean())
-    out.measures["extent_continues"] = round(share, 3)
-    ok = share <= CONTINUES
+    flood = cv2.watershed(cv2.GaussianBlur(small, (3, 3), 0), markers) == 1
+    grows = float((flood & ~region).sum()) / max(1.0, float(region.sum()))
+    out.measures["extent_floods"] = round(grows, 3)
+    ok = grows <= FLOODS
     out.checks["extent"] = bool(out.checks.get("extent", True) and ok)
     if not ok:
-        out.fix.append(f"'{phrase}' seems to go on past the edited area ({share:.0%} of the "
-                       "pixels just outside look like the edited ones)")
+        out.fix.append(f"'{phrase}' goes on past the edited area: nothing in the photo stops "
+                       f"it there ({grows:.0%} more of the same region lies just outside)")
 
 
 def _one_sky(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str) -> None:
