@@ -114,3 +114,48 @@ def test_the_turn_loop_never_reports_done_on_an_edit_its_critic_fails(by_id, tmp
     changed = np.any(right.current_image() != image, axis=2)
     assert changed[notes.mask].mean() > 0.5 and not changed[~wrong_mask(notes.mask,
                                                                           "grown")].any()
+
+
+@pytest.fixture(scope="module")
+def skies():
+    from tests.critic_real_pairs import labelled_cases  # noqa: PLC0415 — the set's skies
+
+    return {c.id: c for c in labelled_cases() if c.id in ("aitzgorri__sky", "lake_hill__sky")}
+
+
+def _extent(case, words, used, *, right=False):
+    from agent.brain.extent import extent_checks  # noqa: PLC0415 — the check itself
+    from agent.brain.planner import get_planner  # noqa: PLC0415 — the words' action
+
+    image = photo(case.photo)
+    action = get_planner(name="rules").plan(words, has_mask=True, image_size=(
+        image.shape[1], image.shape[0])).actions[0]
+    return extent_checks(image, _edit(image, words, used, right=right), action, used)
+
+
+def test_a_sky_that_takes_the_ridge_below_it_fails(skies):
+    sky = skies["aitzgorri__sky"]          # a sky meeting a mountain ridge
+    ok = _extent(sky, "make the sky darker", sky.mask)
+    grown = _extent(sky, "make the sky darker", wrong_mask(sky.mask, "grown"))
+    assert ok.checks == {"extent": True, "one_region": True}, ok.fix
+    assert grown.checks["extent"] is False and grown.fix
+
+
+def test_a_sky_moved_onto_the_lake_below_fails(skies):
+    sky = skies["lake_hill__sky"]          # a sky above a lake of similar blue
+    ok = _extent(sky, "make the sky brighter", sky.mask)
+    moved = _extent(sky, "make the sky brighter", wrong_mask(sky.mask, "moved"))
+    assert all(ok.checks.values()), ok.fix
+    assert moved.checks["one_region"] is False and moved.checks["extent"] is False
+    assert any("not sky" in f for f in moved.fix)
+
+
+def test_a_deeper_blue_must_not_drive_saturation_to_its_limit(skies):
+    sky = skies["lake_hill__sky"]
+    words = "make the sky a deeper blue"
+    right = _extent(sky, words, sky.mask, right=True)       # more colour, a little darker
+    limit = _extent(sky, words, sky.mask)                   # the named blue at full strength
+    assert right.checks["relative_size"] is True
+    assert limit.checks["relative_size"] is False
+    assert limit.measures["saturated_new_share"] > 0.1 >= right.measures["saturated_new_share"]
+    assert any("full saturation" in f for f in limit.fix)

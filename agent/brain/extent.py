@@ -30,7 +30,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from agent.brain.independent import Independent
+from agent.brain.independent import Independent, named_label
 from pipelines.localizers.phrases import WHOLE, parse_phrase
 
 log = logging.getLogger(__name__)
@@ -45,9 +45,6 @@ EDGE_CONTRAST = 9.0
 TEXTURE_RATIO = 2.0
 #: gaps in what changed up to this share of the mask's radius are bridged
 BRIDGE = 0.06
-#: a grown, feathered mask may reach this share of its equivalent radius beyond the thing
-#: (``pipelines.editors.objects.growth_limit`` grows by a quarter of the object's radius)
-GROWN_REACH = 0.0
 #: the flood from the far side starts this share of the edit's radius away from it
 FLOOD_REACH = 0.5
 #: regions larger than this share of the frame are not flooded
@@ -156,6 +153,9 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
         region = _filled(used & (cv2.dilate(near, _disc(3)) > 0))
     if region.sum() < 20:
         return out
+    if named_label(parse_phrase(phrase), phrase) == "text":
+        out.undecided["extent"] = "text is edited in its box, which has no edge of its own"
+        return out
     _edges(out, small_b, region, phrase)
     _floods(out, small_b, region, phrase)
     if sky:
@@ -167,13 +167,7 @@ def _region_of(diff: np.ndarray, changed: np.ndarray) -> np.ndarray:
     """The edited area read from the change alone: where the change reaches half its
     typical strength (the middle of a feather), holes filled."""
     level = max(CHANGE_LEVEL, 0.5 * float(np.median(diff[changed])))
-    strong = cv2.GaussianBlur(diff.astype(np.float32), (5, 5), 0) >= level
-    strong = cv2.morphologyEx(strong.astype(np.uint8), cv2.MORPH_CLOSE,
-                              np.ones((5, 5), np.uint8))
-    contours, _ = cv2.findContours(strong, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_NONE)
-    filled = np.zeros_like(strong)
-    cv2.drawContours(filled, contours, -1, 1, -1)
-    return filled > 0
+    return _filled(cv2.GaussianBlur(diff.astype(np.float32), (5, 5), 0) >= level)
 
 
 def _filled(mask: np.ndarray) -> np.ndarray:
@@ -232,24 +226,11 @@ def _disc(r: int) -> np.ndarray:
 
 
 def edge_agreement(small: np.ndarray, region: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The border of ``region`` and where a photo edge lies on it or within the reach of
-    a grown, feathered mask (``GROWN_REACH`` of the region's equivalent radius) inside it:
-    the region is also read eroded step by step down to that depth."""
+    """The border of ``region`` and where the photo differs across it (the sides are read
+    within a tenth of the region's equivalent radius, 2–7 px)."""
     lab, energy = _lab(small)
-    area = float(region.sum())
-    radius = float(np.sqrt(area / np.pi))
-    r = int(np.clip(0.1 * radius, 2, 7))
-    depth = int(round(GROWN_REACH * radius))
-    border, differs = side_contrast(lab, energy, region, r)
-    found = differs.copy()
-    steps = sorted({max(1, round(depth * k / 3)) for k in (1, 2, 3)}) if depth > 0 else []
-    for k in steps:
-        inner = cv2.erode(region.astype(np.uint8), _disc(k)) > 0
-        if inner.sum() < 20:
-            break
-        _, more = side_contrast(lab, energy, inner, r)
-        found |= cv2.dilate(more.astype(np.uint8), _disc(k + 1)) > 0
-    return border, found & border
+    radius = float(np.sqrt(float(region.sum()) / np.pi))
+    return side_contrast(lab, energy, region, int(np.clip(0.1 * radius, 2, 7)))
 
 
 def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str) -> None:

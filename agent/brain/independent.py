@@ -295,7 +295,7 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     if n_changed < 20:
         return out   # nothing changed: the operation's own check says so
     parsed = parse_phrase(phrase)
-    label = _label(parsed, phrase)
+    label = named_label(parsed, phrase)
     models = _models()
     if models is None:
         for name in ("second_route", "others_unchanged"):
@@ -342,7 +342,7 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     return out
 
 
-def _label(parsed: Any, phrase: str) -> str | None:
+def named_label(parsed: Any, phrase: str) -> str | None:
     """The detector label the words name (a COCO class, ``face`` or ``text``), or None."""
     nouns = [w for w in parsed.unknown if len(w) > 2 and w not in NOT_NOUNS]
     if not nouns:
