@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -71,6 +72,9 @@ CROP_MIN = 0.3
 #: the change must span this share of the width and of the height of the one instance
 #: found again (a half mask spans about half of one of them)
 COVERS = 0.78
+#: words that name a part of the detected thing ("the dog's tongue", "the wheel of the
+#: car"): the change then spans only that part of it
+PART_WORDS = re.compile(r"\w's\b|\bof (?:the|a|an|his|her|its|their)\b")
 #: a detection this sure may judge how much of the thing changed
 COVERS_MIN = 0.5
 #: checks whose failure means the wrong thing was edited (the words were not followed)
@@ -332,7 +336,7 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
             # with several found (one found under "the left one" may be a missed other)
             sure = len(cands) >= 2 or not (parsed.spatial or parsed.size or parsed.ordinal)
             if out.checks.get("second_route") and len(target) == 1 and sure and \
-                    not parsed.plural:
+                    not parsed.plural and not PART_WORDS.search(phrase.lower()):
                 _covers(out, changed, target[0], label, phrase)
     else:
         out.undecided["second_route"] = f"no detector knows what {phrase!r} names"
