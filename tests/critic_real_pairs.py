@@ -21,7 +21,6 @@ checks that do not trust that mask can catch a wrong extent.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -35,8 +34,8 @@ from eval import realphotos
 
 #: long side every photo is edited and judged at (fast; large enough for the detectors)
 SIDE = 768
-#: the labelled set (``LOUPE_REALSET_DIR`` points at another copy of its folder)
-DATA_DIR = Path(os.environ.get("LOUPE_REALSET_DIR") or Path(realphotos.PHOTOS_FILE).parent)
+#: the labelled set
+DATA_DIR = Path(realphotos.PHOTOS_FILE).parent
 CASES_DIR = DATA_DIR / "cases"
 MASKS_DIR = DATA_DIR / "masks"
 #: the split is by photo and fixed (see the labelled set's notes)

@@ -45,6 +45,8 @@ EDGE_CONTRAST = 9.0
 TEXTURE_RATIO = 2.0
 #: gaps in what changed up to this share of the mask's radius are bridged
 BRIDGE = 0.06
+#: below this share of its mask changed, an edit is judged by its mask
+HIT = 0.5
 #: the flood from the far side starts this share of the edit's radius away from it
 FLOOD_REACH = 0.5
 #: regions larger than this share of the frame are not flooded
@@ -151,6 +153,10 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
         k = max(3, round(BRIDGE * np.sqrt(used.sum() / np.pi)))
         near = cv2.morphologyEx(changed.astype(np.uint8), cv2.MORPH_CLOSE, _disc(k))
         region = _filled(used & (cv2.dilate(near, _disc(3)) > 0))
+        if region.sum() < HIT * used.sum():
+            # the operation left most of its target as it was (warmer on a pure red
+            # ball, darker on a black shadow): judge the area it was aimed at
+            region = _filled(used)
     if region.sum() < 20:
         return out
     if named_label(parse_phrase(phrase), phrase) == "text":
