@@ -52,9 +52,9 @@ FLOOD_REACH = 0.5
 #: regions larger than this share of the frame are not flooded
 FLOOD_AREA = 0.3
 #: the core's flood may pass the edit's border by this share of its area
-FLOODS = 0.4
+FLOODS = 0.5
 #: share of the border that may run through one region before the extent fails
-CUT_SHARE = 0.35
+CUT_SHARE = 0.4
 #: a single run of cut border this long (share of the border) is a cut through a region
 CUT_RUN = 0.2
 #: a change covering this share of the frame is no instance of a named thing (a sky may
