@@ -45,6 +45,9 @@ EDGE_CONTRAST = 9.0
 TEXTURE_RATIO = 2.0
 #: gaps in what changed up to this share of the mask's radius are bridged
 BRIDGE = 0.06
+#: the thing may end this share of the edited area's radius inside its border (a mask the
+#: agent grew by ``pipelines.editors.objects.growth_limit``, a quarter of the object's)
+GROWN_REACH = 0.2
 #: below this share of its mask changed, an edit is judged by its mask
 HIT = 0.5
 #: the flood from the far side starts this share of the edit's radius away from it
@@ -239,17 +242,29 @@ def edge_agreement(small: np.ndarray, region: np.ndarray) -> tuple[np.ndarray, n
     return side_contrast(lab, energy, region, int(np.clip(0.1 * radius, 2, 7)))
 
 
-def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str) -> None:
+def _cut(small: np.ndarray, region: np.ndarray) -> tuple[float, float, int]:
+    """Share of the border that runs through one region, its longest run, border size."""
     border, differs = edge_agreement(small, region)
     n = int(border.sum())
+    cut = border & ~differs
+    count, _, stats, _ = cv2.connectedComponentsWithStats(cut.astype(np.uint8), 8)
+    run = float(stats[1:, cv2.CC_STAT_AREA].max()) / max(1, n) if count > 1 else 0.0
+    return float(cut.sum()) / max(1, n), run, n
+
+
+def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str) -> None:
+    share, run, n = _cut(small, region)
+    # the agent grows an object's mask to cover its soft edge (``growth_limit``: a quarter
+    # of its radius): the thing may also end that far inside the edited area's border
+    depth = round(GROWN_REACH * np.sqrt(float(region.sum()) / np.pi))
+    inner = cv2.erode(region.astype(np.uint8), _disc(max(1, depth))) > 0
+    if depth >= 1 and inner.sum() >= 20:
+        share_in, run_in, n_in = _cut(small, inner)
+        if n_in >= 12 and share_in < share:
+            share, run = share_in, run_in
     if n < 12:
         out.undecided["extent"] = "the edited area has no border inside the frame"
         return
-    cut = border & ~differs
-    share = float(cut.sum()) / n
-    # the longest run of cut border (8-connected along the border)
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(cut.astype(np.uint8), 8)
-    run = float(stats[1:, cv2.CC_STAT_AREA].max()) / n if count > 1 else 0.0
     out.measures["extent_cut_share"] = round(share, 3)
     out.measures["extent_longest_cut"] = round(run, 3)
     ok = bool(share <= CUT_SHARE and run <= CUT_RUN)
