@@ -1,15 +1,17 @@
 """How well the embedded planner reads everyday phrasings, and how fast.
 
-Runs the default (rule + front end + intent library) planner on both phrasing sets in
+Runs the default (rule + front end + intent library) planner on the phrasing sets in
 ``tests/data``: ``phrasing_tuning.json`` (used while building) and
 ``phrasing_heldout.json`` (written first, before the planner was read or run, and never
-tuned on). Each case's plan is checked by ``eval.phrasing.case_matches`` (the grammar is
-documented there). Latency: the first plan (which loads the sentence model and embeds
-the intent library) is reported as the cold start; then every phrasing is planned warm,
+tuned on), and their second generation (issue 34), ``phrasing_everyday_tune.json`` and
+``phrasing_everyday_heldout.json`` (held-out committed before the planner changed). Each
+case's plan is checked by ``eval.phrasing.case_matches`` (the grammar is documented
+there). Latency: the first plan (which loads the sentence model and embeds the intent
+library) is reported as the cold start; then every phrasing is planned warm,
 ``--repeats`` times.
 
-Run: ``.venv/bin/python bench/planner_phrasing.py [--show-failures] [--set tuning|heldout]``.
-The last line is one JSON object with ``tuning_accuracy``, ``heldout_accuracy``,
+Run: ``.venv/bin/python bench/planner_phrasing.py [--show-failures] [--set NAME]``.
+The last line is one JSON object with ``<set>_accuracy`` and ``<set>_cases`` per set,
 ``plan_latency_ms_p50``, ``plan_latency_ms_p95``, ``plan_latency_ms_max`` and
 ``cold_start_s``.
 """
@@ -32,7 +34,9 @@ from agent.brain.rules import RulePlanner  # noqa: E402
 from eval.phrasing import case_matches, describe_view, plan_view  # noqa: E402
 
 SETS = {"tuning": ROOT / "tests/data/phrasing_tuning.json",
-        "heldout": ROOT / "tests/data/phrasing_heldout.json"}
+        "heldout": ROOT / "tests/data/phrasing_heldout.json",
+        "everyday_tune": ROOT / "tests/data/phrasing_everyday_tune.json",
+        "everyday_heldout": ROOT / "tests/data/phrasing_everyday_heldout.json"}
 
 
 def view_of(plan: Any) -> dict[str, Any]:
@@ -47,11 +51,12 @@ def run_set(planner: RulePlanner, cases: list[dict[str, Any]],
     failures = []
     for case in cases:
         start = time.perf_counter()
-        plan = planner.plan(case["text"])
+        plan = planner.plan(case["text"], has_mask=bool(case.get("selection")))
         times.append(time.perf_counter() - start)
         view = view_of(plan)
         if not case_matches(view, case):
-            failures.append(f"{case['text']!r}: expected {case['plan']}, got "
+            where = " [selection]" if case.get("selection") else ""
+            failures.append(f"{case['text']!r}{where}: expected {case['plan']}, got "
                             f"{describe_view(view)} ({plan.message[:80]!r})")
     return 1 - len(failures) / len(cases), failures
 

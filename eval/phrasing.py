@@ -12,10 +12,12 @@ The expected plan is a short, checkable list of steps (``tests/data/phrasing_*.j
   - ``=VALUE``: a number (within 0.05, or 5 %), a colour, a look (``look=sepia``), an
     aspect ratio (``crop=1:1``), a turn (``rotate=cw|ccw|180``) or an axis (``flip=``);
   - ``@TARGET``: the step's target mentions that word; no ``@`` means the whole photo;
+    ``@selection`` means the user's selection (brush or click mask);
 
 * ``ask``: no action, and at least two choices to pick from;
 * ``help``: no action, no choices (the reply says what the app can do).
 
+A case with ``"selection": true`` is planned as if the user had a selection.
 A case passes when the planned actions match ``plan`` (or one plan in ``also``) one to
 one, in any order, with no extra action. Plans are plain dicts (``plan_view``), so this
 module needs nothing from the planner.
@@ -110,6 +112,8 @@ def _target_ok(action: dict[str, Any], want: str | None) -> bool:
     if want is None:
         return not words.strip() and region.get("type", "image") in ("image", "")
     want = want.lower()
+    if want == "selection":
+        return region.get("type") == "mask"
     return bool(re.search(rf"\b{re.escape(want)}(?:s|es)?\b", words))
 
 
