@@ -19,6 +19,7 @@ from agent.brain.intents import default_matcher
 from agent.brain.words import (
     COLOR_RE,
     COMPARATIVE,
+    DEICTIC,
     EXTRA_COLORS,
     MASK_WORDS,
     PRONOUNS,
@@ -28,6 +29,7 @@ from agent.brain.words import (
     clamp,
     clean,
     leftover,
+    natural_colour,
 )
 from pipelines.operations import by_grammar, for_role, with_flag, word_owner
 from pipelines.operations import get as get_operation
@@ -110,8 +112,11 @@ _GENERATIVE_LOOKS = for_role("new_content").look_pattern
 
 
 def _region_for(target: str, ctx: _Context) -> tuple[str, bool]:
-    """(clean target, is_mask) for the words naming a target."""
+    """(clean target, is_mask) for the words naming a target. A bare "this"/"that" is the
+    selection when the user sent one, else the whole photo ("brighten this")."""
     cleaned = clean(target)
+    if cleaned in DEICTIC or target.strip() in DEICTIC:
+        return "", ctx.has_mask
     if cleaned in MASK_WORDS or target.strip() in MASK_WORDS:
         return "", True
     if not cleaned and ctx.has_mask:
@@ -293,7 +298,7 @@ def _read_adjuster(clause: str) -> _Step | None:
     return None
 
 
-def _read_recolor(clause: str, ctx: _Context) -> _Step | None:
+def _read_recolor(clause: str, ctx: _Context) -> _Step | list[_Step] | None:
     same = re.search(r"\b(?:the\s+)?same\s+(?:colou?r|shade)(?:\s+as\s+(?:before|that|it|the "
                      r"last one))?\b", clause)
     if same:
@@ -308,24 +313,69 @@ def _read_recolor(clause: str, ctx: _Context) -> _Step | None:
     comp = re.match(r"^(?:make|turn)\s+(?P<t>.+?)\s+(?:a\s+bit\s+|slightly\s+|much\s+)?"
                     r"(?:(?P<w>redder|bluer|greener|yellower|pinker|browner|whiter|greyer|"
                     r"grayer)|more\s+"
-                    rf"(?P<c>{COLOR_RE}))$", clause)
+                    rf"(?P<c>{COLOR_RE}))$", clause) or \
+        re.match(r"^(?:a\s+bit\s+|slightly\s+|much\s+)?(?P<w>redder|bluer|greener|yellower)"
+                 r"\s+(?P<t>[a-z ]+)$", clause)
     if comp:
-        color = COMPARATIVE.get(comp.group("w") or "", comp.group("c") or "")
-        strength = clamp(0.4 * degree(clause), _RECOLOUR, "strength")
+        color = COMPARATIVE.get(comp.group("w") or "", comp.groupdict().get("c") or "")
         target = strip_degrees(comp.group("t"))
+        if natural_colour(target) == color:        # "bluer sky": more of its own blue
+            return _relative(clause, target, "richer")
+        strength = clamp(0.4 * degree(clause), _RECOLOUR, "strength")
         return _Step("adjust", _RECOLOUR, {"color": _color_value(color), "strength": strength},
                      target=target, clause=clause)
+    relative = re.match(rf"^(?:(?:make|turn|give)\s+(?P<t>.+?)\s+(?:a\s+|an\s+)?)?"
+                        rf"(?:a\s+)?(?:{SLIGHT}\s+)?(?P<r>{_RELATIVE_SHADE})\s+(?:shade of\s+)?"
+                        rf"(?:{COLOR_RE})(?:\s+(?P<t2>[a-z ]+))?$", clause)
+    if relative and (relative.group("t") or relative.group("t2")):
+        return _relative(clause, relative.group("t") or relative.group("t2"),
+                         relative.group("r"))
     match = re.match(rf"^(?:make|paint|colou?r|recolou?r|turn|change|dye|set|tint|do)\s+"
                      rf"(?P<t>.+?)\s+(?:to\s+|into\s+|in\s+)?(?:be\s+)?(?:a\s+|an\s+)?"
-                     rf"(?:(?:deeper|darker|lighter|brighter|richer|more vivid|vivid|bright|"
-                     rf"deep|pale|pastel|soft|nice|warm|cool|strong)\s+)?"
+                     rf"(?:(?:bright|deep|pale|pastel|soft|nice|warm|cool|strong)\s+)?"
                      rf"(?P<c>{COLOR_RE})(?:\s+colou?r(?:ed)?|\s+instead|\s+too|\s+also)?$",
                      clause)
     if match:
         target = re.sub(r"(?:'s)?\s+colou?r$", "", match.group("t"))
-        return _Step("replace", _RECOLOUR, {"color": _color_value(match.group("c"))},
+        colour = match.group("c")
+        if not clean(target) and " " in colour:     # "make the sky blue": not "sky blue"
+            named, colour = colour.rsplit(" ", 1)
+            target = f"{target} {named}"
+        return _Step("replace", _RECOLOUR, {"color": _color_value(colour)},
                      target=target, clause=clause)
     return None
+
+
+#: a shade said relative to the region's own colour ("a deeper blue"): an adjustment of the
+#: region, never a recolour (issue 32: "a deeper blue" must not paint a flat blue)
+_RELATIVE_SHADE = (r"deeper|darker|lighter|brighter|richer|more vivid|more intense|stronger|"
+                   r"paler|softer|more saturated")
+#: what each relative word asks of the region: (saturation, brightness) in default steps
+_SHADE_STEPS = {"deeper": (1.0, -0.5), "darker": (0.5, -1.0), "lighter": (-0.5, 1.0),
+                "brighter": (0.5, 0.5), "paler": (-1.0, 0.5), "softer": (-1.0, 0.0),
+                "richer": (1.0, 0.0), "more vivid": (1.0, 0.0), "more intense": (1.0, 0.0),
+                "stronger": (1.0, 0.0), "more saturated": (1.0, 0.0)}
+
+
+def _relative(clause: str, target: str, word: str) -> list[_Step]:
+    """A relative colour word on a region ("a deeper blue", "bluer sky", "a richer blue"):
+    saturation and brightness of the region, sized by the words ("a little" halves them).
+    The sizes stay far from the limits: the default saturation step is +0.25."""
+    factor = degree(clause)
+    sat_steps, light_steps = _SHADE_STEPS[word]
+    target = clean(strip_degrees(target))
+    steps = []
+    for name, steps_of in (("saturation", sat_steps), ("brightness", light_steps)):
+        if steps_of:
+            op = get_operation(name)
+            value = clamp(op.base * steps_of * factor, name, op.main_param)
+            steps.append(_Step("adjust", name, {op.main_param: round(value, 3)},
+                               target=target, clause=clause))
+    return steps
+
+
+#: frame looks that, said of a region ("a more dramatic sky"), mean its contrast and colour
+_REGION_DRAMA = {"moody", "low_key"}
 
 
 def _read_look(clause: str) -> list[_Step] | None:
@@ -349,6 +399,11 @@ def _read_look(clause: str) -> list[_Step] | None:
         target = clean(re.sub(_LOOK.look_words, " ", target))
         if _is_pronoun(target):
             target = ""  # a look is for the frame: "make it look vintage"
+        if target and target not in WHOLE and style in _REGION_DRAMA:
+            # "a more dramatic sky": the region's contrast and colour, not a frame grade
+            return [_Step("adjust", name, {get_operation(name).main_param: clamp(
+                get_operation(name).base * factor, name, get_operation(name).main_param)},
+                target=target, clause=clause) for name in ("contrast", "saturation")]
         strength = clamp(min(1.0, factor), _LOOK.name, "strength")
         return [_Step("adjust", _LOOK.name, {"style": style, "strength": strength},
                       target=target, clause=clause)]
@@ -472,6 +527,8 @@ def _read_clause(clause: str, ctx: _Context, quotes: list[str]) -> list[_Step]:
     for reader in (_read_filter, lambda c: _read_recolor(c, ctx), _read_adjuster,
                    lambda c: None if new_content else _read_intent(c, ctx)):
         step = reader(clause)
+        if isinstance(step, list):      # a relative colour word: several adjustments
+            return step
         if step is not None:
             return [step]
     if looks or clause in ctx.asked:

@@ -37,7 +37,7 @@ SOURCE_FILES = ("index.noun", "index.verb", "index.adj", "index.adv", "data.noun
 PREFIX = "wordnet-"
 INDEX_NAME = "wordnet-lexicon.tsv"
 #: bump when the index format or the categories change (the fetch step rebuilds it)
-INDEX_VERSION = 1
+INDEX_VERSION = 2
 
 #: perception categories, most specific first: (name, WordNet "lemma#sense" roots)
 CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -97,7 +97,8 @@ _RULES = {"n": (("ses", "s"), ("xes", "x"), ("zes", "z"), ("ches", "ch"), ("shes
                 ("men", "man"), ("ies", "y"), ("s", "")),
           "v": (("ies", "y"), ("es", "e"), ("es", ""), ("ed", "e"), ("ed", ""),
                 ("ing", "e"), ("ing", ""), ("s", "")),
-          "a": (("er", ""), ("est", ""), ("er", "e"), ("est", "e"))}
+          "a": (("er", ""), ("est", ""), ("er", "e"), ("est", "e"), ("ier", "y"),
+                ("iest", "y"))}
 
 
 @dataclass(frozen=True)
@@ -240,10 +241,12 @@ def _read_index(path: Path) -> dict[str, list[str]]:
     return out
 
 
-def _read_hypernyms(path: Path) -> dict[str, list[str]]:
-    """synset offset → its hypernyms' offsets; instances (proper names: "Crane" the poet)
-    are left out, so a common noun is never read as a named person or place."""
+def _read_hypernyms(path: Path) -> tuple[dict[str, list[str]], set[str]]:
+    """synset offset → its hypernyms' offsets, and the offsets of instances (proper names:
+    "Crane" the poet, "Skye" the island), which are left out of the paths so a common noun
+    is never read as a named person or place."""
     out: dict[str, list[str]] = {}
+    instances: set[str] = set()
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line or line.startswith(" "):
             continue
@@ -254,7 +257,9 @@ def _read_hypernyms(path: Path) -> dict[str, list[str]]:
         ptrs = fields[at + 1: at + 1 + 4 * count]
         out[fields[0]] = [ptrs[i + 1] for i in range(0, len(ptrs), 4)
                           if ptrs[i] == "@" and ptrs[i + 2] == "n"]
-    return out
+        if "@i" in ptrs[::4]:
+            instances.add(fields[0])
+    return out, instances
 
 
 def _offset(nouns: dict[str, list[str]], key: str) -> str:
@@ -288,7 +293,10 @@ def build_index(source: Path, out: Path) -> Path:
     """
     lemmas = {p: _read_index(source / f) for p, f in _POS_FILES.items()}
     nouns = lemmas["n"]
-    hypernyms = _read_hypernyms(source / "data.noun")
+    hypernyms, instances = _read_hypernyms(source / "data.noun")
+    # a lemma that only names instances is a proper name, not a noun for our purposes
+    lemmas["n"] = {w: o for w, o in nouns.items() if not set(o) <= instances}
+    nouns = lemmas["n"]
     roots = {_offset(nouns, k): name for name, keys in CATEGORIES for k in keys}
     rank = {name: i for i, (name, _) in enumerate(CATEGORIES)}
     classes = {_offset(nouns, k): label for label, k in CLASS_SENSES.items()}
