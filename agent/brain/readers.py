@@ -374,7 +374,7 @@ def _relative(clause: str, target: str, word: str) -> list[_Step]:
     return steps
 
 
-#: frame looks that, said of a region ("a more dramatic sky"), mean its contrast and colour
+#: frame looks that, said of a region ("a more dramatic sky"), mean its contrast
 _REGION_DRAMA = {"moody", "low_key"}
 
 
@@ -400,10 +400,10 @@ def _read_look(clause: str) -> list[_Step] | None:
         if _is_pronoun(target):
             target = ""  # a look is for the frame: "make it look vintage"
         if target and target not in WHOLE and style in _REGION_DRAMA:
-            # "a more dramatic sky": the region's contrast and colour, not a frame grade
-            return [_Step("adjust", name, {get_operation(name).main_param: clamp(
-                get_operation(name).base * factor, name, get_operation(name).main_param)},
-                target=target, clause=clause) for name in ("contrast", "saturation")]
+            # "a more dramatic sky": the region's contrast, not a frame grade
+            op = get_operation("contrast")
+            return [_Step("adjust", op.name, {op.main_param: clamp(
+                op.base * factor, op.name, op.main_param)}, target=target, clause=clause)]
         strength = clamp(min(1.0, factor), _LOOK.name, "strength")
         return [_Step("adjust", _LOOK.name, {"style": style, "strength": strength},
                       target=target, clause=clause)]

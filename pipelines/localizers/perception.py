@@ -45,6 +45,7 @@ from pipelines.localizers.segment import (
 from pipelines.localizers.sky import backdrop_behind, find_sky
 from pipelines.models import ModelUnavailable, get_manager
 from pipelines.perception import store
+from pipelines.perception import words as kinds
 from pipelines.perception.detectors import (
     Detection,
     FaceDetector,
@@ -404,6 +405,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         for box, part in parts[:MAX_REFINED]:
             mask = smooth_resize(part, rgb.shape[:2])
             owner = fusion.explainer([d for d in dets if _covers(d, mask, fscale)], EXPLAINED)
+            if owner is not None and owner.label in kinds.CATEGORY_CLASSES.get(match.category, ()):
+                owner = None     # "the squirrel" seen as a cat: an animal, as the word says
             if owner is not None:
                 if len(parts) == 1 or not cands:      # seen, but not offered as one
                     return Localization([], "unresolved", f"{text!r}: the main subject is a "
@@ -437,6 +440,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             found.reason = (f"took the photo's main subject as {match.noun!r} (no detector "
                             f"class fits the word; salient {top.evidence.get('salient', 0):.2f}"
                             f", confidence {top.score:.2f})")
+            if match.category:     # "squirrel: an animal; found the salient animal"
+                found.reason = f"{kinds.understood(match)}; found the salient " \
+                    f"{match.category} ({found.reason.split('; ', 1)[-1]}"
         return found
 
     def _figure_ground(self, rgb: np.ndarray, background: bool) -> Localization:
