@@ -341,7 +341,7 @@ def _is_verb(word: str) -> bool:
 
 def _owns(word: str) -> bool:
     """A single word that itself asks for an operation ("warm", "sharpen", "lighten")."""
-    return word in word_owner() or word in ("smooth", "clean", "tidy")
+    return word in word_owner()
 
 
 def _phrasal(text: str) -> str:
@@ -360,13 +360,20 @@ def _phrasal(text: str) -> str:
 
     def together(m: re.Match[str]) -> str:
         verb, particle = m.group(1), m.group(2)
-        if f"{verb} {particle}" in word_owner() or not in_verb_slot(m) or \
-                (verb, particle) == ("cut", "off"):      # "cut off the left side": a crop
+        if f"{verb} {particle}" in word_owner() or not in_verb_slot(m):
             return m.group(0)
         if _owns(verb) and verb not in _LESSENING:
             return verb
-        if particle == "out":
-            return m.group(0)
+        if verb in ("clean", "smooth", "tidy"):     # "clean up the noise": less noise
+            rest = m.string[m.end():]
+            return verb if re.match(r"\s*(?:the |all the )?(?:noise|grain)", rest) else \
+                m.group(0)
+        if (verb, particle) in (("turn", "off"), ("switch", "off")):
+            return "remove"
+        if particle == "out" or not re.match(rf"\s*(?:on )?(?:the |its |my |all the |some )?"
+                                             rf"(?:[a-z]+ )?(?:{_AMOUNT_WORDS})\b",
+                                             m.string[m.end():]):
+            return m.group(0)      # "take off the hat", "cut off the left side": not amounts
         if verb in _EASING or verb in _LESSENING:
             return "decrease"
         return _PARTICLE[particle]
@@ -419,7 +426,8 @@ EVERYDAY: list[tuple[str, Any]] = [
     (r"\bblurr?ier\b", "more blurred"),
     # "kinda dark, brighten it": a bare complaint beside a request asks for the remedy
     (r"(^|[,.;!?] )(?:a bit |a lot |so |very |really |quite |pretty |super )?(dark|bright|"
-     r"blurry|noisy|grainy|dull|flat)(?=[,.;!?] )", r"\1too \2"),
+     r"blurry|noisy|grainy|dull|flat)(?=[,.;!?] +(?:please )?[a-z]+(?: (?:it|this|that|the|"
+     r"up|please)\b|$))", r"\1too \2"),
 ]
 
 

@@ -179,7 +179,7 @@ def _color_value(word: str) -> str:
 
 
 def _read_remove(clause: str) -> _Step | None:
-    match = re.match(r"^(?:remove|erase|delete|get rid of|take out|take away|eliminate|"
+    match = re.match(r"^(?:remove|erase|delete|get rid of|take out|take away|take off|eliminate|"
                      r"clean up|clear|wipe out|wipe away|cut out|drop)\s+(.+)$", clause)
     if not match:
         return None

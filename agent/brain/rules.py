@@ -49,7 +49,7 @@ from agent.brain.readers import (
     _region_for,
     _Step,
 )
-from agent.brain.words import INJECTION, QUESTION, VERBS, WHOLE, clean
+from agent.brain.words import DEICTIC, INJECTION, QUESTION, VERBS, WHOLE, clean
 from pipelines.operations import get as get_operation
 from pipelines.operations.wordnet import lexicon
 
@@ -289,6 +289,9 @@ def _resolve_target(step: _Step, ctx: _Context) -> tuple[str, Region]:
     if is_mask:
         return "", Region(type=RegionType.mask)
     if target in WHOLE:
+        if step.kind == "remove" and clean(raw) in DEICTIC:
+            raise _Unresolved("Nothing is selected, so I don't know what 'this' is: click it "
+                              "(or paint it with the brush), then ask again.")
         if step.kind == "remove":
             raise _Unresolved("Removing the whole image is not an edit; name what to remove "
                               "(e.g. 'remove the cup') or paint it with the brush.")
