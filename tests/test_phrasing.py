@@ -189,7 +189,7 @@ def test_without_the_lexicon_the_planner_plans_as_before(monkeypatch, tmp_path):
 
     monkeypatch.setenv("LOUPE_WEIGHTS_DIR", str(tmp_path))
     wordnet.lexicon.cache_clear()
-    frontend._speller.cache_clear()
+    frontend._noun_speller.cache_clear()
     try:
         assert wordnet.lexicon() is None
         for name, floor in (("tuning", 0.95), ("heldout", 0.90)):
@@ -199,4 +199,4 @@ def test_without_the_lexicon_the_planner_plans_as_before(monkeypatch, tmp_path):
         assert [a.target for a in plan.actions] == ["squirrel"]
     finally:
         wordnet.lexicon.cache_clear()
-        frontend._speller.cache_clear()
+        frontend._noun_speller.cache_clear()
