@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from agent.brain.framing import Reading, read_frame, read_transform
 from agent.brain.intents import default_matcher
+from agent.brain.shades import REGION_DRAMA, RELATIVE_SHADE, drama, shade
 from agent.brain.words import (
     COLOR_RE,
     COMPARATIVE,
@@ -325,7 +326,7 @@ def _read_recolor(clause: str, ctx: _Context) -> _Step | list[_Step] | None:
         return _Step("adjust", _RECOLOUR, {"color": _color_value(color), "strength": strength},
                      target=target, clause=clause)
     relative = re.match(rf"^(?:(?:make|turn|give)\s+(?P<t>.+?)\s+(?:a\s+|an\s+)?)?"
-                        rf"(?:a\s+)?(?:{SLIGHT}\s+)?(?P<r>{_RELATIVE_SHADE})\s+(?:shade of\s+)?"
+                        rf"(?:a\s+)?(?:{SLIGHT}\s+)?(?P<r>{RELATIVE_SHADE})\s+(?:shade of\s+)?"
                         rf"(?:{COLOR_RE})(?:\s+(?P<t2>[a-z ]+))?$", clause)
     if relative and (relative.group("t") or relative.group("t2")):
         return _relative(clause, relative.group("t") or relative.group("t2"),
@@ -346,36 +347,12 @@ def _read_recolor(clause: str, ctx: _Context) -> _Step | list[_Step] | None:
     return None
 
 
-#: a shade said relative to the region's own colour ("a deeper blue"): an adjustment of the
-#: region, never a recolour (issue 32: "a deeper blue" must not paint a flat blue)
-_RELATIVE_SHADE = (r"deeper|darker|lighter|brighter|richer|more vivid|more intense|stronger|"
-                   r"paler|softer|more saturated")
-#: what each relative word asks of the region: (saturation, brightness) in default steps
-_SHADE_STEPS = {"deeper": (1.0, -0.5), "darker": (0.5, -1.0), "lighter": (-0.5, 1.0),
-                "brighter": (0.5, 0.5), "paler": (-1.0, 0.5), "softer": (-1.0, 0.0),
-                "richer": (1.0, 0.0), "more vivid": (1.0, 0.0), "more intense": (1.0, 0.0),
-                "stronger": (1.0, 0.0), "more saturated": (1.0, 0.0)}
-
-
 def _relative(clause: str, target: str, word: str) -> list[_Step]:
-    """A relative colour word on a region ("a deeper blue", "bluer sky", "a richer blue"):
-    saturation and brightness of the region, sized by the words ("a little" halves them).
-    The sizes stay far from the limits: the default saturation step is +0.25."""
-    factor = degree(clause)
-    sat_steps, light_steps = _SHADE_STEPS[word]
+    """A relative colour word on a region ("a deeper blue", "bluer sky"): its saturation
+    and brightness (``agent.brain.shades``), sized by the words."""
     target = clean(strip_degrees(target))
-    steps = []
-    for name, steps_of in (("saturation", sat_steps), ("brightness", light_steps)):
-        if steps_of:
-            op = get_operation(name)
-            value = clamp(op.base * steps_of * factor, name, op.main_param)
-            steps.append(_Step("adjust", name, {op.main_param: round(value, 3)},
-                               target=target, clause=clause))
-    return steps
-
-
-#: frame looks that, said of a region ("a more dramatic sky"), mean its contrast
-_REGION_DRAMA = {"moody", "low_key"}
+    return [_Step("adjust", name, params, target=target, clause=clause)
+            for name, params in shade(word, degree(clause))]
 
 
 def _read_look(clause: str) -> list[_Step] | None:
@@ -399,11 +376,9 @@ def _read_look(clause: str) -> list[_Step] | None:
         target = clean(re.sub(_LOOK.look_words, " ", target))
         if _is_pronoun(target):
             target = ""  # a look is for the frame: "make it look vintage"
-        if target and target not in WHOLE and style in _REGION_DRAMA:
-            # "a more dramatic sky": the region's contrast, not a frame grade
-            op = get_operation("contrast")
-            return [_Step("adjust", op.name, {op.main_param: clamp(
-                op.base * factor, op.name, op.main_param)}, target=target, clause=clause)]
+        if target and target not in WHOLE and style in REGION_DRAMA:   # "a dramatic sky"
+            return [_Step("adjust", name, params, target=target, clause=clause)
+                    for name, params in drama(factor)]
         strength = clamp(min(1.0, factor), _LOOK.name, "strength")
         return [_Step("adjust", _LOOK.name, {"style": style, "strength": strength},
                       target=target, clause=clause)]

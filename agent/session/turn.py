@@ -153,7 +153,7 @@ class TurnRunner:
         self.plan_info = {"actions": [action_dict(a) for a in actions],
                           "descriptions": [a.describe() for a in actions],
                           "message": plan.message, "is_edit": bool(plan.is_edit),
-                          "notes": list(getattr(plan, "notes", []) or [])}
+                          "notes": list(getattr(plan, "notes", []) or [])}   # typos read
         self.steps = [StepResult(i, action_dict(a) or {}, a.describe())
                       for i, a in enumerate(actions)]
         if not plan.is_edit or not actions:
@@ -526,9 +526,7 @@ class TurnRunner:
     def _result(self, ok: bool, message: str, t0: float, nodes: list[str] | None = None,
                 changed: bool = False) -> TurnResult:
         self.timings["total"] = time.perf_counter() - t0
-        notes = getattr(self, "plan_info", {}).get("notes") or []   # how a typo was read
-        if notes:
-            message = " ".join(notes + [message])
+        message = " ".join(getattr(self, "plan_info", {}).get("notes", []) + [message])
         _release_memory()
         self.progress(1.0, "done")
         return TurnResult(self.instruction, ok, changed, message,
