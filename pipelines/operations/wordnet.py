@@ -37,7 +37,7 @@ SOURCE_FILES = ("index.noun", "index.verb", "index.adj", "index.adv", "data.noun
 PREFIX = "wordnet-"
 INDEX_NAME = "wordnet-lexicon.tsv"
 #: bump when the index format or the categories change (the fetch step rebuilds it)
-INDEX_VERSION = 2
+INDEX_VERSION = 3
 
 #: perception categories, most specific first: (name, WordNet "lemma#sense" roots)
 CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -55,7 +55,7 @@ CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("structure", ("structure#1", "obstruction#1")),
     ("natural object", ("natural_object#1",)),
     ("landform", ("geological_formation#1",)),
-    ("water", ("body_of_water#1",)),
+    ("body of water", ("body_of_water#1",)),
     ("object", ("artifact#1", "whole#2")),
 )
 
