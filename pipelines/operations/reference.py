@@ -93,12 +93,15 @@ class Match:
         c = s * self.colour
         ramp = np.arange(256, dtype=np.float64)
         return {"tone": (ramp + s * (self.tone - ramp)).astype(np.float32),
+                "shift": (s * (self.tone - ramp)).astype(np.float32),
                 "src": ((1.0 - c) * self.src_tint).astype(np.float32),
                 "ref": (c * self.ref_tint).astype(np.float32),
                 "gain": (1.0 + c * (self.gain - 1.0)).astype(np.float32)}
 
     def apply(self, rgb8: np.ndarray, strength: float) -> np.ndarray:
         """``rgb8`` (RGB or RGBA uint8) with the match at ``strength``; alpha kept."""
+        if strength <= 0:
+            return rgb8.copy()
         t = self.tables(strength)
         rgb = np.ascontiguousarray(rgb8[..., :3])
         ycc = cv2.transform(rgb.astype(np.float32), _YCC.astype(np.float32))
@@ -109,7 +112,7 @@ class Match:
         cr0 = cr - cv2.LUT(yi, np.ascontiguousarray(full_src[:, 1]))
         ci = np.clip(cv2.magnitude(cb0, cr0) + 0.5, 0, 255).astype(np.uint8)
         g = cv2.LUT(ci, t["gain"])
-        y2 = cv2.LUT(yi, t["tone"])
+        y2 = y + cv2.LUT(yi, t["shift"])   # the fraction of Y kept: 0 is the identity
         y2i = np.clip(y2 + 0.5, 0, 255).astype(np.uint8)
         out = [y2]
         for k, chan in ((0, cb0), (1, cr0)):
@@ -151,7 +154,7 @@ def _bounded(curve: np.ndarray) -> np.ndarray:
     slopes = np.clip(np.diff(curve), MIN_SLOPE, MAX_SLOPE)
     out = np.concatenate([[0.0], np.cumsum(slopes)])
     out += curve[128] - out[128]
-    return np.clip(out, 0.0, 255.0)
+    return out   # not clipped here: a flat top would band; the end guards pull it in
 
 
 def _guard_ends(curve: np.ndarray, src: np.ndarray, high: float = 250.0) -> np.ndarray:
@@ -279,7 +282,7 @@ def reference_region(reference: np.ndarray, region: str) -> np.ndarray | None:
     if region != "sky":
         raise ReferenceError(f"unknown reference region {region!r}; use "
                              f"{' or '.join(REF_REGIONS)}")
-    from pipelines.localizers.sky import find_sky   # the sky localiser: only for a sky match
+    from pipelines.localizers.sky import find_sky  # the sky localiser: only for a sky match
     found = find_sky(np.ascontiguousarray(reference[..., :3]))
     if found.status != "resolved" or not found.candidates:
         raise ReferenceError("the reference photo has no sky I can find. Should I match "
