@@ -258,8 +258,7 @@ def find_faces(rgb: np.ndarray) -> list[tuple[int, int, int, int]]:
     """Face boxes in ``rgb`` by the embedded face detector ([] when its weights are
     missing: the skin guard then has nothing to protect)."""
     try:
-        # the detector loads weights: only when a match runs
-        from pipelines.perception.detectors import FaceDetector
+        from pipelines.perception.detectors import FaceDetector  # loads weights: on use
         detector = _DETECTOR.setdefault("face", FaceDetector())
         found = detector.detect(rgb, 0.6)
     except Exception as err:  # noqa: BLE001 — weights absent: no faces to protect
