@@ -99,31 +99,50 @@ class Match:
                 "gain": (1.0 + c * (self.gain - 1.0)).astype(np.float32)}
 
     def apply(self, rgb8: np.ndarray, strength: float) -> np.ndarray:
-        """``rgb8`` (RGB or RGBA uint8) with the match at ``strength``; alpha kept."""
+        """``rgb8`` (RGB or RGBA uint8) with the match at ``strength``; alpha kept.
+
+        Runs in strips of about ``STRIP_PIXELS`` so the float work stays in cache."""
         if strength <= 0:
             return rgb8.copy()
         t = self.tables(strength)
-        rgb = np.ascontiguousarray(rgb8[..., :3])
-        ycc = cv2.transform(rgb.astype(np.float32), _YCC.astype(np.float32))
-        y, cb, cr = cv2.split(ycc)
-        yi = np.clip(y + 0.5, 0, 255).astype(np.uint8)
-        full_src = np.ascontiguousarray(self.src_tint.astype(np.float32))
-        cb0 = cb - cv2.LUT(yi, np.ascontiguousarray(full_src[:, 0]))
-        cr0 = cr - cv2.LUT(yi, np.ascontiguousarray(full_src[:, 1]))
-        ci = np.clip(cv2.magnitude(cb0, cr0) + 0.5, 0, 255).astype(np.uint8)
-        g = cv2.LUT(ci, t["gain"])
-        y2 = y + cv2.LUT(yi, t["shift"])   # the fraction of Y kept: 0 is the identity
-        y2i = np.clip(y2 + 0.5, 0, 255).astype(np.uint8)
-        out = [y2]
-        for k, chan in ((0, cb0), (1, cr0)):
-            base = cv2.LUT(yi, np.ascontiguousarray(t["src"][:, k])) + \
-                cv2.LUT(y2i, np.ascontiguousarray(t["ref"][:, k]))
-            out.append(cv2.multiply(chan, g) + base)
-        back = cv2.transform(cv2.merge(out), _RGB.astype(np.float32))
-        res = np.clip(back + 0.5, 0, 255).astype(np.uint8)
+        t["src_full"] = self.src_tint.astype(np.float32)
+        out = np.empty(rgb8.shape[:2] + (3,), np.uint8)
+        rows = max(1, STRIP_PIXELS // max(1, rgb8.shape[1]))
+        for y0 in range(0, rgb8.shape[0], rows):
+            strip = np.ascontiguousarray(rgb8[y0:y0 + rows, ..., :3])
+            out[y0:y0 + rows] = _apply_tables(strip, t)
         if rgb8.ndim == 3 and rgb8.shape[2] == 4:
-            res = np.dstack([res, rgb8[..., 3]])
-        return res
+            out = np.dstack([out, rgb8[..., 3]])
+        return out
+
+
+#: pixels per strip of ``Match.apply``
+STRIP_PIXELS = 1 << 18
+_YCC32, _RGB32 = _YCC.astype(np.float32), _RGB.astype(np.float32)
+
+
+def _apply_tables(rgb: np.ndarray, t: dict[str, np.ndarray]) -> np.ndarray:
+    ycc = cv2.transform(rgb.astype(np.float32), _YCC32)
+    y, cb, cr = cv2.split(ycc)
+    yi = _u8(y)
+    full = t["src_full"]
+    cb0 = cb - cv2.LUT(yi, np.ascontiguousarray(full[:, 0]))
+    cr0 = cr - cv2.LUT(yi, np.ascontiguousarray(full[:, 1]))
+    g = cv2.LUT(cv2.convertScaleAbs(cv2.magnitude(cb0, cr0)), t["gain"])
+    y2 = y + cv2.LUT(yi, t["shift"])   # the fraction of Y kept: 0 is the identity
+    y2i = _u8(y2)
+    planes = [y2]
+    for k, chan in ((0, cb0), (1, cr0)):
+        base = cv2.LUT(yi, np.ascontiguousarray(t["src"][:, k])) + \
+            cv2.LUT(y2i, np.ascontiguousarray(t["ref"][:, k]))
+        planes.append(cv2.multiply(chan, g) + base)
+    back = cv2.transform(cv2.merge(planes), _RGB32)
+    return _u8(back)
+
+
+def _u8(x: np.ndarray) -> np.ndarray:
+    """Float → uint8, rounded and saturated (negatives to 0, not their absolute value)."""
+    return cv2.convertScaleAbs(cv2.max(x, 0.0))
 
 
 # ------------------------------------------------------------------------- the fit
