@@ -60,6 +60,9 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("image", help="the image file (ignored when --session already exists)")
     e.add_argument("instruction", help="what to change, in plain words")
     e.add_argument("--mask", help="brush mask image of the same size (white = edit area)")
+    e.add_argument("--reference", action="append", default=[], metavar="REF",
+                   help="a reference photo to match ('make it look like the reference'); "
+                        "repeat for 'reference 1', 'reference 2', …")
     e.add_argument("--session", help="session folder (created, or continued if it exists)")
     e.add_argument("--out", help="where to save the result (default: in the session folder)")
     e.add_argument("--search", choices=["none", "tree"], default="none",
@@ -119,6 +122,9 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--simulations", type=int, default=8, help="Autopilot's simulations")
     b.add_argument("--depth", type=int, default=2, help="Autopilot's look-ahead")
     b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--reference", action="append", default=[], metavar="REF",
+                   help="a reference photo every photo is matched to ('match the look of "
+                        "the reference'); repeatable")
     b.add_argument("--mask-from", help="a folder of masks named like the photos "
                    "(a/b.jpg → a/b.png; white = edit area)")
     b.add_argument("--point", help="click-to-select X,Y (fractions of the width and height "
@@ -188,8 +194,12 @@ def _output_path(session: Any, out: str | None) -> Path:
 def cmd_edit(args: argparse.Namespace) -> int:
     instruction = check_instruction(args.instruction)
     _check_output(args.out)
+    references = _read_references(args.reference)   # refused before anything is made
     session, created = _session_for(args.image, args.session)
     try:
+        for raw, name in references:
+            entry = session.add_reference(raw, name)
+            _say(f"{entry['name']}: {name} ({entry['width']}x{entry['height']})")
         mask = None
         if args.mask:
             width, height = session.graph.size
@@ -217,6 +227,21 @@ def cmd_edit(args: argparse.Namespace) -> int:
         _say(f"saved: {path}")
     _say(f"session: {session.folder}")
     return 0 if result.ok else 1
+
+
+def _read_references(paths: list[str]) -> list[tuple[bytes, str]]:
+    """Each ``--reference`` file's bytes and name, every one checked like an upload."""
+    from agent.session.references import check_reference  # the edit stack, on use
+
+    out = []
+    for path in paths:
+        name = Path(path).name
+        if not Path(path).is_file():
+            raise SessionError(f"the reference {name} does not exist; nothing was changed")
+        raw = Path(path).read_bytes()
+        check_reference(raw, name)
+        out.append((raw, name))
+    return out
 
 
 def _point(text: str) -> tuple[float, float]:
@@ -340,6 +365,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
                         dry_run=args.dry_run, retry_failed=args.retry_failed,
                         threads=args.threads, iterations=args.iterations,
                         simulations=args.simulations, depth=args.depth, seed=args.seed,
+                        references=args.reference,
                         progress=None if args.json else ProgressBar(), cancel=stop.is_set)
     if args.json:
         _say(json.dumps(summary.to_dict()))

@@ -70,7 +70,8 @@ def edit_photo(data: bytes, name: str, job: dict[str, Any]) -> dict[str, Any]:
         job: ``instruction`` or ``autopilot`` (+ ``mood``, ``iterations``,
             ``simulations``, ``depth``, ``seed``), optional ``mask`` (bytes) and
             ``mask_name``, ``point`` (``[x, y]``, fractions when both are ≤ 1),
-            ``dry_run`` and ``threads``.
+            ``dry_run`` and ``threads``, ``reference_data`` (``[(bytes, name)]``: the
+            reference photos, added to the photo's session in order).
 
     Returns:
         ``{"outcome": "done"|"failed"|"planned", "reason", "output" (bytes or None),
@@ -127,6 +128,8 @@ def _run(session: EditSession, job: dict[str, Any]) -> dict[str, Any]:
         mask, why = _point_mask(session, job)
         if mask is None:
             return {"reason": why}
+    for raw, ref_name in job.get("reference_data") or []:   # "reference 1", "reference 2"…
+        session.add_reference(raw, ref_name)
     if job.get("autopilot"):
         return _autopilot(session, job)
     instruction = job["instruction"]
