@@ -36,7 +36,7 @@ def new_session(image: str) -> tuple[str, dict]:
 
 @friendly
 def edit(session_id: str, instruction: str, mask: str | None = None,
-         tree_search: bool = False) -> tuple[Any, dict]:
+         tree_search: bool = False, reference: str | None = None) -> tuple[Any, dict]:
     """Apply a plain-language edit to the session's current photo (one undoable turn).
 
     Args:
@@ -44,6 +44,8 @@ def edit(session_id: str, instruction: str, mask: str | None = None,
         instruction: what to change, e.g. "make the sky bluer" or "remove the red ball".
         mask: optional mask image (white = area to edit, any size; scaled to the photo).
         tree_search: treat a multi-part instruction with tree search.
+        reference: optional reference photo ("make it look like the reference"); the last
+            argument, so 4-argument calls work as before.
 
     Returns:
         A preview of the result, and the turn's plan, steps, scores and new head.
@@ -52,7 +54,8 @@ def edit(session_id: str, instruction: str, mask: str | None = None,
         size = web.image_size(session_id)
         native_mask = web.load_mask_file(mask, (size[1], size[0])) if mask and size else None
         view, result = web.edit_turn(session_id, instruction, native_mask,
-                                     search="tree" if tree_search else "none")
+                                     search="tree" if tree_search else "none",
+                                     reference=reference or None)
         return view.image, result
 
     return run()
@@ -281,7 +284,7 @@ def revoke_share(session_id: str, url: str) -> dict:
 
 @friendly
 def batch(photos: list[str], instruction: str = "", autopilot: bool = False,
-          mood: str = "") -> dict:
+          mood: str = "", reference: str | None = None) -> dict:
     """Start a batch: the same edit (or Autopilot) on several photos, as a background job.
 
     Args:
@@ -289,13 +292,14 @@ def batch(photos: list[str], instruction: str = "", autopilot: bool = False,
         instruction: what to change in every photo, e.g. "make it warmer".
         autopilot: run Autopilot on every photo instead of an instruction.
         mood: Autopilot's optional intent, e.g. "warm evening light".
+        reference: optional reference photo every photo is matched to.
 
     Returns:
         {"job_id", "state", "total", "finished", "done", "failed", "eta_s", "failures"}:
         pass job_id to batch_status and batch_cancel.
     """
     return web.start_batch(list(photos or []), instruction or "", autopilot=bool(autopilot),
-                           mood=mood or "")
+                           mood=mood or "", reference=reference or None)
 
 
 def _batch_files(status: Any) -> tuple[dict, str | None, str | None]:
@@ -334,7 +338,7 @@ def batch_cancel(job_id: str) -> tuple[dict, str | None, str | None]:
     return _batch_files(web.batch_cancel(job_id))
 
 
-FILE_PARAMS = {"image", "mask", "before", "after", "archive"}
+FILE_PARAMS = {"image", "mask", "before", "after", "archive", "reference"}
 MULTI_FILE_PARAMS = {"photos"}
 
 
