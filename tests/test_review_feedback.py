@@ -271,7 +271,7 @@ def test_comments_travel_in_archives_and_old_archives_still_open(edited: str, tm
     archive = Path(web.export_archive(edited))
     with zipfile.ZipFile(archive) as zf:
         session = json.loads(zf.read("session.json"))
-        assert session["version"] == 2 and feedback.FEEDBACK_MEMBER in zf.namelist()
+        assert session["version"] == 3 and feedback.FEEDBACK_MEMBER in zf.namelist()  # 3: issue 35
     back = web.import_beside(None, archive).session_id
     assert back != edited and web.review_comments(back)["comments"] == before
 

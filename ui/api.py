@@ -36,7 +36,7 @@ def new_session(image: str) -> tuple[str, dict]:
 
 @friendly
 def edit(session_id: str, instruction: str, mask: str | None = None,
-         tree_search: bool = False, reference: str | None = None) -> tuple[Any, dict]:
+         tree_search: bool = False) -> tuple[Any, dict]:
     """Apply a plain-language edit to the session's current photo (one undoable turn).
 
     Args:
@@ -44,8 +44,6 @@ def edit(session_id: str, instruction: str, mask: str | None = None,
         instruction: what to change, e.g. "make the sky bluer" or "remove the red ball".
         mask: optional mask image (white = area to edit, any size; scaled to the photo).
         tree_search: treat a multi-part instruction with tree search.
-        reference: optional reference photo ("make it look like the reference"); the last
-            argument, so 4-argument calls work as before.
 
     Returns:
         A preview of the result, and the turn's plan, steps, scores and new head.
@@ -54,8 +52,7 @@ def edit(session_id: str, instruction: str, mask: str | None = None,
         size = web.image_size(session_id)
         native_mask = web.load_mask_file(mask, (size[1], size[0])) if mask and size else None
         view, result = web.edit_turn(session_id, instruction, native_mask,
-                                     search="tree" if tree_search else "none",
-                                     reference=reference or None)
+                                     search="tree" if tree_search else "none")
         return view.image, result
 
     return run()
@@ -284,7 +281,7 @@ def revoke_share(session_id: str, url: str) -> dict:
 
 @friendly
 def batch(photos: list[str], instruction: str = "", autopilot: bool = False,
-          mood: str = "", reference: str | None = None) -> dict:
+          mood: str = "") -> dict:
     """Start a batch: the same edit (or Autopilot) on several photos, as a background job.
 
     Args:
@@ -292,14 +289,13 @@ def batch(photos: list[str], instruction: str = "", autopilot: bool = False,
         instruction: what to change in every photo, e.g. "make it warmer".
         autopilot: run Autopilot on every photo instead of an instruction.
         mood: Autopilot's optional intent, e.g. "warm evening light".
-        reference: optional reference photo every photo is matched to.
 
     Returns:
         {"job_id", "state", "total", "finished", "done", "failed", "eta_s", "failures"}:
         pass job_id to batch_status and batch_cancel.
     """
     return web.start_batch(list(photos or []), instruction or "", autopilot=bool(autopilot),
-                           mood=mood or "", reference=reference or None)
+                           mood=mood or "")
 
 
 def _batch_files(status: Any) -> tuple[dict, str | None, str | None]:
@@ -371,7 +367,10 @@ def build() -> None:
     The JSON tools (``ui.tools``) are the public endpoints: the MCP server lists exactly
     these, and ``gradio_client`` calls them as ``/<tool>_json``. The endpoints above keep
     the names and tuple shapes scripts already use (``/new_session``, ``/edit`` …); they
-    are callable by ``gradio_client`` but undocumented, so they are not MCP tools.
+    are callable by ``gradio_client`` but undocumented, so they are not MCP tools. Their
+    shapes are frozen: ``gradio_client`` fills in defaults only for documented endpoints,
+    so a new optional argument (``edit``'s ``reference``) would break every older call;
+    new arguments go to the JSON tools (``/edit_json``'s last argument is ``reference``).
     """
     img = gr.Image(visible=False, type="numpy", format="png", label="image")
     out_json, out_file = gr.JSON(visible=False, label="result"), gr.File(visible=False)
