@@ -101,6 +101,8 @@ def _parser() -> argparse.ArgumentParser:
     a = sub.add_parser("autopilot", help="improve a photo by tree search over edits")
     a.add_argument("image")
     a.add_argument("--mood", help="optional intent, e.g. 'warm evening light'")
+    a.add_argument("--reference", metavar="REF",
+                   help="a reference photo in place of the mood ('better, like this one')")
     a.add_argument("--iterations", type=int, default=3)
     a.add_argument("--simulations", type=int, default=20)
     a.add_argument("--depth", type=int, default=3)
@@ -313,12 +315,18 @@ def cmd_autopilot(args: argparse.Namespace) -> int:
     from agent.search.mcts import autopilot  # loaded when this command runs
 
     _check_output(args.out)
+    if args.reference and args.mood:
+        raise SessionError("give a mood or a reference, not both")
+    references = _read_references([args.reference] if args.reference else [])
     session = _session_for(args.image, args.session)[0] if args.session else None
     image = np.array(session.current_image()) if session else load_image(args.image).pixels
-    result = autopilot(image, mood=args.mood, iterations=args.iterations,
-                       simulations=args.simulations, depth=args.depth, top_k=args.top_k,
-                       seed=args.seed, session=session,
-                       progress=lambda *info: log.info("autopilot %s", info))
+    if references:
+        result = _autopilot_like(image, references[0], session, args.image)
+    else:
+        result = autopilot(image, mood=args.mood, iterations=args.iterations,
+                           simulations=args.simulations, depth=args.depth, top_k=args.top_k,
+                           seed=args.seed, session=session,
+                           progress=lambda *info: log.info("autopilot %s", info))
     for n, step in enumerate(result.steps, 1):
         text = getattr(step, "description", str(step))
         scores = ""
@@ -334,6 +342,20 @@ def cmd_autopilot(args: argparse.Namespace) -> int:
         path = save_image(result.image, out, like=load_image(args.image))
     _say(f"saved: {path}")
     return 0
+
+
+def _autopilot_like(image: Any, reference: tuple[bytes, str], session: Any, photo: str) -> Any:
+    """Autopilot with a reference in place of the mood (``agent.search.reference_pilot``)."""
+    from agent.search.reference_pilot import autopilot_like  # loaded when used
+
+    raw, name = reference
+    if session is not None:
+        entry = session.add_reference(raw, name)
+        pixels = session.references.pixels(session.folder, entry["id"], session.original)
+        return autopilot_like(image, pixels, session=session, ref_id=entry["id"])
+    from agent.session.references import reference_pixels  # loaded when used
+
+    return autopilot_like(image, reference_pixels(raw, name, load_image(photo)))
 
 
 def cmd_critique(args: argparse.Namespace) -> int:

@@ -59,6 +59,14 @@ def check_reference(raw: bytes, label: str) -> Any:
                            "changed") from None
 
 
+def reference_pixels(raw: bytes, label: str, like: Any = None) -> np.ndarray:
+    """A reference's pixels as an operation gets them: checked, at most
+    ``REFERENCE_SIDE``, in the colour space of ``like`` (a loaded photo)."""
+    loaded = check_reference(raw, label)
+    small = downscale(np.ascontiguousarray(loaded.pixels[..., :3]), REFERENCE_SIDE)
+    return convert_profile(small, loaded.icc_profile, getattr(like, "icc_profile", None))
+
+
 def label_of(ref_id: str) -> str:
     """``ref2`` → "reference 2"."""
     match = _ID.fullmatch(ref_id)
@@ -129,14 +137,11 @@ class References:
     def pixels(self, folder: Path, ref_id: str, like: Any = None) -> np.ndarray:
         """The reference's pixels for an operation (≤ ``REFERENCE_SIDE``, in the colour
         space of ``like``, the session's original)."""
-        if ref_id not in self._pixels:
-            item = self.find(ref_id)
+        item = self.find(ref_id)
+        if item["id"] not in self._pixels:
             raw = (Path(folder) / item["file"]).read_bytes()
-            loaded = check_reference(raw, item["filename"])
-            small = downscale(np.ascontiguousarray(loaded.pixels[..., :3]), REFERENCE_SIDE)
-            self._pixels[ref_id] = convert_profile(small, loaded.icc_profile,
-                                                   getattr(like, "icc_profile", None))
-        return self._pixels[ref_id]
+            self._pixels[item["id"]] = reference_pixels(raw, item["filename"], like)
+        return self._pixels[item["id"]]
 
     def prepare(self, folder: Path, actions: list[Action], like: Any = None) -> list[Action]:
         """Fill in the reference of every action whose operation takes one: its id in

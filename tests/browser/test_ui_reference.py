@@ -53,20 +53,30 @@ def _set_reference(pg, path: Path, where: str = "#reference") -> None:
                          f".replace(/\\s+/g, '').includes('{path.name}')")
 
 
-def test_the_edit_tab_matches_the_reference_photo(page, photos, shots: Path):
-    pg = page
-    pg.set_input_files("#upload input[type=file]", str(photos["china"]))
+def _open(pg, path: Path) -> None:
+    pg.set_input_files("#upload input[type=file]", str(path))
     pg.wait_for_selector("#graph g.node.head[data-node='n0']")
-    # a hostile file first: a toast names it, nothing changes
+
+
+def test_a_hostile_reference_is_refused_in_a_toast(page, photos, shots: Path):
+    pg = page
+    _open(pg, photos["china"])
     _set_reference(pg, photos["evil"])
     box = pg.locator("#instruction textarea")
     box.fill("make it look like the reference")
     box.press("Enter")
     pg.wait_for_function("Array.from(document.querySelectorAll('.toast-body'))"
                          ".some(t => t.innerText.includes('evil.png'))")
-    assert _nodes(pg) == 1
-    # a real reference: the photo takes its look
+    pg.screenshot(path=str(shots / "reference-refused.png"), full_page=True)
+    assert _nodes(pg) == 1   # nothing changed
+    assert box.input_value() == "make it look like the reference"   # kept to send again
+
+
+def test_the_edit_tab_matches_the_reference_photo(page, photos, shots: Path):
+    pg = page
+    _open(pg, photos["china"])
     _set_reference(pg, photos["rocket"])
+    box = pg.locator("#instruction textarea")
     box.fill("make it look like the reference")
     box.press("Enter")
     pg.wait_for_selector("#graph g.node.head[data-node='n1']")
