@@ -68,11 +68,16 @@ def autopilot_like(image: np.ndarray, reference: np.ndarray, *, session: Any = N
         moved = 0.0 if start < 1e-6 else \
             float(np.clip(1.0 - look_distance(trial, ref_look).total / start, 0.0, 1.0))
         score = (evaluate(trial, small) + MOOD_WEIGHT * moved) / (1 + MOOD_WEIGHT)
-        considered.append({"strength": strength, "score": round(score, 5),
-                           "look_moved": round(moved, 4)})
+        considered.append({"iteration": 1, "strength": strength, "score": round(score, 5),
+                           "look_moved": round(moved, 4),
+                           "description": "leave the photo as it is" if not strength else
+                           f"match the reference's look ({strength:.0%} of the way)"})
         if score > best[1] + 1e-9:
             best = (strength, score, moved)
     strength, score, moved = best
+    for row in considered:
+        row["decision"] = "kept: the best score" if row["strength"] == strength else \
+            "not kept: another strength scored better"
     score0 = considered[0]["score"]
     tree = {"reference": True, "strengths": considered}
     if not strength:
