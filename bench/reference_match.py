@@ -9,13 +9,16 @@ The reference is passed at 1024 px on its long side, as the session passes it.
 Run: ``.venv/bin/python bench/reference_match.py`` (``--mp 12``, ``--repeat 5``,
 ``--region sky`` to match the sky only, through the executor with its feather). The last
 printed line is one JSON object: ``{"mp", "width", "height", "region", "seconds_median",
-"seconds_min", "seconds_all", "look_start", "look_end", "target_s"}``.
+"seconds_min", "seconds_all", "cpu_seconds_median" (all threads), "load_1min", "cores",
+"look_start", "look_end", "target_s"}``. On a shared machine read ``seconds_min`` with
+the load beside it: other processes' load stretches the wall time.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -53,20 +56,23 @@ def main(argv: list[str] | None = None) -> dict:
     if args.region == "sky":
         mask = reference_region(big, "sky")
     request = EditRequest(kind="adjust", operation=op.name, params=params)
-    times, out = [], big
+    times, cpu, out = [], [], big
     for _ in range(args.repeat):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         if args.region == "whole":
             out = op.apply(big, mask, params)
         else:
             out = executor.execute(big, request, mask).paste(big)
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
     where = None if args.region == "whole" else mask
     result = {"mp": round(big.shape[0] * big.shape[1] / 1e6, 2), "width": big.shape[1],
               "height": big.shape[0], "region": args.region,
               "seconds_median": round(statistics.median(times), 3),
               "seconds_min": round(min(times), 3),
               "seconds_all": [round(t, 3) for t in times],
+              "cpu_seconds_median": round(statistics.median(cpu), 3),
+              "load_1min": round(os.getloadavg()[0], 2), "cores": os.cpu_count(),
               "look_start": round(look_distance(big, reference, where).total, 2),
               "look_end": round(look_distance(out, reference, where).total, 2),
               "target_s": TARGET_S}
