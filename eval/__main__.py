@@ -91,6 +91,23 @@ def _cmd_report(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_photos(args: argparse.Namespace) -> int:
+    from eval import realphotos  # only this command needs the photo catalogue
+    ids = args.ids or None
+    if args.action == "fetch":
+        paths = realphotos.fetch(ids)
+        _emit({"fetched": len(paths), "folder": str(realphotos.photos_dir())})
+        return 0
+    if args.action == "verify":
+        bad = realphotos.verify(ids)
+        _emit({"bad": bad})
+        return 1 if bad else 0
+    table = realphotos.catalogue()
+    _emit([{"id": p.id, "package": p.package, "size": [p.width, p.height],
+            "license": p.license} for p in table.values() if not ids or p.id in ids])
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of ``python -m eval``."""
     parser = argparse.ArgumentParser(prog="python -m eval", description=__doc__)
@@ -138,6 +155,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="run folders (with results.jsonl), compared side by side")
     report.add_argument("--out", type=Path, default=None)
     report.set_defaults(func=_cmd_report)
+    photos = sub.add_parser("photos", help="real photographs from Debian packages "
+                                           "(fetch by package name, verify, list)")
+    photos.add_argument("action", choices=("fetch", "verify", "list"))
+    photos.add_argument("ids", nargs="*", help="photo ids (all when omitted)")
+    photos.set_defaults(func=_cmd_photos)
     return parser
 
 

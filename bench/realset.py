@@ -1,0 +1,129 @@
+"""Issue 32's real-photo set: how today's localiser (and the CLI's edits) do on real photos.
+
+Runs ``PerceptionLocalizer.locate`` on every case of ``eval/data/realphotos/cases`` (one
+split, or both; ``--photos`` narrows it) and prints one line per case, then per split:
+the share of right answers (IoU >= 0.8 when resolved, else the expected question or
+refusal), mean mask IoU and boundary F-score (2 px) of the cases that name a thing, right
+per class, and the silent failures (resolved and wrong). ``--upscale MP`` runs the photos
+below 12 MP upscaled to MP (Lanczos). ``--overlays DIR`` saves a picture of every wrong
+case (truth green, answer magenta).
+
+``--edits`` instead runs every case's ``edits`` through ``python -m agent edit PHOTO "…"
+--out X`` (fresh process each; slow) and counts right / WRONG (silent failures) / honest
+(asked or refused) / error edits per split (``eval.realset_edits``).
+
+Usage: ``python bench/realset.py [--split tune] [--upscale 16] [--overlays DIR] [--edits]``.
+The last printed line is one JSON object: ``right_share``, ``mean_iou``, ``boundary_f``,
+``by_class``, ``silent_failures``, ``cases`` (each per split), plus ``upscale_mp`` and
+``load_average``; with ``--edits``: ``edits`` (counts per split and verdict),
+``silent_failures`` (per split) and ``done_right_share`` (per split, of the edits whose
+case expects a resolved target).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from eval.realset import (  # noqa: E402
+    SPLITS,
+    evaluate,
+    load_cases,
+    overlay,
+    photo,
+    summarise,
+    upscaled,
+)
+
+
+def _localise(cases, args) -> dict:
+    from pipelines.localizers import PerceptionLocalizer
+
+    got = evaluate(PerceptionLocalizer().locate, cases, upscale_to=args.upscale,
+                   keep_masks=bool(args.overlays))
+    for o in got:
+        print(f"{o.case.split:8s} {o.case.cls:13s} {o.case.id:44s} want {o.case.expect:8s} "
+              f"got {o.kind:8s} IoU {o.iou:.3f} F {o.bf:.3f} "
+              f"{'right' if o.right else 'WRONG'} {o.ms:6.0f} ms  {o.reason[:90]}", flush=True)
+        if args.overlays and not o.right:
+            image, truth = photo(o.case.photo), o.case.truth()
+            if args.upscale:
+                image, truth = upscaled(image, truth, args.upscale)
+            folder = Path(args.overlays)
+            folder.mkdir(parents=True, exist_ok=True)
+            Image.fromarray(overlay(image, truth, o.found)).save(folder / f"{o.case.id}.png")
+    summary = summarise(got)
+    for split in SPLITS:
+        if split in summary["cases"]:
+            print(f"{split}: right {summary['right_share'][split]:.3f} of "
+                  f"{summary['cases'][split]}, mean IoU {summary['mean_iou'][split]}, "
+                  f"boundary F {summary['boundary_f'][split]}, silent failures "
+                  f"{summary['silent_failures'][split]}; by class "
+                  f"{summary['by_class'][split]}", flush=True)
+    return summary
+
+
+def _edits(cases, args) -> dict:
+    from eval.realset_edits import run_edit
+
+    counts: dict = {}
+    silent: dict = {}
+    done_right: dict = {}
+    for case in cases:
+        for instruction in case.edits:
+            o = run_edit(case, instruction)
+            print(f"{case.split:8s} {case.cls:13s} {case.id:44s} {instruction[:40]:40s} "
+                  f"{o.verdict:6s} exit {o.exit} {o.seconds:5.0f} s  {o.why[:100]}",
+                  flush=True)
+            counts.setdefault(case.split, {}).setdefault(o.verdict, 0)
+            counts[case.split][o.verdict] += 1
+            silent[case.split] = silent.get(case.split, 0) + (o.verdict == "WRONG")
+            if case.expect == "resolved":
+                done_right.setdefault(case.split, []).append(o.verdict == "right")
+            if args.overlays and o.verdict == "WRONG" and o.after is not None:
+                _edit_overlay(case, o, Path(args.overlays))
+    return {"edits": counts, "silent_failures": silent,
+            "done_right_share": {k: round(float(np.mean(v)), 3) for k, v in
+                                 done_right.items()}}
+
+
+def _edit_overlay(case, o, folder: Path) -> None:
+    """The result with what changed tinted red and the true mask outlined green."""
+    before = photo(case.photo)
+    changed = np.abs(o.after.astype(int) - before.astype(int)).max(axis=-1) > 0
+    view = overlay(o.after, case.truth(), changed)
+    folder.mkdir(parents=True, exist_ok=True)
+    slug = "".join(ch if ch.isalnum() else "_" for ch in o.instruction)[:40]
+    Image.fromarray(view).save(folder / f"edit__{case.id}__{slug}.png")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--split", choices=SPLITS)
+    parser.add_argument("--photos", help="comma-separated photo ids (default: all)")
+    parser.add_argument("--upscale", type=float, help="run photos < 12 MP upscaled to MP")
+    parser.add_argument("--overlays", help="folder for pictures of the wrong cases")
+    parser.add_argument("--edits", action="store_true", help="run the edits through the CLI")
+    args = parser.parse_args()
+    print("load average at start:", os.getloadavg(), flush=True)
+    cases = load_cases(args.split)
+    if args.photos:
+        wanted = set(args.photos.split(","))
+        cases = [c for c in cases if c.photo in wanted]
+    result = _edits(cases, args) if args.edits else _localise(cases, args)
+    result["upscale_mp"] = args.upscale
+    result["load_average"] = [round(v, 2) for v in os.getloadavg()]
+    print(json.dumps(result))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,224 @@
+"""Real photographs from Debian packages: fetched by package name, checked, cached.
+
+The photos that ship offline with our Python dependencies are few and small. Debian ships
+many more real photographs (wallpapers, sample files, puzzle pictures, annotated examples);
+``data/realphotos/photos.json`` lists the ones we use, each with:
+
+* ``id`` — our stable name; ``package`` and ``member`` — the Debian package and the path
+  inside it after ``dpkg-deb -x``;
+* ``sha256``, ``width``, ``height`` — what the file must be (a changed file is refused);
+* ``license`` and ``author`` — read from the package's ``usr/share/doc/PKG/copyright``
+  (or the package's own licence file where it has one);
+* optionally ``labels_member`` / ``labels_sha256`` — a labelme JSON of human-drawn polygons
+  that ships beside the photo.
+
+``fetch()`` downloads the packages with ``apt-get download`` (no root needed; as root, a
+missing package list is refreshed once with ``apt-get update``), extracts them with
+``dpkg-deb -x`` into a temporary folder, checks every listed file's SHA-256 and copies only
+those files into the cache (``LOUPE_PHOTOS_DIR``, default ``<LOUPE_DATA_DIR>/photos``).
+A second call does nothing. ``python -m eval photos fetch`` is the same from the shell.
+
+Four packages are reserved for independent checks and are refused here:
+``RESERVED_PACKAGES``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+from PIL import Image, ImageOps
+
+from pipelines.config import get_settings
+from pipelines.files import atomic_write
+
+log = logging.getLogger(__name__)
+
+PHOTOS_FILE = Path(__file__).with_name("data") / "realphotos" / "photos.json"
+
+#: kept for independent checks of the product: never fetched, never labelled, never tuned on
+RESERVED_PACKAGES = frozenset({"plasma-workspace-wallpapers", "mate-backgrounds",
+                               "lomiri-wallpapers-20.04", "opencv-doc"})
+
+
+class PhotoUnavailable(RuntimeError):
+    """A photo could not be fetched or failed its checksum; the message says which and why."""
+
+
+@dataclass(frozen=True)
+class RealPhoto:
+    """One listed photograph (see the module doc for the fields)."""
+
+    id: str
+    package: str
+    member: str
+    sha256: str
+    width: int
+    height: int
+    license: str
+    author: str
+    labels_member: str | None = None
+    labels_sha256: str | None = None
+
+    @property
+    def megapixels(self) -> float:
+        return self.width * self.height / 1e6
+
+    @property
+    def filename(self) -> str:
+        """The cached file's name: the id with the member's suffix."""
+        return self.id + Path(self.member).suffix.lower()
+
+
+@lru_cache(maxsize=1)
+def catalogue() -> dict[str, RealPhoto]:
+    """Every listed photo by id (read once from ``photos.json``)."""
+    rows = json.loads(PHOTOS_FILE.read_text())
+    photos = {row["id"]: RealPhoto(**row) for row in rows}
+    bad = sorted({p.package for p in photos.values()} & RESERVED_PACKAGES)
+    if bad:
+        raise ValueError(f"photos.json lists reserved package(s) {bad}")
+    return photos
+
+
+def photos_dir() -> Path:
+    """Where fetched photos are cached (``LOUPE_PHOTOS_DIR`` or ``<data dir>/photos``)."""
+    env = os.environ.get("LOUPE_PHOTOS_DIR", "").strip()
+    return Path(env).expanduser() if env else get_settings().data_dir / "photos"
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _cached(photo: RealPhoto, folder: Path) -> bool:
+    target = folder / photo.filename
+    if not target.is_file():
+        return False
+    if photo.labels_member and not (folder / f"{photo.id}.labels.json").is_file():
+        return False
+    return True
+
+
+def _apt_download(package: str, dest: Path) -> Path:
+    """``apt-get download PACKAGE`` into ``dest``; returns the .deb written."""
+    def attempt() -> subprocess.CompletedProcess:
+        return subprocess.run(["apt-get", "download", "-q", package], cwd=dest,
+                              capture_output=True, text=True, timeout=600)
+
+    try:
+        done = attempt()
+        if done.returncode != 0 and hasattr(os, "geteuid") and os.geteuid() == 0:
+            log.info("apt-get download %s failed (%s); refreshing the package lists once",
+                     package, done.stderr.strip()[-200:])
+            subprocess.run(["apt-get", "update", "-q"], capture_output=True, timeout=600)
+            done = attempt()
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise PhotoUnavailable(f"could not run apt-get for {package}: {exc}") from exc
+    debs = sorted(dest.glob("*.deb"))
+    if done.returncode != 0 or not debs:
+        raise PhotoUnavailable(f"apt-get download {package} failed: "
+                               f"{done.stderr.strip()[-300:]}")
+    return debs[-1]
+
+
+def _fetch_package(package: str, photos: list[RealPhoto], folder: Path) -> None:
+    with tempfile.TemporaryDirectory(prefix="loupe-deb-") as tmp:
+        tmp_path = Path(tmp)
+        deb = _apt_download(package, tmp_path)
+        root = tmp_path / "x"
+        subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True,
+                       capture_output=True, timeout=600)
+        for photo in photos:
+            pairs = [(photo.member, photo.sha256, photo.filename)]
+            if photo.labels_member:
+                pairs.append((photo.labels_member, photo.labels_sha256 or "",
+                              f"{photo.id}.labels.json"))
+            for member, digest, name in pairs:
+                source = root / member
+                if not source.is_file():
+                    raise PhotoUnavailable(f"{package} no longer ships {member}")
+                data = source.read_bytes()
+                if _sha256(data) != digest:
+                    raise PhotoUnavailable(f"{photo.id}: {member} in {package} has another "
+                                           "checksum than photos.json records")
+                atomic_write(folder / name, data)
+        log.info("fetched %d photo(s) from %s", len(photos), package)
+
+
+def fetch(ids: list[str] | None = None) -> dict[str, Path]:
+    """Make sure the listed photos (all when ``ids`` is None) are in the cache.
+
+    Returns:
+        id → path of the cached photo. Downloads only the packages with a missing file.
+
+    Raises:
+        PhotoUnavailable: a package could not be downloaded or a file's checksum differs.
+        KeyError: an unknown id.
+    """
+    table = catalogue()
+    wanted = [table[i] for i in (ids if ids is not None else sorted(table))]
+    folder = photos_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    missing: dict[str, list[RealPhoto]] = {}
+    for photo in wanted:
+        if not _cached(photo, folder):
+            missing.setdefault(photo.package, []).append(photo)
+    for package, photos in sorted(missing.items()):
+        _fetch_package(package, photos, folder)
+    return {photo.id: folder / photo.filename for photo in wanted}
+
+
+def verify(ids: list[str] | None = None) -> list[str]:
+    """Check the cached files' checksums; returns the ids whose file is missing or wrong."""
+    table = catalogue()
+    folder = photos_dir()
+    bad = []
+    for pid in ids if ids is not None else sorted(table):
+        photo = table[pid]
+        path = folder / photo.filename
+        if not path.is_file() or _sha256(path.read_bytes()) != photo.sha256:
+            bad.append(pid)
+    return bad
+
+
+def photo_path(pid: str) -> Path:
+    """The cached file of one photo, fetched first if needed."""
+    return fetch([pid])[pid]
+
+
+def load(pid: str, long_side: int | None = None) -> np.ndarray:
+    """One photo as RGB uint8 (EXIF orientation applied), optionally fitted to ``long_side``.
+
+    The resize uses PIL's reducing Lanczos filter (area-correct for big reductions).
+    """
+    with Image.open(photo_path(pid)) as img:
+        img = ImageOps.exif_transpose(img).convert("RGB")
+        if long_side is not None and max(img.size) > long_side:
+            scale = long_side / max(img.size)
+            size = (max(1, round(img.width * scale)), max(1, round(img.height * scale)))
+            img = img.resize(size, Image.LANCZOS, reducing_gap=3.0)
+        return np.asarray(img, dtype=np.uint8).copy()
+
+
+def polygons(pid: str) -> list[tuple[str, list[tuple[float, float]]]]:
+    """The human-drawn labelme polygons that ship with a photo: (label, points) pairs."""
+    photo = catalogue()[pid]
+    if not photo.labels_member:
+        return []
+    fetch([pid])
+    data = json.loads((photos_dir() / f"{pid}.labels.json").read_text())
+    shapes = []
+    for shape in data.get("shapes", []):
+        if shape.get("shape_type", "polygon") == "polygon" and len(shape["points"]) >= 3:
+            shapes.append((str(shape["label"]), [tuple(map(float, p)) for p in shape["points"]]))
+    return shapes
+
