@@ -80,7 +80,7 @@ def test_edit_json_takes_a_reference_as_its_last_argument(served, files):
     assert graph["head"] == answer["head"]
 
 
-def test_mcp_edit_and_batch_take_a_reference(served):
+def test_mcp_edit_autopilot_and_batch_take_a_reference(served):
     url, data_dir = served
     china, rocket = load_photo("china", 200), load_photo("rocket", 200)
     evil = "data:image/png;base64,aGVsbG8gd29ybGQ="   # "hello world", labelled a PNG
@@ -97,6 +97,9 @@ def test_mcp_edit_and_batch_take_a_reference(served):
         edited = _json(await session.call_tool("edit", {
             "session_id": sid, "instruction": "make it look like the reference",
             "reference": _data_url(rocket)}), "edit", data_dir)
+        auto = _json(await session.call_tool("autopilot", {
+            "image": _data_url(china), "reference": _data_url(rocket)}), "autopilot",
+            data_dir)
         bad_batch = await session.call_tool("batch", {
             "archive": _data_url(china), "instruction": "match the look of the reference",
             "reference": evil})
@@ -110,7 +113,7 @@ def test_mcp_edit_and_batch_take_a_reference(served):
             if status["state"] not in ("running", "cancelling"):
                 break
             await asyncio.sleep(0.5)
-        return {"refused": refused, "graph": graph, "edited": edited,
+        return {"refused": refused, "graph": graph, "edited": edited, "auto": auto,
                 "bad_batch": bad_batch, "status": status}
 
     got = _run(url, script)
@@ -118,5 +121,6 @@ def test_mcp_edit_and_batch_take_a_reference(served):
     assert got["graph"]["head"] == "n0" and len(got["graph"]["nodes"]) == 1
     assert got["edited"]["ok"] and got["edited"]["changed"]
     assert got["edited"]["steps"][0]["action"]["params"]["reference"] == "ref1"
+    assert got["auto"]["steps"] and "reference" in got["auto"]["reason"]   # in the mood's place
     assert "reference" in _error(got["bad_batch"], data_dir)
     assert got["status"]["state"] == "done" and got["status"]["done"] == 1, got["status"]

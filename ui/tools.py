@@ -211,7 +211,7 @@ def import_session(archive: str, request: gr.Request) -> dict:
 
 @json_tool
 def autopilot(image: str, mood: str = "", iterations: int = 2, simulations: int = 8,
-              depth: int = 2, top_k: int = 3, seed: int = 0,
+              depth: int = 2, top_k: int = 3, seed: int = 0, reference: str | None = None,
               request: gr.Request = None) -> dict:
     """Improve a photo automatically (tree search over candidate edits) in a new session.
 
@@ -226,6 +226,7 @@ def autopilot(image: str, mood: str = "", iterations: int = 2, simulations: int 
         depth: look-ahead depth of each simulation, e.g. 2.
         top_k: candidate edits tried per state, e.g. 3.
         seed: random seed (same inputs and seed, same result), e.g. 0.
+        reference: optional photo whose look replaces the mood ("like this one"), e.g. a data URL.
 
     Returns:
         JSON {session_id, head, score_before, score_after, steps, cancelled, image_url …}.
@@ -234,7 +235,8 @@ def autopilot(image: str, mood: str = "", iterations: int = 2, simulations: int 
         web.open_image(sid, image, Path(image).name)
         res = web.run_autopilot(sid, None, mood=mood, iterations=int(iterations),
                                 simulations=int(simulations), depth=int(depth),
-                                top_k=int(top_k), seed=int(seed))
+                                top_k=int(top_k), seed=int(seed),
+                                reference=reference or None)
         view = web.send_autopilot_to_edit(sid) if res.summary.get("steps") else None
         return session_result(sid, request, view, **res.summary)
 
