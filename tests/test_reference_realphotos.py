@@ -5,11 +5,15 @@ with the rest bit-identical, a shoot of 7 photos made consistent."""
 
 from __future__ import annotations
 
+import io
+
 import cv2
 import numpy as np
 import pytest
+from PIL import Image
 
 from agent import executor
+from agent.session import EditSession
 from eval import realphotos
 from eval.look import MATCH_RATIO, STRUCTURE_KEPT, match_report, shoot_spread, structure
 from pipelines.editors.base import EditRequest
@@ -67,3 +71,22 @@ def test_a_shoot_matched_to_one_reference_looks_alike(photos):
     assert shoot_spread(matched) <= 0.5 * shoot_spread(shoot)
     for before, after in zip(shoot, matched):
         assert structure(before, after) >= STRUCTURE_KEPT
+
+
+def test_a_chat_turn_matches_the_sky_to_the_references_sky(photos, tmp_path):
+    def png(pixels: np.ndarray) -> bytes:
+        buf = io.BytesIO()
+        Image.fromarray(pixels).save(buf, format="PNG")
+        return buf.getvalue()
+
+    photo, ref = photos["bridge"], photos["sunset"]
+    session = EditSession.create(png(photo), tmp_path / "s")
+    session.add_reference(png(ref), "sunset.png")
+    result = session.turn("make the sky look like the reference's sky")
+    assert result.ok, result.message
+    out = session.current_image()
+    sky = reference_region(photo, "sky")
+    near = cv2.dilate(sky.astype(np.uint8), np.ones((49, 49), np.uint8)).astype(bool)
+    assert np.array_equal(out[~near], photo[~near])      # the bridge and river are kept
+    start = look_distance(photo, ref, sky, reference_region(ref, "sky")).total
+    assert look_distance(out, ref, sky, reference_region(ref, "sky")).total <= 0.6 * start
