@@ -15,7 +15,8 @@ cannot import ``eval``) and named here for measurement:
   each to their mean look; 1-D quantile means are the distributions' barycentre).
 
 A match "worked" when the distance to the reference fell to at most ``MATCH_RATIO`` of
-where it started with the structure kept (issue 35's bar; ``tests/test_reference_photos``).
+where it started with the structure kept (issue 35's bar; ``tests/test_reference_match.py``,
+``tests/test_reference_realphotos.py``).
 """
 
 from __future__ import annotations
