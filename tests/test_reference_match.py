@@ -137,6 +137,9 @@ def test_faces_keep_a_plausible_skin_hue(photos) -> None:
     out = _match(face_photo, teal)
     for hue in skin_hues(out, faces):
         assert SKIN_HUES[0] <= hue <= SKIN_HUES[1], hue
+    # without the guard the same match turns the face teal (measured: 172° against 60°)
+    bare = fit_match(face_photo, None, teal, guard_faces=False).apply(face_photo, 1.0)
+    assert not all(SKIN_HUES[0] <= h <= SKIN_HUES[1] for h in skin_hues(bare, faces))
     assert look_distance(out, teal).total < look_distance(face_photo, teal).total
 
 

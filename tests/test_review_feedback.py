@@ -295,9 +295,9 @@ def test_comments_travel_in_archives_and_old_archives_still_open(edited: str, tm
         for info in src.infolist():
             data = src.read(info)
             if info.filename == "session.json":
-                data = json.dumps({**session, "version": 3}).encode()
+                data = json.dumps({**session, "version": 4}).encode()  # 3: issue 35
             dst.writestr(info, data)
-    with pytest.raises(web.SessionError, match="unknown session version 3"):
+    with pytest.raises(web.SessionError, match="unknown session version 4"):
         web.import_beside(None, new)
 
 
