@@ -379,6 +379,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
         raise BatchError("give an instruction or --autopilot, not both")
     if args.workers is not None and args.workers < 1:
         raise BatchError("--workers must be at least 1")
+    if args.autopilot and args.mood and args.reference:
+        raise BatchError("give Autopilot a mood or a reference, not both")
     stop = threading.Event()  # SIGTERM (a web job's cancel): finish cleanly, keep the done
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     summary = run_batch(args.input, args.output, args.instruction, autopilot=args.autopilot,
