@@ -191,6 +191,8 @@ def start_batch(files: list[Any] | None, instruction: str = "", *, autopilot: bo
     files = [f for f in (files or []) if f]
     if not files:
         raise SessionError("Add at least one photo (JPEG, PNG, WebP or TIFF) or a zip of them.")
+    if autopilot and (mood or "").strip() and reference:
+        raise SessionError("Give Autopilot a mood or a reference photo, not both.")
     try:
         job_settings(None if autopilot else instruction, autopilot=autopilot, mood=mood)
     except BatchError as err:
