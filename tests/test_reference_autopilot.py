@@ -62,3 +62,21 @@ def test_cli_autopilot_takes_a_reference_in_place_of_the_mood(files, tmp_path):
                            "--reference", str(files["rocket"]), "--mood", "warm"],
                           cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert both.returncode != 0 and "not both" in both.stderr
+
+
+def test_the_chat_shows_the_reference_it_kept(manager, files):  # noqa: F811
+    sid = web.in_new_session(lambda s: web.open_image(s, str(files["china"]), "china.png"))[0]
+    view, result = web.edit_turn(sid, "make it look like the reference",
+                                 reference=str(files["rocket"]))
+    assert result["ok"]
+    said = [m for m in view.chat if isinstance(m["content"], str) and "reference 1" in m["content"]]
+    assert said and "rocket.png" in said[0]["content"]
+    pictures = [m["content"]["path"] for m in view.chat if isinstance(m["content"], dict)]
+    assert len(pictures) == 1
+    with Image.open(pictures[0]) as im:
+        shown = np.asarray(im.convert("RGB"))
+    assert max(shown.shape[:2]) <= 320 and shown.mean() < 80   # the dark rocket photo
+    # the same file again is the same reference: no second message or picture
+    view, _ = web.edit_turn(sid, "make it look halfway like the reference",
+                            reference=str(files["rocket"]))
+    assert sum(isinstance(m["content"], dict) for m in view.chat) == 1

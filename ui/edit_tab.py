@@ -408,7 +408,7 @@ def build() -> dict:
                 # the file as uploaded (ICC profile, EXIF orientation), never re-encoded
                 c["reference"] = gr.File(label="Reference photo", file_types=["image"],
                                          type="filepath", elem_id="reference", height=70,
-                                         scale=1, min_width=120)
+                                         scale=1, min_width=170)
             c["selection_note"] = gr.Markdown("", visible=False, elem_id="selection-note")
             c["tree"] = gr.Checkbox(label="Several changes in one message: try orders and "
                                           "keep the best (slower)", value=False,

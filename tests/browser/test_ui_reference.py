@@ -81,6 +81,7 @@ def test_the_edit_tab_matches_the_reference_photo(page, photos, shots: Path):
     box.press("Enter")
     pg.wait_for_selector("#graph g.node.head[data-node='n1']")
     pg.wait_for_function("document.querySelector('#chat').innerText.includes('reference 1')")
+    pg.wait_for_selector("#chat img")   # the reference itself, shown in the chat
     pg.screenshot(path=str(shots / "reference-matched.png"), full_page=True)
     with pg.expect_download() as info:
         pg.click("#download-btn")
