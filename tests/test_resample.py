@@ -1,5 +1,6 @@
 """``pipelines.resample``: the downscale memo answers a repeat for the same pixels once, and
-never for other pixels (a perturbed copy, a different view, an array that died)."""
+never for other pixels (a perturbed copy, a different view, an array that died); the
+channel reductions the evaluator uses give numpy's answers."""
 
 from __future__ import annotations
 
@@ -46,3 +47,15 @@ def test_an_entry_dies_with_its_array_and_each_call_gets_its_own_memo() -> None:
 
     assert run() == 10            # one entry while the array lived, none after
     assert _DOWNSCALE_MEMO.get() is None
+
+
+def test_channel_max_and_min_are_numpys_reductions() -> None:
+    from pipelines.arrays import channel_max, channel_min
+
+    rng = np.random.default_rng(2)
+    for image in (rng.integers(0, 256, (31, 47, 3), dtype=np.uint8),
+                  rng.integers(0, 256, (9, 5, 4), dtype=np.uint8),
+                  rng.normal(size=(7, 6, 3)).astype(np.float32)):
+        np.testing.assert_array_equal(channel_max(image), image.max(axis=2))
+        np.testing.assert_array_equal(channel_min(image), image.min(axis=2))
+        assert channel_max(image).flags.c_contiguous and channel_max(image) is not image
