@@ -174,10 +174,17 @@ def execute(image: np.ndarray, action: Action | EditRequest, mask: np.ndarray | 
     """
     request = as_request(action, seed=seed, params=params)
     editor = editor or pick_editor(request)
+    frame = (image.shape[1], image.shape[0])
+    if mask is None and fast and request.operation not in MOVING_OPS and \
+            _fast_kind(request.operation, image) is not None:
+        # the whole frame through a curve or a gain map reads the frame in place: the
+        # layer is the frame itself, not a copy of it (nothing writes to it)
+        layer = Layer((0, 0, *frame), image, np.ones(image.shape[:2], bool))
+        return run(layer, request, editor, feather=feather, fast=True, frame_size=frame)
     if mask is None:
         mask = np.ones(image.shape[:2], bool)
     return run(cut(image, mask, request, editor), request, editor, feather=feather, fast=fast,
-               frame_size=(image.shape[1], image.shape[0]))
+               frame_size=frame)
 
 
 def _run_move(layer: Layer, request: EditRequest, editor: Editor, band: int,
