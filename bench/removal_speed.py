@@ -4,6 +4,7 @@ Usage::
 
     .venv/bin/python bench/removal_speed.py [--repeats 2] [--cases photo_12mp,...]
     .venv/bin/python bench/removal_speed.py --cli [--sizes 12,24,50] [--holes 0.01,0.05]
+    .venv/bin/python bench/removal_speed.py --cli --support [--sizes 50]
 
 ``--cli`` (issue 23) runs the phrase-driven command line end to end, one fresh process
 per run — ``python -m agent edit photo.jpg "remove the cup" --out …``, no brush — on
@@ -13,6 +14,14 @@ time (user + system, all threads: on a shared machine the wall time mostly measu
 other processes), the load average when it ended, its peak resident memory (its
 ``VmHWM``, polled), the exit status, how much of the cup the removal changed and how
 much changed beyond 1.5 × the cup's box (targets: ≤ 40 s and ≤ 2.5 GB at every size).
+
+``--cli --support`` (issue 32) runs "remove the chameleon" instead, on a real photo: the
+panther chameleon of palapeli-data (``eval.realphotos``, 1306×1530) gripping its branch,
+upscaled (Lanczos) to each size, with the real-photo set's hand-drawn mask scaled with it.
+Beside time and memory it reports ``subject_changed`` (share of the chameleon changed) and
+``support_changed`` (share of the pixels beyond the chameleon's mask grown by 1.5 % of the
+frame's long side — the branch and the leaves — that changed, relative to the
+chameleon's area): the support must stay.
 
 Three cases, each removed through a whole Edit turn (``EditSession.turn``: plan, localise,
 grow the mask, fill, critique, commit) on a fresh session:
@@ -181,15 +190,36 @@ def _high_water_mb(pid: int) -> int:
     return 0
 
 
-def cli_run(megapixels: int, hole: float, tmp: Path) -> dict:
-    """One ``python -m agent edit … "remove the cup"`` process: wall s, peak RSS MB."""
+def support_photo(megapixels: int) -> tuple[np.ndarray, np.ndarray]:
+    """The chameleon on its branch (a real photo) upscaled to ``megapixels``, and its
+    hand-drawn mask scaled with it."""
+    from eval import realset
+    from pipelines.upscale import lanczos
+
+    case = next(c for c in realset.load_cases("tune")
+                if c.id == "panther_chameleon_female__chameleon")
+    small, truth = realset.photo(case.photo), case.truth()
+    k = float(np.sqrt(megapixels * 1e6 / (small.shape[0] * small.shape[1])))
+    size = (round(small.shape[1] * k), round(small.shape[0] * k))
+    mask = cv2.resize(truth.astype(np.uint8), size, interpolation=cv2.INTER_LINEAR) > 0
+    return lanczos(small, size), mask
+
+
+def cli_run(megapixels: int, hole: float, tmp: Path, support: bool = False) -> dict:
+    """One ``python -m agent edit … "remove the cup"`` process (``support``: "remove the
+    chameleon" on the real photo): wall s, peak RSS MB, what changed."""
     import subprocess
 
-    image, cup = cup_photo(megapixels, hole)
+    if support:
+        image, cup = support_photo(megapixels)
+        phrase = "remove the chameleon"
+    else:
+        image, cup = cup_photo(megapixels, hole)
+        phrase = "remove the cup"
     src, out = tmp / f"p{megapixels}_{hole}.jpg", tmp / f"o{megapixels}_{hole}.png"
     cv2.imwrite(str(src), image[..., ::-1], [cv2.IMWRITE_JPEG_QUALITY, 97])
     before = cv2.imread(str(src))[..., ::-1]
-    cmd = [sys.executable, "-m", "agent", "edit", str(src), "remove the cup", "--out",
+    cmd = [sys.executable, "-m", "agent", "edit", str(src), phrase, "--out",
            str(out), "--session", str(tmp / f"s{megapixels}_{hole}")]
     start = time.perf_counter()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -212,6 +242,12 @@ def cli_run(megapixels: int, hole: float, tmp: Path) -> dict:
     if out.exists():
         after = cv2.imread(str(out))[..., ::-1]
         changed = np.abs(after.astype(int) - before.astype(int)).max(axis=2) > 8
+        if support:
+            grow = max(3, int(0.015 * max(cup.shape)))
+            near = cv2.dilate(cup.view(np.uint8), np.ones((2 * grow + 1,) * 2, np.uint8))
+            row["subject_changed"] = round(float(changed[cup].mean()), 3)
+            row["support_changed"] = round(float(changed[near == 0].sum() / cup.sum()), 4)
+            return row
         x, y, w, h = cv2.boundingRect(cup.view(np.uint8))
         far = np.ones(cup.shape, bool)
         far[max(0, y - h // 4):y + h + h // 4, max(0, x - w // 4):x + w + w // 4] = False
@@ -220,12 +256,12 @@ def cli_run(megapixels: int, hole: float, tmp: Path) -> dict:
     return row
 
 
-def cli_bench(sizes: list[int], holes: list[float]) -> dict:
+def cli_bench(sizes: list[int], holes: list[float], support: bool = False) -> dict:
     out: dict = {"runs": []}
     with tempfile.TemporaryDirectory() as tmp:
         for mp in sizes:
-            for hole in holes:
-                row = cli_run(mp, hole, Path(tmp))
+            for hole in holes[:1] if support else holes:
+                row = cli_run(mp, hole, Path(tmp), support)
                 print(row, flush=True)
                 out["runs"].append(row)
     runs = out["runs"]
@@ -244,12 +280,15 @@ def main() -> None:
                         help="phrase-driven CLI removals at 12/24/50 MP (issue 23)")
     parser.add_argument("--sizes", default="12,24,50")
     parser.add_argument("--holes", default="0.01,0.05")
+    parser.add_argument("--support", action="store_true",
+                        help="with --cli: 'remove the chameleon' on its branch, a real photo "
+                             "upscaled (issue 32)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.cli:
         print("load average at start:", os.getloadavg(), flush=True)
         out = cli_bench([int(v) for v in args.sizes.split(",")],
-                        [float(v) for v in args.holes.split(",")])
+                        [float(v) for v in args.holes.split(",")], args.support)
         out["load_avg_1min"] = round(os.getloadavg()[0], 2)
         print(json.dumps(out))
         return
