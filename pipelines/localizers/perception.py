@@ -49,7 +49,6 @@ from pipelines.localizers.segment import (
     face_ellipse,
     largest_parts,
     refine_box,
-    smooth_resize,
 )
 from pipelines.localizers.sky import backdrop_behind, find_sky
 from pipelines.localizers.support import cut_support
@@ -414,7 +413,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             if cut:
                 x, y, bw, bh = cv2.boundingRect(part.astype(np.uint8))
                 box = (x * scale, y * scale, (x + bw) * scale, (y + bh) * scale)
-            mask = smooth_resize(part, rgb.shape[:2])
+            # its edge decided at native resolution, as the sky's and the subject's are
+            mask = upsample_edge(rgb, cv2.GaussianBlur(part.astype(np.float32), (3, 3), 0))
             owner = fusion.explainer([d for d in dets if _covers(d, mask, fscale)], EXPLAINED)
             if owner is not None:
                 if len(parts) == 1 or not cands:      # seen, but not offered as one
