@@ -91,8 +91,8 @@ def catalogue() -> dict[str, RealPhoto]:
 
 def photos_dir() -> Path:
     """Where fetched photos are cached (``LOUPE_PHOTOS_DIR`` or ``<data dir>/photos``)."""
-    env = os.environ.get("LOUPE_PHOTOS_DIR", "").strip()
-    return Path(env).expanduser() if env else get_settings().data_dir / "photos"
+    settings = get_settings()
+    return settings.photos_dir or settings.data_dir / "photos"
 
 
 def _sha256(data: bytes) -> str:

@@ -58,28 +58,36 @@ def _saturation(rgb: np.ndarray) -> np.ndarray:
 
 
 COLOURS = {"blue": 2, "red": 0, "green": 1}
+#: an adjustment of a region must reach this share of it (a removal: its own rule)
+COVERED = 0.85
+#: "a deeper blue" may raise the mean saturation to at most this factor (+30 levels)
+RELATIVE = 1.6
 
 
 def changed_as_asked(instruction: str, before: np.ndarray, after: np.ndarray,
                      truth: np.ndarray) -> tuple[bool, str]:
     """Whether the named thing (``truth``) changed the way the instruction asks:
-    removed (most of it changed), brighter / darker (mean luma ±8), "a deeper / more
-    blue" (saturation and the colour's lead up, and not driven to the limit), "make it
-    <colour>" (the colour's channel leads). Returns (ok, why)."""
+    removed (most of it changed); otherwise at least ``COVERED`` of it changed and:
+    brighter / darker (mean luma ±8), "a deeper / more blue" (saturation and the colour's
+    lead up, but by a relative amount: at most ``RELATIVE`` times + 30, and not driven to
+    the limit), "make it <colour>" (the colour's channel leads). Returns (ok, why)."""
     text = instruction.lower()
     b, a = before[truth], after[truth]
     moved = np.abs(a.astype(int) - b.astype(int)).max(axis=-1) > 2
+    share = float(moved.mean())
     if re.search(r"\b(remove|erase|delete|get rid of)\b", text):
-        share = float(moved.mean())
         return share > 0.6, f"{share:.0%} of the thing changed"
+    if share < COVERED:
+        return False, f"only {share:.0%} of the thing changed"
     if re.search(r"\b(deeper|richer|more (saturated|vivid|blue))\b", text):
         ch = next((COLOURS[c] for c in COLOURS if c in text), 2)
         lead_b = float((b[:, ch].astype(float) - b.mean(axis=-1)).mean())
         lead_a = float((a[:, ch].astype(float) - a.mean(axis=-1)).mean())
         sat_a, sat_b = float(_saturation(a).mean()), float(_saturation(b).mean())
         clipped = float((_saturation(a) >= 250).mean())
-        ok = sat_a > sat_b + 3 and lead_a > lead_b and clipped < 0.2
-        return ok, f"saturation {sat_b:.0f}->{sat_a:.0f}, {clipped:.0%} at the limit"
+        ok = sat_b + 3 < sat_a <= RELATIVE * sat_b + 30 and lead_a > lead_b and clipped < 0.2
+        return ok, f"saturation {sat_b:.0f}->{sat_a:.0f} (a relative word allows up to " \
+                   f"{RELATIVE * sat_b + 30:.0f}), {clipped:.0%} at the limit"
     if re.search(r"\b(brighter|brighten|lighter|lighten)\b", text):
         d = float(_luma(a).mean() - _luma(b).mean())
         return d > 8, f"luma {d:+.1f}"
@@ -114,7 +122,7 @@ def run_edit(case: RealCase, instruction: str, timeout: float = 600) -> EditOutc
         seconds = time.perf_counter() - start
         said = (run.stdout.strip().splitlines() or [""])
         tail = next((line for line in reversed(said) if line and not
-                     line.startswith(("session:", "saved:", "head:"))), "")
+                     line.strip().startswith(("session:", "saved:", "head:", "candidate"))), "")
         if run.returncode == 1:
             return EditOutcome(case, instruction, "honest", 1, 0, tail[:200], seconds)
         if run.returncode != 0 or not out.is_file():

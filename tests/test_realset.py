@@ -140,13 +140,19 @@ def test_edit_checks_tell_the_asked_change_from_another() -> None:
     assert changed_as_asked("make the sky brighter", before, brighter, truth)[0]
     assert not changed_as_asked("make the sky darker", before, brighter, truth)[0]
     deeper = before.copy()
-    deeper[truth, 0] = 50
-    deeper[truth, 2] = 170
+    deeper[truth, 0] = 70
+    deeper[truth, 2] = 160                          # saturation 50 -> 90
     assert changed_as_asked("a deeper blue sky", before, deeper, truth)[0]
     burnt = before.copy()
     burnt[truth] = (0, 0, 255)                      # driven to the limit
     assert not changed_as_asked("a deeper blue sky", before, burnt, truth)[0]
     assert not changed_as_asked("remove the sky", before, before, truth)[0]
+    garish = before.copy()
+    garish[truth] = (40, 40, 230)                    # a recolour, not "deeper"
+    assert not changed_as_asked("a deeper blue sky", before, garish, truth)[0]
+    half = before.copy()
+    half[10:25, 10:40] += 30                         # only half the sky brightened
+    assert not changed_as_asked("make the sky brighter", before, half, truth)[0]
 
 
 # ------------------------------------------------------------------ the set itself

@@ -254,6 +254,7 @@ def _read_filter(clause: str) -> _Step | None:
         name = op.main_param
         params: dict[str, Any] = {name: clamp(op.filter_value(clause, degree(clause)),
                                               op.name, name)}
+        params.update(op.clause_params(clause))
         own = [op.filler] if op.filler else []
         target = leftover(clause, pattern, *own, r"\b(?:apply|add|fix|correct|give|use|"
                                            r"the|effect|filter|look|style|a|an|image is|"
