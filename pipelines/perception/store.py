@@ -257,8 +257,10 @@ def convert_graphs(folder: Path, spec: dict[str, Any] | None = None) -> list[str
         if (folder / target).is_file() and stamp_file.is_file() and \
                 stamp_file.read_text() == stamp:
             continue
-        # torch+onnx: install only
-        from pipelines.perception.convert import graph_to_onnx, half_to_float
+        from pipelines.perception.convert import (  # torch+onnx: install only
+            graph_to_onnx,
+            half_to_float,
+        )
 
         if role.get("converter") == "float16":
             source = role["files"][0]
