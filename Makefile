@@ -20,7 +20,7 @@ $(DEV_STAMP): requirements.txt requirements-dev.txt $(RUN_STAMP)
 	$(PY) -m pip install --disable-pip-version-check -q -r requirements-dev.txt
 	touch $@
 
-$(WEIGHTS_STAMP): pipelines/perception/manifest.json $(RUN_STAMP)
+$(WEIGHTS_STAMP): pipelines/perception/manifest.json pipelines/operations/wordnet.py $(RUN_STAMP)
 	$(PY) -m pipelines.perception fetch
 	touch $@
 

@@ -61,6 +61,9 @@ def _parser() -> argparse.ArgumentParser:
     e.add_argument("image", help="the image file (ignored when --session already exists)")
     e.add_argument("instruction", help="what to change, in plain words")
     e.add_argument("--mask", help="brush mask image of the same size (white = edit area)")
+    e.add_argument("--reference", action="append", default=[], metavar="REF",
+                   help="a reference photo to match ('make it look like the reference'); "
+                        "repeat for 'reference 1', 'reference 2', …")
     e.add_argument("--session", help="session folder (created, or continued if it exists)")
     e.add_argument("--out", help="where to save the result (default: in the session folder)")
     e.add_argument("--search", choices=["none", "tree"], default="none",
@@ -99,6 +102,8 @@ def _parser() -> argparse.ArgumentParser:
     a = sub.add_parser("autopilot", help="improve a photo by tree search over edits")
     a.add_argument("image")
     a.add_argument("--mood", help="optional intent, e.g. 'warm evening light'")
+    a.add_argument("--reference", metavar="REF",
+                   help="a reference photo in place of the mood ('better, like this one')")
     a.add_argument("--iterations", type=int, default=3)
     a.add_argument("--simulations", type=int, default=20)
     a.add_argument("--depth", type=int, default=3)
@@ -120,6 +125,9 @@ def _parser() -> argparse.ArgumentParser:
     b.add_argument("--simulations", type=int, default=8, help="Autopilot's simulations")
     b.add_argument("--depth", type=int, default=2, help="Autopilot's look-ahead")
     b.add_argument("--seed", type=int, default=0)
+    b.add_argument("--reference", action="append", default=[], metavar="REF",
+                   help="a reference photo every photo is matched to ('match the look of "
+                        "the reference'); repeatable")
     b.add_argument("--mask-from", help="a folder of masks named like the photos "
                    "(a/b.jpg → a/b.png; white = edit area)")
     b.add_argument("--point", help="click-to-select X,Y (fractions of the width and height "
@@ -189,8 +197,12 @@ def _output_path(session: Any, out: str | None) -> Path:
 def cmd_edit(args: argparse.Namespace) -> int:
     instruction = check_instruction(args.instruction)
     _check_output(args.out)
+    references = _read_references(args.reference)   # refused before anything is made
     session, created = _session_for(args.image, args.session)
     try:
+        for raw, name in references:
+            entry = session.add_reference(raw, name)
+            _say(f"{entry['name']}: {name} ({entry['width']}x{entry['height']})")
         mask = None
         if args.mask:
             width, height = session.graph.size
@@ -218,6 +230,21 @@ def cmd_edit(args: argparse.Namespace) -> int:
         _say(f"saved: {path}")
     _say(f"session: {session.folder}")
     return 0 if result.ok else 1
+
+
+def _read_references(paths: list[str]) -> list[tuple[bytes, str]]:
+    """Each ``--reference`` file's bytes and name, every one checked like an upload."""
+    from agent.session.references import check_reference  # the edit stack, on use
+
+    out = []
+    for path in paths:
+        name = Path(path).name
+        if not Path(path).is_file():
+            raise SessionError(f"the reference {name} does not exist; nothing was changed")
+        raw = Path(path).read_bytes()
+        check_reference(raw, name)
+        out.append((raw, name))
+    return out
 
 
 def _point(text: str) -> tuple[float, float]:
@@ -314,12 +341,18 @@ def cmd_autopilot(args: argparse.Namespace) -> int:
     from agent.search.mcts import autopilot  # loaded when this command runs
 
     _check_output(args.out)
+    if args.reference and args.mood:
+        raise SessionError("give a mood or a reference, not both")
+    references = _read_references([args.reference] if args.reference else [])
     session = _session_for(args.image, args.session)[0] if args.session else None
     image = np.array(session.current_image()) if session else load_image(args.image).pixels
-    result = autopilot(image, mood=args.mood, iterations=args.iterations,
-                       simulations=args.simulations, depth=args.depth, top_k=args.top_k,
-                       seed=args.seed, session=session,
-                       progress=lambda *info: log.info("autopilot %s", info))
+    if references:
+        result = _autopilot_like(image, references[0], session, args.image)
+    else:
+        result = autopilot(image, mood=args.mood, iterations=args.iterations,
+                           simulations=args.simulations, depth=args.depth, top_k=args.top_k,
+                           seed=args.seed, session=session,
+                           progress=lambda *info: log.info("autopilot %s", info))
     for n, step in enumerate(result.steps, 1):
         text = getattr(step, "description", str(step))
         scores = ""
@@ -335,6 +368,20 @@ def cmd_autopilot(args: argparse.Namespace) -> int:
         path = save_image(result.image, out, like=load_image(args.image))
     _say(f"saved: {path}")
     return 0
+
+
+def _autopilot_like(image: Any, reference: tuple[bytes, str], session: Any, photo: str) -> Any:
+    """Autopilot with a reference in place of the mood (``agent.search.reference_pilot``)."""
+    from agent.search.reference_pilot import autopilot_like  # loaded when used
+
+    raw, name = reference
+    if session is not None:
+        entry = session.add_reference(raw, name)
+        pixels = session.references.pixels(session.folder, entry["id"], session.original)
+        return autopilot_like(image, pixels, session=session, ref_id=entry["id"])
+    from agent.session.references import reference_pixels  # loaded when used
+
+    return autopilot_like(image, reference_pixels(raw, name, load_image(photo)))
 
 
 def cmd_critique(args: argparse.Namespace) -> int:
@@ -358,6 +405,8 @@ def cmd_batch(args: argparse.Namespace) -> int:
         raise BatchError("give an instruction or --autopilot, not both")
     if args.workers is not None and args.workers < 1:
         raise BatchError("--workers must be at least 1")
+    if args.autopilot and args.mood and args.reference:
+        raise BatchError("give Autopilot a mood or a reference, not both")
     stop = threading.Event()  # SIGTERM (a web job's cancel): finish cleanly, keep the done
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     summary = run_batch(args.input, args.output, args.instruction, autopilot=args.autopilot,
@@ -366,6 +415,7 @@ def cmd_batch(args: argparse.Namespace) -> int:
                         dry_run=args.dry_run, retry_failed=args.retry_failed,
                         threads=args.threads, iterations=args.iterations,
                         simulations=args.simulations, depth=args.depth, seed=args.seed,
+                        references=args.reference,
                         progress=None if args.json else ProgressBar(), cancel=stop.is_set)
     if args.json:
         _say(json.dumps(summary.to_dict()))

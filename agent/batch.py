@@ -136,8 +136,46 @@ def job_settings(instruction: str | None, *, autopilot: bool = False, mood: str 
             "threads": int(threads), "version": TASK_VERSION}
 
 
+def read_references(paths: list[str | os.PathLike] | None) -> list[tuple[bytes, str]]:
+    """The reference photos' bytes and names, each checked like an upload (size, pixels,
+    format) before any photo is touched.
+
+    Raises:
+        BatchError: a missing or refused reference (the message names the user's file).
+    """
+    out = []
+    for path in paths or []:
+        name = Path(path).name
+        if not Path(path).is_file():
+            raise BatchError(f"the reference {name} does not exist")
+        raw = Path(path).read_bytes()
+        from agent.session.references import check_reference  # edit stack: only with one
+        try:
+            check_reference(raw, name)
+        except SessionError as err:
+            raise BatchError(str(err)) from None
+        out.append((raw, name))
+    return out
+
+
+def with_references(settings: dict[str, Any], references: list[tuple[bytes, str]]
+                    ) -> dict[str, Any]:
+    """``settings`` naming the references by file name and checksum (what the manifest
+    records and ``--resume`` compares); their bytes ride in ``REFERENCE_DATA``, which the
+    tasks read and the manifest never stores."""
+    if not references:
+        return settings
+    return {**settings, "references": [{"name": name, "sha256": hashlib.sha256(raw).hexdigest()}
+                                       for raw, name in references],
+            REFERENCE_DATA: references}
+
+
+#: the settings key that carries the references' bytes to the tasks (never recorded)
+REFERENCE_DATA = "reference_data"
+
+
 def _fingerprint(settings: dict[str, Any], mask_sha: str | None) -> str:
-    keep = {k: v for k, v in settings.items() if k != "threads"}
+    keep = {k: v for k, v in settings.items() if k not in ("threads", REFERENCE_DATA)}
     blob = json.dumps({"settings": keep, "mask": mask_sha}, sort_keys=True)
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
@@ -183,6 +221,7 @@ def run_batch(src: str | os.PathLike, dest: str | os.PathLike, instruction: str 
               resume: bool = False, dry_run: bool = False, retry_failed: bool = False,
               threads: int = 1, iterations: int = 2, simulations: int = 8, depth: int = 2,
               seed: int = 0, max_photos: int | None = None, report: bool = True,
+              references: list[str | os.PathLike] | None = None,
               progress: ProgressCall | None = None,
               cancel: Callable[[], bool] | None = None) -> BatchSummary:
     """Edit every photo under ``src`` into ``dest`` (see the module doc).
@@ -203,6 +242,8 @@ def run_batch(src: str | os.PathLike, dest: str | os.PathLike, instruction: str 
         retry_failed: with ``resume``, run failed photos again.
         threads: threads per worker (OpenCV, BLAS, torch).
         max_photos: refuse a folder with more photos.
+        references: reference photos ("match the look of the reference"); checked first,
+            their checksums recorded in the manifest (``--resume`` re-runs on a change).
         report: write ``batch-report.{html,csv,json}`` into ``dest``.
         progress: ``progress(finished, total, name)`` after each photo.
         cancel: ``cancel()`` → True stops: nothing new starts, finished photos are kept.
@@ -229,6 +270,7 @@ def run_batch(src: str | os.PathLike, dest: str | os.PathLike, instruction: str 
                             simulations=simulations, depth=depth, seed=seed)
     if masks is not None:
         settings["mask_required"] = True
+    settings = with_references(settings, read_references(references))
     dest_path.mkdir(parents=True, exist_ok=True)
     todo, finished, manifest = plan_batch(src_path, dest_path, settings, mask_from=masks,
                                           resume=resume, retry_failed=retry_failed)
@@ -358,7 +400,8 @@ def _land(dest: Path, photo: Photo, mask: Path | None, fp: str, settings: dict[s
         atomic_write(dest / STATE_DIR / "thumbs" / name, data)
     entry = {"path": photo.rel, "sha256": photo.sha256, "fingerprint": fp,
              "instruction": settings.get("instruction"),
-             "settings": {k: v for k, v in settings.items() if k not in ("instruction",)},
+             "settings": {k: v for k, v in settings.items()
+                          if k not in ("instruction", REFERENCE_DATA)},
              "mask": mask.name if mask else None, "outcome": result.get("outcome", "failed"),
              "reason": result.get("reason", ""), "score": result.get("score"),
              "seconds": result.get("seconds"), "pid": result.get("pid"),

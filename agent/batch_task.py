@@ -19,6 +19,7 @@ import numpy as np
 from agent.batch_files import THREAD_VARS
 from agent.search.autopilot_memory import AutopilotMemory
 from agent.search.mcts import autopilot as run_autopilot
+from agent.search.reference_pilot import autopilot_like
 from agent.session import EditSession, SessionError
 from pipelines.images import ImageLoadError, downscale, save_image
 from pipelines.masks import MaskError, load_mask
@@ -70,7 +71,8 @@ def edit_photo(data: bytes, name: str, job: dict[str, Any]) -> dict[str, Any]:
         job: ``instruction`` or ``autopilot`` (+ ``mood``, ``iterations``,
             ``simulations``, ``depth``, ``seed``), optional ``mask`` (bytes) and
             ``mask_name``, ``point`` (``[x, y]``, fractions when both are ≤ 1),
-            ``dry_run`` and ``threads``.
+            ``dry_run`` and ``threads``, ``reference_data`` (``[(bytes, name)]``: the
+            reference photos, added to the photo's session in order).
 
     Returns:
         ``{"outcome": "done"|"failed"|"planned", "reason", "output" (bytes or None),
@@ -127,6 +129,8 @@ def _run(session: EditSession, job: dict[str, Any]) -> dict[str, Any]:
         mask, why = _point_mask(session, job)
         if mask is None:
             return {"reason": why}
+    for raw, ref_name in job.get("reference_data") or []:   # "reference 1", "reference 2"…
+        session.add_reference(raw, ref_name)
     if job.get("autopilot"):
         return _autopilot(session, job)
     instruction = job["instruction"]
@@ -175,12 +179,17 @@ def _point_mask(session: EditSession, job: dict[str, Any]) -> tuple[np.ndarray |
 def _autopilot(session: EditSession, job: dict[str, Any]) -> dict[str, Any]:
     if job.get("dry_run"):
         return {"outcome": "planned", "steps": ["Autopilot (tree search over edits)"]}
-    result = run_autopilot(np.array(session.current_image()), mood=job.get("mood") or None,
-                           iterations=int(job.get("iterations", 2)),
-                           simulations=int(job.get("simulations", 8)),
-                           depth=int(job.get("depth", 2)), top_k=3,
-                           seed=int(job.get("seed", 0)), session=session,
-                           memory=AutopilotMemory())
+    if session.references.items:   # a reference in place of the mood
+        pixels = session.references.pixels(session.folder, "", session.original)
+        result = autopilot_like(np.array(session.current_image()), pixels, session=session)
+    else:
+        result = run_autopilot(np.array(session.current_image()),
+                               mood=job.get("mood") or None,
+                               iterations=int(job.get("iterations", 2)),
+                               simulations=int(job.get("simulations", 8)),
+                               depth=int(job.get("depth", 2)), top_k=3,
+                               seed=int(job.get("seed", 0)), session=session,
+                               memory=AutopilotMemory())
     steps = [f"{s.description} ({s.score_before:.2f} → {s.score_after:.2f})"
              for s in result.steps]
     return {"outcome": "done", "steps": steps, "score": round(float(result.score_after), 3),

@@ -174,10 +174,17 @@ def execute(image: np.ndarray, action: Action | EditRequest, mask: np.ndarray | 
     """
     request = as_request(action, seed=seed, params=params)
     editor = editor or pick_editor(request)
+    frame = (image.shape[1], image.shape[0])
+    if mask is None and fast and request.operation not in MOVING_OPS and \
+            _fast_kind(request.operation, image) is not None:
+        # the whole frame through a curve or a gain map reads the frame in place: the
+        # layer is the frame itself, not a copy of it (nothing writes to it)
+        layer = Layer((0, 0, *frame), image, np.ones(image.shape[:2], bool))
+        return run(layer, request, editor, feather=feather, fast=True, frame_size=frame)
     if mask is None:
         mask = np.ones(image.shape[:2], bool)
     return run(cut(image, mask, request, editor), request, editor, feather=feather, fast=fast,
-               frame_size=(image.shape[1], image.shape[0]))
+               frame_size=frame)
 
 
 def _run_move(layer: Layer, request: EditRequest, editor: Editor, band: int,
@@ -223,11 +230,16 @@ def _fast_edit(image: np.ndarray, request: EditRequest, editor: Editor) -> np.nd
     rgb = np.ascontiguousarray(image[..., :3])
     if _fast_kind(request.operation, image) == "lut":
         lut = _channel_lut(rgb, request, editor)
-        out = np.dstack([cv2.LUT(rgb[..., c], lut[:, c]) for c in range(3)])
-    else:
-        out = _gain_transfer(rgb, request, editor)
+        if image.shape[2] == 4:   # alpha through an identity curve
+            lut = np.hstack([lut, np.arange(256, dtype=np.uint8)[:, None]])
+        # one pass with a per-channel table (8x the three single-channel LUTs + dstack)
+        table = np.ascontiguousarray(lut).reshape(256, 1, image.shape[2])
+        return cv2.LUT(np.ascontiguousarray(image), table)
+    out = _gain_transfer(rgb, request, editor)
     if image.shape[2] == 4:
-        out = np.dstack([out, image[..., 3]])
+        full = np.empty(image.shape, np.uint8)
+        full[..., :3], full[..., 3] = out, image[..., 3]
+        return full
     return np.ascontiguousarray(out)
 
 

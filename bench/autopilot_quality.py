@@ -1,8 +1,14 @@
 """Autopilot against one-click auto-enhance on photos it has never seen (issue 15).
 
 Usage: ``python bench/autopilot_quality.py [--split heldout] [--size 512]
-[--iterations 3 --simulations 20 --depth 3] [--methods autopilot,accepted,autocontrast,greyworld]
-[--leave-one-out DIR]``
+[--iterations 3 --simulations 20 --depth 3 | --budget batch]
+[--methods autopilot,accepted,autocontrast,greyworld] [--leave-one-out DIR]``
+
+``--split real_heldout`` runs the real photographs held out for issue 33
+(``eval.photos.REAL_HELDOUT``, from Debian packages through ``eval.realphotos``);
+``real_validation`` and ``real_train`` the other two parts of that split. ``--budget
+batch`` uses the batch's default budget (2 iterations × 8 simulations × depth 2,
+``agent.batch.job_settings``) instead of the three numbers.
 
 Photos: ``eval.photos.HELDOUT_PHOTOS`` by default (colour photos shipped inside Gradio,
 Matplotlib and scikit-learn that no training or tuning has seen), long side at most
@@ -57,12 +63,20 @@ from eval import naturalness  # noqa: E402
 from eval.photos import (  # noqa: E402
     BENCH_DEGRADATIONS,
     HELDOUT_PHOTOS,
+    REAL_HELDOUT,
+    REAL_TRAIN,
+    REAL_VALIDATION,
     TRAIN_PHOTOS,
     VALIDATION_UNTOUCHED,
     load_photo,
     load_validation,
     psnr,
 )
+
+SPLITS = {"heldout": HELDOUT_PHOTOS, "train": TRAIN_PHOTOS, "real_heldout": REAL_HELDOUT,
+          "real_validation": REAL_VALIDATION, "real_train": REAL_TRAIN}
+#: The batch's default Autopilot budget (``agent.batch.job_settings``).
+BATCH_BUDGET = {"iterations": 2, "simulations": 8, "depth": 2}
 
 
 def autocontrast(img: np.ndarray) -> np.ndarray:
@@ -121,7 +135,7 @@ def _untouched(values: dict[str, float]) -> dict:
 
 
 def _validation(methods: dict[str, Callable[[np.ndarray], np.ndarray]], chosen: list[str],
-                size: int) -> None:
+                size: int, budget: dict) -> None:
     values: dict[str, dict[str, float]] = {m: {} for m in chosen}
     seconds = {m: 0.0 for m in chosen}
     for label, (_, _, kind) in VALIDATION_UNTOUCHED.items():
@@ -141,7 +155,8 @@ def _validation(methods: dict[str, Callable[[np.ndarray], np.ndarray]], chosen: 
               f"{r['untouched_psnr_median']:.2f} dB, {r['untouched_at_35db']}/"
               f"{len(VALIDATION_UNTOUCHED)} at ≥ 35 dB")
     print(json.dumps({"split": "untouched validation", "photos": list(VALIDATION_UNTOUCHED),
-                      "size": size, "load_average": [round(x, 2) for x in os.getloadavg()],
+                      "size": size, "budget": budget,
+                      "load_average": [round(x, 2) for x in os.getloadavg()],
                       "methods": result}))
 
 
@@ -161,7 +176,9 @@ def _summary(rows: list[dict], untouched: dict[str, float]) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--split", choices=("heldout", "train"), default="heldout")
+    parser.add_argument("--split", choices=tuple(SPLITS), default="heldout")
+    parser.add_argument("--budget", choices=("", "batch"), default="",
+                        help="'batch': the batch's default budget (2 x 8 x 2)")
     parser.add_argument("--photos", default="", help="comma-separated names (overrides --split)")
     parser.add_argument("--size", type=int, default=512, help="long side of the photos")
     parser.add_argument("--iterations", type=int, default=3)
@@ -181,16 +198,17 @@ def main() -> None:
     print(f"load average at start: {os.getloadavg()}", flush=True)
     if args.leave_one_out:
         args.split = "train"
-    photos = [p for p in args.photos.split(",") if p] or \
-        list(HELDOUT_PHOTOS if args.split == "heldout" else TRAIN_PHOTOS)
+    photos = [p for p in args.photos.split(",") if p] or list(SPLITS[args.split])
     budget = dict(iterations=args.iterations, simulations=args.simulations, depth=args.depth)
+    if args.budget == "batch":
+        budget = dict(BATCH_BUDGET)
     memory_path = Path(tempfile.mkdtemp(prefix="autopilot-bench-")) / "memory.json"
     methods: dict[str, Callable[[np.ndarray], np.ndarray]] = {
         **_autopilot_methods(budget, memory_path),
         "autocontrast": autocontrast, "greyworld": greyworld_autocontrast}
     chosen = [m for m in args.methods.split(",") if m]
     if args.validation:
-        _validation(methods, chosen, args.size)
+        _validation(methods, chosen, args.size, budget)
         return
     rows: dict[str, list[dict]] = {m: [] for m in chosen}
     untouched: dict[str, dict[str, float]] = {m: {} for m in chosen}

@@ -1,15 +1,18 @@
 """How well the embedded planner reads everyday phrasings, and how fast.
 
-Runs the default (rule + front end + intent library) planner on both phrasing sets in
+Runs the default (rule + front end + intent library) planner on the phrasing sets in
 ``tests/data``: ``phrasing_tuning.json`` (used while building) and
 ``phrasing_heldout.json`` (written first, before the planner was read or run, and never
-tuned on). Each case's plan is checked by ``eval.phrasing.case_matches`` (the grammar is
-documented there). Latency: the first plan (which loads the sentence model and embeds
-the intent library) is reported as the cold start; then every phrasing is planned warm,
+tuned on), and their second generation (issue 34), ``phrasing_everyday_tune.json`` and
+``phrasing_everyday_heldout.json`` (held-out committed before the planner changed). Each
+case's plan is checked by ``eval.phrasing.case_matches`` (the grammar is documented
+there). Latency: the first plan (which loads the sentence model and embeds the intent
+library) is reported as the cold start; then every phrasing is planned warm,
 ``--repeats`` times.
 
-Run: ``.venv/bin/python bench/planner_phrasing.py [--show-failures] [--set tuning|heldout]``.
-The last line is one JSON object with ``tuning_accuracy``, ``heldout_accuracy``,
+Run: ``.venv/bin/python bench/planner_phrasing.py [--show-failures] [--set NAME]``.
+The last line is one JSON object with ``<set>_accuracy`` and ``<set>_cases`` per set,
+``verbs_taken_for_objects`` (``eval.phrasing.verbs_as_objects`` over every set),
 ``plan_latency_ms_p50``, ``plan_latency_ms_p95``, ``plan_latency_ms_max`` and
 ``cold_start_s``.
 """
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import statistics
 import sys
 import time
@@ -29,10 +33,17 @@ sys.path.insert(0, str(ROOT))
 
 from agent.brain.intents import default_matcher  # noqa: E402
 from agent.brain.rules import RulePlanner  # noqa: E402
-from eval.phrasing import case_matches, describe_view, plan_view  # noqa: E402
+from eval.phrasing import (  # noqa: E402
+    case_matches,
+    describe_view,
+    plan_view,
+    verbs_as_objects,
+)
 
 SETS = {"tuning": ROOT / "tests/data/phrasing_tuning.json",
-        "heldout": ROOT / "tests/data/phrasing_heldout.json"}
+        "heldout": ROOT / "tests/data/phrasing_heldout.json",
+        "everyday_tune": ROOT / "tests/data/phrasing_everyday_tune.json",
+        "everyday_heldout": ROOT / "tests/data/phrasing_everyday_heldout.json"}
 
 
 def view_of(plan: Any) -> dict[str, Any]:
@@ -42,16 +53,22 @@ def view_of(plan: Any) -> dict[str, Any]:
 
 
 def run_set(planner: RulePlanner, cases: list[dict[str, Any]],
-            times: list[float]) -> tuple[float, list[str]]:
-    """Accuracy of ``planner`` on ``cases`` and a line per failure; appends latencies."""
+            times: list[float], verbs: list[str] | None = None) -> tuple[float, list[str]]:
+    """Accuracy of ``planner`` on ``cases`` and a line per failure; appends latencies, and
+    to ``verbs`` each verb or particle taken for an object."""
     failures = []
     for case in cases:
         start = time.perf_counter()
-        plan = planner.plan(case["text"])
+        plan = planner.plan(case["text"], has_mask=bool(case.get("selection")))
         times.append(time.perf_counter() - start)
         view = view_of(plan)
+        if verbs is not None:
+            verbs += [f"{case['text']!r}: {w}" for w in verbs_as_objects(case["text"], view)]
+            if re.search(r"could not tell where", plan.message):
+                verbs.append(f"{case['text']!r}: {plan.message[:80]}")
         if not case_matches(view, case):
-            failures.append(f"{case['text']!r}: expected {case['plan']}, got "
+            where = " [selection]" if case.get("selection") else ""
+            failures.append(f"{case['text']!r}{where}: expected {case['plan']}, got "
                             f"{describe_view(view)} ({plan.message[:80]!r})")
     return 1 - len(failures) / len(cases), failures
 
@@ -69,9 +86,10 @@ def main() -> None:
     cold = time.perf_counter() - start
     result: dict[str, Any] = {"cold_start_s": round(cold, 2)}
     times: list[float] = []
+    verbs: list[str] = []
     for name in args.set or list(SETS):
         cases = json.loads(SETS[name].read_text())["cases"]
-        accuracy, failures = run_set(planner, cases, times)
+        accuracy, failures = run_set(planner, cases, times, verbs)
         for _ in range(args.repeats):
             run_set(planner, cases, times)
         print(f"{name}: {accuracy:.1%} of {len(cases)} phrasings")
@@ -80,6 +98,9 @@ def main() -> None:
                 print("  FAIL", line)
         result[f"{name}_accuracy"] = round(accuracy, 4)
         result[f"{name}_cases"] = len(cases)
+    for line in verbs:
+        print("  VERB TAKEN FOR AN OBJECT", line)
+    result["verbs_taken_for_objects"] = len(verbs)
     ms = sorted(t * 1000 for t in times)
     result.update(plan_latency_ms_p50=round(statistics.median(ms), 2),
                   plan_latency_ms_p95=round(ms[int(0.95 * (len(ms) - 1))], 2),

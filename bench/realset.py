@@ -1,7 +1,8 @@
 """Issue 32's real-photo set: how today's localiser (and the CLI's edits) do on real photos.
 
 Runs ``PerceptionLocalizer.locate`` on every case of ``eval/data/realphotos/cases`` (one
-split, or both; ``--photos`` narrows it) and prints one line per case, then per split:
+split, or both; ``--photos`` or ``--cases`` narrows it) and prints one line per case, then
+per split:
 the share of right answers (IoU >= 0.8 when resolved, else the expected question or
 refusal), mean mask IoU and boundary F-score (2 px) of the cases that name a thing, right
 per class, and the silent failures (resolved and wrong). ``--upscale MP`` runs the photos
@@ -110,6 +111,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--split", choices=SPLITS)
     parser.add_argument("--photos", help="comma-separated photo ids (default: all)")
+    parser.add_argument("--cases", help="comma-separated case ids (default: all)")
     parser.add_argument("--upscale", type=float, help="run photos < 12 MP upscaled to MP")
     parser.add_argument("--overlays", help="folder for pictures of the wrong cases")
     parser.add_argument("--edits", action="store_true", help="run the edits through the CLI")
@@ -119,6 +121,9 @@ def main() -> None:
     if args.photos:
         wanted = set(args.photos.split(","))
         cases = [c for c in cases if c.photo in wanted]
+    if args.cases:
+        wanted = set(args.cases.split(","))
+        cases = [c for c in cases if c.id in wanted]
     result = _edits(cases, args) if args.edits else _localise(cases, args)
     result["upscale_mp"] = args.upscale
     result["load_average"] = [round(v, 2) for v in os.getloadavg()]

@@ -4,6 +4,7 @@ Usage::
 
     .venv/bin/python bench/removal_speed.py [--repeats 2] [--cases photo_12mp,...]
     .venv/bin/python bench/removal_speed.py --cli [--sizes 12,24,50] [--holes 0.01,0.05]
+    .venv/bin/python bench/removal_speed.py --cli --support chameleon,butterfly --sizes 50
 
 ``--cli`` (issue 23) runs the phrase-driven command line end to end, one fresh process
 per run — ``python -m agent edit photo.jpg "remove the cup" --out …``, no brush — on
@@ -13,6 +14,15 @@ time (user + system, all threads: on a shared machine the wall time mostly measu
 other processes), the load average when it ended, its peak resident memory (its
 ``VmHWM``, polled), the exit status, how much of the cup the removal changed and how
 much changed beyond 1.5 × the cup's box (targets: ≤ 40 s and ≤ 2.5 GB at every size).
+
+``--cli --support chameleon,butterfly`` (issue 32) removes a subject sitting on its
+support instead, in a real photo upscaled (Lanczos) to each size, the real-photo set's
+hand-drawn mask scaled with it: "remove the chameleon" (palapeli-data, 1306×1530: the
+chameleon grips a branch and fills 36 % of the frame) and "remove the butterfly"
+(lxqt-themes, 1920×1278: on a flower head, 2 % of the frame). Beside time and memory it
+reports ``subject_changed`` (share of the subject changed) and ``support_changed`` (pixels
+changed beyond the subject's mask grown by 1.5 % of the frame's long side — the branch,
+the flower — relative to the subject's area): the support must stay.
 
 Three cases, each removed through a whole Edit turn (``EditSession.turn``: plan, localise,
 grow the mask, fill, critique, commit) on a fresh session:
@@ -181,19 +191,45 @@ def _high_water_mb(pid: int) -> int:
     return 0
 
 
-def cli_run(megapixels: int, hole: float, tmp: Path) -> dict:
-    """One ``python -m agent edit … "remove the cup"`` process: wall s, peak RSS MB."""
+#: ``--support`` subjects: name → (real-photo case, what is removed)
+SUPPORT = {"chameleon": ("panther_chameleon_female__chameleon", "remove the chameleon"),
+           "butterfly": ("butterfly_kw__butterfly", "remove the butterfly")}
+
+
+def support_photo(megapixels: int, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """A subject on its support (a real photo) upscaled to ``megapixels``, and its
+    hand-drawn mask scaled with it."""
+    from eval import realset
+    from pipelines.upscale import lanczos
+
+    case = next(c for c in realset.load_cases("tune") if c.id == SUPPORT[name][0])
+    small, truth = realset.photo(case.photo), case.truth()
+    k = float(np.sqrt(megapixels * 1e6 / (small.shape[0] * small.shape[1])))
+    size = (round(small.shape[1] * k), round(small.shape[0] * k))
+    mask = cv2.resize(truth.astype(np.uint8), size, interpolation=cv2.INTER_LINEAR) > 0
+    return lanczos(small, size), mask
+
+
+def cli_run(megapixels: int, hole: float, tmp: Path, support: str = "") -> dict:
+    """One ``python -m agent edit … "remove the cup"`` process (``support``: a subject on
+    its support in a real photo, ``SUPPORT``): wall s, peak RSS MB, what changed."""
     import subprocess
 
-    image, cup = cup_photo(megapixels, hole)
-    src, out = tmp / f"p{megapixels}_{hole}.jpg", tmp / f"o{megapixels}_{hole}.png"
+    if support:
+        image, cup = support_photo(megapixels, support)
+        phrase = SUPPORT[support][1]
+    else:
+        image, cup = cup_photo(megapixels, hole)
+        phrase = "remove the cup"
+    tag = f"{megapixels}_{hole}{support}"
+    src, out = tmp / f"p{tag}.jpg", tmp / f"o{tag}.png"
     cv2.imwrite(str(src), image[..., ::-1], [cv2.IMWRITE_JPEG_QUALITY, 97])
     before = cv2.imread(str(src))[..., ::-1]
-    cmd = [sys.executable, "-m", "agent", "edit", str(src), "remove the cup", "--out",
-           str(out), "--session", str(tmp / f"s{megapixels}_{hole}")]
+    cmd = [sys.executable, "-m", "agent", "edit", str(src), phrase, "--out",
+           str(out), "--session", str(tmp / f"s{tag}")]
     start = time.perf_counter()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
-    log = tmp / f"log{megapixels}_{hole}.txt"
+    log = tmp / f"log{tag}.txt"
     with log.open("wb") as sink:
         proc = subprocess.Popen(cmd, cwd=Path(__file__).resolve().parents[1], stdout=sink,
                                 stderr=subprocess.STDOUT)
@@ -205,13 +241,20 @@ def cli_run(megapixels: int, hole: float, tmp: Path) -> dict:
     after = resource.getrusage(resource.RUSAGE_CHILDREN)    # the one child, once reaped
     cpu = (after.ru_utime - children.ru_utime) + (after.ru_stime - children.ru_stime)
     said = log.read_text(errors="replace").strip().splitlines()
-    row = {"megapixels": round(image.shape[0] * image.shape[1] / 1e6, 1), "hole": hole,
+    row = {"megapixels": round(image.shape[0] * image.shape[1] / 1e6, 1),
+           "hole": round(float(cup.mean()), 3) if support else hole, "subject": support,
            "wall_s": round(wall, 1), "cpu_s": round(cpu, 1),
            "load_1min": round(os.getloadavg()[0], 1), "peak_rss_mb": peak, "exit": proc.returncode,
            "said": said[-1][:160] if said else ""}
     if out.exists():
         after = cv2.imread(str(out))[..., ::-1]
         changed = np.abs(after.astype(int) - before.astype(int)).max(axis=2) > 8
+        if support:
+            grow = max(3, int(0.015 * max(cup.shape)))
+            near = cv2.dilate(cup.view(np.uint8), np.ones((2 * grow + 1,) * 2, np.uint8))
+            row["subject_changed"] = round(float(changed[cup].mean()), 3)
+            row["support_changed"] = round(float(changed[near == 0].sum() / cup.sum()), 4)
+            return row
         x, y, w, h = cv2.boundingRect(cup.view(np.uint8))
         far = np.ones(cup.shape, bool)
         far[max(0, y - h // 4):y + h + h // 4, max(0, x - w // 4):x + w + w // 4] = False
@@ -220,12 +263,14 @@ def cli_run(megapixels: int, hole: float, tmp: Path) -> dict:
     return row
 
 
-def cli_bench(sizes: list[int], holes: list[float]) -> dict:
+def cli_bench(sizes: list[int], holes: list[float], support: list[str] | None = None
+              ) -> dict:
     out: dict = {"runs": []}
     with tempfile.TemporaryDirectory() as tmp:
         for mp in sizes:
-            for hole in holes:
-                row = cli_run(mp, hole, Path(tmp))
+            for hole, name in ([(0.0, n) for n in support] if support else
+                               [(h, "") for h in holes]):
+                row = cli_run(mp, hole, Path(tmp), name)
                 print(row, flush=True)
                 out["runs"].append(row)
     runs = out["runs"]
@@ -244,12 +289,16 @@ def main() -> None:
                         help="phrase-driven CLI removals at 12/24/50 MP (issue 23)")
     parser.add_argument("--sizes", default="12,24,50")
     parser.add_argument("--holes", default="0.01,0.05")
+    parser.add_argument("--support", default="",
+                        help="with --cli: subjects on their support in real photos, "
+                             "upscaled (issue 32): chameleon, butterfly")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.cli:
         print("load average at start:", os.getloadavg(), flush=True)
         out = cli_bench([int(v) for v in args.sizes.split(",")],
-                        [float(v) for v in args.holes.split(",")])
+                        [float(v) for v in args.holes.split(",")],
+                        [v for v in args.support.split(",") if v])
         out["load_avg_1min"] = round(os.getloadavg()[0], 2)
         print(json.dumps(out))
         return

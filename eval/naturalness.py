@@ -32,7 +32,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from pipelines.arrays import rgb_array
+from pipelines.arrays import channel_max, channel_min, rgb_array
 from pipelines.color import lab_to_8bit, rgb_to_lab
 from pipelines.images import downscale
 
@@ -102,7 +102,7 @@ def features(image: np.ndarray) -> np.ndarray:
     b = lab8[..., 2].astype(np.float32) - 128.0
     l_hist = _hist(lab8[..., 0])
     out.extend(float(v) / 255.0 for v in _quantiles(l_hist, _L_QUANTILES))
-    mx, mn = rgb8.max(axis=2), rgb8.min(axis=2)
+    mx, mn = channel_max(rgb8), channel_min(rgb8)
     out += [float(light.mean()), float(light.std()),
             float(np.count_nonzero(mx >= 250)) / n, float(np.count_nonzero(mn <= 5)) / n]
     mean = [float(h @ _LIN8) / n for h in hists]

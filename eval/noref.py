@@ -36,7 +36,7 @@ import numpy as np
 
 from eval import naturalness
 from pipelines import embeddings
-from pipelines.arrays import rgb_array
+from pipelines.arrays import channel_max, channel_min, rgb_array
 from pipelines.color import rgb_to_lab
 from pipelines.images import downscale
 
@@ -394,8 +394,8 @@ def quality_indices(image: np.ndarray, *, tilt: bool = True,
     out: dict[str, float | int | str | None] = {}
     # exposure: median lightness and the clipped shares at each end
     mean_l = float(np.mean(light))
-    clip_low = float(np.count_nonzero(rgb.max(axis=2) <= 3)) / gray8.size
-    clip_high = float(np.count_nonzero(rgb.min(axis=2) >= 252)) / gray8.size
+    clip_low = float(np.count_nonzero(channel_max(rgb) <= 3)) / gray8.size
+    clip_high = float(np.count_nonzero(channel_min(rgb) >= 252)) / gray8.size
     p01, p99 = (float(v) for v in np.percentile(light, (1, 99)))
     out.update(mean_lightness=mean_l, clip_low=clip_low, clip_high=clip_high,
                light_p01=p01, light_p99=p99)

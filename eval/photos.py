@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
+from eval import realphotos
 from pipelines.color import linear_to_srgb, srgb_to_linear
 from pipelines.images import downscale
 
@@ -60,6 +61,29 @@ TRAIN_PHOTOS: tuple[str, ...] = ("astronaut", "coffee", "chelsea", "rocket", "ca
                                  "motorcycle", "cheetah_cub", "cheetah_face", "groot")
 HELDOUT_PHOTOS: tuple[str, ...] = ("cheetah_run", "lion", "tower", "grace_hopper", "china",
                                    "flower")
+
+
+#: Real photographs (``eval.realphotos``, from Debian packages; issue 33), split by photo
+#: for the Autopilot's evaluator and its confidence model. The learned evaluator is fitted
+#: on ``REAL_TRAIN`` (with ``TRAIN_PHOTOS``); the confidence model's calibration and every
+#: threshold are chosen on ``REAL_VALIDATION``; ``REAL_HELDOUT`` (colour photos of every
+#: kind: leaves against sky, an interior, a sunset, a butterfly, fog, a dinner table, cut
+#: fruit, a bus, a black dog, a lake) is only reported, once. ``HELDOUT_PHOTOS`` stays a
+#: second held-out set. The three photos of the same two dogs (forensics-samples-files) are
+#: kept together in training. solvay_1927 is a greyscale print: it stays in training (a
+#: cast on a grey photo is still a cast to remove) and out of the colour held-out split.
+REAL_TRAIN: tuple[str, ...] = (
+    "picture_0b", "picture_1a", "aitzgorri", "free", "friends", "greentock", "life",
+    "seeding", "butterfly_kw", "this_is_not_windows", "valendas", "beam", "drop", "flowers",
+    "dogs_under_tree", "dog_on_floor", "dogs_on_grass", "circuit_board", "castle_maintenon",
+    "cincinnati_bridge", "panther_chameleon_female", "solvay_1927", "voc_2011_000003",
+    "street_truck", "shelf_objects")
+REAL_VALIDATION: tuple[str, ...] = (
+    "bridge", "picosdeeuropa", "appleflower", "cloud", "european_honey_bee", "kitten_white",
+    "voc_2011_000006", "city_rail", "after_the_rain")
+REAL_HELDOUT: tuple[str, ...] = (
+    "dragonfly", "wine", "sunset", "butterfly", "fog", "christmas_table", "citrus_fruits",
+    "voc_2011_000025", "black_dog", "lake_hill")
 
 
 #: Untouched photos the do-no-harm rule is validated on (issue 28): label → (photo, crop box
@@ -127,7 +151,13 @@ def photo_path(name: str) -> Path:
 
 
 def load_photo(name: str, long_side: int = 512) -> np.ndarray:
-    """A named photo as ``uint8`` RGB with its long side at most ``long_side`` (never enlarged)."""
+    """A named photo as ``uint8`` RGB with its long side at most ``long_side`` (never enlarged).
+
+    ``name`` is a photo of ``PHOTO_FILES`` or a real photograph's id (``eval.realphotos``,
+    fetched and cached on first use).
+    """
+    if name not in PHOTO_FILES and name in realphotos.catalogue():
+        return realphotos.load(name, long_side)
     with Image.open(photo_path(name)) as img:
         rgb = np.asarray(img.convert("RGB"), dtype=np.uint8)
     return np.ascontiguousarray(downscale(rgb, long_side))

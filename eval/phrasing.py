@@ -12,10 +12,12 @@ The expected plan is a short, checkable list of steps (``tests/data/phrasing_*.j
   - ``=VALUE``: a number (within 0.05, or 5 %), a colour, a look (``look=sepia``), an
     aspect ratio (``crop=1:1``), a turn (``rotate=cw|ccw|180``) or an axis (``flip=``);
   - ``@TARGET``: the step's target mentions that word; no ``@`` means the whole photo;
+    ``@selection`` means the user's selection (brush or click mask);
 
 * ``ask``: no action, and at least two choices to pick from;
 * ``help``: no action, no choices (the reply says what the app can do).
 
+A case with ``"selection": true`` is planned as if the user had a selection.
 A case passes when the planned actions match ``plan`` (or one plan in ``also``) one to
 one, in any order, with no extra action. Plans are plain dicts (``plan_view``), so this
 module needs nothing from the planner.
@@ -29,6 +31,7 @@ from typing import Any
 
 from pipelines.editors.operations import get_operation
 from pipelines.operations import REGISTRY
+from pipelines.operations.wordnet import lexicon
 
 NEUTRAL = {"gamma": 1.0, "scale": 1.0}
 _STEP = re.compile(r"^(?P<op>[a-z_]+)(?:\.(?P<param>[a-z_]+))?(?P<sign>[+-])?"
@@ -110,6 +113,8 @@ def _target_ok(action: dict[str, Any], want: str | None) -> bool:
     if want is None:
         return not words.strip() and region.get("type", "image") in ("image", "")
     want = want.lower()
+    if want == "selection":
+        return region.get("type") == "mask"
     return bool(re.search(rf"\b{re.escape(want)}(?:s|es)?\b", words))
 
 
@@ -178,3 +183,48 @@ def describe_view(view: dict[str, Any]) -> str:
         target = a.get("target") or (a.get("region") or {}).get("phrase") or ""
         parts.append(f"{a.get('operation')}{params}" + (f"@{target}" if target else ""))
     return "; ".join(parts)
+
+
+#: what comes before a clause's verb ("could you …", "please …")
+_LEAD = re.compile(r"^(?:(?:please|pls|plz|could you|can you|can u|would you|will you|kindly|"
+                   r"just|now|ok|okay|yo|hey|so|then|and|also)\s+)*")
+_PARTICLES = r"up|down|out|off|back|in"
+
+
+def verb_slot_words(text: str) -> set[str]:
+    """Words of ``text`` in a verb or particle slot: each clause's first word when WordNet
+    says it can be a verb, a verb right before a particle ("pump up", "dial down"), and the
+    particles themselves. Needs the lexicon (empty without it)."""
+    lex = lexicon()
+    if lex is None:
+        return set()
+    out: set[str] = set()
+    for clause in re.split(r"[,.;!?]|\band\b|\bthen\b", text.lower()):
+        words = re.findall(r"[a-z]+", _LEAD.sub("", clause.strip()))
+        for i, word in enumerate(words):
+            nxt = words[i + 1] if i + 1 < len(words) else ""
+            after_article = i > 0 and words[i - 1] in ("the", "a", "an", "my", "its", "this")
+            if after_article:
+                continue
+            if (i == 0 and lex.is_verb(word)) or (re.fullmatch(_PARTICLES, nxt) and
+                                                   lex.is_verb(word)):
+                out.add(word)
+            if re.fullmatch(_PARTICLES, word) and i > 0:
+                out.add(word)
+    return out
+
+
+def verbs_as_objects(text: str, view: dict[str, Any]) -> list[str]:
+    """Targets of ``view``'s actions that are only a verb or particle of ``text`` ("pump"
+    in "pump up the contrast"), never a noun of it ("pump" in "remove the pump")."""
+    slots = verb_slot_words(text)
+    nouns = set(re.findall(r"\b(?:the|a|an|my|its|this|that)\s+(?:[a-z]+\s+)?([a-z]+)",
+                           text.lower()))
+    bad = []
+    for action in view["actions"]:
+        region = action.get("region") or {}
+        target = " ".join(str(x) for x in (action.get("target") or "", region.get("phrase")
+                                            or ""))
+        bad += sorted({w for w in re.findall(r"[a-z]+", target.lower()) if w in slots and
+                       w not in nouns})
+    return bad

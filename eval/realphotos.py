@@ -12,10 +12,10 @@ many more real photographs (wallpapers, sample files, puzzle pictures, annotated
 * optionally ``labels_member`` / ``labels_sha256`` — a labelme JSON of human-drawn polygons
   that ships beside the photo.
 
-``fetch()`` downloads the packages with ``apt-get download`` (no root needed; as root, a
-missing package list is refreshed once with ``apt-get update``), extracts them with
-``dpkg-deb -x`` into a temporary folder, checks every listed file's SHA-256 and copies only
-those files into the cache (``LOUPE_PHOTOS_DIR``, default ``<LOUPE_DATA_DIR>/photos``).
+``fetch()`` downloads and unpacks the packages (``pipelines.debian.unpack_debian``:
+``apt-get download`` + ``dpkg-deb -x`` into a temporary folder, no root needed), checks
+every listed file's SHA-256 and copies only those files into the cache
+(``LOUPE_PHOTOS_DIR``, default ``<LOUPE_DATA_DIR>/photos``).
 A second call does nothing. ``python -m eval photos fetch`` is the same from the shell.
 
 Four packages are reserved for independent checks and are refused here:
@@ -27,8 +27,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import os
-import subprocess
 import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
@@ -38,6 +36,7 @@ import numpy as np
 from PIL import Image, ImageOps
 
 from pipelines.config import get_settings
+from pipelines.debian import unpack_debian
 from pipelines.files import atomic_write
 
 log = logging.getLogger(__name__)
@@ -91,8 +90,8 @@ def catalogue() -> dict[str, RealPhoto]:
 
 def photos_dir() -> Path:
     """Where fetched photos are cached (``LOUPE_PHOTOS_DIR`` or ``<data dir>/photos``)."""
-    env = os.environ.get("LOUPE_PHOTOS_DIR", "").strip()
-    return Path(env).expanduser() if env else get_settings().data_dir / "photos"
+    settings = get_settings()
+    return settings.photos_dir or settings.data_dir / "photos"
 
 
 def _sha256(data: bytes) -> str:
@@ -108,35 +107,12 @@ def _cached(photo: RealPhoto, folder: Path) -> bool:
     return True
 
 
-def _apt_download(package: str, dest: Path) -> Path:
-    """``apt-get download PACKAGE`` into ``dest``; returns the .deb written."""
-    def attempt() -> subprocess.CompletedProcess:
-        return subprocess.run(["apt-get", "download", "-q", package], cwd=dest,
-                              capture_output=True, text=True, timeout=600)
-
-    try:
-        done = attempt()
-        if done.returncode != 0 and hasattr(os, "geteuid") and os.geteuid() == 0:
-            log.info("apt-get download %s failed (%s); refreshing the package lists once",
-                     package, done.stderr.strip()[-200:])
-            subprocess.run(["apt-get", "update", "-q"], capture_output=True, timeout=600)
-            done = attempt()
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise PhotoUnavailable(f"could not run apt-get for {package}: {exc}") from exc
-    debs = sorted(dest.glob("*.deb"))
-    if done.returncode != 0 or not debs:
-        raise PhotoUnavailable(f"apt-get download {package} failed: "
-                               f"{done.stderr.strip()[-300:]}")
-    return debs[-1]
-
-
 def _fetch_package(package: str, photos: list[RealPhoto], folder: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="loupe-deb-") as tmp:
-        tmp_path = Path(tmp)
-        deb = _apt_download(package, tmp_path)
-        root = tmp_path / "x"
-        subprocess.run(["dpkg-deb", "-x", str(deb), str(root)], check=True,
-                       capture_output=True, timeout=600)
+        try:
+            root = unpack_debian(package, Path(tmp))
+        except RuntimeError as exc:
+            raise PhotoUnavailable(str(exc)) from exc
         for photo in photos:
             pairs = [(photo.member, photo.sha256, photo.filename)]
             if photo.labels_member:

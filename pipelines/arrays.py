@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["describe", "rgb_array"]
+__all__ = ["channel_max", "channel_min", "describe", "rgb_array"]
 
 
 def describe(value: object) -> str:
@@ -43,3 +43,20 @@ def rgb_array(image: object, what: str = "image", *, error: type[Exception] = Va
         raise error(f"{what} must be uint8 RGB/RGBA (an H×W×3 or H×W×4 array), "
                     f"got {describe(image)}")
     return np.ascontiguousarray(image if alpha else image[..., :3])
+
+
+def channel_max(image: np.ndarray) -> np.ndarray:
+    """Each pixel's largest channel of an HWC array (``image.max(axis=2)``, same values):
+    element-wise over the channel planes, ~30× numpy's reduction along a 3-long axis."""
+    out = image[..., 0].copy()
+    for c in range(1, image.shape[2]):
+        np.maximum(out, image[..., c], out=out)
+    return out
+
+
+def channel_min(image: np.ndarray) -> np.ndarray:
+    """Each pixel's smallest channel of an HWC array (``image.min(axis=2)``, same values)."""
+    out = image[..., 0].copy()
+    for c in range(1, image.shape[2]):
+        np.minimum(out, image[..., c], out=out)
+    return out

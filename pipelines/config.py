@@ -73,6 +73,8 @@ class Settings:
     session_quota_mb: float = 1024.0
     cache_ttl_hours: float = 12.0
     weights_dir: Path = DEFAULT_WEIGHTS_DIR
+    #: real photographs fetched from Debian packages (eval.realphotos); empty: data_dir/photos
+    photos_dir: Path | None = None
     max_open_sessions: int = 8
     session_secret: str = field(default="", repr=False)
     max_archive_mb: float = 2048.0
@@ -137,6 +139,8 @@ def get_settings() -> Settings:
         session_quota_mb=float(_env("LOUPE_SESSION_QUOTA_MB", "1024")),
         cache_ttl_hours=float(_env("LOUPE_CACHE_TTL_HOURS", "12")),
         weights_dir=Path(_env("LOUPE_WEIGHTS_DIR", str(DEFAULT_WEIGHTS_DIR))).expanduser(),
+        photos_dir=Path(_env("LOUPE_PHOTOS_DIR", "")).expanduser()
+        if _env("LOUPE_PHOTOS_DIR", "") else None,
         max_open_sessions=max(1, int(_env("LOUPE_MAX_OPEN_SESSIONS", "8"))),
         session_secret=_env("LOUPE_SESSION_SECRET", ""),
         max_archive_mb=float(_env("LOUPE_MAX_ARCHIVE_MB", "2048")),

@@ -174,3 +174,26 @@ def exif_for_size(exif: bytes, width: int, height: int) -> bytes:
     except Exception as err:  # noqa: BLE001 - odd EXIF: keep it as it came
         log.info("EXIF dimensions left as they were (%s)", err)
         return exif
+
+
+def convert_profile(pixels: np.ndarray, source_icc: bytes | None,
+                    target_icc: bytes | None) -> np.ndarray:
+    """RGB(A) ``pixels`` encoded in ``source_icc`` re-encoded in ``target_icc`` (None means
+    sRGB on either side); unchanged when both are the same or a profile is unreadable.
+
+    Used where two photos' pixels are compared (a reference matched to a photo): a
+    reference tagged Display P3 or Adobe RGB is read in the photo's own colour space."""
+    if source_icc == target_icc or pixels.ndim != 3 or pixels.shape[2] not in (3, 4):
+        return pixels
+    try:
+        srgb = ImageCms.createProfile("sRGB")
+        src = ImageCms.ImageCmsProfile(io.BytesIO(source_icc)) if source_icc else srgb
+        dst = ImageCms.ImageCmsProfile(io.BytesIO(target_icc)) if target_icc else srgb
+        rgb = Image.fromarray(np.ascontiguousarray(pixels[..., :3]), "RGB")
+        out = np.asarray(ImageCms.profileToProfile(rgb, src, dst, outputMode="RGB"))
+    except (OSError, ValueError, ImageCms.PyCMSError) as err:
+        log.warning("colour profile not applied (%s); pixels used as they are", err)
+        return pixels
+    if pixels.shape[2] == 4:
+        out = np.dstack([out, pixels[..., 3]])
+    return np.ascontiguousarray(out)

@@ -32,7 +32,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-import cv2
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
@@ -50,6 +49,7 @@ from pipelines.image_pixels import (
     reset_orientation,
     scale_to_uint8,
 )
+from pipelines.resample import downscale  # noqa: F401  (its callers import it from here)
 
 log = logging.getLogger(__name__)
 
@@ -121,24 +121,6 @@ class LoadedImage:
 
 
 # ---------------------------------------------------------------------------- loading
-
-
-def downscale(image: np.ndarray, max_side: int) -> np.ndarray:
-    """``image`` with its long side at most ``max_side`` (area resampling, never enlarged).
-
-    Args:
-        image: any 2-D or HWC array OpenCV can resize.
-        max_side: the longest side allowed.
-
-    Returns:
-        The image itself when it already fits, else a resampled copy.
-    """
-    h, w = image.shape[:2]
-    scale = max_side / max(h, w)
-    if scale >= 1:
-        return image
-    size = (max(1, round(w * scale)), max(1, round(h * scale)))
-    return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
 
 
 def load_image(src: ImageSource | LoadedImage, *, max_pixels: int | None = None) -> LoadedImage:

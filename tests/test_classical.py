@@ -465,7 +465,9 @@ def test_unknown_operations_and_values_out_of_range_are_clear_errors(photo, box)
 
 def _params(op: str) -> dict[str, object]:
     return {"recolor": {"color": "teal"}, "paste": {"image": np.full((4, 4, 3), 9, np.uint8)},
-            "text": {"text": "hi"}, "straighten": {"angle": 5.0}}.get(op, {})
+            "text": {"text": "hi"}, "straighten": {"angle": 5.0},
+            "match_reference": {"image": np.linspace(0, 255, 48 * 64 * 3).astype(np.uint8)
+                                .reshape(48, 64, 3)}}.get(op, {})
 
 
 #: Frame edits change the frame's size: ``pipelines.editors.frame`` does them, not an editor.
@@ -491,6 +493,10 @@ def test_rgba_and_tiny_patches(op, photo):
     for shape in ((1, 1), (2, 3)):
         for channels in (3, 4):
             tiny = rng.integers(0, 256, (*shape, channels), dtype=np.uint8)
+            if op == "match_reference":   # a look needs pixels to measure: refused, said
+                with pytest.raises(OperationError, match="too small"):
+                    run(tiny, np.ones(shape, bool), op, **_params(op))
+                continue
             assert run(tiny, np.ones(shape, bool), op, **_params(op)).shape == tiny.shape
 
 

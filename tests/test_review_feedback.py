@@ -271,7 +271,7 @@ def test_comments_travel_in_archives_and_old_archives_still_open(edited: str, tm
     archive = Path(web.export_archive(edited))
     with zipfile.ZipFile(archive) as zf:
         session = json.loads(zf.read("session.json"))
-        assert session["version"] == 2 and feedback.FEEDBACK_MEMBER in zf.namelist()
+        assert session["version"] == 3 and feedback.FEEDBACK_MEMBER in zf.namelist()  # 3: issue 35
     back = web.import_beside(None, archive).session_id
     assert back != edited and web.review_comments(back)["comments"] == before
 
@@ -295,9 +295,9 @@ def test_comments_travel_in_archives_and_old_archives_still_open(edited: str, tm
         for info in src.infolist():
             data = src.read(info)
             if info.filename == "session.json":
-                data = json.dumps({**session, "version": 3}).encode()
+                data = json.dumps({**session, "version": 4}).encode()  # 3: issue 35
             dst.writestr(info, data)
-    with pytest.raises(web.SessionError, match="unknown session version 3"):
+    with pytest.raises(web.SessionError, match="unknown session version 4"):
         web.import_beside(None, new)
 
 

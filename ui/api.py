@@ -334,7 +334,7 @@ def batch_cancel(job_id: str) -> tuple[dict, str | None, str | None]:
     return _batch_files(web.batch_cancel(job_id))
 
 
-FILE_PARAMS = {"image", "mask", "before", "after", "archive"}
+FILE_PARAMS = {"image", "mask", "before", "after", "archive", "reference"}
 MULTI_FILE_PARAMS = {"photos"}
 
 
@@ -367,7 +367,10 @@ def build() -> None:
     The JSON tools (``ui.tools``) are the public endpoints: the MCP server lists exactly
     these, and ``gradio_client`` calls them as ``/<tool>_json``. The endpoints above keep
     the names and tuple shapes scripts already use (``/new_session``, ``/edit`` …); they
-    are callable by ``gradio_client`` but undocumented, so they are not MCP tools.
+    are callable by ``gradio_client`` but undocumented, so they are not MCP tools. Their
+    shapes are frozen: ``gradio_client`` fills in defaults only for documented endpoints,
+    so a new optional argument (``edit``'s ``reference``) would break every older call;
+    new arguments go to the JSON tools (``/edit_json``'s last argument is ``reference``).
     """
     img = gr.Image(visible=False, type="numpy", format="png", label="image")
     out_json, out_file = gr.JSON(visible=False, label="result"), gr.File(visible=False)

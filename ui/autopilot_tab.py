@@ -51,8 +51,9 @@ def _considered_rows(summary: dict) -> list[list[Any]]:
 @toast
 def ui_autopilot(session_id: str | None, path: str | None, mood: str, iterations: float,
                  simulations: float, depth: float, top_k: float, seed: float,
-                 progress: gr.Progress = gr.Progress()) -> tuple:
-    """Run Autopilot (MCTS over candidate edits) with a progress bar counting simulations."""
+                 reference: str | None = None, progress: gr.Progress = gr.Progress()) -> tuple:
+    """Run Autopilot (MCTS over candidate edits) with a progress bar counting simulations;
+    a reference photo takes the mood's place ("better, like this one")."""
     def report(fraction: float, text: str) -> None:
         progress(fraction, desc=text or "simulations")
 
@@ -62,7 +63,7 @@ def ui_autopilot(session_id: str | None, path: str | None, mood: str, iterations
     result = web.run_autopilot(
         session_id, path, mood=mood, iterations=int(iterations),
         simulations=int(simulations), depth=int(depth), top_k=int(top_k), seed=int(seed),
-        progress=report)
+        progress=report, reference=reference or None)
     rows = [[i, web.wording.scrub(str(desc)), *(f"{v:.3f}" if isinstance(v, (int, float))
                                                 else "—" for v in vals)]
             for i, desc, *vals in result.rows]
@@ -110,6 +111,9 @@ def build() -> dict:
                                    height=220, buttons=[])
             c["mood"] = gr.Textbox(label="Mood / intent (optional)", elem_id="ap-mood",
                                    placeholder="e.g. warm and cosy, crisp daylight")
+            c["reference"] = gr.File(label="Reference photo (in place of the mood)",
+                                     file_types=["image"], type="filepath",
+                                     elem_id="ap-reference", height=70)
             with gr.Accordion("Budget", open=False, elem_id="ap-budget"):
                 c["iterations"] = gr.Slider(1, 10, value=2, step=1, label="Iterations")
                 c["simulations"] = gr.Slider(1, 64, value=8, step=1, label="Simulations",
@@ -144,7 +148,8 @@ def wire(shell: Shell, a: dict) -> None:
     """Connect the Autopilot tab's buttons (its hand-over lands in the Edit tab's page)."""
     sid = shell.sid
     run = a["run"].click(ui_autopilot, [sid, a["upload"], a["mood"], a["iterations"],
-                                        a["simulations"], a["depth"], a["top_k"], a["seed"]],
+                                        a["simulations"], a["depth"], a["top_k"], a["seed"],
+                                        a["reference"]],
                          [sid, a["slider"], a["steps"], a["tree"], a["summary"],
                           a["considered"]],
                          api_name="ui_autopilot", **UI)

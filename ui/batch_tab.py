@@ -43,10 +43,11 @@ def _files(status: Any) -> Any:
 
 @toast
 def ui_batch_start(files: list[str] | None, instruction: str, autopilot: bool,
-                   mood: str) -> tuple:
-    """Start a batch job on the uploads."""
+                   mood: str, reference: str | None = None) -> tuple:
+    """Start a batch job on the uploads (every photo matched to ``reference`` when the
+    instruction asks for it: "match the look of the reference")."""
     info = web.start_batch(list(files or []), instruction or "", autopilot=bool(autopilot),
-                           mood=mood or "")
+                           mood=mood or "", reference=reference or None)
     return info["job_id"], status_markdown(info), gr.Timer(active=True), \
         gr.update(value=None, visible=False)
 
@@ -85,6 +86,8 @@ def build() -> dict:
                                       elem_id="batch-instruction", scale=3)
         c["autopilot"] = gr.Checkbox(label="Autopilot instead", elem_id="batch-autopilot")
         c["mood"] = gr.Textbox(label="Mood (Autopilot, optional)", elem_id="batch-mood")
+        c["reference"] = gr.File(label="Reference photo (optional)", file_types=["image"],
+                                 type="filepath", elem_id="batch-reference", height=70)
     with gr.Row():
         c["start"] = gr.Button("Start batch", variant="primary", elem_id="batch-start")
         c["cancel"] = gr.Button("Cancel", elem_id="batch-cancel")
@@ -98,7 +101,8 @@ def build() -> dict:
 
 def wire(c: dict) -> None:
     """Connect the Batch tab's buttons and its progress timer."""
-    c["start"].click(ui_batch_start, [c["files"], c["instruction"], c["autopilot"], c["mood"]],
+    c["start"].click(ui_batch_start, [c["files"], c["instruction"], c["autopilot"], c["mood"],
+                                      c["reference"]],
                      [c["job"], c["status"], c["timer"], c["results"]],
                      api_name="ui_batch_start", **UI)
     c["timer"].tick(ui_batch_poll, [c["job"]], [c["status"], c["timer"], c["results"]],

@@ -141,7 +141,10 @@ def edit_page(view: web.SessionView, library: Any, compare: str = "original") ->
     slider = None if pair is None else (served(pair[0]), served(pair[1]))
     library = web.remember(library, view.session_id)
     cards = web.render_cards(web.cards(library, view.session_id))
-    return (view.session_id, library, photo, slider, view.chat, view.graph_svg, view.status,
+    chat = [{**m, "content": {"path": served(Path(m["content"]["path"]))}}
+            if isinstance(m.get("content"), dict) and "path" in m["content"] else m
+            for m in view.chat]   # a reference's picture: a private copy, never the session's
+    return (view.session_id, library, photo, slider, chat, view.graph_svg, view.status,
             cards)
 
 

@@ -98,12 +98,13 @@ def ui_brush(session_id: str | None, loaded: str | None) -> tuple:
 @toast
 def ui_edit(session_id: str | None, library: Any, compare: str,
             message: dict | None, canvas: dict | None, loaded: str | None, tree: bool,
-            progress: gr.Progress = gr.Progress()) -> tuple:
+            reference: str | None = None, progress: gr.Progress = gr.Progress()) -> tuple:
     """Run the typed instruction (with the brushed mask, if any) as one turn.
 
     Strokes count only when they were painted on the current state (``loaded``), so a
     mask never leaks into a later edit. A photo attached to the message opens in a new
-    session first (as if uploaded).
+    session first (as if uploaded). A file in "Reference photo" is kept as the session's
+    reference before the turn runs ("make it look like the reference").
     """
     message = message if isinstance(message, dict) else {"text": str(message or "")}
     text, files = message.get("text", ""), message.get("files") or []
@@ -123,7 +124,8 @@ def ui_edit(session_id: str | None, library: Any, compare: str,
         size = web.image_size(session_id)
         mask = web.mask_from_editor(canvas, (size[1], size[0])) if size else None
     view, result = web.edit_turn(session_id, text, mask, search="tree" if tree else "none",
-                                 progress=lambda f, t: progress(f, desc=t or "editing"))
+                                 progress=lambda f, t: progress(f, desc=t or "editing"),
+                                 reference=reference or None)
     return _after_turn(view, result, library, compare)
 
 
@@ -398,10 +400,15 @@ def build() -> dict:
                          ("Left: the previous state", "previous")], value="original",
                         elem_id="compare", label="Compare with", container=False)
             c["loaded"] = gr.State(None)  # "<session>:<state>" shown in the brush canvas
-            c["box"] = gr.MultimodalTextbox(
-                placeholder="Tell Loupe what to change… e.g. “make it warmer” (Enter sends)",
-                file_count="single", file_types=["image"], elem_id="instruction",
-                submit_btn=True, sources=[], show_label=False)
+            with gr.Row(equal_height=True):
+                c["box"] = gr.MultimodalTextbox(
+                    placeholder="Tell Loupe what to change… e.g. “make it warmer” (Enter sends)",
+                    file_count="single", file_types=["image"], elem_id="instruction",
+                    submit_btn=True, sources=[], show_label=False, scale=4)
+                # the file as uploaded (ICC profile, EXIF orientation), never re-encoded
+                c["reference"] = gr.File(label="Reference photo", file_types=["image"],
+                                         type="filepath", elem_id="reference", height=70,
+                                         scale=1, min_width=170)
             c["selection_note"] = gr.Markdown("", visible=False, elem_id="selection-note")
             c["tree"] = gr.Checkbox(label="Several changes in one message: try orders and "
                                           "keep the best (slower)", value=False,
@@ -472,8 +479,8 @@ def wire(shell: Shell) -> None:
                                     api_name="ui_example", **quiet))
     turn_out = [*page, e["topology"], e["box"], e["choices"], e["selection_info"],
                 e["selection_note"]]
-    e["box"].submit(ui_edit, [*state, e["box"], e["canvas"], e["loaded"], e["tree"]],
-                    turn_out, api_name="ui_edit", **quiet)
+    e["box"].submit(ui_edit, [*state, e["box"], e["canvas"], e["loaded"], e["tree"],
+                              e["reference"]], turn_out, api_name="ui_edit", **quiet)
     e["choices"].select(ui_choose, state, turn_out, api_name="ui_choose", **quiet)
     e["photo"].select(ui_photo_click, [*state, e["add_selection"]], turn_out,
                       js="(sid, lib, cmp, add) => [sid, lib, cmp, add || !!window.loupeShift]",

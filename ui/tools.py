@@ -61,7 +61,8 @@ def new_session(image: str, request: gr.Request) -> dict:
 
 @json_tool
 def edit(session_id: str, instruction: str, mask: str | None = None,
-         tree_search: bool = False, request: gr.Request = None) -> dict:
+         tree_search: bool = False, reference: str | None = None,
+         request: gr.Request = None) -> dict:
     """Edit the session's current photo in plain words (one undoable turn).
 
     Args:
@@ -69,6 +70,7 @@ def edit(session_id: str, instruction: str, mask: str | None = None,
         instruction: what to change, e.g. "make the red ball blue".
         mask: optional mask image (white = the area to edit, any size), e.g. a data URL.
         tree_search: true to try several orders of a multi-part instruction, e.g. false.
+        reference: optional photo to match ("like the reference"), e.g. a data URL.
 
     Returns:
         JSON {session_id, head, ok, changed, message, plan, steps, choices, candidates
@@ -78,7 +80,8 @@ def edit(session_id: str, instruction: str, mask: str | None = None,
     size = web.image_size(session_id)
     native = web.load_mask_file(mask, (size[1], size[0])) if mask and size else None
     view, result = web.edit_turn(session_id, instruction, native,
-                                 search="tree" if tree_search else "none")
+                                 search="tree" if tree_search else "none",
+                                 reference=reference or None)
     return session_result(session_id, request, view,
                           **{k: result[k] for k in TURN_KEYS if k in result})
 
@@ -208,7 +211,7 @@ def import_session(archive: str, request: gr.Request) -> dict:
 
 @json_tool
 def autopilot(image: str, mood: str = "", iterations: int = 2, simulations: int = 8,
-              depth: int = 2, top_k: int = 3, seed: int = 0,
+              depth: int = 2, top_k: int = 3, seed: int = 0, reference: str | None = None,
               request: gr.Request = None) -> dict:
     """Improve a photo automatically (tree search over candidate edits) in a new session.
 
@@ -223,6 +226,7 @@ def autopilot(image: str, mood: str = "", iterations: int = 2, simulations: int 
         depth: look-ahead depth of each simulation, e.g. 2.
         top_k: candidate edits tried per state, e.g. 3.
         seed: random seed (same inputs and seed, same result), e.g. 0.
+        reference: optional photo whose look replaces the mood ("like this one"), e.g. a data URL.
 
     Returns:
         JSON {session_id, head, score_before, score_after, steps, cancelled, image_url …}.
@@ -231,7 +235,8 @@ def autopilot(image: str, mood: str = "", iterations: int = 2, simulations: int 
         web.open_image(sid, image, Path(image).name)
         res = web.run_autopilot(sid, None, mood=mood, iterations=int(iterations),
                                 simulations=int(simulations), depth=int(depth),
-                                top_k=int(top_k), seed=int(seed))
+                                top_k=int(top_k), seed=int(seed),
+                                reference=reference or None)
         view = web.send_autopilot_to_edit(sid) if res.summary.get("steps") else None
         return session_result(sid, request, view, **res.summary)
 
@@ -336,7 +341,7 @@ def _batch_result(status: web.BatchStatus, request: gr.Request | None) -> dict:
 
 @json_tool
 def batch(archive: str, instruction: str = "", autopilot: bool = False,
-          mood: str = "", request: gr.Request = None) -> dict:
+          mood: str = "", reference: str | None = None, request: gr.Request = None) -> dict:
     """Start a batch: the same edit (or Autopilot) on every photo of a zip, as a background job.
 
     Args:
@@ -344,6 +349,7 @@ def batch(archive: str, instruction: str = "", autopilot: bool = False,
         instruction: what to change in every photo, e.g. "make it warmer".
         autopilot: true to run Autopilot on every photo instead, e.g. false.
         mood: Autopilot's optional intent, e.g. "warm evening light".
+        reference: optional photo whose look every photo matches, e.g. a data URL.
 
     Returns:
         JSON {job_id, state, total, finished, done, failed, eta_s, failures, results_url,
@@ -353,7 +359,8 @@ def batch(archive: str, instruction: str = "", autopilot: bool = False,
     # points at a FileData definition it does not include), so several photos travel as
     # one zip (checked as the app's uploads are: web.batch); /batch takes several files
     info = web.start_batch([archive] if archive else [], instruction or "",
-                           autopilot=bool(autopilot), mood=mood or "")
+                           autopilot=bool(autopilot), mood=mood or "",
+                           reference=reference or None)
     return _batch_result(web.batch_status(info["job_id"]), request)
 
 

@@ -88,6 +88,7 @@ from web.library import (
 )
 from web.links import file_url, link_download, link_preview, link_session, link_token
 from web.masks import box_mask, load_mask_file, mask_from_editor, parse_bbox
+from web.references import add_reference, list_references
 from web.review import ReviewNotFound, review_download, review_page, review_preview
 from web.selection import (
     candidate_at,
@@ -121,6 +122,7 @@ from web.views import (
 )
 
 __all__ = [
+    "add_reference", "list_references",
     "add_feedback", "box_mask", "comment_instruction", "comment_preview", "delete_comment",
     "FeedbackRefused", "go_to_comment", "pending_selection", "resolve_comment",
     "review_comments", "use_comment",

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from agent.search.mcts import autopilot
+from agent.search.reference_pilot import autopilot_like
 from agent.search.suggestions import FULL_STRENGTH, accept_full_strength, accept_suggestion
 from agent.session import EditSession, SessionError
 from pipelines.files import tree_size
@@ -159,7 +160,8 @@ def accept_autopilot_suggestion(session_id: str | None, index: int = 0) -> Autop
 
 def run_autopilot(session_id: str | None, image_src: Any = None, *, mood: str = "",
                   iterations: int = 2, simulations: int = 8, depth: int = 2, top_k: int = 3,
-                  seed: int = 0, progress: ProgressFn | None = None) -> AutopilotView:
+                  seed: int = 0, progress: ProgressFn | None = None,
+                  reference: Any = None) -> AutopilotView:
     """Improve a photo by MCTS over candidate edits (``agent.search.mcts.autopilot``).
 
     The run commits its kept steps to a scratch EditSession inside the web session, so
@@ -171,6 +173,8 @@ def run_autopilot(session_id: str | None, image_src: Any = None, *, mood: str = 
         mood: optional intent ("warm and cosy").
         iterations, simulations, depth, top_k, seed: the search budget.
         progress: called with ``(fraction, text)`` after each simulation.
+        reference: a reference photo (path or bytes) in place of the mood ("better, like
+            this one": ``agent.search.reference_pilot``); refused like any upload.
 
     Returns:
         The before/after previews, executed steps with score changes, the tree drawing and
@@ -199,10 +203,14 @@ def run_autopilot(session_id: str | None, image_src: Any = None, *, mood: str = 
     session.cancel.clear()
     before = np.array(scratch.current_image())
     try:
-        result = autopilot(before, mood=(mood or "").strip() or None, iterations=iterations,
-                           simulations=simulations, depth=depth, top_k=top_k, seed=seed,
-                           session=scratch, progress=_progress_adapter(progress),
-                           cancel=session.cancel.is_set)
+        if reference is not None:
+            result = _like_reference(scratch, before, reference)
+        else:
+            result = autopilot(before, mood=(mood or "").strip() or None,
+                               iterations=iterations, simulations=simulations, depth=depth,
+                               top_k=top_k, seed=seed, session=scratch,
+                               progress=_progress_adapter(progress),
+                               cancel=session.cancel.is_set)
     except ValueError as exc:
         shutil.rmtree(scratch_dir, ignore_errors=True)
         raise SessionError(str(exc)) from exc
@@ -223,9 +231,16 @@ def run_autopilot(session_id: str | None, image_src: Any = None, *, mood: str = 
                       for s in result.steps],
             "suggestions": summary["suggestions"]}
         session.save_ui()
-    tree = render_svg(result.tree, title="MCTS tree")
+    tree = "" if result.tree.get("reference") else render_svg(result.tree, title="MCTS tree")
     return AutopilotView((preview(before), preview(np.asarray(result.image))),
                          _step_rows(result.steps), tree, summary)
+
+
+def _like_reference(scratch: EditSession, before: np.ndarray, reference: Any) -> Any:
+    """Autopilot with ``reference`` in place of the mood, kept in the scratch session."""
+    entry = scratch.add_reference(reference)
+    pixels = scratch.references.pixels(scratch.folder, entry["id"], scratch.original)
+    return autopilot_like(before, pixels, session=scratch, ref_id=entry["id"])
 
 
 def send_autopilot_to_edit(session_id: str | None, into: str | None = None) -> SessionView:

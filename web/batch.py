@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import secrets
 import shutil
 import signal
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from agent.batch import BatchSummary, job_settings
+from agent.batch import BatchSummary, job_settings, read_references
 from agent.batch_files import BATCH_SUFFIXES, MANIFEST, STATE_DIR, BatchError, read_manifest
 from agent.batch_report import (
     REPORT_CSV,
@@ -167,7 +168,7 @@ def _running() -> int:
 
 
 def start_batch(files: list[Any] | None, instruction: str = "", *, autopilot: bool = False,
-                mood: str = "") -> dict[str, Any]:
+                mood: str = "", reference: Any = None) -> dict[str, Any]:
     """Start a batch job on uploaded photos and/or zips of photos.
 
     Args:
@@ -175,6 +176,9 @@ def start_batch(files: list[Any] | None, instruction: str = "", *, autopilot: bo
         instruction: what to change in every photo (unless ``autopilot``).
         autopilot: run Autopilot on every photo instead (``mood`` optional).
         mood: Autopilot's intent, e.g. "warm evening light".
+        reference: a reference photo (path or Gradio file) every photo is matched to
+            ("match the look of the reference"); checked like an upload before the job
+            starts.
 
     Returns:
         ``{"job_id", "state", "total", "finished", …}`` (see ``batch_status``).
@@ -187,6 +191,8 @@ def start_batch(files: list[Any] | None, instruction: str = "", *, autopilot: bo
     files = [f for f in (files or []) if f]
     if not files:
         raise SessionError("Add at least one photo (JPEG, PNG, WebP or TIFF) or a zip of them.")
+    if autopilot and (mood or "").strip() and reference:
+        raise SessionError("Give Autopilot a mood or a reference photo, not both.")
     try:
         job_settings(None if autopilot else instruction, autopilot=autopilot, mood=mood)
     except BatchError as err:
@@ -201,6 +207,7 @@ def start_batch(files: list[Any] | None, instruction: str = "", *, autopilot: bo
     folder = root / job_id
     (folder / "in").mkdir(parents=True)
     try:
+        ref = _stage_reference(reference, folder / "ref")
         _stage(files, folder / "in")
         total = _check_limits(folder / "in")
     except BaseException:
@@ -208,10 +215,28 @@ def start_batch(files: list[Any] | None, instruction: str = "", *, autopilot: bo
         raise
     job = {"job_id": job_id, "instruction": None if autopilot else instruction.strip(),
            "autopilot": bool(autopilot), "mood": mood or None, "total": total,
+           "reference": ref,
            "started": time.time()}
     atomic_write(folder / JOB_FILE, json.dumps(job))
     _launch(folder, job)
     return batch_status(job_id).info
+
+
+def _stage_reference(reference: Any, folder: Path) -> str | None:
+    """Copy the reference into the job (checked first); its file name, or None."""
+    if not reference:
+        return None
+    path = Path(reference if isinstance(reference, (str, Path)) else
+                getattr(reference, "path", None) or getattr(reference, "name", ""))
+    try:
+        [(raw, name)] = read_references([path])
+    except BatchError as err:
+        raise SessionError(str(err)) from None
+    suffix = Path(name).suffix.lower()
+    safe = "reference" + (suffix if re.fullmatch(r"\.[a-z0-9]{1,5}", suffix) else "")
+    folder.mkdir(parents=True, exist_ok=True)
+    atomic_write(folder / safe, raw)
+    return safe
 
 
 def _launch(folder: Path, job: dict[str, Any]) -> None:
@@ -222,6 +247,8 @@ def _launch(folder: Path, job: dict[str, Any]) -> None:
         cmd += ["--ray", settings.batch_ray]
     if job["autopilot"]:
         cmd += ["--autopilot"] + ([f"--mood={job['mood']}"] if job["mood"] else [])
+    if job.get("reference"):
+        cmd += ["--reference", str(folder / "ref" / job["reference"])]
     # after "--" nothing is an option: an instruction may start with a dash
     cmd += ["--", str(folder / "in"), str(folder / "out")]
     if not job["autopilot"]:

@@ -21,7 +21,7 @@ from pipelines.editors.frame import clamp_box, crop_box, crop_overlay
 from pipelines.files import atomic_write, check_id, slug, tree_size
 from pipelines.progress import ProgressFn
 from pipelines.redact import redact
-from web import feedback
+from web import feedback, references
 from web.errors import user_message
 from web.graph_view import render_svg
 from web.sessions import WebSession, get_manager, with_session
@@ -100,8 +100,8 @@ def _new_edit(session: WebSession, make: Callable[[Path], Any]) -> Any:
 
 
 def edit_turn(session_id: str | None, instruction: str, mask: np.ndarray | None = None, *,
-              search: str = "none", progress: ProgressFn | None = None
-              ) -> tuple[SessionView, dict]:
+              search: str = "none", progress: ProgressFn | None = None,
+              reference: Any = None) -> tuple[SessionView, dict]:
     """Run one instruction turn on the session's current state.
 
     Args:
@@ -111,6 +111,8 @@ def edit_turn(session_id: str | None, instruction: str, mask: np.ndarray | None 
             area of a reviewer's pin held by ``use_comment`` for this state, if any.
         search: ``"none"`` or ``"tree"`` (multi-instruction tree search).
         progress: called with ``(fraction, text)`` while the turn runs.
+        reference: a reference photo (path or bytes) kept before the turn runs (the same
+            file again is the same reference); a refused file changes nothing.
 
     Returns:
         ``(page state, TurnResult.to_dict())``. A failing step never raises: the error is
@@ -124,6 +126,8 @@ def edit_turn(session_id: str | None, instruction: str, mask: np.ndarray | None 
         edit = session.edit
         width, height = edit.graph.size
         get_manager().check_room(session, width * height, what="This edit")
+        if reference is not None:
+            references.attach(session, reference)
         held = feedback.take_selection(session)  # a reviewer's pin chosen by the owner
         area = mask if mask is not None else held
         try:

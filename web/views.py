@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -244,9 +245,30 @@ def status_line(session: WebSession | None = None) -> str:
     return redact(sentence + (" " + _LIMITS if embedded else ""))  # never a secret
 
 
+def chat_messages(session: WebSession) -> list[dict]:
+    """The chat for the page: each message as stored; a message that added a
+    reference photo is followed by its picture (``{"path": …}`` of its preview, inside the
+    session folder: the UI serves a private copy)."""
+    out: list[dict] = []
+    for msg in session.chat:
+        out.append({k: v for k, v in msg.items() if k != "reference"})
+        ref = msg.get("reference")
+        if isinstance(ref, str) and _REFERENCE_ID.fullmatch(ref) and session.has_image:
+            folder = session.folder / PREVIEW_DIR / session.edit_folder.name
+            for suffix in (".jpg", ".webp"):
+                if (folder / f"reference-{ref}{suffix}").is_file():
+                    out.append({"role": msg.get("role", "assistant"), "content": {
+                        "path": str(folder / f"reference-{ref}{suffix}")}})
+                    break
+    return out
+
+
+_REFERENCE_ID = re.compile(r"ref[1-9][0-9]?")
+
+
 def session_view(session: WebSession, *, message: str = "") -> SessionView:
     """Build the page state of a session (images as cached display previews)."""
-    view = SessionView(session.id, chat=list(session.chat), message=message,
+    view = SessionView(session.id, chat=chat_messages(session), message=message,
                        filename=str(session.ui.get("filename") or ""))
     if not session.has_image:
         view.graph_svg = render_svg(None)

@@ -4,9 +4,10 @@
 
 1. chat words and shorthand ("u", "pls", "abit", "b&w", "pic", "its", "to dark");
 2. spelling correction against our own vocabulary (operations, colours, looks, frame
-   words, everyday objects and the intent library's phrasings) with SymSpell; a word
-   found in SymSpell's English frequency list is left alone, so object names nobody
-   listed are not "corrected" into edit words;
+   words, everyday objects and the intent library's phrasings) and WordNet's nouns of
+   things a photo shows, with SymSpell; a word found in SymSpell's English frequency list
+   or in WordNet is left alone, so object names nobody listed are not "corrected" into
+   edit words;
 3. politeness, filler and question forms ("could you …?", "I want …", "would you mind
    darkening …", "thanks") removed or turned into commands;
 4. negation: a negated alternative is dropped ("not warmer, cooler"), "less dark" and
@@ -27,11 +28,13 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 from agent.brain.intents import LIBRARY
 from pipelines.editors.looks import LOOKS
 from pipelines.editors.operations import NAMED_COLORS, OPERATIONS
 from pipelines.operations import word_owner
+from pipelines.operations.wordnet import lexicon
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +76,7 @@ SHORTHAND = {
     "anticlockwise": "counterclockwise", "anti-clockwise": "counterclockwise",
     "counter-clockwise": "counterclockwise", "w/": "with", "n": "and", "&": "and",
     "blueish": "bluish", "yellowy": "yellowish", "orangy": "orangey",
+    "mor": "more", "moar": "more", "lemme": "let me", "photographs": "photo",
 }
 
 #: Words of our own domain, beyond the operation table and the intent phrasings.
@@ -144,6 +148,22 @@ def _speller() -> object:
     return speller
 
 
+@lru_cache(maxsize=1)
+def _noun_speller() -> object | None:
+    """SymSpell over WordNet's nouns of things a photo shows ("squirel" → "squirrel"), when
+    the lexicon is installed; built on the first unknown word (about 0.3 s idle)."""
+    from symspellpy import SymSpell
+
+    lex = lexicon()
+    if lex is None:
+        return None
+    speller = SymSpell(max_dictionary_edit_distance=2, prefix_length=5)
+    for noun in lex.object_nouns():
+        if len(noun) >= 4 and noun not in _STOP:
+            speller.create_dictionary_entry(noun, 1)
+    return speller
+
+
 def correct_word(word: str) -> str:
     """The word, or its closest vocabulary word when it is a typo.
 
@@ -155,7 +175,8 @@ def correct_word(word: str) -> str:
     if len(word) < 4 or not word.isalpha() or word in _STOP:
         return word
     vocab = vocabulary()
-    if word in vocab or word in _english():
+    lex = lexicon()
+    if word in vocab or word in _english() or (lex is not None and lex.pos(word)):
         return word
     squeezed = re.sub(r"(.)\1{2,}", r"\1\1", word)   # "brighterrr" → "brighterr"
     for candidate in (squeezed, re.sub(r"(.)\1+", r"\1", squeezed)):
@@ -163,6 +184,12 @@ def correct_word(word: str) -> str:
             return candidate
     distance = 2 if len(word) >= 7 else 1
     found = _speller().lookup(squeezed, Verbosity.CLOSEST, max_edit_distance=distance)
+    nouns = _noun_speller()
+    if nouns is not None:          # an object's name, unless ours is as close
+        closer = [s for s in nouns.lookup(squeezed, Verbosity.CLOSEST,
+                                          max_edit_distance=distance)
+                  if not found or s.distance < found[0].distance]
+        found = closer or found
     if not found:
         return word
     best = max(found, key=lambda s: (-s.distance, s.count))
@@ -297,6 +324,129 @@ REWRITES: list[tuple[str, str]] = [
     (r"\b(?:vibes?|feel)\b", "look"),
 ]
 
+# --------------------------------------------------------------------- phrasal verbs
+
+#: what a particle after a verb that names no operation asks ("pump up", "dial down")
+_PARTICLE = {"up": "increase", "down": "decrease", "back": "decrease", "off": "decrease"}
+#: verbs whose particle lessens whatever it is ("ease up on", "let up", "calm down")
+_EASING = {"ease", "let", "calm", "settle", "quiet", "tame"}
+#: verbs that lessen what they name, with or without a particle ("flatten the contrast")
+_LESSENING = {"flatten", "fade", "mute", "tame", "calm", "subdue", "soften"}
+#: verbs that move, place or frame things: their particle is a direction, not an amount
+_NOT_AMOUNT = {"move", "shift", "nudge", "slide", "drag", "scale", "look", "set", "make",
+               "put", "place", "crop", "zoom", "flip", "rotate", "bring", "sit", "stand",
+               "go", "come", "write", "get", "give", "show", "pick", "line", "blow", "wipe"}
+#: when WordNet is not installed: the phrasal verbs people use most for amounts
+_FALLBACK_VERBS = {"pump", "crank", "jack", "beef", "kick", "ramp", "step", "punch", "dial",
+                   "bump", "knock", "turn", "tone", "pull", "ease", "calm", "amp", "juice",
+                   "liven", "boost", "push", "fill", "open", "lift"}
+#: words that name what an amount is of (an operation's own word, or a shared one)
+_AMOUNT_WORDS = (r"contrast|brightness|exposure|saturation|vibrance|warmth|temperature|"
+                 r"highlights?|shadows?|sharpness|clarity|grain|noise|colou?rs?|tint|"
+                 r"vignette|blacks|whites|midtones|haze|detail|details|gamma")
+_PRONOUN = (r"it|this|that|things|everything|this (?:photo|image|picture)|"
+            r"the (?:photo|image|picture)")
+_DETERMINER = {"the", "a", "an", "my", "its", "this", "that", "these", "those", "your",
+               "our", "their", "his", "her", "some", "all", "more", "less"}
+
+
+def _is_verb(word: str) -> bool:
+    lex = lexicon()
+    return lex.is_verb(word) if lex is not None else word in _FALLBACK_VERBS
+
+
+def _owns(word: str) -> bool:
+    """A single word that itself asks for an operation ("warm", "sharpen", "lighten")."""
+    return word in word_owner()
+
+
+def _phrasal(text: str) -> str:
+    """Phrasal verbs as plain amounts: "pump up the contrast" → "increase the contrast",
+    "knock the exposure down" → "decrease the exposure", "flatten the contrast" →
+    "decrease the contrast"; a particle after a verb that names an operation is dropped
+    ("warm it up" → "warm it", "cool down the photo" → "cool the photo"). The verb is a verb
+    by WordNet (a short list without it); verbs that move or frame things keep their
+    particle ("move the dog up")."""
+    def in_verb_slot(m: re.Match[str]) -> bool:
+        """Not a noun after its determiner ("the shadows up", "the dog up")."""
+        before = re.findall(r"[a-z']+", m.string[:m.start()])
+        verb = m.group(1)
+        return not (before and before[-1] in _DETERMINER) and verb not in _NOT_AMOUNT and \
+            not re.fullmatch(_AMOUNT_WORDS, verb) and _is_verb(verb)
+
+    def together(m: re.Match[str]) -> str:
+        verb, particle = m.group(1), m.group(2)
+        if f"{verb} {particle}" in word_owner() or not in_verb_slot(m):
+            return m.group(0)
+        if _owns(verb) and verb not in _LESSENING:
+            return verb
+        if verb in ("clean", "smooth", "tidy"):     # "clean up the noise": less noise
+            rest = m.string[m.end():]
+            return verb if re.match(r"\s*(?:the |all the )?(?:noise|grain)", rest) else \
+                m.group(0)
+        if (verb, particle) in (("turn", "off"), ("switch", "off")):
+            return "remove"
+        if particle == "out" or not re.match(rf"\s*(?:on )?(?:the |its |my |all the |some )?"
+                                             rf"(?:[a-z]+ )?(?:{_AMOUNT_WORDS})\b",
+                                             m.string[m.end():]):
+            return m.group(0)      # "take off the hat", "cut off the left side": not amounts
+        if verb in _EASING or verb in _LESSENING:
+            return "decrease"
+        return _PARTICLE[particle]
+
+    def apart(m: re.Match[str]) -> str:
+        verb, middle, particle = m.group(1), m.group(2), m.group(4)
+        tail = f" {m.group(3).strip()}" if m.group(3) else ""
+        if not in_verb_slot(m):
+            return m.group(0)
+        if re.fullmatch(_PRONOUN, middle):
+            return f"{verb} {middle}{tail}" if _owns(verb) else m.group(0)
+        if not re.search(rf"\b(?:{_AMOUNT_WORDS})\b", middle):
+            return m.group(0)
+        if _owns(verb) and verb not in _LESSENING:
+            return f"{verb} {middle}{tail}"
+        return ("decrease" if verb in _EASING or verb in _LESSENING
+                else _PARTICLE[particle]) + f" {middle}{tail}"
+
+    text = re.sub(r"\b([a-z]+) (up|down|back|off|out)\b(?: on\b)?(?! (?:to|from)\b)",
+                  together, text)
+    text = re.sub(r"\bfill in (?=(?:the )?shadows?\b)", "lift ", text)
+    text = re.sub(rf"\b([a-z]+) ((?:the |its |my |all the )?(?:[a-z]+ )?(?:{_AMOUNT_WORDS})|"
+                  rf"{_PRONOUN}) ((?:way |all the way |a bit |a little |a lot )?)"
+                  rf"(up|down|back)\b", apart, text)
+    text = re.sub(rf"\b(?:{'|'.join(_LESSENING - {'soften'})})(?: out)? (?=(?:the |its |all "
+                  rf"the )?(?:{_AMOUNT_WORDS})\b)", "decrease ", text)
+    # "more/less of the colours" is saturation ("pump up the colours", "calm down the colors")
+    return re.sub(r"\b(increase|decrease) (?:the |its |all the )?colou?rs\b", r"\1 the saturation",
+                  text)
+
+
+def _base_verb(match: re.Match[str]) -> str:
+    """"would you mind removing …" → "remove …" (WordNet's base form when installed)."""
+    word = match.group(1)
+    lex = lexicon()
+    if lex is not None and lex.base(word, "v") != word:
+        return lex.base(word, "v")
+    return word[:-3]
+
+
+#: everyday question and complaint forms, read before the shared rewrites (issue 34)
+EVERYDAY: list[tuple[str, Any]] = [
+    (r"\b(?:would|do) you mind\s+([a-z]+ing)\b", _base_verb),
+    (r"\b(?:any chance|is there (?:a|any) way|is it possible)(?: (?:that )?you could| for "
+     r"you to| to| i could| we could)?\s+", ""),
+    (r"\b(could|can|would|will) you possibly\b", r"\1 you"),
+    (r"^(?:can|could|may) (?:we|i) (?:get|have|see)\s+", ""),
+    (r"\blet me (?:see|get|have)\s+(it|this|the (?:photo|image|picture))\b", r"make \1"),
+    (r"\bwhy (?:is|does) (?:it|this|the (?:photo|image|picture)) (?:look )?so\b", "too"),
+    (r"\bblurr?ier\b", "more blurred"),
+    # "kinda dark, brighten it": a bare complaint beside a request asks for the remedy
+    (r"(^|[,.;!?] )(?:a bit |a lot |so |very |really |quite |pretty |super )?(dark|bright|"
+     r"blurry|noisy|grainy|dull|flat)(?=[,.;!?] +(?:please )?[a-z]+(?: (?:it|this|that|the|"
+     r"up|please)\b|$))", r"\1too \2"),
+]
+
+
 #: Vague tails that add nothing when another clause says what to do.
 _VAGUE = re.compile(r"^(?:and )?(?:fix (?:it|this|that)|make it (?:look )?(?:normal|right|"
                     r"good|nice|better)|fix)$")
@@ -348,8 +498,8 @@ def normalise(text: str) -> Normalised:
         if fixed != token:
             corrections.append((token, fixed))
         words.append(fixed)
-    work = "".join(words)
-    for pattern, repl in REWRITES:
+    work = _phrasal("".join(words))
+    for pattern, repl in EVERYDAY + REWRITES:
         work = re.sub(pattern, repl, work)
     work = re.sub(r"\s+", " ", work).strip(" ,")
     work = _drop_negated(work)

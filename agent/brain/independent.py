@@ -34,6 +34,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from pipelines.arrays import channel_max
 from pipelines.localizers.fusion import similarity
 from pipelines.localizers.perception import NOT_NOUNS, PerceptionLocalizer, _Models
 from pipelines.localizers.phrases import WHOLE, parse_phrase, places
@@ -214,7 +215,7 @@ def _dedupe(items: list[Seen]) -> list[Seen]:
 
 
 def _changed(before: np.ndarray, after: np.ndarray) -> np.ndarray:
-    d = cv2.absdiff(before, after).max(axis=2) > CHANGE_LEVEL
+    d = channel_max(cv2.absdiff(before, after)) > CHANGE_LEVEL
     return cv2.morphologyEx(d.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)) > 0
 
 

@@ -16,9 +16,11 @@ from typing import Any, Protocol
 
 from agent.brain.framing import Reading, read_frame, read_transform
 from agent.brain.intents import default_matcher
+from agent.brain.shades import REGION_DRAMA, RELATIVE_SHADE, drama, shade
 from agent.brain.words import (
     COLOR_RE,
     COMPARATIVE,
+    DEICTIC,
     EXTRA_COLORS,
     MASK_WORDS,
     PRONOUNS,
@@ -28,6 +30,7 @@ from agent.brain.words import (
     clamp,
     clean,
     leftover,
+    natural_colour,
 )
 from pipelines.operations import by_grammar, for_role, with_flag, word_owner
 from pipelines.operations import get as get_operation
@@ -110,8 +113,11 @@ _GENERATIVE_LOOKS = for_role("new_content").look_pattern
 
 
 def _region_for(target: str, ctx: _Context) -> tuple[str, bool]:
-    """(clean target, is_mask) for the words naming a target."""
+    """(clean target, is_mask) for the words naming a target. A bare "this"/"that" is the
+    selection when the user sent one, else the whole photo ("brighten this")."""
     cleaned = clean(target)
+    if cleaned in DEICTIC or target.strip() in DEICTIC:
+        return "", ctx.has_mask
     if cleaned in MASK_WORDS or target.strip() in MASK_WORDS:
         return "", True
     if not cleaned and ctx.has_mask:
@@ -174,7 +180,7 @@ def _color_value(word: str) -> str:
 
 
 def _read_remove(clause: str) -> _Step | None:
-    match = re.match(r"^(?:remove|erase|delete|get rid of|take out|take away|eliminate|"
+    match = re.match(r"^(?:remove|erase|delete|get rid of|take out|take away|take off|eliminate|"
                      r"clean up|clear|wipe out|wipe away|cut out|drop)\s+(.+)$", clause)
     if not match:
         return None
@@ -254,6 +260,7 @@ def _read_filter(clause: str) -> _Step | None:
         name = op.main_param
         params: dict[str, Any] = {name: clamp(op.filter_value(clause, degree(clause)),
                                               op.name, name)}
+        params.update(op.clause_params(clause))
         own = [op.filler] if op.filler else []
         target = leftover(clause, pattern, *own, r"\b(?:apply|add|fix|correct|give|use|"
                                            r"the|effect|filter|look|style|a|an|image is|"
@@ -293,7 +300,7 @@ def _read_adjuster(clause: str) -> _Step | None:
     return None
 
 
-def _read_recolor(clause: str, ctx: _Context) -> _Step | None:
+def _read_recolor(clause: str, ctx: _Context) -> _Step | list[_Step] | None:
     same = re.search(r"\b(?:the\s+)?same\s+(?:colou?r|shade)(?:\s+as\s+(?:before|that|it|the "
                      r"last one))?\b", clause)
     if same:
@@ -308,24 +315,45 @@ def _read_recolor(clause: str, ctx: _Context) -> _Step | None:
     comp = re.match(r"^(?:make|turn)\s+(?P<t>.+?)\s+(?:a\s+bit\s+|slightly\s+|much\s+)?"
                     r"(?:(?P<w>redder|bluer|greener|yellower|pinker|browner|whiter|greyer|"
                     r"grayer)|more\s+"
-                    rf"(?P<c>{COLOR_RE}))$", clause)
+                    rf"(?P<c>{COLOR_RE}))$", clause) or \
+        re.match(r"^(?:a\s+bit\s+|slightly\s+|much\s+)?(?P<w>redder|bluer|greener|yellower)"
+                 r"\s+(?P<t>[a-z ]+)$", clause)
     if comp:
-        color = COMPARATIVE.get(comp.group("w") or "", comp.group("c") or "")
-        strength = clamp(0.4 * degree(clause), _RECOLOUR, "strength")
+        color = COMPARATIVE.get(comp.group("w") or "", comp.groupdict().get("c") or "")
         target = strip_degrees(comp.group("t"))
+        if natural_colour(target) == color:        # "bluer sky": more of its own blue
+            return _relative(clause, target, "richer")
+        strength = clamp(0.4 * degree(clause), _RECOLOUR, "strength")
         return _Step("adjust", _RECOLOUR, {"color": _color_value(color), "strength": strength},
                      target=target, clause=clause)
+    relative = re.match(rf"^(?:(?:make|turn|give)\s+(?P<t>.+?)\s+(?:a\s+|an\s+)?)?"
+                        rf"(?:a\s+)?(?:{SLIGHT}\s+)?(?P<r>{RELATIVE_SHADE})\s+(?:shade of\s+)?"
+                        rf"(?:{COLOR_RE})(?:\s+(?P<t2>[a-z ]+))?$", clause)
+    if relative and (relative.group("t") or relative.group("t2")):
+        return _relative(clause, relative.group("t") or relative.group("t2"),
+                         relative.group("r"))
     match = re.match(rf"^(?:make|paint|colou?r|recolou?r|turn|change|dye|set|tint|do)\s+"
                      rf"(?P<t>.+?)\s+(?:to\s+|into\s+|in\s+)?(?:be\s+)?(?:a\s+|an\s+)?"
-                     rf"(?:(?:deeper|darker|lighter|brighter|richer|more vivid|vivid|bright|"
-                     rf"deep|pale|pastel|soft|nice|warm|cool|strong)\s+)?"
+                     rf"(?:(?:bright|deep|pale|pastel|soft|nice|warm|cool|strong)\s+)?"
                      rf"(?P<c>{COLOR_RE})(?:\s+colou?r(?:ed)?|\s+instead|\s+too|\s+also)?$",
                      clause)
     if match:
         target = re.sub(r"(?:'s)?\s+colou?r$", "", match.group("t"))
-        return _Step("replace", _RECOLOUR, {"color": _color_value(match.group("c"))},
+        colour = match.group("c")
+        if not clean(target) and " " in colour:     # "make the sky blue": not "sky blue"
+            named, colour = colour.rsplit(" ", 1)
+            target = f"{target} {named}"
+        return _Step("replace", _RECOLOUR, {"color": _color_value(colour)},
                      target=target, clause=clause)
     return None
+
+
+def _relative(clause: str, target: str, word: str) -> list[_Step]:
+    """A relative colour word on a region ("a deeper blue", "bluer sky"): its saturation
+    and brightness (``agent.brain.shades``), sized by the words."""
+    target = clean(strip_degrees(target))
+    return [_Step("adjust", name, params, target=target, clause=clause)
+            for name, params in shade(word, degree(clause))]
 
 
 def _read_look(clause: str) -> list[_Step] | None:
@@ -349,6 +377,9 @@ def _read_look(clause: str) -> list[_Step] | None:
         target = clean(re.sub(_LOOK.look_words, " ", target))
         if _is_pronoun(target):
             target = ""  # a look is for the frame: "make it look vintage"
+        if target and target not in WHOLE and style in REGION_DRAMA:   # "a dramatic sky"
+            return [_Step("adjust", name, params, target=target, clause=clause)
+                    for name, params in drama(factor)]
         strength = clamp(min(1.0, factor), _LOOK.name, "strength")
         return [_Step("adjust", _LOOK.name, {"style": style, "strength": strength},
                       target=target, clause=clause)]
@@ -472,6 +503,8 @@ def _read_clause(clause: str, ctx: _Context, quotes: list[str]) -> list[_Step]:
     for reader in (_read_filter, lambda c: _read_recolor(c, ctx), _read_adjuster,
                    lambda c: None if new_content else _read_intent(c, ctx)):
         step = reader(clause)
+        if isinstance(step, list):      # a relative colour word: several adjustments
+            return step
         if step is not None:
             return [step]
     if looks or clause in ctx.asked:

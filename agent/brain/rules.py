@@ -49,8 +49,9 @@ from agent.brain.readers import (
     _region_for,
     _Step,
 )
-from agent.brain.words import INJECTION, QUESTION, VERBS, WHOLE, clean
+from agent.brain.words import DEICTIC, INJECTION, QUESTION, VERBS, WHOLE, clean
 from pipelines.operations import get as get_operation
+from pipelines.operations.wordnet import lexicon
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +67,8 @@ class Plan:
     message: str = ""
     #: when the request could mean two things: ``[{"label", "instruction"}, …]`` for buttons
     choices: list[dict[str, str]] = field(default_factory=list)
+    #: how the words were read, for the chat ("Read 'squirel' as 'squirrel'.")
+    notes: list[str] = field(default_factory=list)
 
 
 
@@ -129,7 +132,8 @@ def _merge_repeats(steps: list[_Step]) -> list[_Step]:
     out: list[_Step] = []
     for step in steps:
         same = [s for s in out if s.kind == step.kind == "adjust" and s.operation ==
-                step.operation and s.target == step.target and s.params.keys() ==
+                step.operation and _same_target(s.target, step.target) and
+                s.params.keys() ==
                 step.params.keys() and all(
                     isinstance(v, (int, float)) and isinstance(step.params[k], (int, float))
                     and v * step.params[k] > 0 or v == step.params[k]
@@ -137,6 +141,38 @@ def _merge_repeats(steps: list[_Step]) -> list[_Step]:
         if not same:
             out.append(step)
     return out
+
+
+#: a clause that is only an adjective ("warmer", "more dramatic", "a bit blurrier")
+_ADJECTIVE_CLAUSE = re.compile(r"^(?:(?:a bit|a little|slightly|much|a lot|way|far|even|"
+                               r"also) )?(?:(?:more|less) )?([a-z]+)$")
+
+
+def _is_adjective(word: str) -> bool:
+    lex = lexicon()
+    if lex is not None:
+        pos = lex.pos(word)
+        return "a" in pos or word.endswith(("er", "ier"))
+    return word.endswith(("er", "ier")) and word not in ("over", "under", "after")
+
+
+def _shares_scope(previous: str, clause: str, found: list[_Step]) -> bool:
+    """Whether ``clause`` is another adjective on the noun of ``previous`` ("make the
+    face brighter and warmer", "the sky darker and more dramatic"): the previous clause
+    ends in an adjective said of its target, and this one is an adjective alone."""
+    words = re.findall(r"[a-z]+", previous.lower())
+    here = _ADJECTIVE_CLAUSE.match(clause.strip())
+    return bool(words and here and all(not s.target for s in found) and
+                _is_adjective(here.group(1)) and _is_adjective(words[-1]))
+
+
+def _same_target(one: str, other: str) -> bool:
+    """The same target, where "it" beside the whole photo is the photo ("too dark,
+    brighten it")."""
+    if one == other:
+        return True
+    return {clean(one), clean(other)} - {""} <= {"it", "this", "that"} and \
+        "" in (clean(one), clean(other))
 
 
 class RulePlanner:
@@ -161,7 +197,9 @@ class RulePlanner:
         if refusal:
             return Plan([], False, refusal)
         text = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", " ", instruction).strip()
-        text = normalise(text).text or text
+        read = normalise(text)
+        text = read.text or text
+        notes = [f"Read '{typed}' as '{fixed}'." for typed, fixed in read.corrections]
         quotes: list[str] = []
 
         def _hold(match: re.Match[str]) -> str:
@@ -187,7 +225,7 @@ class RulePlanner:
             actions = _to_actions(steps, ctx)
         except _Unresolved as err:
             return Plan([], False, str(err))
-        return Plan(actions, True, "; ".join(a.describe() for a in actions))
+        return Plan(actions, True, "; ".join(a.describe() for a in actions), notes=notes)
 
     def _read_all(self, clauses: list[str], ctx: _Context, quotes: list[str]) -> list[_Step]:
         steps: list[_Step] = []
@@ -215,6 +253,10 @@ class RulePlanner:
             if steps and found[0].kind == "adjust" and found[0].target and \
                     _bare_verb(steps[-1]):  # "brighten and sharpen the face"
                 steps[-1].target = found[0].target
+            if steps and steps[-1].target and _shares_scope(steps[-1].clause, clause, found):
+                # "the sky darker and more dramatic": the adjective is said of the sky too
+                again = _read_clause(f"make {steps[-1].target} {clause}", ctx, quotes)
+                found = again if again and all(s.target for s in again) else found
             steps.extend(found)
         for _, clause in pending:  # nothing classical fits these
             step = _generative_leftover(clause)
@@ -232,7 +274,9 @@ def _resolve_target(step: _Step, ctx: _Context) -> tuple[str, Region]:
     raw = step.target.strip()
     spec = get_operation(step.operation) if step.operation else None
     if _is_pronoun(raw):
-        target = ctx.last_target or ctx.memory_target() or ""
+        # a thing named earlier in this request, then the selection sent with it, then
+        # the session's last target ("make it warmer" with a selection: the selection)
+        target = ctx.last_target or ("" if ctx.has_mask else ctx.memory_target() or "")
         if target:
             return target, Region(type=RegionType.phrase, phrase=target)
         if ctx.has_mask:
@@ -245,6 +289,9 @@ def _resolve_target(step: _Step, ctx: _Context) -> tuple[str, Region]:
     if is_mask:
         return "", Region(type=RegionType.mask)
     if target in WHOLE:
+        if step.kind == "remove" and clean(raw) in DEICTIC:
+            raise _Unresolved("Nothing is selected, so I don't know what 'this' is: click it "
+                              "(or paint it with the brush), then ask again.")
         if step.kind == "remove":
             raise _Unresolved("Removing the whole image is not an edit; name what to remove "
                               "(e.g. 'remove the cup') or paint it with the brush.")

@@ -12,6 +12,7 @@ import re
 from pipelines.operations import get
 from pipelines.operations.colours import NAMED_COLORS
 from pipelines.operations.lexicon import strip_degrees
+from pipelines.operations.wordnet import lexicon
 
 EXTRA_COLORS = {
     "dark blue": "navy", "light blue": "#8cc8f0", "sky blue": "#87ceeb",
@@ -38,12 +39,31 @@ VERBS = (r"make|turn|change|set|give|apply|add|increase|decrease|reduce|lower|ra
 FILLER = (r"\b(?:please|can you|could you|would you|i want|i'd like|i would like|let's|"
            r"let us|go ahead and|kindly|try to|a bit of|some|more|less|up|down|the amount of|"
            r"is|are|looks?|seems?|feels?|appears?|too dark|too bright|"
-           r"the level of|overall|too|so that it is|so it is|so it's|to be|be)\b")
+           r"the level of|overall|too|so that it is|so it is|so it's|to be|be|just|"
+           r"needs?|could use)\b")
 WHOLE = {"", "image", "photo", "picture", "pic", "everything", "texture", "textures",
           "detail", "details", "tone", "exposure", "whole image", "whole photo",
           "whole picture", "entire image", "entire photo", "whole thing", "scene", "frame",
           "all", "whole scene", "it all", "shot", "whole frame", "full image", "colours",
-          "colors", "colour", "color", "tones", "lighting", "light", "look", "overall look"}
+          "colors", "colour", "color", "tones", "lighting", "light", "look", "overall look",
+          "things", "full photo", "full picture", "entire picture", "whole pic", "cast",
+          "color cast", "colour cast", "one", "whole one"}
+#: the colour a region has by nature: "bluer" said of it asks for more of its own colour
+NATURAL_COLOURS = {**dict.fromkeys(("sky", "skies", "sea", "ocean", "water", "lake", "river",
+                                    "pool", "bay"), "blue"),
+                   **dict.fromkeys(("grass", "lawn", "leaves", "leaf", "foliage", "tree",
+                                    "trees", "forest", "field", "fields", "hedge", "moss",
+                                    "meadow", "greenery"), "green")}
+
+
+def natural_colour(target: str) -> str:
+    """"blue" for "the sky", "green" for "the grass"; "" for things of any colour."""
+    words = re.findall(r"[a-z]+", target.lower())
+    return NATURAL_COLOURS.get(words[-1], "") if words else ""
+
+
+#: "this"/"that" said of the whole request: the selection when there is one, else the photo
+DEICTIC = {"this", "that", "this one", "that one", "it"}
 PRONOUNS = {"it", "them", "that", "that one", "those", "these", "the same one",
              "same one", "the same thing", "him", "her", "they"}
 MASK_WORDS = {"here", "this", "this area", "this part", "this region", "this spot",
@@ -88,6 +108,9 @@ def clean(text: str) -> str:
     text = re.sub(r"\s+", " ", text).strip(" ,.!?;:'\"")
     text = re.sub(r"\s+(?:of|in|on|across|throughout)\s+(?:the\s+)?(?:whole\s+|entire\s+)?"
                   r"(?:image|photo|picture|pic|scene|frame)$", "", text)
+    # "this photo", "that whole picture": the photo itself (deixis, issue 34)
+    text = re.sub(r"^(?:this|that)\s+(?=(?:whole\s+|entire\s+|full\s+)?(?:image|photo|"
+                  r"picture|shot|frame|scene|thing|one)$)", "", text)
     prev = None
     while prev != text:
         prev = text
@@ -106,4 +129,29 @@ def leftover(clause: str, *patterns: str) -> str:
         text = re.sub(pattern, " ", text)
     text = re.sub(rf"^\s*(?:{VERBS})\b", " ", text.strip())
     text = re.sub(rf"^\s*(?:{VERBS})\b", " ", text.strip())
-    return clean(text)
+    return clean(strip_verb_slot(clause, text))
+
+
+#: words after a clause's first word that show it is a verb ("pump up", "flatten the")
+_AFTER_VERB = (r"up|down|out|off|back|in|over|away|the|a|an|it|this|that|my|its|all|some|"
+               r"these|those|things|everything|on")
+
+
+def strip_verb_slot(clause: str, target: str) -> str:
+    """``target`` without the clause's verb: a word in the verb (or particle) slot is never
+    an object (issue 34). The clause's first word is in the verb slot when WordNet says it
+    is a verb and either it is no noun or a particle, article or pronoun follows it
+    ("flatten the contrast", "pump up the contrast"; but "sky darker" keeps the sky and
+    "remove the pump" keeps the pump). Without the lexicon, ``target`` is returned as is."""
+    lex = lexicon()
+    first = re.match(r"\s*([a-z]+)(?:\s+([a-z]+))?", clause)
+    words = target.split()
+    if lex is None or not first or not words or words[0] != first.group(1):
+        return target
+    verb, after = first.group(1), first.group(2) or ""
+    if not lex.is_verb(verb) or (lex.is_noun(verb) and not re.fullmatch(_AFTER_VERB, after)):
+        return target
+    rest = words[1:]
+    if rest and re.fullmatch(r"up|down|out|off|back|in|over|away", rest[0]):
+        rest = rest[1:]
+    return " ".join(rest)

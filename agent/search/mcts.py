@@ -75,6 +75,7 @@ from agent.search.uct import Node, Search
 from eval.naturalness import SELF, distance_to_score
 from eval.noref import to_analysis
 from pipelines.arrays import rgb_array
+from pipelines.resample import with_downscale_memo
 
 log = logging.getLogger(__name__)
 
@@ -344,6 +345,7 @@ class _Run:
         return kept
 
 
+@with_downscale_memo   # each state is read at several sizes, many times: resample it once
 def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3,
               simulations: int = 20, depth: int = 3, top_k: int = 3, seed: int = 0,
               session: Any = None, progress: ProgressFn | None = None,

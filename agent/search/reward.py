@@ -26,6 +26,7 @@ from eval.noref import (
     score_components,
     to_analysis,
 )
+from pipelines.arrays import channel_min
 from pipelines.color import delta_e76, rgb_to_lab
 from pipelines.editors.operations import operations_with
 
@@ -223,7 +224,7 @@ def black_point(image: np.ndarray) -> float:
     """The 0.5th percentile of each pixel's smallest channel (grey levels, at ``HARM_SIZE``):
     how far above black the photo's darkest pixels lie (``FADED_BLACK``)."""
     small = to_analysis(image, HARM_SIZE)
-    return float(np.percentile(small.min(axis=2), 0.5))
+    return float(np.percentile(channel_min(small), 0.5))
 
 
 def deviation(a: np.ndarray, b: np.ndarray) -> float:

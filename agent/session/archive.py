@@ -31,6 +31,7 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from agent.session.references import FILE_RE, MAX_REFERENCES
 from agent.session.state import check_graph
 from agent.session.store import SessionError, StateError, check_box, check_layer_path
 from pipelines.archives import ArchiveError, check_members, extract, open_zip, read_capped
@@ -42,9 +43,12 @@ SESSION_FORMAT = "loupe-session"
 #: Version 2 (reviewer feedback): an exported archive may also carry the session's review
 #: comments (``loupe-feedback.json``, written and read by ``web.feedback``); version-1
 #: archives and folders are read as having none.
-SESSION_VERSION = 2
+#: Version 3 (reference photos): ``session.json`` may list ``references`` (id, file, …)
+#: and the archive carries their files (``references/ref<n>.<ext>``, the bytes as
+#: uploaded); versions 1 and 2 are read as having none.
+SESSION_VERSION = 3
 #: every version this Loupe reads
-READ_VERSIONS = (1, 2)
+READ_VERSIONS = (1, 2, 3)
 #: Largest archive ``import_archive`` accepts (compressed and uncompressed), in bytes;
 #: ``LOUPE_MAX_ARCHIVE_MB`` overrides it.
 DEFAULT_MAX_ARCHIVE_BYTES = 2 * 1024 ** 3
@@ -181,6 +185,7 @@ def _wanted_members(data: dict[str, Any]) -> dict[str, tuple[int, Expect]]:
             expect: Expect = ("PNG", x1 - x0, y1 - y0)
             wanted[layer["patch"]] = (area * 8 + 65536, expect)
             wanted[layer["mask"]] = (area * 2 + 65536, expect)
+    _wanted_references(data.get("references"), wanted)
     regions = data.get("regions") or []
     if not isinstance(regions, list):
         raise SessionError("the archive's region list is damaged")
@@ -193,10 +198,28 @@ def _wanted_members(data: dict[str, Any]) -> dict[str, tuple[int, Expect]]:
     return wanted
 
 
+def _wanted_references(items: Any, wanted: dict[str, tuple[int, Expect]]) -> None:
+    """The reference photos' files (issue 35): each an image within the upload limit."""
+    if items is None:
+        return
+    if not isinstance(items, list) or len(items) > MAX_REFERENCES:
+        raise SessionError("the archive's reference list is damaged")
+    cap = get_settings().max_upload_mb * 1024 * 1024
+    for item in items:
+        file = item.get("file") if isinstance(item, dict) else None
+        if not isinstance(file, str) or not FILE_RE.fullmatch(file):
+            raise SessionError("the archive's reference list is damaged")
+        wanted[file] = (cap, (None, 0, 0))
+
+
 def _check_header(name: str, head: bytes, wanted: dict[str, tuple[int, Expect]]) -> None:
     """Refuse a file whose header contradicts the graph, before the rest inflates."""
     fmt, width, height = wanted[name][1]
     if name == SESSION_FILE:
+        return
+    if name.startswith("references/"):   # any image; its pixels are checked on use
+        if not head.startswith(_IMAGE_MAGIC):
+            raise ArchiveError(f"the archive's {name} is not an image")
         return
     header = image_header(head)
     if header is None:

@@ -117,6 +117,8 @@ class TurnContext:
         turn: the number this turn gets (1 for the first).
         on_node: called with each new node and its action, in order.
         on_commit: called once the turn's nodes and memory are in place (saves the session).
+        prepare: called with the planned actions before they run (fills in the session's
+            reference photos); raises ``SessionError`` to refuse the turn.
     """
 
     graph: StateGraph
@@ -127,3 +129,4 @@ class TurnContext:
     turn: int
     on_node: Callable[[Node, dict[str, Any] | None], None]
     on_commit: Callable[[], Any]
+    prepare: Callable[[list[Any]], list[Any]] = lambda actions: actions

@@ -62,6 +62,7 @@ from agent.session.inputs import (
     source_bytes,
 )
 from agent.session.memory import ImageContext, Memory
+from agent.session.references import References
 from agent.session.regions import RegionMemory
 from agent.session.results import Attempt, StepResult, TurnResult, action_dict, jsonable
 from agent.session.selection import SelectionMixin
@@ -122,6 +123,7 @@ class EditSession(SelectionMixin):
         self._lock = threading.RLock()
         self.turns = 0
         self.regions = RegionMemory()
+        self.references = References()
 
     # ---- construction -------------------------------------------------------------
     @classmethod
@@ -211,6 +213,7 @@ class EditSession(SelectionMixin):
             session.turns = turns if isinstance(turns, int) and turns >= 0 else 0
             regions = data.get("regions")
             session.regions.load(folder, regions if isinstance(regions, list) else [])
+            session.references.load(folder, data.get("references"))
         except SessionError:
             raise
         except (StateError, KeyError, TypeError, ValueError, AttributeError,
@@ -251,12 +254,20 @@ class EditSession(SelectionMixin):
         """Which backend serves each role, for an honest status line."""
         return self.tools.names()
 
+    def add_reference(self, src: Any, name: str | None = None) -> dict[str, Any]:
+        """Keep a reference photo (checked like any upload); returns its entry."""
+        with self._lock:
+            entry = self.references.add(self.folder, src, name)
+            self.save_state()
+            return entry
+
     def _context(self) -> TurnContext:
         """What the next turn runs with (the runner sees nothing else of the session)."""
         return TurnContext(self.graph, self.memory, self.regions, self.tools,
                            TurnPolicy(self.seed, self.max_attempts, self.accept_score,
                                       self.min_score),
-                           self.turns + 1, self.remember_node, self._turn_committed)
+                           self.turns + 1, self.remember_node, self._turn_committed,
+                           lambda acts: self.references.prepare(self.folder, acts, self.original))
 
     def _turn_committed(self) -> None:
         self.turns += 1
@@ -461,7 +472,8 @@ class EditSession(SelectionMixin):
         data = {"format": SESSION_FORMAT, "version": SESSION_VERSION,
                 "root_file": self.root_file, "filename": self.original.filename,
                 "turns": self.turns, "graph": self.graph.to_json(),
-                "memory": self.memory.to_json(), "regions": self.regions.save(self.folder)}
+                "memory": self.memory.to_json(), "regions": self.regions.save(self.folder),
+                "references": self.references.save()}
         atomic_write(self.folder / SESSION_FILE, json.dumps(data, indent=1, default=str))
         return time.perf_counter() - start
 
@@ -495,7 +507,7 @@ class EditSession(SelectionMixin):
     def _layer_files(self) -> list[str]:
         files = [f for node in self.graph.nodes.values() for layer in node.layers
                  for f in (layer.patch_file, layer.mask_file)]
-        return files + list(self.regions._files.values())
+        return files + list(self.regions._files.values()) + self.references.files()
 
     @classmethod
     def import_archive(cls, zip_path: str | os.PathLike, folder: str | os.PathLike | None =

@@ -41,7 +41,7 @@ from agent.session.results import (
     unavailable_message,
 )
 from agent.session.selection import candidates_of, masks_to_offer, neighbours_of
-from agent.session.store import StateError, StoredLayer, diff_layer, split_layer
+from agent.session.store import SessionError, StateError, StoredLayer, diff_layer, split_layer
 from pipelines.editors.base import EditError
 from pipelines.editors.frame import FrameError, apply_frame
 from pipelines.editors.operations import OperationError, get_operation
@@ -107,7 +107,7 @@ class TurnRunner:
                  progress: ProgressFn, plan: Any = None) -> None:
         self.ctx = ctx
         self.graph, self.memory, self.regions = ctx.graph, ctx.memory, ctx.regions
-        self.backends, self.policy = ctx.backends, ctx.policy
+        self.backends, self.policy, self.prepare = ctx.backends, ctx.policy, ctx.prepare
         self.fixed_plan = plan   # a plan given by the caller (a UI button), not planned
         self.instruction = instruction
         self.mask = mask
@@ -129,10 +129,10 @@ class TurnRunner:
         t0 = time.perf_counter()
         try:
             return self._run(t0)
-        except _NeedsMask as err:
+        except (_NeedsMask, SessionError) as err:   # nothing changed; the message says why
             self._undo_staging()
             result = self._result(False, str(err), t0)
-            if err.candidates:
+            if isinstance(err, _NeedsMask) and err.candidates:
                 result.candidates = [{"id": cid, "label": label, "score": round(score, 3),
                                       "box": box}
                                      for cid, (label, score, box, _) in err.candidates.items()]
@@ -158,10 +158,11 @@ class TurnRunner:
                                    has_mask=self.mask is not None, image_size=self.graph.size,
                                    **self._planner_view())
         self.timings["plan"] = time.perf_counter() - t0
-        actions = dependency_order(list(plan.actions))
+        actions = self.prepare(dependency_order(list(plan.actions)))   # references in
         self.plan_info = {"actions": [action_dict(a) for a in actions],
                           "descriptions": [a.describe() for a in actions],
-                          "message": plan.message, "is_edit": bool(plan.is_edit)}
+                          "message": plan.message, "is_edit": bool(plan.is_edit),
+                          "notes": list(getattr(plan, "notes", []) or [])}   # typos read
         self.steps = [StepResult(i, action_dict(a) or {}, a.describe())
                       for i, a in enumerate(actions)]
         if not plan.is_edit or not actions:
@@ -541,6 +542,7 @@ class TurnRunner:
     def _result(self, ok: bool, message: str, t0: float, nodes: list[str] | None = None,
                 changed: bool = False) -> TurnResult:
         self.timings["total"] = time.perf_counter() - t0
+        message = " ".join(getattr(self, "plan_info", {}).get("notes", []) + [message])
         _release_memory()
         self.progress(1.0, "done")
         return TurnResult(self.instruction, ok, changed, message,

@@ -111,7 +111,9 @@ class Editor(ABC):
         params = spec.validate(request.params)
         mask = mask if mask.dtype == bool else mask > 0
         result = self._edit(patch, mask, request, params)
-        if result.shape[:2] == patch.shape[:2]:
+        if result.shape[:2] == patch.shape[:2] and mask.all():
+            result = result[..., :patch.shape[2]]   # everything is kept: nothing to restore
+        elif result.shape[:2] == patch.shape[:2]:
             keep = feather_alpha(mask, margin) > 0 if margin > 0 else mask
             if spec.has("moves_target"):   # where it lands changes too
                 keep = keep | moved_mask(mask, params["scale"], request.shift_px(params))

@@ -85,10 +85,11 @@ def _spread_mean(values: np.ndarray, where: np.ndarray, sigma: float) -> np.ndar
     """``_masked_mean`` that reaches everywhere: wider blurs fill where narrow ones have no
     support (a local colour carried across a band of any width)."""
     weight = where.astype(np.float32)
+    weighted = values * weight[..., None]
     out = np.zeros(values.shape, np.float32)
     todo = np.ones(where.shape, bool)
     for s in (sigma, 3 * sigma, 9 * sigma, 27 * sigma):
-        num = _blur(values * weight[..., None], s)
+        num = _blur(weighted, s)
         den = _blur(weight, s)
         ready = todo & (den > 0.02)
         out[ready] = num[ready] / den[ready, None]

@@ -18,6 +18,7 @@ from pipelines.localizers.base import (
     as_rgb,
     resolved,
 )
+from pipelines.localizers.focus import in_focus
 from pipelines.localizers.phrases import (
     WHOLE,
     Phrase,
@@ -180,7 +181,11 @@ class EmbeddedLocalizer(Localizer):
         parts = [p for p in parts if p.sum() >= 0.05 * biggest]
         cands = [Candidate(p, _colour_score(p, biggest), f"{colour} region", "colour",
                            _colour_evidence(p, biggest)) for p in parts]
-        return select_candidates(cands, parsed, colour)
+        cands, blurred = in_focus(small, cands)     # not the look-alikes in the bokeh
+        found = select_candidates(cands, parsed, colour)
+        if blurred:
+            found.reason += f" ({blurred} out-of-focus {colour} region(s) left out)"
+        return found
 
     def _sky(self, small: np.ndarray) -> Localization:
         hsv_map = hsv(small)

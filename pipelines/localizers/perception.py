@@ -31,6 +31,15 @@ import numpy as np
 
 from pipelines.localizers import fusion
 from pipelines.localizers import text as text_regions
+from pipelines.localizers.answers import (
+    CONFIDENT,
+    calibrated,
+    decide,
+    distinct_masks,
+    int_box,
+    seen_line,
+    what_for,
+)
 from pipelines.localizers.base import Candidate, Hint, Localization, as_rgb
 from pipelines.localizers.embedded import EmbeddedLocalizer
 from pipelines.localizers.grounded_sam import GroundedSAMLocalizer, detector_prompt
@@ -40,11 +49,12 @@ from pipelines.localizers.segment import (
     face_ellipse,
     largest_parts,
     refine_box,
-    smooth_resize,
 )
 from pipelines.localizers.sky import backdrop_behind, find_sky
+from pipelines.localizers.support import cut_support
 from pipelines.models import ModelUnavailable, get_manager
 from pipelines.perception import store
+from pipelines.perception import words as kinds
 from pipelines.perception.detectors import (
     Detection,
     FaceDetector,
@@ -59,8 +69,6 @@ log = logging.getLogger(__name__)
 
 #: a detector box needs this score to be a candidate at all
 CANDIDATE = 0.2
-#: below this best score the answer is ``ambiguous``: shown, but the user is asked to paint
-CONFIDENT = 0.35
 FACE_MIN = 0.6
 #: a box smaller than this fraction of the frame triggers the zoom search
 SMALL = 0.02
@@ -250,10 +258,10 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         twins = fusion.twins(frame, scale, cands) if verdict == "take" else []
         if twins:                   # which of twins is meant is the user's call
             verdict, cands = "ask", [cands[0], *twins]
-        what = _what_for(match)
+        what = what_for(match)
         strong = [d for d in seen if d.score >= CANDIDATE]
         if verdict == "none":
-            return Localization([], "unresolved", f"no {what} found{_seen(strong)}; paint "
+            return Localization([], "unresolved", f"no {what} found{seen_line(strong)}; paint "
                                 "it with the brush")
         if verdict == "ask" and not twins:  # shown to click: not what looks more like
             cands = fusion.to_offer(cands, match.label)      # another class than the named one
@@ -271,9 +279,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                                  "words": float(match.similarity), "salient": obj.salient,
                                  "fused": obj.fused}
                 masks.append(cand)
-        masks = _distinct(masks)
+        masks = distinct_masks(masks)
         if not masks:
-            return Localization([], "unresolved", f"no {what} found{_seen(strong)}")
+            return Localization([], "unresolved", f"no {what} found{seen_line(strong)}")
         why = cands[0].why
         if verdict == "take":
             found = Localization([masks[0]], "resolved", f"found the {what}, confidence "
@@ -302,7 +310,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         if not dets:
             return Localization([], "unresolved", f"GroundingDINO found no {what!r}")
         dets = sorted(dets, key=lambda d: -d.score)[:MAX_REFINED]
-        return _decide(self._masks(rgb, dets, "grounding-dino"), parsed, what, [])
+        return decide(self._masks(rgb, dets, "grounding-dino"), parsed, what, [])
 
     def _masks(self, rgb: np.ndarray, dets: list[Detection], boxes_from: str) -> list[Candidate]:
         """One pixel mask per box: SAM when its weights are here, else U²-Net-p + GrabCut."""
@@ -314,9 +322,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                 return [m for m in masks if m.mask.any()]
             except ModelUnavailable as exc:
                 log.warning("SAM unavailable, refining boxes on the CPU: %s", exc)
-        cands = [Candidate(self._refine(rgb, d.box), _calibrated(d.score), d.label,
-                           f"{boxes_from}+u2netp+grabcut", {"detector": _calibrated(d.score)},
-                           _int_box(d.box)) for d in dets]
+        cands = [Candidate(self._refine(rgb, d.box), calibrated(d.score), d.label,
+                           f"{boxes_from}+u2netp+grabcut", {"detector": calibrated(d.score)},
+                           int_box(d.box)) for d in dets]
         return [c for c in cands if c.mask.any()]
 
     def _faces(self, rgb: np.ndarray, parsed: Phrase, match: WordMatch) -> Localization:
@@ -340,10 +348,10 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                     dets.append(f)
         if not dets:
             return Localization([], "unresolved", "no face found; paint it with the brush")
-        cands = [Candidate(face_ellipse(rgb.shape[:2], d.box), _calibrated(d.score), FACE,
-                           "blazeface", {"detector": _calibrated(d.score)}, _int_box(d.box))
+        cands = [Candidate(face_ellipse(rgb.shape[:2], d.box), calibrated(d.score), FACE,
+                           "blazeface", {"detector": calibrated(d.score)}, int_box(d.box))
                  for d in sorted(dets, key=lambda d: -d.score)[:MAX_REFINED]]
-        return _decide(cands, parsed, "face", [])
+        return decide(cands, parsed, "face", [])
 
     def _text(self, rgb: np.ndarray, parsed: Phrase) -> Localization:
         """Text regions (PP-OCRv4's detector): "the text" means all of it, unless a place,
@@ -354,16 +362,16 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         marks = bool(MARK_WORDS & set(parsed.words))
         cands = []
         for d in dets[:MAX_REFINED * 2]:
-            box = text_regions.tighten(rgb, _int_box(d.box))
+            box = text_regions.tighten(rgb, int_box(d.box))
             if marks:       # a watermark or logo: the text and the mark beside it
                 mask = text_regions.with_marks(rgb, box)
             else:
                 mask = np.zeros(rgb.shape[:2], bool)
                 mask[box[1]:box[3], box[0]:box[2]] = True
-            cands.append(Candidate(mask, _calibrated(d.score), TEXT, "ppocr-det+ink",
-                                   {"detector": _calibrated(d.score)}))
+            cands.append(Candidate(mask, calibrated(d.score), TEXT, "ppocr-det+ink",
+                                   {"detector": calibrated(d.score)}))
         picks = parsed.ordinal or parsed.last or parsed.size or parsed.spatial
-        return _decide(cands, parsed if picks else replace(parsed, plural=True), "text", [])
+        return decide(cands, parsed if picks else replace(parsed, plural=True), "text", [])
 
     # --- subject / background ----------------------------------------------------------
 
@@ -402,8 +410,15 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         dets = models.objects.detect(frame, CANDIDATE)
         cands = []
         for box, part in parts[:MAX_REFINED]:
-            mask = smooth_resize(part, rgb.shape[:2])
+            part, cut = cut_support(small, part)    # not the branch it sits on
+            if cut:
+                x, y, bw, bh = cv2.boundingRect(part.astype(np.uint8))
+                box = (x * scale, y * scale, (x + bw) * scale, (y + bh) * scale)
+            # its edge decided at native resolution, as the sky's and the subject's are
+            mask = upsample_edge(rgb, cv2.GaussianBlur(part.astype(np.float32), (3, 3), 0))
             owner = fusion.explainer([d for d in dets if _covers(d, mask, fscale)], EXPLAINED)
+            if owner is not None and owner.label in kinds.CATEGORY_CLASSES.get(match.category, ()):
+                owner = None     # "the squirrel" seen as a cat: an animal, as the word says
             if owner is not None:
                 if len(parts) == 1 or not cands:      # seen, but not offered as one
                     return Localization([], "unresolved", f"{text!r}: the main subject is a "
@@ -412,9 +427,10 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                                         candidates=[Candidate(mask, 0.2, owner.label, "u2netp")])
                 continue
             strength = float(prob[part].mean())
+            evidence = {"salient": strength, "words": 0.0} | ({"support_cut": cut} if cut
+                                                              else {})
             cands.append(Candidate(mask, round(0.3 + 0.4 * strength, 3), match.noun,
-                                   "u2netp", {"salient": strength, "words": 0.0},
-                                   _int_box(box)))
+                                   "u2netp", evidence, int_box(box)))
         if not cands:
             return Localization([], "unresolved", f"{text!r}: not found")
         if selectors:
@@ -437,6 +453,12 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             found.reason = (f"took the photo's main subject as {match.noun!r} (no detector "
                             f"class fits the word; salient {top.evidence.get('salient', 0):.2f}"
                             f", confidence {top.score:.2f})")
+            if match.category:     # "squirrel: an animal; found the salient animal"
+                found.reason = f"{kinds.understood(match)}; found the salient " \
+                    f"{match.category} ({found.reason.split('; ', 1)[-1]}"
+            if top.evidence.get("support_cut"):
+                found.reason += (f"; left out what it sits on ({top.evidence['support_cut']:.0%}"
+                                 " of the salient region)")
         return found
 
     def _figure_ground(self, rgb: np.ndarray, background: bool) -> Localization:
@@ -521,68 +543,3 @@ def _in_subject(det: Detection, subject: np.ndarray) -> bool:
     inside = np.count_nonzero(subject[y0:y1, x0:x1])
     return inside > 0.5 * max(1, np.count_nonzero(subject)) or \
         inside > 0.4 * max(1, (x1 - x0) * (y1 - y0))
-
-
-def _calibrated(score: float) -> float:
-    return float(np.clip(score, 0.0, 1.0))
-
-
-def _int_box(box: tuple[float, ...]) -> tuple[int, int, int, int]:
-    x0, y0, x1, y1 = (int(round(v)) for v in box)
-    return x0, y0, x1, y1
-
-
-def _what_for(match: WordMatch) -> str:
-    if match.noun and match.noun != match.label:
-        return f"{match.noun} ({match.label})"
-    return match.label
-
-
-def _seen(seen: list[Detection]) -> str:
-    """'; I saw: a cup (0.53), a person (0.31)' — what the detector did find."""
-    best: dict[str, float] = {}
-    for d in seen:
-        best[d.label] = max(best.get(d.label, 0.0), d.score)
-    if not best:
-        return "; the detector saw none of its 80 object classes"
-    items = sorted(best.items(), key=lambda kv: -kv[1])[:4]
-    return "; I saw: " + ", ".join(f"{label} ({score:.2f})" for label, score in items)
-
-
-def _distinct(cands: list[Candidate]) -> list[Candidate]:
-    """Drop a candidate mostly inside a better one (the frame and a zoomed tile seeing the
-    same object, or a part of it)."""
-    kept: list[Candidate] = []
-    for cand in cands:
-        area = max(1, cand.area)
-        if all(np.logical_and(cand.mask, k.mask).sum() < 0.6 * min(area, k.area)
-               for k in kept):
-            kept.append(cand)
-    return kept
-
-
-def _decide(cands: list[Candidate], parsed: Phrase, what: str,
-            seen: list[Detection]) -> Localization:
-    """Plural/ordinal/size/place words pick; a low best score stays ``ambiguous``."""
-    if not cands:
-        return Localization([], "unresolved", f"no {what} found{_seen(seen)}")
-    cands = _distinct(sorted(cands, key=lambda m: -m.score))
-    confident = [c for c in cands if c.score >= CONFIDENT]
-    if not confident:
-        return Localization(cands, "ambiguous",
-                            f"unsure: the best {what} scored {cands[0].score:.2f} (below "
-                            f"{CONFIDENT:.2f}){_seen(seen)}; paint it with the brush")
-    selectors = parsed.plural or parsed.ordinal or parsed.last or parsed.size or \
-        parsed.spatial
-    if selectors:
-        found = select_candidates(confident, parsed, what)
-    elif len(confident) == 1 or confident[0].score - confident[1].score >= 0.15:
-        found = Localization([confident[0]], "resolved", f"resolved to the {what}",
-                             candidates=cands)
-    else:
-        found = Localization(confident, "ambiguous", f"{len(confident)} {what}s match; say "
-                             "which (left/right, biggest, first…) or 'all'")
-    if found.status == "resolved":
-        scores = ", ".join(f"{m.score:.2f}" for m in found.masks)
-        found.reason = f"{found.reason} (confidence {scores})"
-    return found

@@ -349,6 +349,11 @@ class Operation:
         return self.filter_sign(clause) * (explicit if explicit is not None
                                            else self.base * factor)
 
+    def clause_params(self, clause: str) -> dict[str, Any]:
+        """Filters: parameters beyond the main one that the clause's words set (which
+        reference, which part of it); none by default."""
+        return {}
+
     def filter_sign(self, clause: str) -> float:
         """Filters: -1 when the clause asks for the opposite of the effect."""
         return 1.0

@@ -301,6 +301,8 @@ class Temperature(_Cast):
         return _temperature(ramp, mask, p)
 
     def reads_negative(self, clause: str, keyword: str, negative: bool) -> bool:
+        if keyword == "warmth":         # a noun: "less warmth", "tone down the warmth"
+            return negative
         return keyword.startswith(("cool", "cold", "ic"))
 
 

@@ -13,7 +13,7 @@ import re
 SLIGHT = (r"very slightly|a tiny bit|a little bit|a little|a bit|a touch|a tad|slightly|"
           r"somewhat|subtly|gently|mildly|marginally|a hint|barely|just a bit|subtle|gentle|"
           r"mild|slight|small")
-STRONG = (r"a lot|a great deal|lots|much|very|way|really|strongly|significantly|"
+STRONG = (r"a lot|a great deal|lots|loads|tons|heaps|much|very|way|really|strongly|significantly|"
           r"considerably|dramatically|heavily|greatly|substantially|far|strong|heavy|"
           r"intense|big")
 EXTREME = r"extremely|massively|hugely|super|enormously|drastically"

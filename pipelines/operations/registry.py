@@ -13,6 +13,7 @@ from pipelines.operations import (  # noqa: F401 — importing a family register
     fill,
     geometry,
     looks,
+    reference,
     text,
     tone,
 )

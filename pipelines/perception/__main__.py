@@ -21,11 +21,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; return the exit code."""
     parser = argparse.ArgumentParser(prog="python -m pipelines.perception")
     parser.add_argument("command", choices=("fetch", "verify", "status"))
+    parser.add_argument("--candidates", action="store_true",
+                        help="fetch: the measured, not kept models of candidates.json into "
+                             "weights/candidates/ (for bench/segmenters.py)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     if args.command == "fetch":
         try:
-            done = store.fetch()
+            done = (store.fetch(store.weights_dir() / "candidates", spec=store.candidates())
+                    if args.candidates else store.fetch())
         except RuntimeError as exc:
             print(f"perception models: {exc}", file=sys.stderr)
             return 1

