@@ -174,6 +174,11 @@ DEEPER = ({"operation": "saturation", "params": {"amount": 0.2}},
           {"operation": "brightness", "params": {"amount": -0.06}})
 
 
+#: "a deeper blue" done wrong: the named colour at full strength (how the planner read it
+#: before it read relative words as an adjustment)
+LIMIT = {"color": "blue", "strength": 1.0, "lightness": 1.0}
+
+
 def instructions(case: Case, image: np.ndarray) -> list[str]:
     """The instructions a case is edited with (good and bad use the same words)."""
     p = case.phrase
@@ -206,7 +211,10 @@ def _edit(image: np.ndarray, instruction: str, mask: np.ndarray, *, right: bool 
     plan = get_planner(name="rules").plan(instruction, has_mask=True,
                                           image_size=(image.shape[1], image.shape[0]))
     action = plan.actions[0]
-    if right and "deeper" in instruction:
+    if not right and "deeper" in instruction:   # the named colour at full strength
+        action = Action(kind="replace", operation="recolor", target=action.target,
+                        region=action.region, params=LIMIT)
+    elif right and "deeper" in instruction:
         out = image
         for step in DEEPER:
             done = Action(kind="adjust", target=action.target, region=action.region, **step)
