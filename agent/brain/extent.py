@@ -165,6 +165,12 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     if named_label(parse_phrase(phrase), phrase) == "text":
         out.undecided["extent"] = "text is edited in its box, which has no edge of its own"
         return out
+    if BACKGROUND.search(phrase.lower()):
+        # everything but the subject: its only edge is the subject's outline, and where
+        # the background is already grey (or dark) a change leaves a ragged inner border
+        # that is no edge of anything; the subject's side is checked as another object
+        out.undecided["extent"] = "the background is everything but the subject"
+        return out
     _edges(out, small_b, region, phrase)
     _floods(out, small_b, region, phrase)
     if sky:
