@@ -32,6 +32,8 @@ import numpy as np
 
 from agent.brain.independent import Independent, named_label
 from pipelines.localizers.phrases import WHOLE, parse_phrase
+from pipelines.operations import registry
+from pipelines.operations.errors import OperationError
 
 log = logging.getLogger(__name__)
 
@@ -108,6 +110,14 @@ def _names_a_thing(action: Any) -> bool:
         and not WHOLE.search(parse_phrase(phrase).text)
 
 
+def _tonal(action: Any) -> bool:
+    """A tone or colour adjustment whose change follows each pixel's own value."""
+    try:
+        return "tonal" in registry.get(str(getattr(action, "operation", "") or "")).flags
+    except OperationError:   # an unknown or missing operation: not a tonal adjustment
+        return False
+
+
 def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
                   used_mask: np.ndarray | None = None) -> Independent:
     """Judge the extent of ``after``'s change for ``action`` on the photo's own evidence.
@@ -156,9 +166,12 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
         k = max(3, round(BRIDGE * np.sqrt(used.sum() / np.pi)))
         near = cv2.morphologyEx(changed.astype(np.uint8), cv2.MORPH_CLOSE, _disc(k))
         region = _filled(used & (cv2.dilate(near, _disc(3)) > 0))
-        if region.sum() < HIT * used.sum():
+        if region.sum() < HIT * used.sum() or _tonal(action):
             # the operation left most of its target as it was (warmer on a pure red
-            # ball, darker on a black shadow): judge the area it was aimed at
+            # ball, darker on a black shadow), or it moves each pixel by its own value
+            # (a deeper blue leaves a grey patch of sky as it was, so what changed has
+            # ragged inner borders that are no edge of anything): judge the area it was
+            # aimed at
             region = _filled(used)
     if region.sum() < 20:
         return out
