@@ -72,7 +72,8 @@ def test_a_refusal_is_explained_without_internal_syntax(manager, coffee: np.ndar
     view, result = web.edit_turn(sid, "make the zebra purple")
     assert not result["ok"] and "(" in result["message"]  # the agent's own wording
     last = view.chat[-1]["content"]
-    assert last.startswith("⚠") and "zebra" in last and "brush" in last.lower()
+    # click-to-select exists: a refusal points to it (issue 32), not only to the brush
+    assert last.startswith("⚠") and "zebra" in last and "click it" in last.lower()
     assert "Nothing was changed" in last
     assert "(" not in last and "localiser" not in last and not SYNTAX.search(last)
     assert view.chat[1]["content"] == "**Plan**\n1. Make the zebra purple"

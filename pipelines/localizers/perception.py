@@ -455,7 +455,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                             f", confidence {top.score:.2f})")
             if match.category:     # "squirrel: an animal; found the salient animal"
                 found.reason = f"{kinds.understood(match)}; found the salient " \
-                    f"{match.category} ({found.reason.split('; ', 1)[-1]}"
+                    f"{match.category}: {found.reason}"
             if top.evidence.get("support_cut"):
                 found.reason += (f"; left out what it sits on ({top.evidence['support_cut']:.0%}"
                                  " of the salient region)")
