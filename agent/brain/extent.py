@@ -30,7 +30,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from agent.brain.independent import Independent, named_label
+from agent.brain.independent import Independent, named_label, work_copy
 from pipelines.localizers.phrases import WHOLE, parse_phrase
 from pipelines.operations import registry
 from pipelines.operations.errors import OperationError
@@ -80,16 +80,6 @@ BACKGROUND = re.compile(r"\b(background|backdrop|surroundings|everything else|re
 EXTENT_CHECKS = ("extent", "plausible_size", "one_region")
 
 
-def _shrink(image: np.ndarray, side: int = SIDE) -> np.ndarray:
-    h, w = image.shape[:2]
-    s = min(1.0, side / max(h, w))
-    rgb = np.ascontiguousarray(image[..., :3])
-    if s >= 1.0:
-        return rgb
-    return cv2.resize(rgb, (max(1, round(w * s)), max(1, round(h * s))),
-                      interpolation=cv2.INTER_AREA)
-
-
 def _fit(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     m = np.asarray(mask, np.uint8)
     if m.shape == shape:
@@ -135,7 +125,7 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     out = Independent()
     if before.shape[:2] != after.shape[:2]:
         return out
-    small_b, small_a = _shrink(before), _shrink(after)
+    small_b, small_a = work_copy(before, SIDE), work_copy(after, SIDE)
     diff = cv2.absdiff(small_b, small_a).max(axis=2)
     changed = cv2.morphologyEx((diff > CHANGE_LEVEL).astype(np.uint8), cv2.MORPH_OPEN,
                                np.ones((3, 3), np.uint8)) > 0

@@ -143,7 +143,7 @@ def seen_in(small: np.ndarray, models: Any) -> list[Seen]:
              for d in models.objects.detect(small, OBJECT_MIN)]
     found += [Seen("face", tuple(d.box), d.score, "face")
               for d in models.faces.detect(small, FACE_MIN)]
-    view = _shrink(small, TEXT_SIDE)     # text lines need less than objects: 640 px
+    view = work_copy(small, TEXT_SIDE)     # text lines need less than objects: 640 px
     k = small.shape[1] / view.shape[1]
     found += [Seen("text", tuple(v * k for v in d.box), d.score, "text")
               for d in models.text.detect(view, TEXT_MIN)]
@@ -219,7 +219,8 @@ def _changed(before: np.ndarray, after: np.ndarray) -> np.ndarray:
     return cv2.morphologyEx(d.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)) > 0
 
 
-def _shrink(image: np.ndarray, side: int = SIDE) -> np.ndarray:
+def work_copy(image: np.ndarray, side: int = SIDE) -> np.ndarray:
+    """RGB copy of ``image`` with its long side at most ``side`` (area interpolation)."""
     h, w = image.shape[:2]
     s = min(1.0, side / max(h, w))
     rgb = np.ascontiguousarray(image[..., :3])
@@ -293,7 +294,7 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
         return out   # a whole-photo edit has no target to find again and no "others"
     if before.shape[:2] != after.shape[:2]:
         return out
-    small_b, small_a = _shrink(before), _shrink(after)
+    small_b, small_a = work_copy(before), work_copy(after)
     changed = _changed(small_b, small_a)
     n_changed = int(changed.sum())
     out.measures["changed_share"] = round(n_changed / changed.size, 5)
