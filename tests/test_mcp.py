@@ -100,6 +100,17 @@ def _error(result: Any, data_dir: Path) -> str:
     return text
 
 
+
+async def _finished_batch(session, job_id: str, data_dir, tries: int) -> dict:
+    """Poll the MCP ``batch_status`` tool until the job is no longer running."""
+    for _ in range(tries):
+        status = _json(await session.call_tool("batch_status", {"job_id": job_id}),
+                       "batch_status", data_dir)
+        if status["state"] not in ("running", "cancelling"):
+            break
+        await asyncio.sleep(0.5)
+    return status
+
 def _run(url: str, script, headers: dict[str, str] | None = None) -> Any:
     async def main() -> Any:
         async with streamablehttp_client(url + "/gradio_api/mcp/", headers=headers) as (
@@ -329,13 +340,7 @@ def test_batch_tools_over_mcp(served, chelsea: np.ndarray):
         started = _json(await session.call_tool("batch", {
             "archive": _data_url(chelsea[:96, :128]), "instruction": "make it warmer"}),
             "batch", data_dir)
-        for _ in range(600):
-            status = _json(await session.call_tool("batch_status",
-                                                   {"job_id": started["job_id"]}),
-                           "batch_status", data_dir)
-            if status["state"] not in ("running", "cancelling"):
-                break
-            await asyncio.sleep(0.5)
+        status = await _finished_batch(session, started["job_id"], data_dir, tries=600)
         return {"errors": out, "started": started, "status": status}
 
     got = _run(url, script)

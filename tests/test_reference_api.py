@@ -5,7 +5,6 @@ Real photos (``eval.photos``) at ≤ 256 px."""
 
 from __future__ import annotations
 
-import asyncio
 import io
 import json
 import urllib.request
@@ -23,7 +22,7 @@ from gradio_client import Client, handle_file  # noqa: E402
 from eval.look import look_distance  # noqa: E402
 from eval.photos import load_photo  # noqa: E402
 from tests.serving import served_app  # noqa: E402
-from tests.test_mcp import _data_url, _error, _json, _run  # noqa: E402
+from tests.test_mcp import _data_url, _error, _finished_batch, _json, _run  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -106,13 +105,7 @@ def test_mcp_edit_autopilot_and_batch_take_a_reference(served):
         started = _json(await session.call_tool("batch", {
             "archive": _data_url(china), "instruction": "match the look of the reference",
             "reference": _data_url(rocket)}), "batch", data_dir)
-        for _ in range(240):
-            status = _json(await session.call_tool("batch_status",
-                                                   {"job_id": started["job_id"]}),
-                           "batch_status", data_dir)
-            if status["state"] not in ("running", "cancelling"):
-                break
-            await asyncio.sleep(0.5)
+        status = await _finished_batch(session, started["job_id"], data_dir, tries=240)
         return {"refused": refused, "graph": graph, "edited": edited, "auto": auto,
                 "bad_batch": bad_batch, "status": status}
 
