@@ -40,6 +40,7 @@ from pipelines.localizers.answers import (
     seen_line,
     what_for,
 )
+from pipelines.localizers.assurance import GENERIC, assure, head_nouns
 from pipelines.localizers.base import Candidate, Hint, Localization, as_rgb
 from pipelines.localizers.embedded import EmbeddedLocalizer
 from pipelines.localizers.grounded_sam import GroundedSAMLocalizer, detector_prompt
@@ -157,9 +158,19 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             return self._figure_ground(rgb, "background" in words)
         if not nouns:
             return super().locate(image, phrase, hint)
+        nouns, related = head_nouns(parsed.words, nouns)
         noun = " ".join(nouns[-2:]) if len(nouns) > 1 else nouns[0]
         # "the red disc": a colour and a word no detector knows → the colour regions
         match = match_noun(noun, use_embedding=not parsed.colors)
+        found = self._named(image, rgb, phrase, hint, parsed, match, nouns)
+        selectors = bool(parsed.plural or parsed.ordinal or parsed.last or parsed.size
+                         or parsed.spatial)
+        return assure(found, noun=noun, names_thing=any(w not in GENERIC for w in nouns),
+                      selectors=selectors, part_of=_part_of(nouns, match), related=related)
+
+    def _named(self, image: np.ndarray, rgb: np.ndarray, phrase: str, hint: Hint | None,
+               parsed: Phrase, match: WordMatch, nouns: list[str]) -> Localization:
+        """The answer for words that name something: a class, a face, text or a stand-in."""
         if parsed.colors and match.label == SALIENT:
             return super().locate(image, phrase, hint)
         if nouns[-1] in COLLECTIVE:
@@ -493,6 +504,16 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         salient = _Models.get().salient
         return refine_box(rgb, box, lambda crop: salient.saliency(crop, SALIENT_CROP_SIDE),
                           CROP_SIDE)
+
+
+def _part_of(nouns: list[str], match: WordMatch) -> str:
+    """The class a multi-word noun matched through a word that is not its head ("dog"
+    for "the dog's tongue", "clock" for "the clock hands"); empty when the head itself
+    names the class ("the coffee mug", "the tennis ball")."""
+    if len(nouns) < 2 or not match.is_class:
+        return ""
+    head = match_noun(nouns[-1])
+    return "" if head.label == match.label else match.label
 
 
 def _role_ready(role: str) -> bool:

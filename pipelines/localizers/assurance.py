@@ -1,0 +1,149 @@
+"""Whether a resolved answer may be acted on without asking (issue 32: never a silent
+failure).
+
+A localiser answer is *resolved* when one candidate wins. On real photographs several
+ways of winning cannot tell the named thing from something else, and an edit made on
+them is wrong while it looks done:
+
+* **a stand-in for an unknown noun** — the photo's salient subject taken as "the moon",
+  "the snake", "the lamp": no model here recognises those words, so the subject is only
+  a guess (it is right for the butterfly, wrong for "the snake" on the same kind of
+  photo);
+* **a colour region for a named thing** — "the red hill", "the grey disc" answered by
+  the largest region of that colour;
+* **a weak detection** — "the cow" at detector 0.37 where there is none: a unique box is
+  taken even at a low score;
+* **one of twins** — "the dog" where the detector sees two dogs about as surely: which
+  one is meant is the user's call;
+* **a part named through its whole** — "the dog's tongue", "the clock hands": the
+  detector finds the dog or the clock, never the part.
+
+``assure`` turns such an answer into ``ambiguous``: the candidates stay (shown to click,
+the first one is the guess) and the reason says what is unsure and how to confirm
+("click it"). Answers the user pointed at, skies, faces, text, the figure/ground split
+and confident detections pass unchanged.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from pipelines.localizers.base import Candidate, Localization
+
+#: a detection of the named class below this is not acted on alone (tune: the absent
+#: cow 0.37, cat 0.17, dog 0.21 were taken; every right detection scored 0.45 or more)
+DETECTOR_SURE = 0.4
+#: a second instance this close to the best one (share of its detector score) is a twin
+TWIN_SHARE = 0.6
+#: ... and at least this sure in itself
+TWIN_FLOOR = 0.25
+#: words a colour phrase may carry that do not name a thing ("the red part")
+GENERIC = frozenset({"region", "regions", "area", "areas", "part", "parts", "bit", "bits",
+                     "thing", "things", "one", "ones", "colour", "color", "tone", "tones",
+                     "patch", "patches", "spot", "spots", "stuff"})
+
+#: words that end the head noun phrase and relate it to another thing ("the bottle held
+#: by the man", "the label on the bottle")
+RELATION = frozenset({"of", "in", "on", "at", "by", "with", "held", "holding", "near",
+                      "behind", "under", "beside", "next", "above", "below", "wearing",
+                      "inside", "against", "between", "from", "carrying", "sitting",
+                      "standing", "lying", "over"})
+#: place words a relation may end on ("on the far right") that are not things
+PLACE = frozenset({"far", "left", "right", "top", "bottom", "middle", "centre", "center",
+                   "side", "corner", "front", "back", "foreground", "background", "edge"})
+
+
+def head_nouns(words: list[str], nouns: list[str]) -> tuple[list[str], bool]:
+    """The nouns that name the target and whether the phrase relates it to another
+    thing: "the bottle held by the man on the right" → (["bottle"], True); "the dog on
+    the left" → (["dog"], False); "the cola bottle" → (["cola", "bottle"], False)."""
+    named = set(nouns)
+    head: list[str] = []
+    for i, word in enumerate(words):
+        if word in RELATION and head:
+            rest = [w for w in words[i + 1:] if w in named and w not in RELATION
+                    and w not in PLACE]
+            return head, bool(rest)
+        if word in named and word not in RELATION:
+            head.append(word)
+    return (head or nouns), False
+
+
+def _overlap(a: np.ndarray, b: np.ndarray) -> float:
+    inter = int(np.logical_and(a, b).sum())
+    return inter / max(1, min(int(a.sum()), int(b.sum())))
+
+
+def _twin(best: Candidate, others: list[Candidate]) -> Candidate | None:
+    """Another detected instance about as sure as ``best`` that is not the same thing."""
+    score = best.evidence.get("detector", 0.0)
+    for cand in others:
+        if cand is best or "detector" not in cand.evidence:
+            continue
+        theirs = cand.evidence["detector"]
+        if theirs >= max(TWIN_FLOOR, TWIN_SHARE * score) and _overlap(best.mask,
+                                                                        cand.mask) < 0.3:
+            return cand
+    return None
+
+
+def _unsure(found: Localization, why: str, noun: str) -> Localization:
+    mine = {id(m) for m in found.masks}
+    shown = list(found.masks) + [c for c in found.candidates if id(c) not in mine]
+    return Localization(shown, "ambiguous",
+                        f"{why}; is the first one the {noun}? click it to confirm, or "
+                        f"click the {noun} (it was: {found.reason})",
+                        plural=found.plural, candidates=found.candidates)
+
+
+def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool,
+           part_of: str = "", related: bool = False) -> Localization:
+    """``found`` as it is, or ``ambiguous`` when nothing here can tell the named thing
+    from something else (module doc).
+
+    Args:
+        found: the localiser's answer.
+        noun: the words that name the target ("snake", "red hill"), for the message.
+        names_thing: the phrase names a thing beyond colour and place words.
+        selectors: plural, ordinal, size or place words chose among instances.
+        part_of: the whole the detector matched when the head noun is a part of it
+            ("dog" for "the dog's tongue"); empty otherwise.
+        related: the phrase relates the target to another thing ("held by the man"),
+            which nothing here checks: it may only pick among one plausible candidate.
+    """
+    if found.status != "resolved" or not found.masks:
+        return found
+    best = max(found.masks, key=lambda m: m.score)
+    ev = best.evidence
+    if ev.get("user"):
+        return found
+    if best.source == "u2netp" and "salient" in ev and not ev.get("words") \
+            and not ev.get("kind"):
+        return _unsure(found, f"nothing here recognises a {noun}: the photo's main subject "
+                       "is only a guess", noun)
+    others = [c for c in found.candidates if id(c) not in {id(m) for m in found.masks}
+              and _overlap(best.mask, c.mask) < 0.3]
+    if related and others:
+        return _unsure(found, f"I cannot check how the {noun} relates to the rest of the "
+                       "phrase, and there is more than one", noun)
+    if best.source == "colour" and names_thing:
+        return _unsure(found, f"only the colour was matched, not the {noun} itself", noun)
+    if "detector" in ev:
+        if part_of:
+            return _unsure(found, f"I can find the {part_of} but not the {noun} on it", noun)
+        # chosen by place among look-alikes: the class must be sure somewhere in the photo
+        pool = found.candidates if selectors else []
+        surest = max([ev["detector"]] + [c.evidence.get("detector", 0.0) for c in pool])
+        if surest < DETECTOR_SURE:
+            return _unsure(found, f"the detector is only {surest:.0%} sure this is "
+                           f"a {noun}", noun)
+        if not selectors and len(found.masks) == 1:
+            twin = _twin(best, found.candidates)
+            if twin is not None:
+                return Localization([best, twin], "ambiguous",
+                                    f"two {noun}s look about as sure "
+                                    f"({ev['detector']:.2f} and "
+                                    f"{twin.evidence['detector']:.2f}): click the one you "
+                                    "mean, or say which (left/right, biggest…)",
+                                    candidates=found.candidates)
+    return found
