@@ -258,7 +258,8 @@ def chat_messages(session: WebSession) -> list[dict]:
     return out
 
 
-_REFERENCE_ID = re.compile(r"ref[1-9][0-9]?")
+#: a reference photo's id ("ref1"), as chat messages and turns name it
+REFERENCE_ID = re.compile(r"ref[1-9][0-9]?")
 #: long side of a reference's picture (the chat, the review page)
 REFERENCE_PREVIEW_SIDE = 320
 
@@ -271,7 +272,7 @@ def reference_preview_file(session: WebSession, ref_id: Any) -> Path | None:
         session: a web session.
         ref_id: a reference id ("ref1") as a turn or a chat message names it.
     """
-    if not (isinstance(ref_id, str) and _REFERENCE_ID.fullmatch(ref_id)
+    if not (isinstance(ref_id, str) and REFERENCE_ID.fullmatch(ref_id)
             and session.has_image):
         return None
     edit = session.edit
