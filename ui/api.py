@@ -347,7 +347,7 @@ class ApiBlocks(gr.Blocks):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self._api_defaults: dict[str, list[tuple[bool, Any]]] = {}
+        self._api_defaults: dict[str, list[tuple[bool, Any]]] | None = None
 
     async def preprocess_data(self, block_fn: Any, inputs: list[Any], *args: Any,
                               **kwargs: Any) -> list[Any]:
@@ -358,13 +358,16 @@ class ApiBlocks(gr.Blocks):
     def _with_defaults(self, block_fn: Any, inputs: list[Any]) -> list[Any]:
         if not block_fn.api_name or len(inputs) >= len(block_fn.inputs):
             return inputs
-        if block_fn.api_name not in self._api_defaults:
-            info = self.get_api_info(all_endpoints=True)["named_endpoints"]
-            params = info.get(f"/{block_fn.api_name}", {}).get("parameters", [])
-            self._api_defaults[block_fn.api_name] = (
-                [(p["parameter_has_default"], p["parameter_default"]) for p in params]
-                if len(params) == len(block_fn.inputs) else [])  # a skipped input: no guess
-        tail = self._api_defaults[block_fn.api_name][len(inputs):]
+        if self._api_defaults is None:  # once: the endpoints are fixed when the app is built
+            self._api_defaults = {
+                name.lstrip("/"): [(p["parameter_has_default"], p["parameter_default"])
+                                   for p in endpoint["parameters"]]
+                for name, endpoint in self.get_api_info(all_endpoints=True)[
+                    "named_endpoints"].items()}
+        params = self._api_defaults.get(block_fn.api_name, [])
+        if len(params) != len(block_fn.inputs):  # an input Gradio leaves out: no guess
+            return inputs
+        tail = params[len(inputs):]
         if not tail or not all(has for has, _ in tail):
             return inputs
         return [*inputs, *(value for _, value in tail)]
