@@ -1,5 +1,6 @@
 """Issue 35 over the API and MCP: ``reference`` is the last optional argument of ``/edit``
-(tuple form; 4-argument calls still work), of ``/edit_json`` and the MCP ``edit`` tool, and
+(tuple form; 4-argument calls still work: ``ui.api.ApiBlocks`` fills in what they leave
+out), of ``/edit_json`` and the MCP ``edit`` tool, and
 of the MCP ``batch`` tool; hostile references are refused in plain words, nothing changed.
 Real photos (``eval.photos``) at ≤ 256 px."""
 
@@ -7,6 +8,8 @@ from __future__ import annotations
 
 import io
 import json
+import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -77,6 +80,53 @@ def test_edit_json_takes_a_reference_as_its_last_argument(served, files):
                        handle_file(str(files["evil"])), api_name="/edit_json")
     graph = client.predict(sid, api_name="/graph")
     assert graph["head"] == answer["head"]
+
+
+def test_tuple_edit_takes_a_reference_as_its_fifth_argument(served, files):
+    client = Client(served[0], verbose=False)
+    sid, _ = client.predict(handle_file(str(files["china"])), api_name="/new_session")
+    image, result = client.predict(sid, "make it look like the reference", None, False,
+                                   handle_file(str(files["rocket"])), api_name="/edit")
+    assert result["ok"], result["message"]
+    assert result["steps"][0]["action"]["params"]["reference"] == "ref1"
+    rocket = load_photo("rocket", 256)
+    assert look_distance(_pixels(image), rocket).total <= \
+        0.5 * look_distance(load_photo("china", 256), rocket).total
+    # old calls: 4 arguments, and the 2 required ones alone (the server fills in the rest)
+    _, four = client.predict(sid, "make it brighter", None, False, api_name="/edit")
+    assert four["ok"] and four["head"] != result["head"]
+    _, two = client.predict(sid, "make it darker", api_name="/edit")
+    assert two["ok"] and two["head"] != four["head"]
+    with pytest.raises(Exception, match="input values"):   # a required one is still required
+        client.predict(sid, api_name="/edit")
+    with pytest.raises(Exception, match="evil.png"):
+        client.predict(sid, "make it look like the reference", None, False,
+                       handle_file(str(files["evil"])), api_name="/edit")
+    assert client.predict(sid, api_name="/graph")["head"] == two["head"]   # nothing changed
+    assert "/edit" not in client.view_api(print_info=False, return_format="dict")[
+        "named_endpoints"]   # still undocumented: not an MCP tool beside the JSON edit
+
+
+def test_the_review_page_shows_the_reference_an_edit_used(served, files):
+    client = Client(served[0], verbose=False)
+    sid, _ = client.predict(handle_file(str(files["china"])), api_name="/new_session")
+    _, result = client.predict(sid, "make it look like the reference", None, False,
+                               handle_file(str(files["rocket"])), api_name="/edit")
+    assert result["ok"], result["message"]
+    url = client.predict(sid, api_name="/share_link")
+    page = urllib.request.urlopen(url, timeout=60).read().decode()
+    picture = f'src="{urllib.parse.urlparse(url).path}/reference/ref1"'
+    assert page.count(picture) == 2   # beside the state it made, and in the chat
+    assert "This state matches the look of reference 1 (rocket.png)" in page
+    shown = _pixels(io.BytesIO(urllib.request.urlopen(f"{url}/reference/ref1",
+                                                      timeout=60).read()))
+    rocket = load_photo("rocket", shown.shape[1])
+    assert shown.shape == rocket.shape and look_distance(shown, rocket).total < \
+        0.2 * look_distance(load_photo("china", shown.shape[1]), rocket).total
+    original = urllib.request.urlopen(f"{url}?state=n0", timeout=60).read().decode()
+    assert "This state matches" not in original and original.count(picture) == 1  # the chat
+    with pytest.raises(urllib.error.HTTPError, match="404"):
+        urllib.request.urlopen(f"{url}/reference/ref2", timeout=60)
 
 
 def test_mcp_edit_autopilot_and_batch_take_a_reference(served):

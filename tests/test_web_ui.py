@@ -191,6 +191,36 @@ def test_chat_from_an_archive_is_checked(edited: str, tmp_path: Path):
     assert view.filename == "passwd" and len(view.chat) == 2
 
 
+def test_import_brings_back_the_reference_pictures_in_the_chat(manager, coffee, chelsea,
+                                                                tmp_path: Path):
+    sid = web.open_beside(None, coffee, "coffee.png").session_id
+    web.add_reference(sid, _png(chelsea), "cat.png")
+    archive = Path(web.export_archive(sid))
+    pictures = [m["content"]["path"] for m in web.import_beside(sid, archive).chat
+                if isinstance(m["content"], dict)]
+    assert len(pictures) == 1   # made again from the kept reference: previews do not travel
+    with Image.open(pictures[0]) as im:
+        small = np.asarray(im.convert("RGB").resize((chelsea.shape[1], chelsea.shape[0])))
+    assert np.abs(small.astype(int) - chelsea).mean() < 12   # the cat, not the coffee
+    hostile = tmp_path / "hostile.zip"
+    with zipfile.ZipFile(archive) as src, zipfile.ZipFile(hostile, "w") as dst:
+        for info in src.infolist():
+            if info.filename != "loupe-chat.json":
+                dst.writestr(info, src.read(info))
+        dst.writestr("loupe-chat.json", json.dumps({"chat": [
+            {"role": "assistant", "content": "a", "reference": "../../etc/passwd"},
+            {"role": "assistant", "content": "b", "reference": "ref7"},   # not kept
+            {"role": "assistant", "content": "c", "reference": {"path": "/etc/shadow"}}]}))
+    chat = web.import_beside(None, hostile).chat
+    assert [m["content"] for m in chat][:3] == ["a", "b", "c"] and len(chat) == 4
+
+
+def _png(pixels: np.ndarray) -> bytes:
+    out = io.BytesIO()
+    Image.fromarray(pixels).save(out, "PNG")
+    return out.getvalue()
+
+
 # ----------------------------------------------------------------------------- review links
 
 

@@ -36,7 +36,7 @@ def new_session(image: str) -> tuple[str, dict]:
 
 @friendly
 def edit(session_id: str, instruction: str, mask: str | None = None,
-         tree_search: bool = False) -> tuple[Any, dict]:
+         tree_search: bool = False, reference: str | None = None) -> tuple[Any, dict]:
     """Apply a plain-language edit to the session's current photo (one undoable turn).
 
     Args:
@@ -44,18 +44,18 @@ def edit(session_id: str, instruction: str, mask: str | None = None,
         instruction: what to change, e.g. "make the sky bluer" or "remove the red ball".
         mask: optional mask image (white = area to edit, any size; scaled to the photo).
         tree_search: treat a multi-part instruction with tree search.
+        reference: optional photo to match ("make it look like the reference"); the last
+            argument, so calls without it keep working.
 
     Returns:
         A preview of the result, and the turn's plan, steps, scores and new head.
     """
-    def run() -> tuple[Any, dict]:
-        size = web.image_size(session_id)
-        native_mask = web.load_mask_file(mask, (size[1], size[0])) if mask and size else None
-        view, result = web.edit_turn(session_id, instruction, native_mask,
-                                     search="tree" if tree_search else "none")
-        return view.image, result
-
-    return run()
+    size = web.image_size(session_id)
+    native_mask = web.load_mask_file(mask, (size[1], size[0])) if mask and size else None
+    view, result = web.edit_turn(session_id, instruction, native_mask,
+                                 search="tree" if tree_search else "none",
+                                 reference=reference or None)
+    return view.image, result
 
 
 @friendly
@@ -334,6 +334,45 @@ def batch_cancel(job_id: str) -> tuple[dict, str | None, str | None]:
     return _batch_files(web.batch_cancel(job_id))
 
 
+class ApiBlocks(gr.Blocks):
+    """``gr.Blocks`` whose endpoints may be called without their trailing optional arguments.
+
+    ``gradio_client`` fills in a left-out argument only for documented endpoints (it reads
+    the defaults from ``/info``); the tuple endpoints here are undocumented (not MCP tools),
+    so without this an old 4-argument ``/edit`` call fails once ``reference`` is added.
+    The server fills in the same defaults the client would have sent (Gradio's own rule
+    in ``get_api_info``: the input's initial value, or the parameter's ``None`` default);
+    a call that leaves out a required argument is refused by Gradio as before.
+    """
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._api_defaults: dict[str, list[tuple[bool, Any]]] | None = None
+
+    async def preprocess_data(self, block_fn: Any, inputs: list[Any], *args: Any,
+                              **kwargs: Any) -> list[Any]:
+        """Gradio's preprocessing, after filling in left-out trailing arguments."""
+        return await super().preprocess_data(block_fn, self._with_defaults(block_fn, inputs),
+                                             *args, **kwargs)
+
+    def _with_defaults(self, block_fn: Any, inputs: list[Any]) -> list[Any]:
+        if not block_fn.api_name or len(inputs) >= len(block_fn.inputs):
+            return inputs
+        if self._api_defaults is None:  # once: the endpoints are fixed when the app is built
+            self._api_defaults = {
+                name.lstrip("/"): [(p["parameter_has_default"], p["parameter_default"])
+                                   for p in endpoint["parameters"]]
+                for name, endpoint in self.get_api_info(all_endpoints=True)[
+                    "named_endpoints"].items()}
+        params = self._api_defaults.get(block_fn.api_name, [])
+        if len(params) != len(block_fn.inputs):  # an input Gradio leaves out: no guess
+            return inputs
+        tail = params[len(inputs):]
+        if not tail or not all(has for has, _ in tail):
+            return inputs
+        return [*inputs, *(value for _, value in tail)]
+
+
 FILE_PARAMS = {"image", "mask", "before", "after", "archive", "reference"}
 MULTI_FILE_PARAMS = {"photos"}
 
@@ -367,10 +406,9 @@ def build() -> None:
     The JSON tools (``ui.tools``) are the public endpoints: the MCP server lists exactly
     these, and ``gradio_client`` calls them as ``/<tool>_json``. The endpoints above keep
     the names and tuple shapes scripts already use (``/new_session``, ``/edit`` …); they
-    are callable by ``gradio_client`` but undocumented, so they are not MCP tools. Their
-    shapes are frozen: ``gradio_client`` fills in defaults only for documented endpoints,
-    so a new optional argument (``edit``'s ``reference``) would break every older call;
-    new arguments go to the JSON tools (``/edit_json``'s last argument is ``reference``).
+    are callable by ``gradio_client`` but undocumented, so they are not MCP tools. A new
+    argument goes last, with a default (``edit``'s ``reference``): ``ApiBlocks`` fills it
+    in for older calls that leave it out.
     """
     img = gr.Image(visible=False, type="numpy", format="png", label="image")
     out_json, out_file = gr.JSON(visible=False, label="result"), gr.File(visible=False)

@@ -28,7 +28,7 @@ def build_app() -> gr.Blocks:
     Returns:
         The ``gr.Blocks`` with the three tabs and the API/MCP endpoints.
     """
-    with gr.Blocks(title="Loupe", delete_cache=web.cache_policy()) as demo:
+    with api.ApiBlocks(title="Loupe", delete_cache=web.cache_policy()) as demo:
         sid = gr.BrowserState(None, storage_key="loupe-session",
                               secret=web.browser_secret())
         library = gr.BrowserState([], storage_key="loupe-library",

@@ -1,7 +1,8 @@
 """The pages and files of the app's own routes, each with a strict content security
-policy: ``/review/<token>`` (the review page behind a review link, its previews and
-downloads), the one route a reviewer posts to (``/review/<token>/comments``: comments,
-pins, verdicts; it reaches only ``web.add_feedback`` and can never edit the session), and
+policy: ``/review/<token>`` (the review page behind a review link, its previews, the
+pictures of its reference photos and downloads), the one route a reviewer posts to
+(``/review/<token>/comments``: comments, pins, verdicts; it reaches only
+``web.add_feedback`` and can never edit the session), and
 ``/files/<token>/…`` (the image and archive URLs of API/MCP results, ``web.links``).
 Anything unknown answers 404."""
 
@@ -79,6 +80,12 @@ def _download(lookup: Callable[[str, str], Any], token: str, node: str) -> Respo
 def review_preview(token: str, node: str) -> Response:
     """A state's display preview, for the review page."""
     return _preview(web.review_preview, token, node)
+
+
+@review_router.get("/review/{token}/reference/{ref_id}")
+def review_reference(token: str, ref_id: str) -> Response:
+    """The picture of a reference photo the session keeps, for the review page."""
+    return _preview(web.review_reference, token, ref_id)
 
 
 @review_router.get("/review/{token}/download/{node}")

@@ -89,7 +89,13 @@ from web.library import (
 from web.links import file_url, link_download, link_preview, link_session, link_token
 from web.masks import box_mask, load_mask_file, mask_from_editor, parse_bbox
 from web.references import add_reference, list_references
-from web.review import ReviewNotFound, review_download, review_page, review_preview
+from web.review import (
+    ReviewNotFound,
+    review_download,
+    review_page,
+    review_preview,
+    review_reference,
+)
 from web.selection import (
     candidate_at,
     choose_region,
@@ -139,7 +145,8 @@ __all__ = [
     "link_token", "load_mask_file", "marked_preview", "mask_from_editor", "mini_dataset",
     "NotFoundForRefused", "open_beside", "open_image", "parse_bbox", "preview",
     "preview_size", "private_folder", "publish", "redo", "remember", "render_cards", "resolve",
-    "review_download", "review_page", "review_preview", "ReviewNotFound", "revoke_share",
+    "review_download", "review_page", "review_preview", "review_reference",
+    "ReviewNotFound", "revoke_share",
     "run_autopilot", "run_benchmark", "score_files", "score_rows", "send_autopilot_to_edit",
     "select", "selection_mask", "serve", "SESSION_ID_RE", "SessionCard", "SessionError",
     "SessionManager", "SessionView", "set_manager", "share_link", "share_links", "start_batch",

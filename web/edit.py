@@ -26,6 +26,7 @@ from web.errors import user_message
 from web.graph_view import render_svg
 from web.sessions import WebSession, get_manager, with_session
 from web.views import (
+    REFERENCE_ID,
     SessionView,
     encode_preview,
     get_view,
@@ -472,13 +473,17 @@ def export_archive(session_id: str | None, folder: Folder = None) -> Path:
 
 
 def _clean_message(msg: Any) -> dict | None:
-    """One chat message from an archive, or None when it is not a plain chat message."""
+    """One chat message from an archive (role, text, title, the reference it added), or
+    None when it is not a plain chat message."""
     if not isinstance(msg, dict) or msg.get("role") not in ("user", "assistant"):
         return None
     content = msg.get("content")
     if not isinstance(content, str):
         return None
     out: dict[str, Any] = {"role": msg["role"], "content": content[:MAX_MESSAGE_CHARS]}
+    ref = msg.get("reference")
+    if isinstance(ref, str) and REFERENCE_ID.fullmatch(ref):  # its picture follows it
+        out["reference"] = ref
     meta = msg.get("metadata")
     if isinstance(meta, dict):
         clean = {k: str(meta[k])[:300] for k in ("title", "status") if isinstance(

@@ -13,12 +13,8 @@ from typing import Any
 
 from agent.session import SessionError
 from agent.session.inputs import source_bytes
-from pipelines.files import atomic_write
 from web.sessions import WebSession, get_manager, with_session
-from web.views import PREVIEW_DIR, SessionView, encode_preview, preview, session_view
-
-#: long side of a reference's picture in the chat
-CHAT_SIDE = 320
+from web.views import SessionView, reference_preview_file, session_view
 
 
 def attach(session: WebSession, src: Any, filename: str | None = None) -> dict[str, Any]:
@@ -39,10 +35,7 @@ def attach(session: WebSession, src: Any, filename: str | None = None) -> dict[s
             return dict(entry)
     get_manager().check_room(session, len(raw), what="Adding that reference")
     entry = edit.add_reference(raw, name)
-    pixels = edit.references.pixels(edit.folder, entry["id"], edit.original)
-    data, suffix = encode_preview(preview(pixels, CHAT_SIDE))
-    atomic_write(session.folder / PREVIEW_DIR / edit.folder.name /
-                 f"reference-{entry['id']}{suffix}", data)
+    reference_preview_file(session, entry["id"])
     session.chat.append({"role": "assistant", "reference": entry["id"], "content": (
         f"Added {entry['name']}: {entry['filename']} ({entry['width']}×{entry['height']}). "
         "Ask “make it look like the reference” (or name it: “like "

@@ -26,7 +26,7 @@ from web.feedback import VERDICTS, link_comments, open_counts
 from web.graph_view import ZOOM_JS, node_label, render_svg
 from web.sessions import WebSession, with_session
 from web.share import resolve, review_path
-from web.views import preview_file
+from web.views import preview_file, reference_preview_file
 from web.wording import scrub
 
 _MEDIA = {".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".png": "image/png",
@@ -77,6 +77,30 @@ def review_preview(token: str, node: str) -> tuple[Path, str]:
     return _session(token, run)
 
 
+def review_reference(token: str, ref_id: str) -> tuple[Path, str]:
+    """The picture of one of the photo's reference photos: ``(path, media type)``."""
+    def run(session: WebSession) -> tuple[Path, str]:
+        path = reference_preview_file(session, ref_id)
+        if path is None:
+            raise ReviewNotFound("no such reference")
+        return path, _MEDIA.get(path.suffix, "application/octet-stream")
+
+    return _session(token, run)
+
+
+def _reference_html(session: WebSession, ref_id: object, base: str, caption: str) -> str:
+    """A kept reference's picture (served by ``review_reference``) with ``caption``, or ""
+    when the photo keeps no such reference. ``{name}`` and ``{file}`` in the caption are
+    the reference's name ("reference 1") and the user's file name, escaped."""
+    if reference_preview_file(session, ref_id) is None:
+        return ""
+    entry = next(e for e in session.edit.references.items if e["id"] == ref_id)
+    name, file = html.escape(str(entry["name"])), html.escape(str(entry["filename"]))
+    return (f'<figure class="reference"><img src="{base}/reference/{html.escape(entry["id"])}" '
+            f'alt="{name}: {file}"><figcaption>{caption.format(name=name, file=file)}'
+            "</figcaption></figure>")
+
+
 def review_download(token: str, node: str | None = None) -> Download:
     """One state at full resolution, in the original format with ICC/EXIF."""
     def run(session: WebSession) -> Download:
@@ -88,14 +112,16 @@ def review_download(token: str, node: str | None = None) -> Download:
     return _session(token, run)
 
 
-def _chat_html(chat: list[dict]) -> str:
+def _chat_html(session: WebSession, base: str) -> str:
+    """The chat as escaped text; a message that added a reference shows its picture."""
     items = []
-    for msg in chat:
+    for msg in session.chat:
         if not isinstance(msg, dict):
             continue
         role = "you" if msg.get("role") == "user" else "loupe"
         text = html.escape(scrub(str(msg.get("content") or ""))).replace("\n", "<br>")
         text = re.sub(r"\*\*(.+?)\*\*", r"<b>\1</b>", text)
+        text += _reference_html(session, msg.get("reference"), base, "{name}: {file}")
         title = (msg.get("metadata") or {}).get("title") if isinstance(
             msg.get("metadata"), dict) else None
         if title:
@@ -157,7 +183,10 @@ def review_page(token: str, state: str | None = None, compare: str = "original",
             other="previous" if compare != "previous" else "original",
             compare=("the previous state" if compare == "previous" and parent
                      else "the original"),
-            states=_states_html(session, shown, base), chat=_chat_html(session.chat),
+            states=_states_html(session, shown, base), chat=_chat_html(session, base),
+            reference=_reference_html(
+                session, ((graph.nodes[shown].action or {}).get("params") or {}).get(
+                    "reference"), base, "This state matches the look of {name} ({file})."),
             zoom_js=ZOOM_JS.replace("element.", "document.body."), css=CSS,
             nonce=html.escape(nonce, quote=True))
 
@@ -265,6 +294,9 @@ a.plain{color:#4338ca}
  background:#fff}
 .feedback button#c-send{background:#4338ca;color:#fff;border-color:#4338ca}
 #c-status.error{color:#b91c1c}
+figure.reference{margin:10px 0 0;font-size:13px;color:#6b7280}
+figure.reference img,.chat figure.reference img{max-width:160px;height:auto;display:block;
+ border-radius:6px;margin-bottom:4px}
 """
 
 PAGE = """<!doctype html>
@@ -289,6 +321,7 @@ showing “{state_label}”</p></header>
 <a class="plain" href="{base}?state={shown}&amp;compare={other}">compare with the {other}</a>
 <a class="button" id="download" href="{base}/download/{shown}" download>Download full
 resolution</a></div>
+{reference}
 </section>
 <section class="card"><h2>States</h2>{states}<h2>Conversation</h2>{chat}</section>
 <section class="card feedback" id="feedback"><h2>Comments</h2>{comments}

@@ -252,18 +252,44 @@ def chat_messages(session: WebSession) -> list[dict]:
     out: list[dict] = []
     for msg in session.chat:
         out.append({k: v for k, v in msg.items() if k != "reference"})
-        ref = msg.get("reference")
-        if isinstance(ref, str) and _REFERENCE_ID.fullmatch(ref) and session.has_image:
-            folder = session.folder / PREVIEW_DIR / session.edit_folder.name
-            for suffix in (".jpg", ".webp"):
-                if (folder / f"reference-{ref}{suffix}").is_file():
-                    out.append({"role": msg.get("role", "assistant"), "content": {
-                        "path": str(folder / f"reference-{ref}{suffix}")}})
-                    break
+        path = reference_preview_file(session, msg.get("reference"))
+        if path is not None:
+            out.append({"role": msg.get("role", "assistant"), "content": {"path": str(path)}})
     return out
 
 
-_REFERENCE_ID = re.compile(r"ref[1-9][0-9]?")
+#: a reference photo's id ("ref1"), as chat messages and turns name it
+REFERENCE_ID = re.compile(r"ref[1-9][0-9]?")
+#: long side of a reference's picture (the chat, the review page)
+REFERENCE_PREVIEW_SIDE = 320
+
+
+def reference_preview_file(session: WebSession, ref_id: Any) -> Path | None:
+    """The cached picture of one of the session's reference photos (made on first use,
+    e.g. after an archive was imported), or None when the photo keeps no such reference.
+
+    Args:
+        session: a web session.
+        ref_id: a reference id ("ref1") as a turn or a chat message names it.
+    """
+    if not (isinstance(ref_id, str) and REFERENCE_ID.fullmatch(ref_id)
+            and session.has_image):
+        return None
+    edit = session.edit
+    if ref_id not in {item["id"] for item in edit.references.items}:
+        return None
+    folder = session.folder / PREVIEW_DIR / session.edit_folder.name
+    for suffix in (".jpg", ".webp"):
+        if (folder / f"reference-{ref_id}{suffix}").is_file():
+            return folder / f"reference-{ref_id}{suffix}"
+    try:
+        pixels = edit.references.pixels(edit.folder, ref_id, edit.original)
+    except (OSError, ValueError) as exc:  # SessionError is a ValueError: a damaged file
+        log.warning("no picture of %s: %s", ref_id, exc)
+        return None
+    data, suffix = encode_preview(preview(pixels, REFERENCE_PREVIEW_SIDE))
+    atomic_write(folder / f"reference-{ref_id}{suffix}", data)
+    return folder / f"reference-{ref_id}{suffix}"
 
 
 def session_view(session: WebSession, *, message: str = "") -> SessionView:
