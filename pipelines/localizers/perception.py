@@ -428,8 +428,10 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             # its edge decided at native resolution, as the sky's and the subject's are
             mask = upsample_edge(rgb, cv2.GaussianBlur(part.astype(np.float32), (3, 3), 0))
             owner = fusion.explainer([d for d in dets if _covers(d, mask, fscale)], EXPLAINED)
+            kind = 0.0
             if owner is not None and owner.label in kinds.CATEGORY_CLASSES.get(match.category, ()):
-                owner = None     # "the squirrel" seen as a cat: an animal, as the word says
+                kind = owner.score  # "the squirrel" seen as a cat: an animal, as the word says
+                owner = None
             if owner is not None:
                 if len(parts) == 1 or not cands:      # seen, but not offered as one
                     return Localization([], "unresolved", f"{text!r}: the main subject is a "
@@ -439,7 +441,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                 continue
             strength = float(prob[part].mean())
             evidence = {"salient": strength, "words": 0.0} | ({"support_cut": cut} if cut
-                                                              else {})
+                                                              else {}) | \
+                ({"kind": kind} if kind else {})
             cands.append(Candidate(mask, round(0.3 + 0.4 * strength, 3), match.noun,
                                    "u2netp", evidence, int_box(box)))
         if not cands:

@@ -1,0 +1,73 @@
+"""Issue 32: an answer nothing here can verify is a question, never a silent "resolved".
+
+Real photographs of the real-photo set (tune split, at 640 px): things that are not in
+the photo, a colour region named as a thing, a part named through its whole, one of two
+dogs, a thing related to another ("held by the man") come back ``ambiguous`` with the
+guess first to click; sure detections, skies and a dog chosen by place still resolve to
+the hand-drawn mask.
+"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+
+from eval import realset
+from eval.localization import mask_iou
+from pipelines.localizers import PerceptionLocalizer
+from pipelines.localizers.assurance import head_nouns
+
+SIDE = 640
+
+
+def _photo(case_id: str) -> tuple[np.ndarray, np.ndarray]:
+    case = next(c for c in realset.load_cases("tune", check_masks=False) if c.id == case_id)
+    image = realset.photo(case.photo)
+    k = SIDE / max(image.shape[:2])
+    size = (round(image.shape[1] * k), round(image.shape[0] * k))
+    small = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+    truth = np.zeros(small.shape[:2], bool)
+    if case.expect == "resolved":
+        truth = cv2.resize(case.truth().astype(np.uint8), size,
+                           interpolation=cv2.INTER_NEAREST) > 0
+    return small, truth
+
+
+@pytest.mark.parametrize("case_id, phrase, says", [
+    ("bridge__moon", "the moon", "nothing here recognises a moon"),
+    ("panther_chameleon_female__snake", "the snake", "only a guess"),
+    ("lake_hill__hill", "the red hill", "only the colour was matched"),
+    ("black_dog__tongue", "the dog's tongue", "find the dog but not the"),
+    ("dogs_under_tree__the_dog", "the dog", "click the one you mean"),
+    ("voc_2011_000003__the_man", "the man holding the bottle", "how the man relates"),
+])
+def test_what_cannot_be_verified_is_asked(case_id: str, phrase: str, says: str) -> None:
+    image, _ = _photo(case_id)
+    found = PerceptionLocalizer().locate(image, phrase)
+    assert found.status == "ambiguous", found.reason
+    assert says in found.reason
+    assert found.masks, "the guess is offered to click"
+
+
+@pytest.mark.parametrize("case_id, phrase", [
+    ("kitten_white__kitten", "the kitten"),
+    ("dogs_under_tree__dog_left", "the dog on the left"),
+    ("bridge__sky", "the sky"),
+    ("voc_2011_000003__bottle", "the bottle held by the man on the right"),
+])
+def test_what_is_verified_still_resolves(case_id: str, phrase: str) -> None:
+    image, truth = _photo(case_id)
+    found = PerceptionLocalizer().locate(image, phrase)
+    assert found.status == "resolved", found.reason
+    assert mask_iou(found.union(), truth) >= 0.8
+
+
+def test_the_head_noun_is_the_thing_named() -> None:
+    assert head_nouns("the bottle held by the man on the right".split(),
+                      ["bottle", "held", "by", "man"]) == (["bottle"], True)
+    assert head_nouns("the dog on the left".split(), ["dog"]) == (["dog"], False)
+    assert head_nouns("the cola bottle".split(), ["cola", "bottle"]) == (
+        ["cola", "bottle"], False)
+    assert head_nouns("the label on the cola bottle".split(),
+                      ["label", "cola", "bottle"]) == (["label"], True)
