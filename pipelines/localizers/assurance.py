@@ -15,6 +15,7 @@ them is wrong while it looks done:
   taken even at a low score;
 * **one of twins** — "the dog" where the detector sees two dogs about as surely: which
   one is meant is the user's call;
+* **a part cut out for the whole** — the outline fills a sixth of the detector's box;
 * **a part named through its whole** — "the dog's tongue", "the clock hands": the
   detector finds the dog or the clock, never the part.
 
@@ -34,6 +35,10 @@ from pipelines.localizers.base import Candidate, Localization
 #: cow 0.37, cat 0.17, dog 0.21 and a train at 0.41 whose box held a fifth of it were
 #: taken; every right detection scored 0.45 or more)
 DETECTOR_SURE = 0.44
+#: a detected thing's outline fills at least this share of the detector's box (tune:
+#: every right answer 0.61-0.69; the right-hand man's outline 0.17 of his box, a brush
+#: 0.26: only a part was cut out)
+FILLS_BOX = 0.35
 #: a second instance this close to the best one (share of its detector score) is a twin
 TWIN_SHARE = 0.6
 #: ... with at least this much of the detector's own evidence
@@ -143,6 +148,13 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
     if "detector" in ev:
         if part_of:
             return _unsure(found, f"I can find the {part_of} but not the {noun} on it", noun)
+        if best.box is not None:
+            x0, y0, x1, y1 = best.box
+            fill = float(best.mask[max(0, y0):y1, max(0, x0):x1].sum()) / max(
+                1, (x1 - x0) * (y1 - y0))
+            if fill < FILLS_BOX:
+                return _unsure(found, f"the outline I cut fills only {fill:.0%} of the box "
+                               f"the detector drew around the {noun}", noun)
         # chosen by place among look-alikes: the class must be sure somewhere in the photo
         pool = found.candidates if selectors else []
         surest = max([ev["detector"]] + [c.evidence.get("detector", 0.0) for c in pool])
