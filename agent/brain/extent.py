@@ -69,6 +69,13 @@ WHOLE_FRAME, WHOLE_SKY = 0.85, 0.95
 SKY_TEXTURED = 0.35
 #: relative words: share of the changed region newly driven to the saturation limit
 SATURATED_NEW = 0.1
+#: relative words that ask for more colour: the region's mean chroma (max - min, grey
+#: levels) must rise at least this much, or the change is too small to see (a pale
+#: overcast sky "a deeper blue": chroma 19 -> 21)
+VISIBLE_CHROMA = 3.0
+#: relative words that ask for more colour
+MORE_COLOUR = re.compile(r"\b(deeper|richer|bluer|greener|redder|more (saturated|vivid|"
+                         r"intense|colou?rful))\b")
 #: words that ask for a relative change of a region, not a new colour
 RELATIVE = re.compile(r"\b(deeper|richer|bluer|greener|redder|warmer|cooler|brighter|"
                       r"darker|more|less|a (?:bit|little|touch)|slightly|somewhat|"
@@ -132,7 +139,8 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     if changed.sum() < 20:
         return out     # nothing changed: the operation's own check says so
     words = str(getattr(action, "instruction", "") or "").lower()
-    _relative(out, small_b, small_a, changed, words, action)
+    aimed = _fit(used_mask, changed.shape) if used_mask is not None else changed
+    _relative(out, small_b, small_a, changed, aimed, words, action)
     if not _names_a_thing(action):
         return out
     phrase = _phrase(action)
@@ -331,8 +339,9 @@ def _one_sky(out: Independent, small: np.ndarray, region: np.ndarray, phrase: st
 
 
 def _relative(out: Independent, small_b: np.ndarray, small_a: np.ndarray,
-              changed: np.ndarray, words: str, action: Any) -> None:
-    """Relative words ("a deeper blue", "bluer") must not push saturation to its limit."""
+              changed: np.ndarray, aimed: np.ndarray, words: str, action: Any) -> None:
+    """Relative words ("a deeper blue", "bluer") must not push saturation to its limit,
+    and words that ask for more colour must visibly add some across the area aimed at."""
     if not words or not RELATIVE.search(words):
         return
     op = str(getattr(action, "operation", "") or "")
@@ -344,6 +353,17 @@ def _relative(out: Independent, small_b: np.ndarray, small_a: np.ndarray,
     area = changed & lit
     if area.sum() < 20:
         return
+    aimed = aimed & lit
+    if MORE_COLOUR.search(words) and op in ("saturation", "vibrance") and aimed.sum() >= 20:
+        chroma_b = float((small_b.max(axis=2) - small_b.min(axis=2).astype(np.int16))[aimed]
+                         .mean())
+        chroma_a = float((small_a.max(axis=2) - small_a.min(axis=2).astype(np.int16))[aimed]
+                         .mean())
+        out.measures["chroma_rise"] = round(chroma_a - chroma_b, 2)
+        if chroma_a - chroma_b < VISIBLE_CHROMA:
+            out.checks["relative_visible"] = False
+            out.fix.append(f"'{words}' asks for more colour, but the region's chroma rose "
+                           f"by {chroma_a - chroma_b:.1f} levels only: too little to see")
     limit_b = float((hb[..., 1][area] >= 242).mean())
     limit_a = float((ha[..., 1][area] >= 242).mean())
     new = max(0.0, limit_a - limit_b)
