@@ -80,8 +80,10 @@ def test_a_cli_edit_changes_only_the_named_thing(tmp_path, case_id, instruction,
     shot = render(CASES[case_id])
     photo, out = tmp_path / "photo.png", tmp_path / "out.png"
     Image.fromarray(shot.image).save(photo, compress_level=1)
+    # nothing here recognises an emblem: the user confirms the guess offered first
+    confirm = ["--choose", "1"] if case_id == "emblem_non_coco" else []
     run = subprocess.run([sys.executable, "-m", "agent", "edit", str(photo), instruction,
-                          "--session", str(tmp_path / "s"), "--out", str(out)],
+                          "--session", str(tmp_path / "s"), "--out", str(out), *confirm],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     after = np.asarray(Image.open(out).convert("RGB"))

@@ -203,7 +203,7 @@ def test_a_plan_with_one_unsupported_step_runs_the_others_and_names_the_model(
         shapes_session, monkeypatch):
     monkeypatch.setenv("LOUPE_MODEL_EDITOR", "acme/kontext-configured")
     session, before = shapes_session
-    result = session.turn("get rid of the green box, then make the red ball warmer, "
+    result = session.turn("get rid of the green box, then make the red circle warmer, "
                           "then add a dog")
     statuses = [s.status for s in result.steps]
     assert statuses[:2] == ["applied", "applied"] and statuses[2] == "unsupported"
@@ -228,7 +228,7 @@ def test_the_issues_three_step_plan_runs_two_steps_and_reports_the_third(shapes_
     # triangle" alone (no colour, no detector class) cannot be found, so step 3 cannot run;
     # steps 1 and 2 still land
     session, before = shapes_session
-    result = session.turn("get rid of the green box, then make the red ball warmer, then "
+    result = session.turn("get rid of the green box, then make the red circle warmer, then "
                           "make the triangle a little bigger")
     assert [s.status for s in result.steps] == ["applied", "applied", "needs_mask"]
     assert result.ok and result.changed and len(result.nodes) == 2

@@ -52,7 +52,11 @@ GENERIC = frozenset({"region", "regions", "area", "areas", "part", "parts", "bit
                      "square", "squares", "rectangle", "rectangles", "circle", "circles",
                      "disc", "discs", "disk", "disks", "dot", "dots", "blob", "blobs",
                      "shape", "shapes", "stripe", "stripes", "band", "bands", "box",
-                     "boxes", "triangle", "triangles", "ring", "rings", "block", "blocks"})
+                     "boxes", "triangle", "triangles", "ring", "rings", "block", "blocks",
+                     "pyramid", "pyramids", "cube", "cubes", "sphere", "spheres", "cone",
+                     "cones", "cylinder", "cylinders", "star", "stars", "heart", "hearts",
+                     "oval", "ovals", "ellipse", "ellipses", "hexagon", "polygon", "arrow",
+                     "arrows", "cross", "crosses"})
 
 #: words that end the head noun phrase and relate it to another thing ("the bottle held
 #: by the man", "the label on the bottle")
@@ -135,7 +139,7 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
     if ev.get("user"):
         return found
     if best.source == "u2netp" and "salient" in ev and not ev.get("words") \
-            and not ev.get("kind"):
+            and not ev.get("kind") and names_thing:
         return _unsure(found, f"nothing here recognises a {noun}: the photo's main subject "
                        "is only a guess", noun)
     others = [c for c in found.candidates if id(c) not in {id(m) for m in found.masks}

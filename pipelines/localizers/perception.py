@@ -288,7 +288,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                 cand.score = obj.fused
                 cand.evidence = {"detector": obj.scores.get(match.label, 0.0),
                                  "words": float(match.similarity), "salient": obj.salient,
-                                 "fused": obj.fused}
+                                 "fused": obj.fused,
+                                 "rival": max((v for k, v in obj.scores.items()
+                                               if k != match.label), default=0.0)}
                 masks.append(cand)
         masks = distinct_masks(masks)
         if not masks:
