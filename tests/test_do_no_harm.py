@@ -118,12 +118,12 @@ def test_the_app_shows_the_reason_and_accepts_a_suggestion(manager, tmp_path: Pa
 
 def test_a_held_back_fix_is_offered_and_accepting_it_brings_the_photo_3_db_closer(
         manager, tmp_path: Path) -> None:  # noqa: F811
-    """Nothing useful is hidden: an underexposed photo (a shipped photo at 35 % of its
-    exposure) whose correction the evaluator is not confident of comes back held within the
-    bound, with the whole correction offered; accepting it in one call (the Autopilot tab's
-    *Accept suggestion*) lands a photo at least 3 dB closer, which "send to Edit" keeps."""
-    clean = load_photo("coffee", 256)
-    dark = (clean * 0.35).astype(np.uint8)
+    """Nothing useful is hidden: an underexposed photo (a real validation photo one stop
+    dark) that Autopilot is not 90 % sure of comes back held within the bound, with the
+    whole correction offered; accepting it in one call (the Autopilot tab's *Accept
+    suggestion*) lands a photo at least 3 dB closer, which "send to Edit" keeps."""
+    clean = load_photo("european_honey_bee", 256)
+    dark = BENCH_DEGRADATIONS["one_stop_dark"](clean)
     src = tmp_path / "dark.png"
     Image.fromarray(dark).save(src)
     _, summary = api.autopilot(str(src), **BUDGET)        # the API / MCP tool

@@ -45,6 +45,7 @@ import numpy as np
 
 from agent.brain.context import SceneContext, scene_context
 from agent.brain.perceiver import Candidate, perceive, propose, run_gates
+from agent.search import restore_step
 from agent.search.autopilot_memory import AutopilotMemory
 from agent.search.candidates import apply_candidate
 from agent.search.reward import (  # noqa: F401  (re-exported: the module's public names)
@@ -388,6 +389,10 @@ def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3
         own[SELF]) if own else None)[0]
     score0, trees = run.score, []
     total, done, cancelled = iterations * simulations, 0, False
+    est = restore_step.estimate(image) if style is None else None
+    need = restore_step.required(context.flags)
+    if est is not None and est.probability >= need:
+        _keep_inverse(run, est, need)
     for it in range(iterations):
         perception = perception0 if it == 0 else perceive(run.current, mood)
         perception.indices = run.carried.apply(perception.indices)
@@ -430,11 +435,24 @@ def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3
         run.keep(kept["best"][0], result, score)
     _save_memory(memory)
     tree = {"seed": seed, "mood": mood, "style": style, "iterations": trees,
-            "perception": perception0.to_dict(), "context": context.to_dict()}
+            "perception": perception0.to_dict(), "context": context.to_dict(),
+            "estimate": est.to_dict() if est is not None else None}
+    suggestions = restore_step.merge_suggestions(
+        straighten_suggestions(perception0.level) + held_back(run), est, need)
     return AutopilotResult(run.current, run.steps, tree, score0, run.score, cancelled,
-                           reason(run, context), run.considered,
-                           straighten_suggestions(perception0.level) + held_back(run),
+                           reason(run, context), run.considered, suggestions,
                            context.to_dict())
+
+
+def _keep_inverse(run: _Run, est: Any, need: float) -> None:
+    """Apply the photo's estimated inverse in full as the run's first step (the estimate
+    is ``restore_step.required`` sure); the search goes on from there, its steps guarded with
+    the corrected photo as the reference."""
+    cand = restore_step.candidate(est)
+    result = apply_candidate(run.current, cand)
+    run.considered.append({"iteration": 0, **restore_step.sure_record(est, cand, need)})
+    run.keep(cand, result, run.score_step(cand, result))
+    run.reference = to_analysis(result, HARM_SIZE)
 
 
 def _execute_best(root: Node, top_k: int, run: _Run, memory: AutopilotMemory | None,

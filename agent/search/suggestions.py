@@ -141,6 +141,11 @@ def reason(run: Any, context: SceneContext) -> str:
         scaled = [c for c in run.considered if str(c.get("decision", "")).startswith(
             "kept at")]
         text = "changed: " + "; ".join(s.description for s in run.steps)
+        sure = [c for c in run.considered if str(c.get("decision", "")).startswith(
+            "kept in full") and "probability" in c]
+        if sure:
+            text += (f" ({sure[0]['probability']:.0%} sure the photo was {sure[0]['fault']}: "
+                     f"its estimated inverse applied in full)")
         if scaled:
             text += " (held within the do-no-harm bound: the evaluator was not confident)"
         return text

@@ -1,0 +1,99 @@
+"""Autopilot's direct fix (issue 33): the photo's estimated global fault, inverted.
+
+``eval.restore.estimate`` says which fault the photo most likely has (exposure or white
+balance — gains in linear light — or a fade), the operation that inverts it, how far that
+moves the photo and the calibrated probability that the photo is degraded at all. When
+that probability is at least ``SURE`` the inverse is the run's first step, applied in full,
+before the search polishes what is left (the do-no-harm guard holds the search's own steps
+as before). When it is lower but at least ``SUGGEST``, the search runs as before and the
+whole inverse is what the held-back suggestion offers (one click), instead of the search's
+own steps replayed at full strength.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from agent.actions import Action
+from agent.brain.perceiver import Candidate
+from agent.search.reward import HARM_BOUND
+from agent.search.suggestions import FULL_STRENGTH
+from eval import restore
+
+#: Apply the estimated inverse in full at this calibrated probability that the photo is
+#: degraded (issue 33's figure; the calibration is fitted on ``REAL_VALIDATION``).
+SURE = 0.9
+#: The same for scenes whose colour or tone is unusual by nature (``agent.brain.context``
+#: flags: one hue, strong subject, low key, twilight), as the do-no-harm margins are: the
+#: probability is not scene-aware. Chosen on the untouched validation photos of issue 28
+#: (``eval.photos.VALIDATION_UNTOUCHED``): scikit-image's retina close-up, one hue, reads
+#: 0.94–0.95 (the only one above 0.6).
+SURE_NATURAL = 0.97
+#: Offer the whole inverse as the suggestion from this probability (chosen on validation:
+#: ``scripts/train_restore.py`` prints the figures; BENCHMARKS.md).
+SUGGEST = 0.5
+#: An inverse that moves the photo less than this (grey levels RMSE at ``restore.SIZE``)
+#: is no fix worth a step.
+MIN_MOVES = 1.0
+
+
+def estimate(image: np.ndarray) -> restore.Estimate | None:
+    """The photo's estimated fault (``None`` without the model or when nothing to undo)."""
+    est = restore.estimate(image)
+    if est is None or est.moves < MIN_MOVES:
+        return None
+    return est
+
+
+def candidate(est: restore.Estimate) -> Candidate:
+    """The estimated inverse as an Autopilot candidate (one whole-image action)."""
+    fault = est.describe()
+    action = Action(kind="adjust", operation=est.operation, params=est.params,
+                    target="the whole image",
+                    instruction=f"undo the estimated fault: {fault}")
+    return Candidate(action, est.operation, f"the photo looks {fault}; this inverts it", 1.0)
+
+
+def required(flags: tuple[str, ...] | list[str]) -> float:
+    """The probability the inverse needs to be applied in full in a scene with ``flags``."""
+    return SURE_NATURAL if flags else SURE
+
+
+def sure_record(est: restore.Estimate, cand: Candidate, need: float) -> dict[str, Any]:
+    """The ``considered`` record of an inverse applied in full."""
+    return {"description": cand.action.describe(), "operation": cand.action.operation,
+            "reason": cand.reason, "probability": round(est.probability, 3),
+            "required_probability": need, "fault": est.describe(),
+            "moves": round(est.moves, 2),
+            "decision": f"kept in full: {est.probability:.0%} sure the photo is degraded "
+                        f"({est.describe()}), so its estimated inverse is applied whole"}
+
+
+def suggestion(est: restore.Estimate | None, need: float = SURE) -> dict[str, Any] | None:
+    """The whole inverse offered (a ``FULL_STRENGTH`` suggestion) when the estimate is at
+    least ``SUGGEST`` sure but below ``need`` and the inverse moves the photo past the
+    do-no-harm bound; ``None`` otherwise."""
+    if est is None or not SUGGEST <= est.probability < need or est.moves <= HARM_BOUND:
+        return None
+    cand = candidate(est)
+    return {"operation": FULL_STRENGTH,
+            "params": {"steps": [{"action": cand.action.model_dump(mode="json"),
+                                  "protect": [], "protect_strength": 0.35}]},
+            "description": f"apply the whole fix: {cand.action.describe()}",
+            "confidence": round(est.probability, 3), "cue": "estimated_fault",
+            "probability": round(est.probability, 3), "required_probability": need,
+            "reason": f"held back: Autopilot is {est.probability:.0%} sure the photo is "
+                      f"{est.describe()}, below the {need:.0%} it needs to apply the fix "
+                      f"in full, so it moved the photo at most {HARM_BOUND:g} grey levels — a "
+                      f"stronger fix is available"}
+
+
+def merge_suggestions(own: list[dict[str, Any]], est: restore.Estimate | None,
+                      need: float = SURE) -> list[dict[str, Any]]:
+    """The run's suggestions with the whole inverse in place of the held-back replay."""
+    offered = suggestion(est, need)
+    if offered is None:
+        return own
+    return [s for s in own if s.get("operation") != FULL_STRENGTH] + [offered]

@@ -1,0 +1,182 @@
+"""Fit ``eval/data/restore.json``: the judges of ``eval.restore`` (issue 33).
+
+Usage: ``python scripts/train_restore.py [--crops 6] [--degradations 5] [--cache FILE]
+[--out eval/data/restore.json]``
+
+1. Rows: every photo of ``REAL_TRAIN`` + ``TRAIN_PHOTOS`` (training) and ``REAL_VALIDATION``
+   (validation), at 512 px, whole and as ``--crops`` random crops (50–90 % of each side),
+   each untouched and under ``--degradations`` draws of ``eval.photos.random_degradation``;
+   validation photos also under the six benchmark degradations. Features:
+   ``eval.restore.features``. Labels: *degraded* = the degradation moved the photo by more
+   than 4.5 grey levels RMSE (below 35 dB); *faded* = the degradation has a fade part.
+2. Two gradient-boosted tree ensembles (scikit-learn, training only; the file holds plain
+   arrays that ``eval.restore`` evaluates with numpy): *degraded* on every training row that
+   the estimated inverse moves by more than ``eval.restore`` would let pass unguarded
+   (``--min-moves``; a photo the inverse barely moves is safe whatever the answer), *faded*
+   on the degraded training rows.
+3. Calibration on validation only: Platt scaling of the *degraded* score with balanced class
+   weights (prior 1:1, not the benchmark's six degraded copies per photo), on the
+   validation rows the inverse moves by more than ``--min-moves``.
+
+Prints the validation figures the Autopilot's thresholds are chosen on; the last line is
+one JSON object.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import pickle
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from eval import restore  # noqa: E402
+from eval.photos import (  # noqa: E402
+    BENCH_DEGRADATIONS,
+    REAL_TRAIN,
+    REAL_VALIDATION,
+    TRAIN_PHOTOS,
+    load_photo,
+    psnr,
+    random_degradation,
+)
+
+DEGRADED_RMSE = 4.5
+
+
+def _crops(img: np.ndarray, rng: random.Random, n: int) -> list[np.ndarray]:
+    h, w = img.shape[:2]
+    out = [img]
+    for _ in range(n):
+        ch, cw = int(h * rng.uniform(0.5, 0.9)), int(w * rng.uniform(0.5, 0.9))
+        y, x = rng.randint(0, h - ch), rng.randint(0, w - cw)
+        out.append(np.ascontiguousarray(img[y:y + ch, x:x + cw]))
+    return out
+
+
+def _rows(photos: tuple[str, ...], crops: int, degradations: int, seed: int,
+          bench: bool) -> list[dict]:
+    rng, rows = random.Random(seed), []
+    for name in photos:
+        for ci, clean in enumerate(_crops(load_photo(name, 512), rng, crops)):
+            cases = [("untouched", clean, False)]
+            for _ in range(degradations):
+                d = random_degradation(rng)
+                faded = bool(d.black or d.white != 1.0 or d.saturation != 1.0)
+                cases.append(("random", d.apply(clean), faded))
+            if bench and ci == 0:
+                cases += [(k, f(clean), k == "faded") for k, f in BENCH_DEGRADATIONS.items()]
+            for kind, img, faded in cases:
+                rmse = float(np.sqrt(np.mean((img.astype(np.float32) - clean) ** 2)))
+                rows.append({"photo": name, "crop": ci, "kind": kind, "faded": faded,
+                             "degraded": rmse > DEGRADED_RMSE, "x": restore.features(img),
+                             "gain": {f: psnr(restore._inverse(img, f), clean) - psnr(img, clean)
+                                      for f in restore.FAMILIES} if kind != "random" else {}})
+    return rows
+
+
+def _export(model) -> dict:
+    """The fitted HistGradientBoostingClassifier as plain arrays (one row per tree)."""
+    trees = [p[0].nodes for p in model._predictors]
+    n = max(len(t) for t in trees)
+    out = {k: np.zeros((len(trees), n)) for k in ("threshold", "value")}
+    for k in ("feature", "left", "right", "missing_left"):
+        out[k] = np.zeros((len(trees), n), np.int64)
+    out["feature"][:] = -1
+    for i, t in enumerate(trees):
+        m = len(t)
+        leaf = t["is_leaf"].astype(bool)
+        out["feature"][i, :m] = np.where(leaf, -1, t["feature_idx"])
+        out["threshold"][i, :m] = t["num_threshold"]
+        out["left"][i, :m], out["right"][i, :m] = t["left"], t["right"]
+        out["value"][i, :m] = t["value"]
+        out["missing_left"][i, :m] = t["missing_go_to_left"]
+    return {"base": float(np.ravel(model._baseline_prediction)[0]),
+            **{k: v.tolist() for k, v in out.items()}}
+
+
+def main() -> None:
+    from sklearn.ensemble import HistGradientBoostingClassifier  # training only
+    from sklearn.linear_model import LogisticRegression
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--crops", type=int, default=6)
+    parser.add_argument("--degradations", type=int, default=5)
+    parser.add_argument("--min-moves", type=float, default=3.5)
+    parser.add_argument("--iterations", type=int, default=200)
+    parser.add_argument("--cache", default="")
+    parser.add_argument("--out", default=str(restore.MODEL_PATH))
+    args = parser.parse_args()
+    start = time.time()
+    cache = Path(args.cache) if args.cache else None
+    if cache is not None and cache.is_file():
+        train, valid = pickle.loads(cache.read_bytes())
+    else:
+        train = _rows(REAL_TRAIN + TRAIN_PHOTOS, args.crops, args.degradations, 1, False)
+        valid = _rows(REAL_VALIDATION, max(1, args.crops - 2), max(1, args.degradations - 1),
+                      2, True)
+        if cache is not None:
+            cache.write_bytes(pickle.dumps((train, valid)))
+    print(f"{len(train)} training rows, {len(valid)} validation rows "
+          f"({time.time() - start:.0f} s)", flush=True)
+    mv = restore.FEATURE_NAMES.index
+
+    def moving(r: dict) -> bool:
+        return max(r["x"][mv(f"moves_{f}")] for f in restore.FAMILIES) > args.min_moves
+
+    tr = [r for r in train if moving(r)]
+    X, y = np.array([r["x"] for r in tr]), np.array([r["degraded"] for r in tr])
+    judge = HistGradientBoostingClassifier(max_depth=3, max_iter=args.iterations,
+                                           learning_rate=0.05, class_weight="balanced",
+                                           random_state=0).fit(X, y)
+    dg = [r for r in train if r["degraded"]]
+    fader = HistGradientBoostingClassifier(max_depth=3, max_iter=args.iterations,
+                                           learning_rate=0.05, random_state=0).fit(
+        np.array([r["x"] for r in dg]), np.array([r["faded"] for r in dg]))
+    va = [r for r in valid if moving(r)]
+    raw = judge.decision_function(np.array([r["x"] for r in va]))
+    platt = LogisticRegression(C=1e4, class_weight="balanced").fit(
+        raw[:, None], np.array([r["degraded"] for r in va]))
+    a, b = float(platt.coef_[0, 0]), float(platt.intercept_[0])
+    data = {"features": list(restore.FEATURE_NAMES), "platt": [a, b],
+            "degraded": _export(judge), "faded": _export(fader)}
+    model = restore.RestoreModel.from_json(json.loads(json.dumps(data)))
+    # validation figures: the calibrated probability and the family on every row
+    report: dict = {"validation_rows": len(valid), "moving_rows": len(va)}
+    for r in valid:
+        r["p"] = model.probability(r["x"]) if moving(r) else 0.0
+        r["family"] = "fade" if model.faded.raw(r["x"]) > 0 else "gains"
+    untouched = [r for r in valid if r["kind"] == "untouched"]
+    bench = [r for r in valid if r["kind"] in BENCH_DEGRADATIONS]
+    for thr in (0.5, 0.7, 0.8, 0.9):
+        sure = [r for r in bench if r["p"] >= thr]
+        gains = [r["gain"][r["family"]] if r["p"] >= thr else 0.0 for r in bench]
+        report[f"p>={thr}"] = {
+            "untouched_sure": sum(r["p"] >= thr for r in untouched),
+            "bench_sure": len(sure), "bench": len(bench),
+            "sure_closer": sum(r["gain"][r["family"]] > 0 for r in sure),
+            "gain_if_only_sure_fixed": round(float(np.mean(gains)), 2)}
+    report["family_accuracy_bench"] = round(float(np.mean(
+        [(r["family"] == "fade") == (r["kind"] == "faded") for r in bench])), 3)
+    report["inverse_gain_bench_by_family"] = round(float(np.mean(
+        [r["gain"][r["family"]] for r in bench])), 2)
+    report["untouched_p_max"] = round(max(r["p"] for r in untouched), 3)
+    for k in BENCH_DEGRADATIONS:
+        rs = [r for r in bench if r["kind"] == k]
+        print(f"{k:16s} p " + " ".join(f"{r['p']:.2f}" for r in rs) + "  gain " +
+              " ".join(f"{r['gain'][r['family']]:+.0f}" for r in rs))
+    data["info"] = {"command": "python scripts/train_restore.py " + " ".join(sys.argv[1:]),
+                    "training_photos": list(REAL_TRAIN + TRAIN_PHOTOS),
+                    "validation_photos": list(REAL_VALIDATION), "validation": report}
+    Path(args.out).write_text(json.dumps(data, separators=(",", ":")))
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()
