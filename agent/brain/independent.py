@@ -27,7 +27,12 @@ import hashlib
 import logging
 import re
 import threading
+import weakref
 from collections import OrderedDict
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +44,7 @@ from pipelines.localizers.fusion import similarity
 from pipelines.localizers.perception import NOT_NOUNS, PerceptionLocalizer, _Models
 from pipelines.localizers.phrases import WHOLE, parse_phrase, places
 from pipelines.perception.words import FACE, SALIENT, TEXT, match_noun
+from pipelines.resample import memoised
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +119,9 @@ class Independent:
 _CACHE: OrderedDict[str, list[Seen]] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 8
+#: detections started ahead (``prefetch``) and not finished yet, by content key
+_PENDING: dict[str, Future] = {}
+_POOL: ThreadPoolExecutor | None = None
 
 
 def _models() -> Any | None:
@@ -133,12 +142,24 @@ def _key(image: np.ndarray) -> str:
 
 
 def seen_in(small: np.ndarray, models: Any) -> list[Seen]:
-    """Objects, faces and text regions of ``small`` (cached by content)."""
+    """Objects, faces and text regions of ``small`` (cached by content; a detection of
+    the same pixels that ``prefetch`` started is waited for, not run twice)."""
     key = _key(small)
     with _CACHE_LOCK:
         if key in _CACHE:
             _CACHE.move_to_end(key)
             return _CACHE[key]
+        pending = _PENDING.get(key)
+    if pending is not None:
+        try:
+            return pending.result()
+        except Exception as err:  # noqa: BLE001 — the detection is run again here
+            log.warning("the critic's early detection failed: %s", err)
+    return _detect(key, small, models)
+
+
+def _detect(key: str, small: np.ndarray, models: Any) -> list[Seen]:
+    """Run the nets on ``small`` and remember the answer under its content ``key``."""
     found = [Seen(d.label, tuple(d.box), d.score, "object")
              for d in models.objects.detect(small, OBJECT_MIN)]
     found += [Seen("face", tuple(d.box), d.score, "face")
@@ -152,6 +173,57 @@ def seen_in(small: np.ndarray, models: Any) -> list[Seen]:
         while len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     return found
+
+
+def prefetch(frame: np.ndarray) -> None:
+    """Start the detection ``independent_checks`` will need on ``frame`` (an edit's before
+    frame) on a background thread, so the nets run while the edit is being made.
+
+    The answer is the one ``seen_in`` gives on the frame's work copy (the same pixels, the
+    same nets): it only arrives earlier. Nothing happens without the perception models.
+    """
+    models = _models()
+    if models is None:
+        return
+    small = work_copy(frame)
+    key = _key(small)
+    global _POOL
+    with _CACHE_LOCK:
+        if key in _CACHE or key in _PENDING:
+            return
+        if _POOL is None:   # one worker: the nets run one call at a time anyway
+            _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="critic-eyes")
+        future = _POOL.submit(_detect, key, small, models)
+        _PENDING[key] = future
+
+    def done(_: Future) -> None:
+        with _CACHE_LOCK:
+            _PENDING.pop(key, None)
+
+    future.add_done_callback(done)
+
+
+#: the memo of the ``shared_work_copies()`` block this thread (context) is in
+_WORK_MEMO: ContextVar[dict | None] = ContextVar("independent_work_copies", default=None)
+
+
+@contextmanager
+def shared_work_copies() -> Iterator[None]:
+    """Within the block, ``work_copy`` makes each copy of the same pixels once (the early
+    detection, the detector route and the extent checks read the same before frame).
+
+    Keyed like ``pipelines.resample.downscale_memo`` (``memoised``: the array that owns
+    the pixels, the view, the size), so the contract is the same: **inside the block, no
+    array handed to** ``work_copy`` **is written to**. The copies are read-only (shared);
+    the memo belongs to this block and thread and is dropped at its end.
+    """
+    memo: dict = {}
+    token = _WORK_MEMO.set(memo)
+    try:
+        yield
+    finally:
+        _WORK_MEMO.reset(token)
+        memo.clear()
 
 
 def _crop_seen(small: np.ndarray, box: tuple[int, int, int, int], label: str,
@@ -220,14 +292,79 @@ def _changed(before: np.ndarray, after: np.ndarray) -> np.ndarray:
 
 
 def work_copy(image: np.ndarray, side: int = SIDE) -> np.ndarray:
-    """RGB copy of ``image`` with its long side at most ``side`` (area interpolation)."""
+    """RGB copy of ``image`` with its long side at most ``side`` (area interpolation;
+    made once per pixels and size inside a ``shared_work_copies()`` block, and for a
+    frame ``note_pasted`` describes, from its base frame's copy)."""
     h, w = image.shape[:2]
     s = min(1.0, side / max(h, w))
-    rgb = np.ascontiguousarray(image[..., :3])
     if s >= 1.0:
-        return rgb
-    return cv2.resize(rgb, (max(1, round(w * s)), max(1, round(h * s))),
-                      interpolation=cv2.INTER_AREA)
+        return np.ascontiguousarray(image[..., :3])
+    size = (max(1, round(w * s)), max(1, round(h * s)))
+    memo = _WORK_MEMO.get()
+
+    def make() -> np.ndarray:
+        pasted = memo.get(("pasted", id(image))) if memo is not None else None
+        if pasted is not None and pasted[0]() is image:
+            out = _from_base(image, pasted[1], pasted[2], side, size)
+            if out is not None:
+                return out
+        return cv2.resize(np.ascontiguousarray(image[..., :3]), size,
+                          interpolation=cv2.INTER_AREA)
+
+    return memoised(memo, image, size, make)
+
+
+def note_pasted(frame: np.ndarray, base: np.ndarray, box: tuple[int, int, int, int]
+                ) -> None:
+    """Inside a ``shared_work_copies()`` block: ``frame`` is ``base`` (same size) with only
+    the pixels in ``box`` (x0, y0, x1, y1) changed, so ``work_copy(frame)`` is made from
+    ``work_copy(base)`` and a resize of the part around ``box`` (bit for bit the same
+    copy; see ``_from_base``). Neither may be written to within the block."""
+    memo = _WORK_MEMO.get()
+    if memo is None or frame.shape != base.shape:
+        return
+    key = ("pasted", id(frame))
+    memo[key] = (weakref.ref(frame, lambda _ref: memo.pop(key, None)), base, box)
+
+
+def _period(scale: float) -> int | None:
+    """The fewest output pixels of an area resize by ``scale`` (input px per output px)
+    that span a whole number of input pixels, if that is a power of two up to 1024."""
+    k = 1
+    while k <= 1024:
+        if float(k * scale).is_integer():
+            return k
+        k *= 2
+    return None
+
+
+def _from_base(frame: np.ndarray, base: np.ndarray, box: tuple[int, int, int, int],
+               side: int, size: tuple[int, int]) -> np.ndarray | None:
+    """``frame``'s area copy at ``size`` from ``base``'s, the part over ``box`` resized anew.
+
+    OpenCV's area weights of output pixel ``d`` come from ``d · scale`` (input pixels per
+    output pixel, ``1 / (out / in)`` as OpenCV computes it). When ``scale`` is a multiple
+    of 1/2^k (k ≤ 10) every such product is exact, and a crop that starts and ends on a
+    whole number of input pixels per ``period`` output pixels gets the very same weights:
+    its resize equals that part of the whole frame's, bit for bit (other scales: None).
+    """
+    h, w = frame.shape[:2]
+    scales = (1.0 / (size[0] / w), 1.0 / (size[1] / h))
+    periods = [_period(s) for s in scales]
+    if None in periods:
+        return None
+    spans = []
+    for lo, hi, s, k, n_in, n_out in zip(box[:2], box[2:], scales, periods, (w, h), size):
+        step = int(k * s)                    # input pixels per ``k`` output pixels
+        o0, o1 = lo // step * k, min(n_out, -(-hi // step) * k)
+        spans.append((o0, o1, int(o0 * s), n_in if o1 == n_out else int(o1 * s)))
+    (ox0, ox1, ix0, ix1), (oy0, oy1, iy0, iy1) = spans
+    out = np.array(work_copy(base, side), copy=True)
+    if out.shape[:2] != (size[1], size[0]):
+        return None
+    out[oy0:oy1, ox0:ox1] = cv2.resize(np.ascontiguousarray(frame[iy0:iy1, ix0:ix1, :3]),
+                                       (ox1 - ox0, oy1 - oy0), interpolation=cv2.INTER_AREA)
+    return out
 
 
 def _pick(cands: list[Seen], parsed: Any, changed: np.ndarray) -> list[Seen]:
@@ -284,12 +421,8 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
         An ``Independent``: checks that passed/failed, and the ones that could not decide.
     """
     out = Independent()
-    phrase = str(getattr(getattr(action, "region", None), "phrase", "") or
-                 getattr(action, "target", "") or "").strip()
-    region = getattr(getattr(action, "region", None), "type", None)
-    whole = used_mask is None or bool(np.asarray(used_mask).all()) or \
-        getattr(region, "value", region) == "image" or not phrase or \
-        bool(WHOLE.search(parse_phrase(phrase).text))
+    phrase = _phrase(action)
+    whole = used_mask is None or bool(np.asarray(used_mask).all()) or not names_target(action)
     if whole:
         return out   # a whole-photo edit has no target to find again and no "others"
     if before.shape[:2] != after.shape[:2]:
@@ -346,6 +479,19 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     if removal and target and label is not None:
         _gone(out, small_a, target, label, models)
     return out
+
+
+def _phrase(action: Any) -> str:
+    return str(getattr(getattr(action, "region", None), "phrase", "") or
+               getattr(action, "target", "") or "").strip()
+
+
+def names_target(action: Any) -> bool:
+    """Whether ``action``'s words name a target to find again (not the whole photo)."""
+    phrase = _phrase(action)
+    region = getattr(getattr(action, "region", None), "type", None)
+    return bool(phrase) and getattr(region, "value", region) != "image" and \
+        not WHOLE.search(parse_phrase(phrase).text)
 
 
 def named_label(parsed: Any, phrase: str) -> str | None:

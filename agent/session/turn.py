@@ -23,7 +23,7 @@ from agent import executor
 from agent.actions import Action, ActionKind, RegionType
 from agent.brain.critic import Scene
 from agent.brain.extent import EXTENT_CHECKS
-from agent.brain.independent import TARGET_CHECKS
+from agent.brain.independent import TARGET_CHECKS, shared_work_copies
 from agent.session.context import TurnContext
 from agent.session.frames import FrameResult, is_frame_action, run_frame_action
 from agent.session.memory import ToolContext
@@ -299,10 +299,13 @@ class TurnRunner:
 
     # step: localise → decompose → edit → compose → critique, with retries ----------
     def _run_step(self, step: StepResult, action: Action) -> list[StoredLayer] | None:
-        image = self._image()
-        region = self._localise(action, image)
-        step.region = region.source
-        best = self._attempts(step, action, image, region)
+        image = self._image()   # not written to until the next step: its copies are shared
+        with shared_work_copies():
+            if hasattr(self.backends.critic, "prepare"):   # looks at it while we edit
+                self.backends.critic.prepare(image, action)
+            region = self._localise(action, image)
+            step.region = region.source
+            best = self._attempts(step, action, image, region)
         if best is None:
             step.status = "failed"
             step.message = "; ".join(a.error for a in step.attempts if a.error) or "failed"
