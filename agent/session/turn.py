@@ -41,7 +41,7 @@ from agent.session.results import (
     unavailable_message,
 )
 from agent.session.selection import candidates_of, masks_to_offer, neighbours_of
-from agent.session.store import SessionError, StateError, StoredLayer, diff_layer, split_layer
+from agent.session.store import LayerDraft, SessionError, StateError, StoredLayer
 from pipelines.editors.base import EditError
 from pipelines.editors.frame import FrameError, apply_frame
 from pipelines.editors.operations import OperationError, get_operation
@@ -84,7 +84,7 @@ class _Region:
 @dataclass
 class _Best:
     attempt: Attempt
-    composed: np.ndarray
+    composed: LayerDraft
     layer: Layer
 
 
@@ -321,8 +321,7 @@ class TurnRunner:
                             f"scored {best.attempt.score:.1f}/10 — "
                             + ("; ".join(best.attempt.fix) or "not good enough"))
             return None
-        x0, y0 = best.layer.bbox[:2]
-        stored = diff_layer(best.layer.patch, best.composed, offset=(x0, y0))
+        stored = best.composed.layer()   # diffed (and encoded) while the critic looked
         if stored is None:
             step.status, step.message = "unchanged", "the edit changed no pixel"
             return None
@@ -332,7 +331,7 @@ class TurnRunner:
         step.status, step.bbox = "applied", list(stored.bbox)
         step.message = f"score {best.attempt.score:.1f}/10 after {len(step.attempts)} " \
                        f"attempt{'s' if len(step.attempts) > 1 else ''}"
-        return split_layer(stored)
+        return best.composed.bands()
 
     def _run_frame_step(self, step: StepResult, action: Action) -> list[StoredLayer] | None:
         """A frame edit (crop, rotate, flip, straighten, resize): no editor, no critic; the
@@ -422,6 +421,8 @@ class TurnRunner:
                                                      attempt.score, attempt.fix))
             if composed is not None and (best is None or attempt.score > best.attempt.score):
                 best = _Best(attempt, composed, knobs.layer)
+            elif composed is not None:
+                composed.cancel()   # not kept: stop encoding its layer
             if composed is not None and attempt.score >= self.policy.accept_score:
                 break
             if not self._reflect(action, knobs, critique, region, image):
@@ -441,8 +442,8 @@ class TurnRunner:
             request = action.to_request(seed=self.policy.seed + index, params=knobs.params)
             done = executor.run(layer, request, knobs.editor, feather=knobs.feather,
                                 frame_size=self.graph.size)
-            composed = done.patch
-            critique = self.backends.critic.critique(layer.patch, composed, action,
+            composed = LayerDraft(layer.patch, done.patch, layer.bbox[:2])
+            critique = self.backends.critic.critique(layer.patch, done.patch, action,
                                                      done.changed_area, feather=done.feather,
                                                      params=knobs.params,
                                                      scene=Scene(self._image(),
@@ -453,6 +454,8 @@ class TurnRunner:
             checks = getattr(critique, "checks", {}) or {}
             attempt.wrong_extent = any(checks.get(k) is False for k in WRONG_EXTENT)
         except (EditError, OperationError, ValueError) as err:
+            if composed is not None:
+                composed.cancel()   # its layer will not be kept
             attempt.error, composed = str(err), None
         attempt.seconds = time.perf_counter() - start
         return attempt, composed, critique
