@@ -176,7 +176,8 @@ def correct_word(word: str) -> str:
         return word
     vocab = vocabulary()
     lex = lexicon()
-    if word in vocab or word in _english() or (lex is not None and lex.pos(word)):
+    # the lexicon before the English list: it is loaded anyway, the list only for typos
+    if word in vocab or (lex is not None and lex.pos(word)) or word in _english():
         return word
     squeezed = re.sub(r"(.)\1{2,}", r"\1\1", word)   # "brighterrr" → "brighterr"
     for candidate in (squeezed, re.sub(r"(.)\1+", r"\1", squeezed)):
