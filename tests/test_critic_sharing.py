@@ -29,7 +29,7 @@ def test_a_pasted_frames_work_copies_equal_a_resize_of_the_whole_frame(size):
     rng = np.random.default_rng(size[0])
     w, h = size
     before = rng.integers(0, 256, (h, w, 4), dtype=np.uint8)
-    for _ in range(6):
+    for _ in range(3):
         x0, y0 = int(rng.integers(0, w - 20)), int(rng.integers(0, h - 20))
         x1, y1 = int(rng.integers(x0 + 1, w + 1)), int(rng.integers(y0 + 1, h + 1))
         after = before.copy()
@@ -72,3 +72,30 @@ def test_a_detection_started_early_is_the_one_the_check_would_have_made():
         [(s.label, s.box, s.score, s.kind) for s in direct]
     assert direct, "the cat photo shows something the detector knows"
     assert not independent._PENDING
+
+
+@pytest.mark.parametrize("width", [24, 31, 67])
+def test_the_wide_erode_of_object_core_is_opencvs_erode_bit_for_bit(width):
+    """``objects._erode_wide`` (a distance transform and an exact test of the ring between)
+    against ``cv2.erode`` with the elliptical kernel and replicated border: discs, holes,
+    speckle, shapes cut by the frame's edge, a full and an empty mask."""
+    from pipelines.editors.objects import _erode_wide
+
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * width + 1,) * 2)
+    rng = np.random.default_rng(width)
+    masks = [np.ones((120, 90), np.uint8), np.zeros((80, 130), np.uint8)]
+    for i in range(8):
+        h, w = int(rng.integers(150, 420)), int(rng.integers(150, 420))
+        m = np.zeros((h, w), np.uint8)
+        for _ in range(int(rng.integers(1, 4))):
+            cv2.circle(m, (int(rng.integers(-50, w + 50)), int(rng.integers(-50, h + 50))),
+                       int(rng.integers(10, 250)), 1, -1)
+        if i % 3 == 1:
+            m[rng.random((h, w)) < 0.002] ^= 1           # speckle: holes and islands
+        if i % 3 == 2:
+            cv2.rectangle(m, (3, 3), (w - 1, h // 2), 1, -1)   # along the frame's edge
+        masks.append(m)
+    for m in masks:
+        want = cv2.erode(m, kernel, borderType=cv2.BORDER_REPLICATE) > 0
+        got = _erode_wide(m, kernel)
+        assert got is not None and np.array_equal(got, want), (m.shape, (got != want).sum())
