@@ -92,7 +92,8 @@ def _spread_mean(values: np.ndarray, where: np.ndarray, sigma: float) -> np.ndar
         num = _blur(weighted, s)
         den = _blur(weight, s)
         ready = todo & (den > 0.02)
-        out[ready] = num[ready] / den[ready, None]
+        # in place where ready: the same quotients as gathering them, without the copies
+        np.divide(num, den[..., None], out=out, where=ready[..., None])
         todo &= ~ready
         if not todo.any():
             return out
