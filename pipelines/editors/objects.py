@@ -140,11 +140,19 @@ def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None,
     noise = float(np.percentile(deviation[reference], 90))
     threshold = EDGE_NOISE_FACTOR * noise + MIN_EXCESS
     grown = 0
+    # ring d holds the free pixels with d - 1 < distance <= d: sorted by ring once, each
+    # ring's deviations are one slice (the same values, so the same percentiles)
+    ring_of = np.ceil(distance).astype(np.int32)
+    near = free & (distance > 0) & (ring_of <= limit)
+    rings, values = ring_of[near], deviation[near]
+    order = np.argsort(rings, kind="stable")
+    rings, values = rings[order], values[order]
+    starts = np.searchsorted(rings, np.arange(1, limit + 2))
     for d in range(1, limit + 1):
-        ring = (distance > d - 1) & (distance <= d) & free
-        if ring.sum() < 4:
+        ring = values[starts[d - 1]:starts[d]]
+        if ring.size < 4:
             break
-        if float(np.percentile(deviation[ring], 90)) > threshold:
+        if float(np.percentile(ring, 90)) > threshold:
             grown = d
     reach = min(limit, grown + SAFETY_PX) if grown else 0
     out = mask | ((distance <= reach) & free) if reach else mask.copy()
