@@ -132,7 +132,10 @@ class MeasuredCritic:
         edit) will need, while the edit is made: the detector route's look at the frame
         (``agent.brain.independent.prefetch``; the same answer, only earlier)."""
         if self.independent and names_target(action):
-            prefetch(frame)
+            try:
+                prefetch(frame)
+            except Exception as err:  # noqa: BLE001 — only a head start; the check runs anyway
+                log.warning("could not start the critic's detection early: %s", err)
 
     def critique(self, before: np.ndarray, after: np.ndarray, action: Any,
                  mask: np.ndarray | None = None, *, feather: int | None = None,
