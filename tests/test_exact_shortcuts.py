@@ -1,6 +1,7 @@
-"""The critic's shared work (issue 36): copies made once, detections started early, copies
-of a pasted frame made from its base frame's. Each must give the very answer the plain
-way gives (bit for bit), never a stale one."""
+"""The shortcuts of issue 36 (speed): the critic's copies made once, its detections
+started early, a pasted frame's copies made from its base frame's, ``object_core``'s wide
+erode. Each must give the very answer the plain way gives (bit for bit), never a stale
+one. (The layer drafts are checked in ``tests/test_state.py``.)"""
 
 from __future__ import annotations
 
