@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 from skimage import data
 
-from agent.brain import independent
-from agent.brain.independent import note_pasted, shared_work_copies, work_copy
+from agent.brain import independent, work_copies
+from agent.brain.work_copies import note_pasted, shared_work_copies, work_copy
 
 
 def _plain(image: np.ndarray, side: int) -> np.ndarray:
@@ -39,7 +39,7 @@ def test_a_pasted_frames_work_copies_equal_a_resize_of_the_whole_frame(size):
             note_pasted(after, before, (x0, y0, x1, y1))
             for side in (256, 512, 125):
                 got = work_copy(after, side)
-                shortcut = independent._from_base(after, before, (x0, y0, x1, y1), side,
+                shortcut = work_copies._from_base(after, before, (x0, y0, x1, y1), side,
                                                   got.shape[1::-1])
                 if side in (256, 512) and size in ((1000, 750), (750, 1000), (1008, 756)):
                     assert shortcut is not None, (size, side)   # 125/32, 63/16 px per px

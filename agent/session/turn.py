@@ -23,7 +23,8 @@ from agent import executor
 from agent.actions import Action, ActionKind, RegionType
 from agent.brain.critic import Scene
 from agent.brain.extent import EXTENT_CHECKS
-from agent.brain.independent import TARGET_CHECKS, shared_work_copies
+from agent.brain.independent import TARGET_CHECKS
+from agent.brain.work_copies import shared_work_copies
 from agent.session.context import TurnContext
 from agent.session.frames import FrameResult, is_frame_action, run_frame_action
 from agent.session.memory import ToolContext

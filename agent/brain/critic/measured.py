@@ -33,9 +33,9 @@ from agent.brain.independent import (
     Independent,
     independent_checks,
     names_target,
-    note_pasted,
     prefetch,
 )
+from agent.brain.work_copies import note_pasted
 from pipelines.layers import feather_for
 from pipelines.localizers import get_localizer
 from pipelines.operations import REGISTRY, Measured, Verdict, with_flag
