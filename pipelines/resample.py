@@ -36,13 +36,24 @@ def downscale(image: np.ndarray, max_side: int) -> np.ndarray:
     if scale >= 1:
         return image
     size = (max(1, round(w * scale)), max(1, round(h * scale)))
-    memo = _DOWNSCALE_MEMO.get()
-    key = _memo_key(image, size) if memo is not None else None
+    return memoised(_DOWNSCALE_MEMO.get(), image, size,
+                    lambda: cv2.resize(image, size, interpolation=cv2.INTER_AREA))
+
+
+def memoised(memo: dict | None, image: np.ndarray, size: tuple[int, int],
+             make: Callable[[], np.ndarray]) -> np.ndarray:
+    """``make()``, the copy of ``image`` at ``size``; with a ``memo`` (a dict a memo block
+    owns), its answer for the same pixels in memory and size when it has one.
+
+    The key is ``memo_key``'s; an answer that goes into the memo is made read-only (it is
+    shared), and its entry dies with the array it was made from.
+    """
+    key = memo_key(image, size) if memo is not None else None
     if key is not None:
         hit = memo.get(key[0])
         if hit is not None and hit[0]() is key[1]:
             return hit[1]
-    out = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+    out = make()
     if key is not None:
         out.setflags(write=False)
         table = memo   # the callback drops the entry when the owner dies (its id is reused)
@@ -54,7 +65,7 @@ def downscale(image: np.ndarray, max_side: int) -> np.ndarray:
 _DOWNSCALE_MEMO: ContextVar[dict | None] = ContextVar("downscale_memo", default=None)
 
 
-def _memo_key(image: np.ndarray, size: tuple[int, int]) -> tuple[tuple, np.ndarray] | None:
+def memo_key(image: np.ndarray, size: tuple[int, int]) -> tuple[tuple, np.ndarray] | None:
     """The memo key of ``image``'s pixels and the array that owns them: the owner's id, the
     view's address, shape, strides and type, and the output size (None: not memoisable)."""
     owner = image

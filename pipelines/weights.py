@@ -106,6 +106,8 @@ def locate(model_id: str, settings: Settings) -> Located:
             return Located(None, "", f"the model folder {name} holds no weight files")
         return Located(folder, "folder")
     try:
+        if not _may_be_cached(model_id, settings):
+            raise FileNotFoundError(f"no Hugging Face cache folder here holds {model_id}")
         from huggingface_hub import snapshot_download
 
         folder = Path(snapshot_download(repo_id=model_id, local_files_only=True,
@@ -124,6 +126,25 @@ def locate(model_id: str, settings: Settings) -> Located:
             return Located(None, "download")
         return Located(None, "", f"the cached copy of {model_id} holds no weight files")
     return Located(folder, "cache")
+
+
+def _may_be_cached(model_id: str, settings: Settings) -> bool:
+    """False only when no folder huggingface_hub could take for its cache holds the repo's
+    ``models--<org>--<name>`` folder: the lookup then fails without importing it (a few
+    hundred ms of a first turn). Every place it may look is tried (``LOUPE_HF_CACHE``, else
+    ``HF_HUB_CACHE``, ``HUGGINGFACE_HUB_CACHE``, ``HF_HOME``, ``XDG_CACHE_HOME``, ``~``)."""
+    name = "models--" + model_id.replace("/", "--")
+    if cache_dir(settings):
+        roots = [cache_dir(settings)]
+    else:
+        env = os.environ.get
+        roots = [env("HF_HUB_CACHE"), env("HUGGINGFACE_HUB_CACHE"),
+                 env("HF_HOME") and os.path.join(env("HF_HOME", ""), "hub"),
+                 env("XDG_CACHE_HOME") and os.path.join(env("XDG_CACHE_HOME", ""),
+                                                        "huggingface", "hub"),
+                 os.path.join("~", ".cache", "huggingface", "hub")]
+    return any((Path(os.path.expandvars(root)).expanduser() / name).exists()
+               for root in roots if root)
 
 
 # --------------------------------------------------------------------------- downloads

@@ -10,6 +10,7 @@ import pytest
 from agent.session.state import StateGraph
 from agent.session.store import (
     ImageCache,
+    LayerDraft,
     StateError,
     StoredLayer,
     decode_png,
@@ -207,3 +208,31 @@ def test_large_layers_split_into_bands_that_replay_exactly(tmp_path):
     graph.cache.clear()
     assert np.array_equal(graph.image(), after)
     assert split_layer(layer, max_pixels=10**9) == [layer]
+
+
+
+@pytest.mark.parametrize("cancel", [False, True])
+def test_a_layer_drafted_beside_the_critic_writes_the_files_the_plain_path_writes(
+        astronaut, tmp_path, cancel):
+    """The draft (diff, bands, PNG bytes made on background threads) stores the very layer
+    and files ``diff_layer`` + ``split_layer`` + ``persist`` make; with its encodings
+    cancelled half-way, ``persist`` encodes what is missing itself."""
+    rng = np.random.default_rng(3)
+    before = np.ascontiguousarray(np.tile(astronaut, (3, 4, 1)))   # 1536 x 2048: 2 bands
+    after = before.copy()
+    after[50:1390, 20:1900] = rng.integers(0, 256, (1340, 1880, 3), dtype=np.uint8)
+    draft = LayerDraft(before, after, (30, 40))
+    bands = draft.bands()
+    if cancel:
+        draft.cancel()
+    plain = split_layer(diff_layer(before, after, offset=(30, 40)))
+    assert draft.layer().bbox == (50, 90, 1930, 1430) and len(plain) == 2
+    assert [b.bbox for b in bands] == [b.bbox for b in plain]
+    for i, (mine, theirs) in enumerate(zip(bands, plain)):
+        mine.persist(tmp_path / "draft", f"n{i}")
+        theirs.persist(tmp_path / "plain", f"n{i}")
+        for name in (mine.patch_file, mine.mask_file):
+            assert (tmp_path / "draft" / name).read_bytes() == \
+                (tmp_path / "plain" / name).read_bytes()
+        assert np.array_equal(mine.patch, theirs.patch) and np.array_equal(mine.mask,
+                                                                           theirs.mask)

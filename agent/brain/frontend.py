@@ -123,7 +123,17 @@ def _english() -> frozenset[str]:
 
 
 def vocabulary() -> dict[str, int]:
-    """Our vocabulary with weights (how often each word appears in our own texts)."""
+    """Our vocabulary with weights (how often each word appears in our own texts).
+
+    Counted once per content of the tables it reads (an operation registered later, or
+    new words of one, count anew); a fresh dict each call."""
+    key = (tuple(OPERATIONS), tuple(sorted(word_owner().items())), tuple(NAMED_COLORS),
+           tuple(LOOKS), tuple(SHORTHAND.items()), id(LIBRARY), DOMAIN_WORDS)
+    return dict(_vocabulary(key))
+
+
+@lru_cache(maxsize=4)
+def _vocabulary(key: tuple) -> dict[str, int]:   # ``key``: what the count reads
     counts: dict[str, int] = {}
     texts = [DOMAIN_WORDS, " ".join(OPERATIONS), " ".join(NAMED_COLORS),
              " ".join(n.replace("_", " ") for n in LOOKS),
@@ -176,7 +186,8 @@ def correct_word(word: str) -> str:
         return word
     vocab = vocabulary()
     lex = lexicon()
-    if word in vocab or word in _english() or (lex is not None and lex.pos(word)):
+    # the lexicon before the English list: it is loaded anyway, the list only for typos
+    if word in vocab or (lex is not None and lex.pos(word)) or word in _english():
         return word
     squeezed = re.sub(r"(.)\1{2,}", r"\1\1", word)   # "brighterrr" → "brighterr"
     for candidate in (squeezed, re.sub(r"(.)\1+", r"\1", squeezed)):

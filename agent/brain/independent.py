@@ -28,12 +28,14 @@ import logging
 import re
 import threading
 from collections import OrderedDict
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
 import cv2
 import numpy as np
 
+from agent.brain.work_copies import work_copy
 from pipelines.arrays import channel_max
 from pipelines.localizers.fusion import similarity
 from pipelines.localizers.perception import NOT_NOUNS, PerceptionLocalizer, _Models
@@ -42,8 +44,6 @@ from pipelines.perception.words import FACE, SALIENT, TEXT, match_noun
 
 log = logging.getLogger(__name__)
 
-#: long side of the frame copy every check works on
-SIDE = 1024
 #: long side the text detector sees for the inventory of other text regions
 TEXT_SIDE = 640
 #: a pixel counts as changed above this difference (0–255, any channel, work copy)
@@ -113,6 +113,9 @@ class Independent:
 _CACHE: OrderedDict[str, list[Seen]] = OrderedDict()
 _CACHE_LOCK = threading.Lock()
 _CACHE_SIZE = 8
+#: detections started ahead (``prefetch``) and not finished yet, by content key
+_PENDING: dict[str, Future] = {}
+_POOL: ThreadPoolExecutor | None = None
 
 
 def _models() -> Any | None:
@@ -133,12 +136,24 @@ def _key(image: np.ndarray) -> str:
 
 
 def seen_in(small: np.ndarray, models: Any) -> list[Seen]:
-    """Objects, faces and text regions of ``small`` (cached by content)."""
+    """Objects, faces and text regions of ``small`` (cached by content; a detection of
+    the same pixels that ``prefetch`` started is waited for, not run twice)."""
     key = _key(small)
     with _CACHE_LOCK:
         if key in _CACHE:
             _CACHE.move_to_end(key)
             return _CACHE[key]
+        pending = _PENDING.get(key)
+    if pending is not None:
+        try:
+            return pending.result()
+        except Exception as err:  # noqa: BLE001 — the detection is run again here
+            log.warning("the critic's early detection failed: %s", err)
+    return _detect(key, small, models)
+
+
+def _detect(key: str, small: np.ndarray, models: Any) -> list[Seen]:
+    """Run the nets on ``small`` and remember the answer under its content ``key``."""
     found = [Seen(d.label, tuple(d.box), d.score, "object")
              for d in models.objects.detect(small, OBJECT_MIN)]
     found += [Seen("face", tuple(d.box), d.score, "face")
@@ -152,6 +167,34 @@ def seen_in(small: np.ndarray, models: Any) -> list[Seen]:
         while len(_CACHE) > _CACHE_SIZE:
             _CACHE.popitem(last=False)
     return found
+
+
+def prefetch(frame: np.ndarray) -> None:
+    """Start the detection ``independent_checks`` will need on ``frame`` (an edit's before
+    frame) on a background thread, so the nets run while the edit is being made.
+
+    The answer is the one ``seen_in`` gives on the frame's work copy (the same pixels, the
+    same nets): it only arrives earlier. Nothing happens without the perception models.
+    """
+    models = _models()
+    if models is None:
+        return
+    small = work_copy(frame)
+    key = _key(small)
+    global _POOL
+    with _CACHE_LOCK:
+        if key in _CACHE or key in _PENDING:
+            return
+        if _POOL is None:   # one worker: the nets run one call at a time anyway
+            _POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="critic-eyes")
+        future = _POOL.submit(_detect, key, small, models)
+        _PENDING[key] = future
+
+    def done(_: Future) -> None:
+        with _CACHE_LOCK:
+            _PENDING.pop(key, None)
+
+    future.add_done_callback(done)
 
 
 def _crop_seen(small: np.ndarray, box: tuple[int, int, int, int], label: str,
@@ -219,17 +262,6 @@ def _changed(before: np.ndarray, after: np.ndarray) -> np.ndarray:
     return cv2.morphologyEx(d.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)) > 0
 
 
-def work_copy(image: np.ndarray, side: int = SIDE) -> np.ndarray:
-    """RGB copy of ``image`` with its long side at most ``side`` (area interpolation)."""
-    h, w = image.shape[:2]
-    s = min(1.0, side / max(h, w))
-    rgb = np.ascontiguousarray(image[..., :3])
-    if s >= 1.0:
-        return rgb
-    return cv2.resize(rgb, (max(1, round(w * s)), max(1, round(h * s))),
-                      interpolation=cv2.INTER_AREA)
-
-
 def _pick(cands: list[Seen], parsed: Any, changed: np.ndarray) -> list[Seen]:
     """The candidate(s) the words' qualifiers pick (all of them for plural words; with no
     qualifier, the instance that best matches what changed — any one may be meant)."""
@@ -284,12 +316,8 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
         An ``Independent``: checks that passed/failed, and the ones that could not decide.
     """
     out = Independent()
-    phrase = str(getattr(getattr(action, "region", None), "phrase", "") or
-                 getattr(action, "target", "") or "").strip()
-    region = getattr(getattr(action, "region", None), "type", None)
-    whole = used_mask is None or bool(np.asarray(used_mask).all()) or \
-        getattr(region, "value", region) == "image" or not phrase or \
-        bool(WHOLE.search(parse_phrase(phrase).text))
+    phrase = _phrase(action)
+    whole = used_mask is None or bool(np.asarray(used_mask).all()) or not names_target(action)
     if whole:
         return out   # a whole-photo edit has no target to find again and no "others"
     if before.shape[:2] != after.shape[:2]:
@@ -346,6 +374,19 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     if removal and target and label is not None:
         _gone(out, small_a, target, label, models)
     return out
+
+
+def _phrase(action: Any) -> str:
+    return str(getattr(getattr(action, "region", None), "phrase", "") or
+               getattr(action, "target", "") or "").strip()
+
+
+def names_target(action: Any) -> bool:
+    """Whether ``action``'s words name a target to find again (not the whole photo)."""
+    phrase = _phrase(action)
+    region = getattr(getattr(action, "region", None), "type", None)
+    return bool(phrase) and getattr(region, "value", region) != "image" and \
+        not WHOLE.search(parse_phrase(phrase).text)
 
 
 def named_label(parsed: Any, phrase: str) -> str | None:

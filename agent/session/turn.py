@@ -24,6 +24,7 @@ from agent.actions import Action, ActionKind, RegionType
 from agent.brain.critic import Scene
 from agent.brain.extent import EXTENT_CHECKS
 from agent.brain.independent import TARGET_CHECKS
+from agent.brain.work_copies import shared_work_copies
 from agent.session.context import TurnContext
 from agent.session.frames import FrameResult, is_frame_action, run_frame_action
 from agent.session.memory import ToolContext
@@ -41,7 +42,7 @@ from agent.session.results import (
     unavailable_message,
 )
 from agent.session.selection import candidates_of, masks_to_offer, neighbours_of
-from agent.session.store import SessionError, StateError, StoredLayer, diff_layer, split_layer
+from agent.session.store import LayerDraft, SessionError, StateError, StoredLayer
 from pipelines.editors.base import EditError
 from pipelines.editors.frame import FrameError, apply_frame
 from pipelines.editors.operations import OperationError, get_operation
@@ -84,7 +85,7 @@ class _Region:
 @dataclass
 class _Best:
     attempt: Attempt
-    composed: np.ndarray
+    composed: LayerDraft
     layer: Layer
 
 
@@ -299,10 +300,13 @@ class TurnRunner:
 
     # step: localise → decompose → edit → compose → critique, with retries ----------
     def _run_step(self, step: StepResult, action: Action) -> list[StoredLayer] | None:
-        image = self._image()
-        region = self._localise(action, image)
-        step.region = region.source
-        best = self._attempts(step, action, image, region)
+        image = self._image()   # not written to until the next step: its copies are shared
+        with shared_work_copies():
+            if hasattr(self.backends.critic, "prepare"):   # looks at it while we edit
+                self.backends.critic.prepare(image, action)
+            region = self._localise(action, image)
+            step.region = region.source
+            best = self._attempts(step, action, image, region)
         if best is None:
             step.status = "failed"
             step.message = "; ".join(a.error for a in step.attempts if a.error) or "failed"
@@ -318,8 +322,7 @@ class TurnRunner:
                             f"scored {best.attempt.score:.1f}/10 — "
                             + ("; ".join(best.attempt.fix) or "not good enough"))
             return None
-        x0, y0 = best.layer.bbox[:2]
-        stored = diff_layer(best.layer.patch, best.composed, offset=(x0, y0))
+        stored = best.composed.layer()   # diffed (and encoded) while the critic looked
         if stored is None:
             step.status, step.message = "unchanged", "the edit changed no pixel"
             return None
@@ -329,7 +332,7 @@ class TurnRunner:
         step.status, step.bbox = "applied", list(stored.bbox)
         step.message = f"score {best.attempt.score:.1f}/10 after {len(step.attempts)} " \
                        f"attempt{'s' if len(step.attempts) > 1 else ''}"
-        return split_layer(stored)
+        return best.composed.bands()
 
     def _run_frame_step(self, step: StepResult, action: Action) -> list[StoredLayer] | None:
         """A frame edit (crop, rotate, flip, straighten, resize): no editor, no critic; the
@@ -419,6 +422,8 @@ class TurnRunner:
                                                      attempt.score, attempt.fix))
             if composed is not None and (best is None or attempt.score > best.attempt.score):
                 best = _Best(attempt, composed, knobs.layer)
+            elif composed is not None:
+                composed.cancel()   # not kept: stop encoding its layer
             if composed is not None and attempt.score >= self.policy.accept_score:
                 break
             if not self._reflect(action, knobs, critique, region, image):
@@ -438,8 +443,8 @@ class TurnRunner:
             request = action.to_request(seed=self.policy.seed + index, params=knobs.params)
             done = executor.run(layer, request, knobs.editor, feather=knobs.feather,
                                 frame_size=self.graph.size)
-            composed = done.patch
-            critique = self.backends.critic.critique(layer.patch, composed, action,
+            composed = LayerDraft(layer.patch, done.patch, layer.bbox[:2])
+            critique = self.backends.critic.critique(layer.patch, done.patch, action,
                                                      done.changed_area, feather=done.feather,
                                                      params=knobs.params,
                                                      scene=Scene(self._image(),
@@ -450,6 +455,8 @@ class TurnRunner:
             checks = getattr(critique, "checks", {}) or {}
             attempt.wrong_extent = any(checks.get(k) is False for k in WRONG_EXTENT)
         except (EditError, OperationError, ValueError) as err:
+            if composed is not None:
+                composed.cancel()   # its layer will not be kept
             attempt.error, composed = str(err), None
         attempt.seconds = time.perf_counter() - start
         return attempt, composed, critique

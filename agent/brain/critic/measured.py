@@ -28,7 +28,14 @@ from agent.brain.critic.verdict import (
     Scene,
 )
 from agent.brain.extent import EXTENT_CHECKS, extent_checks
-from agent.brain.independent import TARGET_CHECKS, Independent, independent_checks
+from agent.brain.independent import (
+    TARGET_CHECKS,
+    Independent,
+    independent_checks,
+    names_target,
+    prefetch,
+)
+from agent.brain.work_copies import note_pasted
 from pipelines.layers import feather_for
 from pipelines.localizers import get_localizer
 from pipelines.operations import REGISTRY, Measured, Verdict, with_flag
@@ -120,6 +127,16 @@ class MeasuredCritic:
                 self._localizer = False
         return self._localizer or None
 
+    def prepare(self, frame: np.ndarray, action: Any) -> None:
+        """Start what a critique of ``action`` on ``frame`` (the whole frame before the
+        edit) will need, while the edit is made: the detector route's look at the frame
+        (``agent.brain.independent.prefetch``; the same answer, only earlier)."""
+        if self.independent and names_target(action):
+            try:
+                prefetch(frame)
+            except Exception as err:  # noqa: BLE001 — only a head start; the check runs anyway
+                log.warning("could not start the critic's detection early: %s", err)
+
     def critique(self, before: np.ndarray, after: np.ndarray, action: Any,
                  mask: np.ndarray | None = None, *, feather: int | None = None,
                  params: dict[str, Any] | None = None, scene: Scene | None = None
@@ -186,12 +203,18 @@ class MeasuredCritic:
         checks.update(verdict.checks)
         independent = None
         if scene is not None and checks["changed"] and self.independent:
-            whole_after, whole_mask = scene.frames(after, None if whole else full_inside)
+            # one after frame for both routes (a 12-MP copy each was half their cost)
+            whole_after, frame_mask = scene.frames(after, full_inside)
+            # a whole-patch edit hands the detector route the mask ``frames`` gives None
+            whole_mask = None if whole and whole_after is after else frame_mask
+            if whole_after is not after:   # its work copies: the before frame's + the patch
+                x0, y0 = (int(v) for v in scene.offset)
+                note_pasted(whole_after, scene.before,
+                            (x0, y0, x0 + after.shape[1], y0 + after.shape[0]))
             independent = independent_checks(scene.before, whole_after, action, whole_mask,
                                              removal=spec is not None and
                                              spec.has("removes_target"))
-            _merge(independent, extent_checks(scene.before, whole_after, action,
-                                              scene.frames(after, full_inside)[1]))
+            _merge(independent, extent_checks(scene.before, whole_after, action, frame_mask))
         if spec is not None and spec.has("removes_target") and checks["changed"] and (
                 independent is None or "target_gone" not in independent.checks):
             checks["target_gone"] = self._gone(before, after, full_inside, action, fix)

@@ -42,6 +42,10 @@ class PanelCritic:
         self.llm, self.focuses = llm, focuses
         self.fallback = fallback or MeasuredCritic()
 
+    def prepare(self, frame: np.ndarray, action: Any) -> None:
+        """See ``MeasuredCritic.prepare`` (its measurements are the panel's evidence)."""
+        self.fallback.prepare(frame, action)
+
     def critique(self, before: np.ndarray, after: np.ndarray, action: Any,
                  mask: np.ndarray | None = None, *, feather: int | None = None,
                  params: dict[str, Any] | None = None, scene: Scene | None = None

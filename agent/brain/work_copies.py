@@ -1,0 +1,121 @@
+"""Work copies of a frame for the critic's checks that do not trust the mask (issue 36).
+
+``work_copy`` is the one way those checks shrink a frame (area interpolation). Inside a
+``shared_work_copies()`` block (one turn step) each copy of the same pixels at the same
+size is made once, and a frame that ``note_pasted`` describes as another frame with one
+box changed gets its copies from that frame's plus a resize of the box's part, bit for
+bit the copy of the whole frame where OpenCV's area weights repeat (``_from_base``).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+
+import cv2
+import numpy as np
+
+from pipelines.resample import memoised
+
+#: long side of the frame copy every check of ``agent.brain.independent`` works on
+SIDE = 1024
+
+#: the memo of the ``shared_work_copies()`` block this thread (context) is in
+_WORK_MEMO: ContextVar[dict | None] = ContextVar("independent_work_copies", default=None)
+
+
+@contextmanager
+def shared_work_copies() -> Iterator[None]:
+    """Within the block, ``work_copy`` makes each copy of the same pixels once (the early
+    detection, the detector route and the extent checks read the same before frame).
+
+    Keyed like ``pipelines.resample.downscale_memo`` (``memoised``: the array that owns
+    the pixels, the view, the size), so the contract is the same: **inside the block, no
+    array handed to** ``work_copy`` **is written to**. The copies are read-only (shared);
+    the memo belongs to this block and thread and is dropped at its end.
+    """
+    memo: dict = {}
+    token = _WORK_MEMO.set(memo)
+    try:
+        yield
+    finally:
+        _WORK_MEMO.reset(token)
+        memo.clear()
+
+
+def work_copy(image: np.ndarray, side: int = SIDE) -> np.ndarray:
+    """RGB copy of ``image`` with its long side at most ``side`` (area interpolation;
+    made once per pixels and size inside a ``shared_work_copies()`` block, and for a
+    frame ``note_pasted`` describes, from its base frame's copy)."""
+    h, w = image.shape[:2]
+    s = min(1.0, side / max(h, w))
+    if s >= 1.0:
+        return np.ascontiguousarray(image[..., :3])
+    size = (max(1, round(w * s)), max(1, round(h * s)))
+    memo = _WORK_MEMO.get()
+
+    def make() -> np.ndarray:
+        pasted = memo.get(("pasted", id(image))) if memo is not None else None
+        if pasted is not None and pasted[0]() is image:
+            out = _from_base(image, pasted[1], pasted[2], side, size)
+            if out is not None:
+                return out
+        return cv2.resize(np.ascontiguousarray(image[..., :3]), size,
+                          interpolation=cv2.INTER_AREA)
+
+    return memoised(memo, image, size, make)
+
+
+def note_pasted(frame: np.ndarray, base: np.ndarray, box: tuple[int, int, int, int]
+                ) -> None:
+    """Inside a ``shared_work_copies()`` block: ``frame`` is ``base`` (same size) with only
+    the pixels in ``box`` (x0, y0, x1, y1) changed, so ``work_copy(frame)`` is made from
+    ``work_copy(base)`` and a resize of the part around ``box`` (bit for bit the same
+    copy; see ``_from_base``). Neither may be written to within the block."""
+    memo = _WORK_MEMO.get()
+    if memo is None or frame.shape != base.shape:
+        return
+    key = ("pasted", id(frame))
+    memo[key] = (weakref.ref(frame, lambda _ref: memo.pop(key, None)), base, box)
+
+
+def _period(scale: float) -> int | None:
+    """The fewest output pixels of an area resize by ``scale`` (input px per output px)
+    that span a whole number of input pixels, if that is a power of two up to 1024."""
+    k = 1
+    while k <= 1024:
+        if float(k * scale).is_integer():
+            return k
+        k *= 2
+    return None
+
+
+def _from_base(frame: np.ndarray, base: np.ndarray, box: tuple[int, int, int, int],
+               side: int, size: tuple[int, int]) -> np.ndarray | None:
+    """``frame``'s area copy at ``size`` from ``base``'s, the part over ``box`` resized anew.
+
+    OpenCV's area weights of output pixel ``d`` come from ``d · scale`` (input pixels per
+    output pixel, ``1 / (out / in)`` as OpenCV computes it). When ``scale`` is a multiple
+    of 1/2^k (k ≤ 10) every such product is exact, and a crop that starts and ends on a
+    whole number of input pixels per ``period`` output pixels gets the very same weights:
+    its resize equals that part of the whole frame's, bit for bit (other scales: None).
+    """
+    h, w = frame.shape[:2]
+    scales = (1.0 / (size[0] / w), 1.0 / (size[1] / h))
+    periods = [_period(s) for s in scales]
+    if None in periods:
+        return None
+    spans = []
+    for lo, hi, s, k, n_in, n_out in zip(box[:2], box[2:], scales, periods, (w, h), size):
+        step = int(k * s)                    # input pixels per ``k`` output pixels
+        o0, o1 = lo // step * k, min(n_out, -(-hi // step) * k)
+        spans.append((o0, o1, int(o0 * s), n_in if o1 == n_out else int(o1 * s)))
+    (ox0, ox1, ix0, ix1), (oy0, oy1, iy0, iy1) = spans
+    out = np.array(work_copy(base, side), copy=True)
+    if out.shape[:2] != (size[1], size[0]):
+        return None
+    out[oy0:oy1, ox0:ox1] = cv2.resize(np.ascontiguousarray(frame[iy0:iy1, ix0:ix1, :3]),
+                                       (ox1 - ox0, oy1 - oy0), interpolation=cv2.INTER_AREA)
+    return out

@@ -1,0 +1,102 @@
+"""The shortcuts of issue 36 (speed): the critic's copies made once, its detections
+started early, a pasted frame's copies made from its base frame's, ``object_core``'s wide
+erode. Each must give the very answer the plain way gives (bit for bit), never a stale
+one. (The layer drafts are checked in ``tests/test_state.py``.)"""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+import pytest
+from skimage import data
+
+from agent.brain import independent, work_copies
+from agent.brain.work_copies import note_pasted, shared_work_copies, work_copy
+
+
+def _plain(image: np.ndarray, side: int) -> np.ndarray:
+    h, w = image.shape[:2]
+    s = side / max(h, w)
+    return cv2.resize(np.ascontiguousarray(image[..., :3]),
+                      (max(1, round(w * s)), max(1, round(h * s))),
+                      interpolation=cv2.INTER_AREA)
+
+
+@pytest.mark.parametrize("size", [(1000, 750), (1008, 756), (750, 1000), (1200, 800),
+                                  (1003, 751)])
+def test_a_pasted_frames_work_copies_equal_a_resize_of_the_whole_frame(size):
+    """Bit for bit, on noise (where any weight difference shows), at scales where the
+    shortcut applies (1000 → 256: 125/32 px per px) and where it falls back (1003)."""
+    rng = np.random.default_rng(size[0])
+    w, h = size
+    before = rng.integers(0, 256, (h, w, 4), dtype=np.uint8)
+    for _ in range(3):
+        x0, y0 = int(rng.integers(0, w - 20)), int(rng.integers(0, h - 20))
+        x1, y1 = int(rng.integers(x0 + 1, w + 1)), int(rng.integers(y0 + 1, h + 1))
+        after = before.copy()
+        after[y0:y1, x0:x1] = rng.integers(0, 256, (y1 - y0, x1 - x0, 4), dtype=np.uint8)
+        with shared_work_copies():
+            note_pasted(after, before, (x0, y0, x1, y1))
+            for side in (256, 512, 125):
+                got = work_copy(after, side)
+                shortcut = work_copies._from_base(after, before, (x0, y0, x1, y1), side,
+                                                  got.shape[1::-1])
+                if side in (256, 512) and size in ((1000, 750), (750, 1000), (1008, 756)):
+                    assert shortcut is not None, (size, side)   # 125/32, 63/16 px per px
+                if size == (1003, 751):
+                    assert shortcut is None, side
+                assert np.array_equal(got, _plain(after, side)), (size, side, (x0, y0, x1, y1))
+                assert np.array_equal(work_copy(before, side), _plain(before, side))
+
+
+def test_copies_are_made_once_in_a_block_and_fresh_outside_it():
+    image = np.random.default_rng(1).integers(0, 256, (600, 800, 3), dtype=np.uint8)
+    with shared_work_copies():
+        first = work_copy(image, 256)
+        assert work_copy(image, 256) is first
+        assert not first.flags.writeable          # shared: nobody may change it
+    image[:] = 0                                   # outside the block the frame may change
+    assert not work_copy(image, 256).any()         # and its copy is made anew
+
+
+def test_a_detection_started_early_is_the_one_the_check_would_have_made():
+    frame = cv2.resize(data.chelsea(), (1200, 900), interpolation=cv2.INTER_CUBIC)
+    models = independent._models()
+    assert models is not None, "perception files missing: run `make install`"
+    small = work_copy(frame)
+    independent._CACHE.clear()
+    direct = independent.seen_in(small, models)
+    independent._CACHE.clear()
+    independent.prefetch(frame)
+    early = independent.seen_in(small, models)   # waits for the background detection
+    assert [(s.label, s.box, s.score, s.kind) for s in early] == \
+        [(s.label, s.box, s.score, s.kind) for s in direct]
+    assert direct, "the cat photo shows something the detector knows"
+    assert not independent._PENDING
+
+
+@pytest.mark.parametrize("width", [24, 31, 67])
+def test_the_wide_erode_of_object_core_is_opencvs_erode_bit_for_bit(width):
+    """``objects._erode_wide`` (a distance transform and an exact test of the ring between)
+    against ``cv2.erode`` with the elliptical kernel and replicated border: discs, holes,
+    speckle, shapes cut by the frame's edge, a full and an empty mask."""
+    from pipelines.editors.objects import _erode_wide
+
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * width + 1,) * 2)
+    rng = np.random.default_rng(width)
+    masks = [np.ones((120, 90), np.uint8), np.zeros((80, 130), np.uint8)]
+    for i in range(8):
+        h, w = int(rng.integers(150, 420)), int(rng.integers(150, 420))
+        m = np.zeros((h, w), np.uint8)
+        for _ in range(int(rng.integers(1, 4))):
+            cv2.circle(m, (int(rng.integers(-50, w + 50)), int(rng.integers(-50, h + 50))),
+                       int(rng.integers(10, 250)), 1, -1)
+        if i % 3 == 1:
+            m[rng.random((h, w)) < 0.002] ^= 1           # speckle: holes and islands
+        if i % 3 == 2:
+            cv2.rectangle(m, (3, 3), (w - 1, h // 2), 1, -1)   # along the frame's edge
+        masks.append(m)
+    for m in masks:
+        want = cv2.erode(m, kernel, borderType=cv2.BORDER_REPLICATE) > 0
+        got = _erode_wide(m, kernel)
+        assert got is not None and np.array_equal(got, want), (m.shape, (got != want).sum())
