@@ -29,7 +29,8 @@ from dataclasses import replace
 import cv2
 import numpy as np
 
-from pipelines.localizers import fusion
+from pipelines.localizers import fusion, scene
+from pipelines.localizers import parts as colour_parts
 from pipelines.localizers import text as text_regions
 from pipelines.localizers.answers import (
     CONFIDENT,
@@ -157,9 +158,17 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             return self._figure_ground(rgb, "background" in words)
         if not nouns:
             return super().locate(image, phrase, hint)
+        owned = colour_parts.possessed(parsed.text)
+        if owned:       # "the dog's tongue": the dog, then the pink part of it
+            return self._part(rgb, *owned)
         noun = " ".join(nouns[-2:]) if len(nouns) > 1 else nouns[0]
         # "the red disc": a colour and a word no detector knows → the colour regions
         match = match_noun(noun, use_embedding=not parsed.colors)
+        # "the lake", "the green hills": a region of the scene, not a thing (the table's
+        # words before the embedding's guess: "snow" is no snowboard)
+        kind = scene.kind_of(noun, match.category if match.label == SALIENT else "")
+        if kind and _head_last(parsed.words, nouns):
+            return scene.find_region(rgb, kind, parsed, match.noun, kinds.understood(match))
         if parsed.colors and match.label == SALIENT:
             return super().locate(image, phrase, hint)
         if nouns[-1] in COLLECTIVE:
@@ -193,6 +202,25 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         people = [tuple(v * scale for v in d.box)
                   for d in _Models.get().objects.detect(frame, CONFIDENT) if d.label == "person"]
         return backdrop_behind(found, people, rgb)
+
+    def _part(self, rgb: np.ndarray, whole: str, part: str) -> Localization:
+        """A part known by its colour inside the thing it belongs to (``parts``)."""
+        owner = self.locate(rgb, f"the {whole}")
+        if owner.status != "resolved" or not owner.masks:
+            return Localization([], "unresolved", f"{part} of the {whole}: the {whole} itself "
+                                f"was not found for sure ({owner.reason})",
+                                candidates=owner.candidates)
+        colours = " or ".join(colour_parts.TYPICAL_COLOURS[part])
+        region = colour_parts.part_within(rgb, owner.masks[0].mask, part)
+        if region is None:
+            return Localization([], "unresolved", f"no {colours} part of the {whole} to be "
+                                f"its {part} (a {part} is {colours}); paint it with the brush")
+        score = round(min(colour_parts.SURE, owner.masks[0].score), 3)
+        return Localization([Candidate(region, score, part, "part:colour",
+                                       {"whole": owner.masks[0].score, "colour": 1.0})],
+                            "resolved", f"{part}: a part of the {whole}, usually {colours}; "
+                            f"found the {whole} ({owner.reason}) and took its {colours} part, "
+                            f"confidence {score:.2f}")
 
     # --- objects --------------------------------------------------------------------
 
@@ -456,6 +484,14 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             if match.category:     # "squirrel: an animal; found the salient animal"
                 found.reason = f"{kinds.understood(match)}; found the salient " \
                     f"{match.category}: {found.reason}"
+            word = match.noun.split()[-1] if match.noun else ""
+            if word in colour_parts.TYPICAL_COLOURS and not parsed.colors:
+                part = colour_parts.part_within(rgb, top.mask, word, every=parsed.plural,
+                                                  grow=0.0)
+                if part is not None:        # the twig stands out; its leaves are green
+                    top.mask = part
+                    found.reason += (f"; kept its {' or '.join(colour_parts.TYPICAL_COLOURS[word])}"
+                                     f" part ({word} are usually that colour)")
             if top.evidence.get("support_cut"):
                 found.reason += (f"; left out what it sits on ({top.evidence['support_cut']:.0%}"
                                  " of the salient region)")
@@ -527,6 +563,14 @@ def _look_closer(detector: ObjectDetector, rgb: np.ndarray, obj: fusion.ObjectEv
         if fusion.box_iou(box, obj.box) >= 0.5:
             obj.scores[det.label] = max(obj.scores.get(det.label, 0.0), det.score)
     obj.source = f"{obj.source}+closer look"
+
+
+def _head_last(words: list[str], nouns: list[str]) -> bool:
+    """Whether the last noun is the phrase's head: nothing stands between it and the noun
+    before it ("the ploughed field"; in "the boat on the lake" the boat is meant)."""
+    if len(nouns) < 2 or nouns[-2] not in words or nouns[-1] not in words:
+        return True
+    return words.index(nouns[-1]) - words.index(nouns[-2]) == 1
 
 
 def _covers(det: Detection, mask: np.ndarray, scale: float) -> bool:
