@@ -10,18 +10,20 @@ mask (grown a little: a lolling tongue sticks out of a dog's outline).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 import cv2
 import numpy as np
 
 from pipelines.color import COLOR_RANGES
+from pipelines.localizers.base import Candidate, Localization
 from pipelines.localizers.segment import hsv, smooth_resize
 from pipelines.perception.detectors import shrink
 
 #: parts of a thing known by their colour
 TYPICAL_COLOURS: dict[str, tuple[str, ...]] = {
     "tongue": ("pink", "red"), "lip": ("red", "pink"), "lips": ("red", "pink"),
-    "leaf": ("green",), "leaves": ("green",), "foliage": ("green",),
+    "leaf": ("green", "lime"), "leaves": ("green", "lime"), "foliage": ("green", "lime"),
 }
 #: "the dog's tongue" / "the tongue of the dog"
 POSSESSIVE = re.compile(r"\b([a-z]+)'s ([a-z]+)\b|\b([a-z]+) of (?:the |a |an |this |that )?"
@@ -106,10 +108,33 @@ def part_within(rgb: np.ndarray, whole: np.ndarray, part: str, every: bool = Fal
         return None
     # glints on a wet tongue or a glossy leaf are paler than its colour: a bright,
     # pale pixel touching the region joins it
-    glint = (colours[..., 1] <= 0.35) & (colours[..., 2] >= 0.6) & inside
-    near = cv2.dilate(region.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
-    region = _filled(region | (glint & near))
+    if grow > 0:        # (not inside a salient twig: its pale blossoms are no glint)
+        glint = (colours[..., 1] <= 0.35) & (colours[..., 2] >= 0.6) & inside
+        near = cv2.dilate(region.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
+        region = _filled(region | (glint & near))
     region = smooth_resize(region, (y1 - y0, x1 - x0))
     out = np.zeros((h, w), bool)
     out[y0:y1, x0:x1] = region
     return out
+
+
+def find_part(locate: Callable[[np.ndarray, str], Localization], rgb: np.ndarray,
+              whole: str, part: str) -> Localization:
+    """"the dog's tongue": ``locate`` the whole ("the dog"), then its part by colour
+    (``part_within``); the part is never surer than ``SURE`` nor than its whole."""
+    owner = locate(rgb, f"the {whole}")
+    if owner.status != "resolved" or not owner.masks:
+        return Localization([], "unresolved", f"{part} of the {whole}: the {whole} itself "
+                            f"was not found for sure ({owner.reason})",
+                            candidates=owner.candidates)
+    colours = " or ".join(TYPICAL_COLOURS[part])
+    region = part_within(rgb, owner.masks[0].mask, part)
+    if region is None:
+        return Localization([], "unresolved", f"no {colours} part of the {whole} to be its "
+                            f"{part} (a {part} is {colours}); paint it with the brush")
+    score = round(min(SURE, owner.masks[0].score), 3)
+    return Localization([Candidate(region, score, part, "part:colour",
+                                   {"whole": owner.masks[0].score, "colour": 1.0})],
+                        "resolved", f"{part}: a part of the {whole}, usually {colours}; "
+                        f"found the {whole} ({owner.reason}) and took its {colours} part, "
+                        f"confidence {score:.2f}")

@@ -29,7 +29,7 @@ from dataclasses import replace
 import cv2
 import numpy as np
 
-from pipelines.localizers import fusion, scene
+from pipelines.localizers import fusion, relations, scene
 from pipelines.localizers import parts as colour_parts
 from pipelines.localizers import text as text_regions
 from pipelines.localizers.answers import (
@@ -158,9 +158,13 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             return self._figure_ground(rgb, "background" in words)
         if not nouns:
             return super().locate(image, phrase, hint)
+        related = relations.split(parsed.text)
+        if related:     # "the white flower under the butterfly": the target, then choose
+            return relations.choose(self.locate, rgb, self.locate(rgb, related[0]),
+                                    *related[1:])
         owned = colour_parts.possessed(parsed.text)
         if owned:       # "the dog's tongue": the dog, then the pink part of it
-            return self._part(rgb, *owned)
+            return colour_parts.find_part(self.locate, rgb, *owned)
         noun = " ".join(nouns[-2:]) if len(nouns) > 1 else nouns[0]
         # "the red disc": a colour and a word no detector knows → the colour regions
         match = match_noun(noun, use_embedding=not parsed.colors)
@@ -202,25 +206,6 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         people = [tuple(v * scale for v in d.box)
                   for d in _Models.get().objects.detect(frame, CONFIDENT) if d.label == "person"]
         return backdrop_behind(found, people, rgb)
-
-    def _part(self, rgb: np.ndarray, whole: str, part: str) -> Localization:
-        """A part known by its colour inside the thing it belongs to (``parts``)."""
-        owner = self.locate(rgb, f"the {whole}")
-        if owner.status != "resolved" or not owner.masks:
-            return Localization([], "unresolved", f"{part} of the {whole}: the {whole} itself "
-                                f"was not found for sure ({owner.reason})",
-                                candidates=owner.candidates)
-        colours = " or ".join(colour_parts.TYPICAL_COLOURS[part])
-        region = colour_parts.part_within(rgb, owner.masks[0].mask, part)
-        if region is None:
-            return Localization([], "unresolved", f"no {colours} part of the {whole} to be "
-                                f"its {part} (a {part} is {colours}); paint it with the brush")
-        score = round(min(colour_parts.SURE, owner.masks[0].score), 3)
-        return Localization([Candidate(region, score, part, "part:colour",
-                                       {"whole": owner.masks[0].score, "colour": 1.0})],
-                            "resolved", f"{part}: a part of the {whole}, usually {colours}; "
-                            f"found the {whole} ({owner.reason}) and took its {colours} part, "
-                            f"confidence {score:.2f}")
 
     # --- objects --------------------------------------------------------------------
 
@@ -486,10 +471,11 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                     f"{match.category}: {found.reason}"
             word = match.noun.split()[-1] if match.noun else ""
             if word in colour_parts.TYPICAL_COLOURS and not parsed.colors:
-                part = colour_parts.part_within(rgb, top.mask, word, every=parsed.plural,
-                                                  grow=0.0)
+                part = colour_parts.part_within(rgb, found.union(), word,
+                                                  every=parsed.plural, grow=0.0)
                 if part is not None:        # the twig stands out; its leaves are green
                     top.mask = part
+                    found.masks = [top]
                     found.reason += (f"; kept its {' or '.join(colour_parts.TYPICAL_COLOURS[word])}"
                                      f" part ({word} are usually that colour)")
             if top.evidence.get("support_cut"):
