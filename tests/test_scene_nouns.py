@@ -63,3 +63,26 @@ def test_a_part_known_by_its_colour_is_found_inside_its_whole() -> None:
     assert mask_iou(found.union(), truth) >= 0.8, found.reason
     assert "tongue: a part of the dog" in found.reason
     assert found.masks[0].score <= 0.5          # a colour cue: never surer than its whole
+
+
+def test_leaves_are_the_green_part_of_the_twig_that_stands_out() -> None:
+    image, truth = _small("appleflower__leaves")
+    found = PerceptionLocalizer().locate(image, "the leaves")
+    assert found.status == "resolved", found.reason
+    assert mask_iou(found.union(), truth) >= 0.5, found.reason    # 0.26 as the whole twig
+    assert "kept its green or lime part" in found.reason
+
+
+def test_a_material_is_a_colour_guess_shown_to_click_not_an_edit() -> None:
+    image, truth = _small("dog_on_floor__cabinet")
+    found = PerceptionLocalizer().locate(image, "the wooden cabinet")
+    assert found.status == "ambiguous", found.reason      # main refused it: "a dog"
+    assert mask_iou(found.masks[0].mask, truth) >= 0.7
+    assert found.masks[0].score < 0.35
+
+
+def test_a_relation_only_chooses_and_never_makes_a_wrong_pick_sure() -> None:
+    # the small white flower is not among the white regions: the question stays
+    image, _ = _small("butterfly_kw__white_flower")
+    found = PerceptionLocalizer().locate(image, "the white flower under the butterfly")
+    assert found.status == "ambiguous", found.reason

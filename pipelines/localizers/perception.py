@@ -93,6 +93,8 @@ EXPLAINED = 0.6
 MAX_PEOPLE = 4
 #: words that are not objects ("the background", places, sizes are handled elsewhere)
 NOT_NOUNS = {"subject", "background", "foreground", "sky", "one", "ones", "thing", "things"}
+#: the score of an answer shown to click, not edited (below ``answers.CONFIDENT``)
+WEAK = 0.3
 #: plural nouns without an -s
 COLLECTIVE = {"people", "men", "women", "children", "kids", "faces", "persons", "crowd"}
 
@@ -174,7 +176,17 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         if kind and _head_last(parsed.words, nouns):
             return scene.find_region(rgb, kind, parsed, match.noun, kinds.understood(match))
         if parsed.colors and match.label == SALIENT:
-            return super().locate(image, phrase, hint)
+            found = super().locate(image, phrase, hint)
+            if found.status == "resolved" and not set(parsed.colors) & words:
+                # "the wooden cabinet": wood's colour is a guess, not the user's word
+                for cand in found.masks:
+                    cand.score = min(cand.score, WEAK)
+                found = Localization(found.masks, "ambiguous", f"{match.noun}: by the "
+                                     "colour of what it is made of "
+                                     f"({' or '.join(parsed.colors)}), {found.reason}; "
+                                     "click it if it is what you mean",
+                                     candidates=found.candidates)
+            return found
         if nouns[-1] in COLLECTIVE:
             parsed = replace(parsed, plural=True)
         if _role_ready("detector"):       # GroundingDINO's weights, without SAM's
