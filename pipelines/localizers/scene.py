@@ -82,6 +82,9 @@ SURE, FALLBACK, WEAK = 0.6, 0.45, 0.3
 #: rest's (over their spread) and the skyline steps no more than this share of the height
 #: between columns (tune: storm skies over hills 1.5-2.6 and 0.04; a dog on a floor 0.47)
 CONTRAST, STEP = 1.4, 0.08
+#: the shore is this percentile of the columns' smooth-run tops (reflections of a
+#: textured shore stop some runs short of it)
+SHORE_PCT = 25
 #: a shoreline's columns lie within this share of the height (interquartile)
 FLAT = 0.07
 #: water under a sky it reflects is not this dark (HSV value, mean)
@@ -100,6 +103,9 @@ SNOW_SAT, SNOW_VAL = 0.08, 0.78
 #: the ground's colour is read on this share of the height along the bottom edge, and
 #: pixels this close to it (Lab, blurred) are ground
 BOTTOM_BAND, SAME_GROUND = 0.06, 12.0
+#: the ground then reaches up to this share of the height further while its pixels are
+#: nearer its colour than the colour of the land above
+ABOVE = 0.04
 
 
 def kind_of(noun: str, category: str) -> str:
@@ -177,7 +183,23 @@ def ground(small: np.ndarray, land: np.ndarray) -> np.ndarray:
     run = np.flip(np.minimum.accumulate(np.flip(near > 0, 0), axis=0), 0)
     tops = (h - run.sum(axis=0)).astype(np.uint8)
     tops = cv2.medianBlur(tops[None, :], 9)[0] if w >= 9 else tops
-    out = np.arange(h)[:, None] >= tops[None, :]
+    # then up while a pixel is nearer the ground's colour than the colour of the land
+    # above it (the far edge of a field is darker than its front, but no hill)
+    rows = np.arange(h)[:, None]
+    lift = max(2, int(ABOVE * h))
+    above = land & (rows < tops[None, :] - lift) & (rows >= tops[None, :] - 3 * lift)
+    if above.sum() >= 20:
+        other = np.median(lab[above], axis=0)
+        closer = (np.linalg.norm(lab - ref, axis=2) < np.linalg.norm(lab - other, axis=2)) \
+            & land
+        for _ in range(lift * 2):
+            up = np.clip(tops.astype(int) - 1, 0, h - 1)
+            step = closer[up, np.arange(w)] & (tops > 0)
+            if not step.any():
+                break
+            tops = np.where(step, up, tops).astype(np.uint8)
+        tops = cv2.medianBlur(tops[None, :], 9)[0] if w >= 9 else tops
+    out = rows >= tops[None, :]
     return out & land
 
 
@@ -195,7 +217,7 @@ def water(small: np.ndarray, land: np.ndarray) -> np.ndarray:
     reach = (h - tops) / h
     if np.mean(reach > 0.05) < 0.6:        # water spans most of the width
         return np.zeros((h, w), bool)
-    shore = int(np.median(tops[reach > 0.05]))
+    shore = int(np.percentile(tops[reach > 0.05], SHORE_PCT))
     flat = float(np.percentile(tops[reach > 0.05], 75) - np.percentile(tops[reach > 0.05], 25))
     log.debug("water: shore at %.2f, spread %.3f", shore / h, flat / h)
     if flat > FLAT * h:                     # a shore is level; a hill's foot is not
