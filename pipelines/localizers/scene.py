@@ -217,20 +217,25 @@ def water(small: np.ndarray, land: np.ndarray) -> np.ndarray:
     reach = (h - tops) / h
     if np.mean(reach > 0.05) < 0.6:        # water spans most of the width
         return np.zeros((h, w), bool)
-    shore = int(np.percentile(tops[reach > 0.05], SHORE_PCT))
-    flat = float(np.percentile(tops[reach > 0.05], 75) - np.percentile(tops[reach > 0.05], 25))
-    log.debug("water: shore at %.2f, spread %.3f", shore / h, flat / h)
+    wet = tops[reach > 0.05]
+    flat = float(np.percentile(wet, 75) - np.percentile(wet, 25))
     if flat > FLAT * h:                     # a shore is level; a hill's foot is not
+        log.debug("water: no level shore (spread %.3f)", flat / h)
         return np.zeros((h, w), bool)
+    # still water mirrors its shore: the shore is the row about which it mirrors best
+    # (searched between the runs' tops); without a mirror, a low percentile of the tops
+    rows = range(int(np.percentile(wet, 5)), int(np.percentile(wet, 75)) + 1)
+    mirror, shore = max(((reflection(small, r), r) for r in rows), default=(0.0, h))
+    if mirror < MIRROR:
+        shore = int(np.percentile(wet, SHORE_PCT))
     out = np.zeros((h, w), bool)
     out[shore:] = True
     out &= land
     colours = hsv(small)
     if not out.any() or float(colours[..., 2][out].mean()) < DARK:
         return np.zeros((h, w), bool)       # a dark, smooth foot of a hill in shadow
-    mirror = reflection(small, shore)
     bluish = float(((colours[..., 0] >= 170) & (colours[..., 0] <= 260))[out].mean())
-    log.debug("water: reflection %.2f, bluish %.2f", mirror, bluish)
+    log.debug("water: shore at %.2f, reflection %.2f, bluish %.2f", shore / h, mirror, bluish)
     if mirror < MIRROR and bluish < BLUISH:     # a lawn is smooth too, but green
         return np.zeros((h, w), bool)
     return out
