@@ -169,11 +169,13 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             return colour_parts.find_part(self.locate, rgb, *owned)
         noun = " ".join(nouns[-2:]) if len(nouns) > 1 else nouns[0]
         # "the red disc": a colour and a word no detector knows → the colour regions
-        match = match_noun(noun, use_embedding=not parsed.colors)
         # "the lake", "the green hills": a region of the scene, not a thing (the table's
-        # words before the embedding's guess: "snow" is no snowboard)
-        kind = scene.kind_of(noun, match.category if match.label == SALIENT else "")
-        if kind and _head_last(parsed.words, nouns):
+        # words before the embedding's guess, which loads MiniLM: "snow" is no snowboard)
+        named = scene.kind_of(noun, "") if _head_last(parsed.words, nouns) else ""
+        match = match_noun(noun, use_embedding=not parsed.colors and not named)
+        kind = named or (scene.kind_of(noun, match.category) if match.label == SALIENT
+                         and _head_last(parsed.words, nouns) else "")
+        if kind:
             return scene.find_region(rgb, kind, parsed, match.noun, kinds.understood(match))
         if parsed.colors and match.label == SALIENT:
             found = super().locate(image, phrase, hint)

@@ -51,10 +51,10 @@ KINDS: dict[str, str] = {
                              "lawns", "pasture", "pastures", "grassland", "prairie",
                              "farmland", "ground", "turf", "paddock")},
     **{w: "water" for w in ("water", "sea", "ocean", "lake", "lakes", "pond", "river",
-                            "reservoir", "loch", "bay")},
+                            "reservoir", "loch")},
     **{w: "land" for w in ("hill", "hills", "hillside", "mountain", "mountains",
                            "mountainside", "ridge", "slope", "slopes", "peak", "peaks",
-                           "range", "landscape", "land")},
+                           "landscape", "land")},
     **{w: "cloud" for w in ("cloud", "clouds")},
     **{w: "snow" for w in ("snow", "snowfield", "snowfields")},
 }
@@ -67,7 +67,7 @@ KIND_WORDS = {"ground": "the ground along the bottom", "water": "the water under
               "regions in the sky", "snow": "the white regions under the skyline"}
 #: what each kind is, for the chat when WordNet gave no category ("meadow: ground cover")
 KIND_NAMES = {"ground": "ground cover", "water": "a body of water", "land": "a landform",
-              "cloud": "a cloud", "snow": "snow"}
+              "cloud": "a cloud", "snow": "snow cover"}
 #: the land must fill this share of the frame (else no skyline was read)
 LAND_SHARE = (0.08, 0.95)
 #: a region smaller than this share of the frame is no answer
@@ -345,16 +345,19 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
     if not parts:
         return Localization([], "unresolved", f"{lead}no {noun} found: {KIND_WORDS[kind]} "
                             f"is empty or too small (skyline {how}); paint it with the brush")
-    cands = [Candidate(upsample_edge(rgb, cv2.GaussianBlur(p.astype(np.float32), (3, 3), 0)),
-                       sure, noun, f"scene:{kind}", {"share": round(float(p.mean()), 3)})
-             for p in parts[:6 if kind != "snow" else 40]]
+    def native(mask: np.ndarray) -> np.ndarray:     # edges decided at full resolution
+        return upsample_edge(rgb, cv2.GaussianBlur(mask.astype(np.float32), (3, 3), 0))
+
     picks = parsed.ordinal or parsed.last or parsed.size or parsed.spatial
-    if kind in ("cloud",) and (picks or parsed.plural):
+    if kind == "cloud" and (picks or parsed.plural):    # "the big cloud": one of them
+        cands = [Candidate(native(p), sure, noun, f"scene:{kind}",
+                           {"share": round(float(p.mean()), 3)}) for p in parts[:6]]
         found = select_candidates(cands, parsed, noun)
     else:       # a region is one thing made of its parts (the snow, the hills)
-        union = Candidate(np.logical_or.reduce([c.mask for c in cands]), sure, noun,
-                          f"scene:{kind}", {"share": round(float(region.mean()), 3)})
-        found = Localization([union], "resolved", "", candidates=cands)
+        union = np.logical_or.reduce(parts)
+        cands = [Candidate(native(union), sure, noun, f"scene:{kind}",
+                           {"share": round(float(union.mean()), 3)})]
+        found = Localization(cands, "resolved", "", candidates=cands)
     # resolved only where the scene's structure draws the edge (a sky found, the bottom
     # edge, a shoreline); clouds and snow are colour thresholds: shown, not edited
     status = found.status if sure > WEAK and kind not in ("cloud", "snow") else "ambiguous"
