@@ -30,6 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipelines.localizers.base import Candidate, Localization
+from pipelines.perception.words import WordMatch, match_noun
 
 #: a detection of the named class below this is not acted on alone (tune: the absent
 #: cow 0.37, cat 0.17, dog 0.21 and a train at 0.41 whose box held a fifth of it were
@@ -83,6 +84,24 @@ def head_nouns(words: list[str], nouns: list[str]) -> tuple[list[str], bool]:
         if word in named and word not in RELATION:
             head.append(word)
     return (head or nouns), False
+
+
+def part_of(nouns: list[str], match: WordMatch) -> str:
+    """The class a multi-word noun matched through a word that is not its head ("dog"
+    for "the dog's tongue", "clock" for "the clock hands"); empty when the head itself
+    names the class ("the coffee mug", "the tennis ball")."""
+    if len(nouns) < 2 or not match.is_class:
+        return ""
+    head = match_noun(nouns[-1])
+    return "" if head.label == match.label else match.label
+
+
+def head_last(words: list[str], nouns: list[str]) -> bool:
+    """Whether the last noun is the phrase's head: nothing stands between it and the noun
+    before it ("the ploughed field"; in "the boat on the lake" the boat is meant)."""
+    if len(nouns) < 2 or nouns[-2] not in words or nouns[-1] not in words:
+        return True
+    return words.index(nouns[-1]) - words.index(nouns[-2]) == 1
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> float:

@@ -29,7 +29,8 @@ from dataclasses import replace
 import cv2
 import numpy as np
 
-from pipelines.localizers import fusion
+from pipelines.localizers import fusion, relations, scene
+from pipelines.localizers import parts as colour_parts
 from pipelines.localizers import text as text_regions
 from pipelines.localizers.answers import (
     CONFIDENT,
@@ -40,7 +41,7 @@ from pipelines.localizers.answers import (
     seen_line,
     what_for,
 )
-from pipelines.localizers.assurance import GENERIC, assure, head_nouns
+from pipelines.localizers.assurance import GENERIC, assure, head_last, head_nouns, part_of
 from pipelines.localizers.base import Candidate, Hint, Localization, as_rgb
 from pipelines.localizers.embedded import EmbeddedLocalizer
 from pipelines.localizers.grounded_sam import GroundedSAMLocalizer, detector_prompt
@@ -93,6 +94,8 @@ EXPLAINED = 0.6
 MAX_PEOPLE = 4
 #: words that are not objects ("the background", places, sizes are handled elsewhere)
 NOT_NOUNS = {"subject", "background", "foreground", "sky", "one", "ones", "thing", "things"}
+#: the score of an answer shown to click, not edited (below ``answers.CONFIDENT``)
+WEAK = 0.3
 #: plural nouns without an -s
 COLLECTIVE = {"people", "men", "women", "children", "kids", "faces", "persons", "crowd"}
 
@@ -158,21 +161,46 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             return self._figure_ground(rgb, "background" in words)
         if not nouns:
             return super().locate(image, phrase, hint)
-        nouns, related = head_nouns(parsed.words, nouns)
+        related = relations.split(parsed.text)
+        if related:     # "the white flower under the butterfly": the target, then choose
+            return relations.choose(self.locate, rgb, self.locate(rgb, related[0]),
+                                    *related[1:])
+        owned = colour_parts.possessed(parsed.text)
+        if owned:       # "the dog's tongue": the dog, then the pink part of it
+            return colour_parts.find_part(self.locate, rgb, *owned)
+        nouns, tied = head_nouns(parsed.words, nouns)     # "the bottle held by the man"
         noun = " ".join(nouns[-2:]) if len(nouns) > 1 else nouns[0]
         # "the red disc": a colour and a word no detector knows → the colour regions
-        match = match_noun(noun, use_embedding=not parsed.colors)
-        found = self._named(image, rgb, phrase, hint, parsed, match, nouns)
+        # "the lake", "the green hills": a region of the scene, not a thing (the table's
+        # words before the embedding's guess, which loads MiniLM: "snow" is no snowboard)
+        named = scene.kind_of(noun, "") if head_last(parsed.words, nouns) else ""
+        match = match_noun(noun, use_embedding=not parsed.colors and not named)
+        kind = named or (scene.kind_of(noun, match.category) if match.label == SALIENT
+                         and head_last(parsed.words, nouns) else "")
+        if kind:
+            return scene.find_region(rgb, kind, parsed, match.noun, kinds.understood(match))
+        found = self._named(image, rgb, phrase, hint, parsed, match, nouns, words)
         selectors = bool(parsed.plural or parsed.ordinal or parsed.last or parsed.size
                          or parsed.spatial)
         return assure(found, noun=noun, names_thing=any(w not in GENERIC for w in nouns),
-                      selectors=selectors, part_of=_part_of(nouns, match), related=related)
+                      selectors=selectors, part_of=part_of(nouns, match), related=tied)
 
     def _named(self, image: np.ndarray, rgb: np.ndarray, phrase: str, hint: Hint | None,
-               parsed: Phrase, match: WordMatch, nouns: list[str]) -> Localization:
+               parsed: Phrase, match: WordMatch, nouns: list[str], words: set[str]
+               ) -> Localization:
         """The answer for words that name something: a class, a face, text or a stand-in."""
         if parsed.colors and match.label == SALIENT:
-            return super().locate(image, phrase, hint)
+            found = super().locate(image, phrase, hint)
+            if found.status == "resolved" and not set(parsed.colors) & words:
+                # "the wooden cabinet": wood's colour is a guess, not the user's word
+                for cand in found.masks:
+                    cand.score = min(cand.score, WEAK)
+                found = Localization(found.masks, "ambiguous", f"{match.noun}: by the "
+                                     "colour of what it is made of "
+                                     f"({' or '.join(parsed.colors)}), {found.reason}; "
+                                     "click it if it is what you mean",
+                                     candidates=found.candidates)
+            return found
         if nouns[-1] in COLLECTIVE:
             parsed = replace(parsed, plural=True)
         if _role_ready("detector"):       # GroundingDINO's weights, without SAM's
@@ -472,6 +500,15 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             if match.category:     # "squirrel: an animal; found the salient animal"
                 found.reason = f"{kinds.understood(match)}; found the salient " \
                     f"{match.category}: {found.reason}"
+            word = match.noun.split()[-1] if match.noun else ""
+            if word in colour_parts.TYPICAL_COLOURS and not parsed.colors:
+                part = colour_parts.part_within(rgb, found.union(), word,
+                                                  every=parsed.plural, grow=0.0)
+                if part is not None:        # the twig stands out; its leaves are green
+                    top.mask = part
+                    found.masks = [top]
+                    found.reason += (f"; kept its {' or '.join(colour_parts.TYPICAL_COLOURS[word])}"
+                                     f" part ({word} are usually that colour)")
             if top.evidence.get("support_cut"):
                 found.reason += (f"; left out what it sits on ({top.evidence['support_cut']:.0%}"
                                  " of the salient region)")
@@ -509,16 +546,6 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         salient = _Models.get().salient
         return refine_box(rgb, box, lambda crop: salient.saliency(crop, SALIENT_CROP_SIDE),
                           CROP_SIDE)
-
-
-def _part_of(nouns: list[str], match: WordMatch) -> str:
-    """The class a multi-word noun matched through a word that is not its head ("dog"
-    for "the dog's tongue", "clock" for "the clock hands"); empty when the head itself
-    names the class ("the coffee mug", "the tennis ball")."""
-    if len(nouns) < 2 or not match.is_class:
-        return ""
-    head = match_noun(nouns[-1])
-    return "" if head.label == match.label else match.label
 
 
 def _role_ready(role: str) -> bool:

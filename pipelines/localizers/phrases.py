@@ -35,6 +35,11 @@ FILLER = {
 }
 
 
+#: materials said instead of a colour: "the wooden cabinet" has wood's orange hues
+#: ("brown" would take shaded beige fur as well)
+MATERIAL_COLOURS: dict[str, tuple[str, ...]] = {"wooden": ("orange",), "timber": ("orange",)}
+
+
 @dataclass
 class Phrase:
     """What the embedded localiser understood of a phrase."""
@@ -82,7 +87,9 @@ def parse_phrase(phrase: str) -> Phrase:
         parsed.plural = True
         return parsed
     words = re.findall(r"[a-z0-9]+", text)
-    parsed = Phrase(text, words, [w for w in words if w in COLOR_RANGES])
+    colours = [w for w in words if w in COLOR_RANGES]
+    colours += [c for w in words for c in MATERIAL_COLOURS.get(w, ()) if c not in colours]
+    parsed = Phrase(text, words, colours)
     for w in words:
         if w in ORDINALS and parsed.ordinal is None:
             parsed.ordinal = ORDINALS[w]
@@ -104,7 +111,7 @@ def parse_phrase(phrase: str) -> Phrase:
         parsed.horizontal = parsed.horizontal or "centre"
         parsed.vertical = parsed.vertical or "centre"
     parsed.unknown = [w for w in words if w not in FILLER and w not in COLOR_RANGES
-                      and w not in ORDINALS and not w.isdigit()]
+                      and w not in MATERIAL_COLOURS and w not in ORDINALS and not w.isdigit()]
     nouns = [w for w in parsed.unknown if len(w) > 3]
     parsed.plural = bool(PLURAL & set(words)) or any(
         w.endswith("s") and not w.endswith(("ss", "us", "is")) for w in nouns)

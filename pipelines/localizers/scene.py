@@ -1,0 +1,373 @@
+"""The parts of a landscape no detector has a class for: the land under the sky, the
+ground along the bottom, the water, the clouds and the snow (issue 34: a noun reaches
+what the eyes know through what it *is*).
+
+WordNet says "hill" and "mountain" are landforms and "lake" is a body of water; "meadow",
+"field", "cloud" and "snow" are named in ``KINDS``. Each kind is a region of the scene,
+found on a copy of ``WORK_SIDE`` px:
+
+* the **skyline** splits the photo into sky and land: the sky ``find_sky`` finds is sure
+  sky; without one, the top rows are probably sky and the bottom rows probably land, and
+  GrabCut learns their colours from there (a storm sky over dark hills). The land is
+  everything under the skyline, column by column (trees that rise into the sky are land);
+* **land** (hills, mountains): the land, less a lake or a field in front of it;
+* **ground** (a meadow, a field, a lawn): the land along the bottom edge that has the
+  bottom rows' colour;
+* **water** (a lake, the sea): the smooth part of the land along the bottom edge, under
+  a straight shoreline;
+* **cloud**: pale regions above the skyline; **snow**: white regions under it.
+
+A colour word narrows the region ("the green hills"). The answer is ``resolved`` only
+when the skyline came from a sky that was found and the region is a plausible share of
+the frame; otherwise it is ``ambiguous`` (shown, not edited until the user agrees). The
+reason says how the noun was understood ("lake: a body of water; found the water under
+the skyline").
+"""
+
+from __future__ import annotations
+
+import logging
+
+import cv2
+import numpy as np
+
+from pipelines.color import COLOR_RANGES
+from pipelines.localizers.base import Candidate, Localization
+from pipelines.localizers.phrases import Phrase, select_candidates
+from pipelines.localizers.refine import upsample_edge
+from pipelines.localizers.segment import hsv, largest_parts
+from pipelines.localizers.sky import find_sky, sky_likelihood
+from pipelines.perception.detectors import shrink
+
+log = logging.getLogger(__name__)
+
+#: long side of the copy the scene is read on
+WORK_SIDE = 256
+#: the copy ``find_sky`` runs on (its own work size)
+SKY_SIDE = 512
+#: nouns of each region kind that WordNet's categories do not give (``kind_of``)
+KINDS: dict[str, str] = {
+    **{w: "ground" for w in ("meadow", "meadows", "field", "fields", "grass", "lawn",
+                             "lawns", "pasture", "pastures", "grassland", "prairie",
+                             "farmland", "ground", "turf", "paddock")},
+    **{w: "water" for w in ("water", "sea", "ocean", "lake", "lakes", "pond", "river",
+                            "reservoir", "loch")},
+    **{w: "land" for w in ("hill", "hills", "hillside", "mountain", "mountains",
+                           "mountainside", "ridge", "slope", "slopes", "peak", "peaks",
+                           "landscape", "land")},
+    **{w: "cloud" for w in ("cloud", "clouds")},
+    **{w: "snow" for w in ("snow", "snowfield", "snowfields")},
+}
+#: WordNet categories that are region kinds ("landform" is not one: it holds "drop",
+#: "hole" and "cave" as well as hills, which ``KINDS`` names)
+CATEGORY_KINDS = {"body of water": "water"}
+#: what the chat calls each kind
+KIND_WORDS = {"ground": "the ground along the bottom", "water": "the water under the "
+              "skyline", "land": "the land under the skyline", "cloud": "the pale "
+              "regions in the sky", "snow": "the white regions under the skyline"}
+#: what each kind is, for the chat when WordNet gave no category ("meadow: ground cover")
+KIND_NAMES = {"ground": "ground cover", "water": "a body of water", "land": "a landform",
+              "cloud": "a cloud", "snow": "snow cover"}
+#: the land must fill this share of the frame (else no skyline was read)
+LAND_SHARE = (0.08, 0.95)
+#: a region smaller than this share of the frame is no answer
+MIN_SHARE = 0.003
+#: a field or a lake in front is taken out of "the hills" up to this share of the land
+#: (a larger one is the hills themselves, seen from them)
+FRONT, FRONT_WATER = 0.5, 0.85
+#: scores: a skyline under a sky found, one read from a clear split without a sky, and
+#: an answer shown but not sure enough to edit (below ``answers.CONFIDENT``)
+SURE, FALLBACK, WEAK = 0.6, 0.45, 0.3
+#: a skyline is clear when the land's colours stand this far from the
+#: rest's (over their spread) and the skyline steps no more than this share of the height
+#: between columns (tune: storm skies over hills 1.5-2.6 and 0.04; a dog on a floor 0.47)
+CONTRAST, STEP = 1.4, 0.08
+#: the shore is this percentile of the columns' smooth-run tops (reflections of a
+#: textured shore stop some runs short of it)
+SHORE_PCT = 25
+#: a shoreline's columns lie within this share of the height (interquartile)
+FLAT = 0.07
+#: water under a sky it reflects is not this dark (HSV value, mean)
+DARK = 0.25
+#: water mirrors what is above it this well, or is blue this much (share of it)
+MIRROR, BLUISH = 0.15, 0.5
+#: a colour word narrows a region when this share of it has the colour ("the green
+#: hills" under olive light are still the hills)
+TINTED = 0.4
+#: snow lies in patches: a patch this small still counts
+SPECK = 0.0002
+#: clouds: saturation below this, or below this share of the sky's, and this bright
+CLOUD_SAT, CLOUD_SHARE, CLOUD_VAL = 0.15, 0.3, 0.6
+#: snow: nearly colourless and this bright
+SNOW_SAT, SNOW_VAL = 0.08, 0.78
+#: the ground's colour is read on this share of the height along the bottom edge, and
+#: pixels this close to it (Lab, blurred) are ground
+BOTTOM_BAND, SAME_GROUND = 0.06, 12.0
+#: the ground then reaches up to this share of the height further while its pixels are
+#: nearer its colour than the colour of the land above
+ABOVE = 0.04
+
+
+def kind_of(noun: str, category: str) -> str:
+    """The region kind a noun names ("" when it names none): ``KINDS`` for its last word
+    (or the whole), else WordNet's ``category``."""
+    words = noun.lower().split()
+    for key in (noun.lower(), words[-1] if words else ""):
+        if key in KINDS:
+            return KINDS[key]
+    return CATEGORY_KINDS.get(category, "")
+
+
+def skyline(small: np.ndarray, sky: np.ndarray | None, holes: bool = True) -> np.ndarray:
+    """The land under the skyline (bool, ``small``'s size): below the sky found (sure
+    background) or, without one, what GrabCut tells from the top rows' colours. With
+    ``holes`` the sky seen through it (between branches) is left out; without, the land
+    is everything under the skyline (snow under a crest that ``find_sky`` took for a
+    cloud in the sky)."""
+    h, w = small.shape[:2]
+    seed = np.full((h, w), cv2.GC_PR_BGD, np.uint8)
+    seed[h // 2:] = cv2.GC_PR_FGD
+    seed[-max(1, h // 12):] = cv2.GC_FGD
+    if sky is not None and sky.any():
+        seed[sky] = cv2.GC_BGD
+    else:
+        seed[:max(1, h // 12)] = cv2.GC_BGD
+    bgd, fgd = np.zeros((1, 65), np.float64), np.zeros((1, 65), np.float64)
+    cv2.setRNGSeed(0)
+    try:
+        cv2.grabCut(cv2.cvtColor(small, cv2.COLOR_RGB2BGR), seed, None, bgd, fgd, 4,
+                    cv2.GC_INIT_WITH_MASK)
+        land = (seed == cv2.GC_FGD) | (seed == cv2.GC_PR_FGD)
+    except cv2.error:
+        land = np.zeros((h, w), bool)
+        land[h // 2:] = True
+    land = largest_parts(land, keep=0.05)
+    # under the skyline, column by column: what rises into the sky from the land is land
+    below = np.maximum.accumulate(land, axis=0)
+    if sky is not None and holes:
+        below &= ~sky
+    return below
+
+
+def separation(small: np.ndarray, land: np.ndarray) -> tuple[float, float]:
+    """How clearly a skyline read without a sky splits the photo: (the Lab distance of
+    the land's and the rest's mean colours over their pooled spread, the largest step of
+    the skyline between neighbouring columns as a share of the height)."""
+    lab = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2Lab)
+    if land.all() or not land.any():
+        return 0.0, 1.0
+    a, b = lab[land], lab[~land]
+    spread = float(np.sqrt((a.var(axis=0).sum() + b.var(axis=0).sum()) / 2)) + 1e-6
+    contrast = float(np.linalg.norm(a.mean(axis=0) - b.mean(axis=0))) / spread
+    h = land.shape[0]
+    top = np.where(land.any(axis=0), land.argmax(axis=0), h)
+    return contrast, float(np.abs(np.diff(top)).max()) / h
+
+
+def ground(small: np.ndarray, land: np.ndarray) -> np.ndarray:
+    """The land along the bottom edge of the bottom rows' colour: per column, the run
+    up from the bottom edge of pixels within ``SAME_GROUND`` (Lab, on a blurred copy) of
+    the bottom band's median colour."""
+    h, w = land.shape
+    lab = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0).astype(np.float32) / 255.0,
+                       cv2.COLOR_RGB2Lab)
+    band = land.copy()
+    band[:h - max(2, int(BOTTOM_BAND * h))] = False
+    if not band.any():
+        return np.zeros((h, w), bool)
+    ref = np.median(lab[band], axis=0)
+    near = (np.linalg.norm(lab - ref, axis=2) <= SAME_GROUND) & land
+    near = cv2.morphologyEx(near.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((5, 1), np.uint8))
+    # per column, from the bottom up to the first pixel of another colour; the tops
+    # median-filtered along the row so that a dark tree trunk does not lift the edge
+    run = np.flip(np.minimum.accumulate(np.flip(near > 0, 0), axis=0), 0)
+    tops = (h - run.sum(axis=0)).astype(np.uint8)
+    tops = cv2.medianBlur(tops[None, :], 9)[0] if w >= 9 else tops
+    # then up while a pixel is nearer the ground's colour than the colour of the land
+    # above it (the far edge of a field is darker than its front, but no hill)
+    rows = np.arange(h)[:, None]
+    lift = max(2, int(ABOVE * h))
+    above = land & (rows < tops[None, :] - lift) & (rows >= tops[None, :] - 3 * lift)
+    if above.sum() >= 20:
+        other = np.median(lab[above], axis=0)
+        closer = (np.linalg.norm(lab - ref, axis=2) < np.linalg.norm(lab - other, axis=2)) \
+            & land
+        for _ in range(lift * 2):
+            up = np.clip(tops.astype(int) - 1, 0, h - 1)
+            step = closer[up, np.arange(w)] & (tops > 0)
+            if not step.any():
+                break
+            tops = np.where(step, up, tops).astype(np.uint8)
+        tops = cv2.medianBlur(tops[None, :], 9)[0] if w >= 9 else tops
+    out = rows >= tops[None, :]
+    return out & land
+
+
+def water(small: np.ndarray, land: np.ndarray) -> np.ndarray:
+    """The smooth part of the land along the bottom, under its shoreline (the highest
+    row, per column, from which it runs smooth down to the bottom)."""
+    smooth, _ = sky_likelihood(small)
+    smooth = smooth & land
+    h, w = land.shape
+    # per column: how far up from the bottom the smooth run reaches (small gaps bridged)
+    closed = cv2.morphologyEx(smooth.astype(np.uint8), cv2.MORPH_CLOSE,
+                              np.ones((7, 3), np.uint8)) > 0
+    run = np.flip(np.minimum.accumulate(np.flip(closed, 0), axis=0), 0)
+    tops = np.where(run.any(axis=0), h - run.sum(axis=0), h)
+    reach = (h - tops) / h
+    if np.mean(reach > 0.05) < 0.6:        # water spans most of the width
+        return np.zeros((h, w), bool)
+    wet = tops[reach > 0.05]
+    flat = float(np.percentile(wet, 75) - np.percentile(wet, 25))
+    if flat > FLAT * h:                     # a shore is level; a hill's foot is not
+        log.debug("water: no level shore (spread %.3f)", flat / h)
+        return np.zeros((h, w), bool)
+    # still water mirrors its shore: the shore is the row about which it mirrors best
+    # (searched between the runs' tops); without a mirror, a low percentile of the tops
+    rows = range(int(np.percentile(wet, 5)), int(np.percentile(wet, 75)) + 1)
+    mirror, shore = max(((reflection(small, r), r) for r in rows), default=(0.0, h))
+    if mirror < MIRROR:
+        shore = int(np.percentile(wet, SHORE_PCT))
+    out = np.zeros((h, w), bool)
+    out[shore:] = True
+    out &= land
+    colours = hsv(small)
+    if not out.any() or float(colours[..., 2][out].mean()) < DARK:
+        return np.zeros((h, w), bool)       # a dark, smooth foot of a hill in shadow
+    bluish = float(((colours[..., 0] >= 170) & (colours[..., 0] <= 260))[out].mean())
+    log.debug("water: shore at %.2f, reflection %.2f, bluish %.2f", shore / h, mirror, bluish)
+    if mirror < MIRROR and bluish < BLUISH:     # a lawn is smooth too, but green
+        return np.zeros((h, w), bool)
+    return out
+
+
+def reflection(small: np.ndarray, shore: int) -> float:
+    """How much the band under ``shore`` mirrors the band above it (normalised
+    correlation of the grey bands' structure along the rows, the upper band flipped):
+    still water reflects the shore."""
+    h = small.shape[0]
+    band = min(shore, h - shore, max(4, int(0.15 * h)))
+    if band < 4:
+        return 0.0
+    grey = cv2.GaussianBlur(cv2.cvtColor(small, cv2.COLOR_RGB2GRAY).astype(np.float32),
+                            (5, 5), 0)
+    above = grey[shore - band:shore][::-1]
+    below = grey[shore:shore + band]
+    # the fine structure along the rows only (ramps of light are no mirror)
+    a = above - cv2.blur(above, (15, 1))
+    b = below - cv2.blur(below, (15, 1))
+    return float((a * b).sum() / (np.sqrt((a * a).sum() * (b * b).sum()) + 1e-6))
+
+
+def _colour(small: np.ndarray, colours: list[str]) -> np.ndarray:
+    hsv_map = hsv(small)
+    match = np.zeros(small.shape[:2], bool)
+    for colour in colours:
+        match |= COLOR_RANGES[colour].match(hsv_map)
+    return match
+
+
+def clouds(small: np.ndarray, land: np.ndarray, sky: np.ndarray | None) -> np.ndarray:
+    """Bright pixels above the skyline far less saturated than the sky around them."""
+    hsv_map = hsv(small)
+    sat, val = hsv_map[..., 1], hsv_map[..., 2]
+    above = ~land
+    sky_sat = float(np.median(sat[sky])) if sky is not None and sky.any() else 0.4
+    pale = (sat <= max(CLOUD_SAT, CLOUD_SHARE * sky_sat)) & (val >= CLOUD_VAL)
+    return cv2.morphologyEx((above & pale).astype(np.uint8), cv2.MORPH_OPEN,
+                            np.ones((3, 3), np.uint8)) > 0
+
+
+def snow(small: np.ndarray, land: np.ndarray) -> np.ndarray:
+    """Near-white pixels under the skyline (grey rock is darker or tinted)."""
+    hsv_map = hsv(small)
+    return land & (hsv_map[..., 1] <= SNOW_SAT) & (hsv_map[..., 2] >= SNOW_VAL)
+
+
+def _parts(mask: np.ndarray, least: float = MIN_SHARE) -> list[np.ndarray]:
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), 8)
+    order = np.argsort(-stats[1:, cv2.CC_STAT_AREA]) + 1
+    return [labels == i for i in order if stats[i, cv2.CC_STAT_AREA] >= least * mask.size]
+
+
+def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
+                understood: str = "") -> Localization:
+    """The ``kind`` region (module doc) of ``rgb`` at full resolution.
+
+    Args:
+        rgb: uint8 (H, W, 3).
+        kind: ``ground``, ``water``, ``land``, ``cloud`` or ``snow`` (``kind_of``).
+        parsed: the phrase's cues (colours, size, place and plural words choose).
+        noun: the user's noun, as the answer names it.
+        understood: how the lexicon read the noun ("lake: a body of water"), for the chat.
+    """
+    small = shrink(rgb[..., :3], WORK_SIDE)
+    h, w = small.shape[:2]
+    found_sky = find_sky(shrink(rgb[..., :3], SKY_SIDE))
+    sky = None
+    if found_sky.status == "resolved" and found_sky.masks:
+        sky = cv2.resize(found_sky.masks[0].mask.astype(np.uint8), (w, h),
+                         interpolation=cv2.INTER_NEAREST) > 0
+    land = skyline(small, sky)
+    share = float(land.mean())
+    lead = f"{understood or f'{noun}: {KIND_NAMES[kind]}'}; "
+    if not LAND_SHARE[0] <= share <= LAND_SHARE[1]:
+        return Localization([], "unresolved", f"{lead}no skyline to find {KIND_WORDS[kind]}"
+                            f" by (the land would be {share:.0%} of the frame); paint it "
+                            "with the brush")
+    contrast, step = separation(small, land)
+    clear = contrast >= CONTRAST and step <= STEP
+    split = f"{'a clear' if clear else 'an unclear'} split, contrast {contrast:.1f}"
+    if sky is not None:
+        how = f"under the sky found; {split}"
+        sure = SURE if clear else WEAK
+    else:
+        how = f"read from the colours of the top and bottom rows (no sky found; {split})"
+        sure = FALLBACK if clear else WEAK
+    if kind == "land":        # the hills, less a lake or a field in front of them
+        region = land.copy()
+        for part, most in ((water(small, land), FRONT_WATER), (ground(small, land), FRONT)):
+            if MIN_SHARE * land.size <= part.sum() <= most * land.sum():
+                region &= ~part
+    elif kind == "ground":
+        region = ground(small, land)
+    elif kind == "water":
+        region = water(small, land)
+    elif kind == "cloud":
+        region = clouds(small, land, sky)
+    else:
+        region = snow(small, skyline(small, sky, holes=False))
+    if parsed.colors and kind not in ("cloud", "snow"):
+        tinted = region & _colour(small, parsed.colors)
+        if tinted.sum() >= TINTED * region.sum():   # else the colour word is loose
+            region = tinted
+    parts = _parts(region, SPECK if kind == "snow" else MIN_SHARE)
+    if not parts:
+        return Localization([], "unresolved", f"{lead}no {noun} found: {KIND_WORDS[kind]} "
+                            f"is empty or too small (skyline {how}); paint it with the brush")
+    def native(mask: np.ndarray) -> np.ndarray:     # edges decided at full resolution
+        return upsample_edge(rgb, cv2.GaussianBlur(mask.astype(np.float32), (3, 3), 0))
+
+    picks = parsed.ordinal or parsed.last or parsed.size or parsed.spatial
+    if kind == "cloud" and (picks or parsed.plural):    # "the big cloud": one of them
+        cands = [Candidate(native(p), sure, noun, f"scene:{kind}",
+                           {"share": round(float(p.mean()), 3)}) for p in parts[:6]]
+        found = select_candidates(cands, parsed, noun)
+    else:       # a region is one thing made of its parts (the snow, the hills)
+        union = np.logical_or.reduce(parts)
+        cands = [Candidate(native(union), sure, noun, f"scene:{kind}",
+                           {"share": round(float(union.mean()), 3)})]
+        found = Localization(cands, "resolved", "", candidates=cands)
+    # resolved only where the scene's structure draws the edge (a sky found, the bottom
+    # edge, a shoreline); clouds and snow are colour thresholds: shown, not edited
+    status = found.status if sure > WEAK and kind not in ("cloud", "snow") else "ambiguous"
+    if status == "ambiguous":
+        for cand in found.masks or cands:
+            cand.score = min(cand.score, WEAK)
+    score = (found.masks or cands)[0].score
+    reason = (f"{lead}found {KIND_WORDS[kind]} ({float(region.mean()):.0%} of the frame; "
+              f"skyline {how}), confidence {score:.2f}")
+    if status == "ambiguous" and found.status == "resolved":
+        reason += "; not sure enough to edit: click it if it is what you mean"
+    return Localization(found.masks if found.masks else cands, status, reason,
+                        candidates=cands)
