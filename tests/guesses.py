@@ -15,7 +15,7 @@ from pipelines.localizers.base import Localization
 def confirmed(found: Localization) -> Localization:
     """``found`` as it is, or, when it only asks to confirm its guess, that guess
     resolved (as the user's click on it would)."""
-    if found.status == "ambiguous" and CONFIRM in found.reason and found.masks:
-        return Localization([found.masks[0]], "resolved", found.reason,
-                            candidates=found.candidates)
+    if found.status == "ambiguous" and CONFIRM in found.reason and found.guess:
+        return Localization(found.masks[:found.guess], "resolved", found.reason,
+                            plural=found.plural, candidates=found.candidates)
     return found

@@ -133,7 +133,8 @@ def _unsure(found: Localization, why: str, noun: str) -> Localization:
     return Localization(shown, "ambiguous",
                         f"{why}; is the first one the {noun}? {CONFIRM}, or "
                         f"click the {noun} (it was: {found.reason})",
-                        plural=found.plural, candidates=found.candidates)
+                        plural=found.plural, candidates=found.candidates,
+                        guess=len(found.masks))
 
 
 def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool,

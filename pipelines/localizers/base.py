@@ -106,7 +106,8 @@ class Localization:
 
     ``masks`` is what the localiser hands on: the target(s) when resolved, the candidates
     when ambiguous. ``candidates`` holds every candidate it scored (``masks`` included),
-    best first; when not given it is ``masks``.
+    best first; when not given it is ``masks``. ``guess``: when an answer is only asked to
+    be confirmed (``assurance``), how many of the first ``masks`` are the guess.
     """
 
     masks: list[Candidate] = field(default_factory=list)
@@ -115,6 +116,7 @@ class Localization:
     plural: bool = False
     candidates: list[Candidate] = field(default_factory=list)
     confidence: float | None = None
+    guess: int = 0
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
