@@ -9,8 +9,10 @@ them is wrong while it looks done:
   "the snake", "the lamp": no model here recognises those words, so the subject is only
   a guess (it is right for the butterfly, wrong for "the snake" on the same kind of
   photo);
-* **a colour region for a named thing** — "the red hill", "the grey disc" answered by
-  the largest region of that colour;
+* **a colour region for a named thing** — "the red hill", "the white tubes" answered by
+  the largest region of that colour (unless a detection of the named class, however
+  weak, lies on it, or the noun is a round thing and the region is round: "the red
+  ball");
 * **a weak detection** — "the cow" at detector 0.37 where there is none: a unique box is
   taken even at a low score;
 * **one of twins** — "the dog" where the detector sees two dogs about as surely: which
@@ -104,6 +106,36 @@ def head_last(words: list[str], nouns: list[str]) -> bool:
     return words.index(nouns[-1]) - words.index(nouns[-2]) == 1
 
 
+#: nouns whose shape is a round blob: a colour region that is round may stand for them
+ROUND = frozenset({"ball", "balls", "sphere", "spheres", "globe", "globes", "orb", "orbs",
+                   "marble", "marbles", "bead", "beads", "coin", "coins", "balloon",
+                   "balloons", "bubble", "bubbles"})
+
+
+def _round(cand: Candidate) -> bool:
+    """Whether a region is a round blob: it fills about pi/4 of a square-ish box."""
+    box = cand.bbox
+    if box is None:
+        return False
+    x0, y0, x1, y1 = box
+    w, h = max(1, x1 - x0), max(1, y1 - y0)
+    fill = float(cand.mask[y0:y1, x0:x1].sum()) / (w * h)
+    return 0.8 <= w / h <= 1.25 and 0.7 <= fill <= 0.86
+
+
+def class_support(by_colour: Localization, detected: list[Candidate]) -> None:
+    """Mark ``by_colour``'s best region with the named class's detector evidence when a
+    detection of that class (however weak) lies on it: "the red ball" is a red region the
+    detector also reads as a ball, two cues agreeing (``assure`` then lets it stand)."""
+    best = max(by_colour.masks, key=lambda m: m.score, default=None)
+    if best is None:
+        return
+    support = [c.evidence.get("detector", 0.0) for c in detected
+               if c.evidence.get("detector", 0.0) > 0.0 and _overlap(best.mask, c.mask) >= 0.5]
+    if support:
+        best.evidence["class_support"] = max(support)
+
+
 def _overlap(a: np.ndarray, b: np.ndarray) -> float:
     inter = int(np.logical_and(a, b).sum())
     return inter / max(1, min(int(a.sum()), int(b.sum())))
@@ -167,7 +199,9 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
     if related and others:
         return _unsure(found, f"I cannot check how the {noun} relates to the rest of the "
                        "phrase, and there is more than one", noun)
-    if best.source == "colour" and names_thing:
+    round_thing = bool(set(noun.split()) & ROUND) and _round(best)
+    if best.source == "colour" and names_thing and not ev.get("class_support") \
+            and not round_thing:
         return _unsure(found, f"only the colour was matched, not the {noun} itself", noun)
     if "detector" in ev:
         if part_of:

@@ -41,7 +41,14 @@ from pipelines.localizers.answers import (
     seen_line,
     what_for,
 )
-from pipelines.localizers.assurance import GENERIC, assure, head_last, head_nouns, part_of
+from pipelines.localizers.assurance import (
+    GENERIC,
+    assure,
+    class_support,
+    head_last,
+    head_nouns,
+    part_of,
+)
 from pipelines.localizers.base import Candidate, Hint, Localization, as_rgb
 from pipelines.localizers.embedded import EmbeddedLocalizer
 from pipelines.localizers.grounded_sam import GroundedSAMLocalizer, detector_prompt
@@ -218,6 +225,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         if parsed.colors and found.status != "resolved":
             by_colour = super().locate(image, phrase, hint)
             if by_colour.status == "resolved":
+                class_support(by_colour, found.candidates)
                 return by_colour
         return found
 
