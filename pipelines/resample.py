@@ -80,6 +80,19 @@ def memo_key(image: np.ndarray, size: tuple[int, int]) -> tuple[tuple, np.ndarra
 
 
 @contextmanager
+def memo_scope(var: ContextVar[dict | None]) -> Iterator[None]:
+    """A fresh memo in ``var`` for the block (this thread only), cleared at its end: an
+    owner that lives on keeps its weakref's callback, not the copies."""
+    memo: dict = {}
+    token = var.set(memo)
+    try:
+        yield
+    finally:
+        var.reset(token)
+        memo.clear()
+
+
+@contextmanager
 def downscale_memo() -> Iterator[None]:
     """Within the block, ``downscale`` resamples the same pixels to the same size once.
 
@@ -92,13 +105,8 @@ def downscale_memo() -> Iterator[None]:
     handed to** ``downscale`` **is written to** — the search's states are fresh arrays
     each edit makes, never changed in place. The answers are read-only (shared).
     """
-    memo: dict = {}
-    token = _DOWNSCALE_MEMO.set(memo)
-    try:
+    with memo_scope(_DOWNSCALE_MEMO):
         yield
-    finally:
-        _DOWNSCALE_MEMO.reset(token)
-        memo.clear()   # an owner that lives on keeps its weakref's callback, not the copies
 
 
 def with_downscale_memo(fn: Callable[P, R]) -> Callable[P, R]:

@@ -17,7 +17,7 @@ from contextvars import ContextVar
 import cv2
 import numpy as np
 
-from pipelines.resample import memoised
+from pipelines.resample import memo_scope, memoised
 
 #: long side of the frame copy every check of ``agent.brain.independent`` works on
 SIDE = 1024
@@ -36,13 +36,8 @@ def shared_work_copies() -> Iterator[None]:
     array handed to** ``work_copy`` **is written to**. The copies are read-only (shared);
     the memo belongs to this block and thread and is dropped at its end.
     """
-    memo: dict = {}
-    token = _WORK_MEMO.set(memo)
-    try:
+    with memo_scope(_WORK_MEMO):
         yield
-    finally:
-        _WORK_MEMO.reset(token)
-        memo.clear()
 
 
 def work_copy(image: np.ndarray, side: int = SIDE) -> np.ndarray:
