@@ -85,6 +85,15 @@ def test_a_cli_edit_changes_only_the_named_thing(tmp_path, case_id, instruction,
     run = subprocess.run([sys.executable, "-m", "agent", "edit", str(photo), instruction,
                           "--session", str(tmp_path / "s"), "--out", str(out), *confirm],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    if run.returncode != 0 and case_id == "cup_low_score":
+        # the localiser's cup stops in a straight line across the cup's body (its bottom
+        # and handle left out): the critic's extent check says so and the agent asks
+        # instead of reporting a partial removal "done" (issue 32: no silent failures)
+        found = get_localizer().locate(shot.image, "the cup").union()
+        assert (shot.truth & ~found).sum() > 0.1 * shot.truth.sum(), run.stdout[-2000:]
+        assert "--point" in run.stdout and "cut off" in run.stdout, run.stdout[-2000:]
+        assert not out.exists()
+        return
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     after = np.asarray(Image.open(out).convert("RGB"))
     assert after.shape == shot.image.shape                 # native resolution kept

@@ -36,7 +36,9 @@ def test_a_mask_grown_onto_the_support_fails_and_the_true_extent_passes(by_id):
     bad, checks = _judge(notes, "make the self stick notes darker", "grown")
     assert ok["passed"], ok["reasons"]
     assert not bad["passed"] and checks["extent"] is False
-    assert any("does not end where" in r for r in bad["reasons"])
+    # its border runs through the shelf (and straight along it, where the notes' box grew)
+    assert any("does not end where" in r or "runs straight through" in r
+               for r in bad["reasons"])
 
 
 def test_a_mask_moved_onto_the_neighbour_fails(by_id):
@@ -117,10 +119,15 @@ def test_the_turn_loop_never_reports_done_on_an_edit_its_critic_fails(by_id, tmp
 
 
 @pytest.fixture(scope="module")
-def skies():
-    from tests.critic_real_pairs import labelled_cases  # noqa: PLC0415 — the set's skies
+def labelled():
+    from tests.critic_real_pairs import labelled_cases  # noqa: PLC0415 — the set's cases
 
-    return {c.id: c for c in labelled_cases() if c.id in ("aitzgorri__sky", "lake_hill__sky")}
+    return {c.id: c for c in labelled_cases() if c.split == "tune"}
+
+
+@pytest.fixture(scope="module")
+def skies(labelled):
+    return {k: labelled[k] for k in ("aitzgorri__sky", "lake_hill__sky")}
 
 
 def _extent(case, words, used, *, right=False):
@@ -159,3 +166,13 @@ def test_a_deeper_blue_must_not_drive_saturation_to_its_limit(skies):
     assert limit.checks["relative_size"] is False
     assert limit.measures["saturated_new_share"] > 0.1 >= right.measures["saturated_new_share"]
     assert any("full saturation" in f for f in limit.fix)
+
+
+def test_a_half_mask_cut_straight_through_a_fig_fails_and_the_whole_fig_passes(labelled):
+    fig = labelled["picture_0b__fig"]                        # a halved fig in a bowl
+    ok = _extent(fig, "make the fig brighter", fig.mask)
+    half = _extent(fig, "make the fig brighter", wrong_mask(fig.mask, "half"))
+    # the cut runs through the fig's seeds and flesh: no edge in the photo along it
+    assert half.checks["extent"] is False and half.measures["extent_straight_cut"] > 0.12
+    assert any("runs straight through" in f for f in half.fix)
+    assert ok.checks["extent"] is True and ok.measures["extent_straight_cut"] == 0.0, ok.fix

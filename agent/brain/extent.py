@@ -10,6 +10,9 @@ edge of what changed, never through the mask the edit was made with:
   texture). Where both sides are the same stuff, the edit cut through a region: a grown
   mask runs through the support, a half mask cuts the thing, a moved mask sits on what
   surrounds it. Long runs of such cut border fail the check.
+- **straight cuts** — a half mask is cut along a line through the thing's own interior:
+  along a straight stretch of the border the photo's change across it is no stronger
+  than beside it (a real edge peaks on the line). Such stretches fail the check.
 - **plausible size** — a change that covers (nearly) the whole frame for a named thing
   is larger than any instance of it.
 - **one kind of region** — for a sky, what changed must be smooth and lie above a
@@ -62,6 +65,16 @@ FLOODS = 0.5
 CUT_SHARE = 0.4
 #: a single run of cut border this long (share of the border) is a cut through a region
 CUT_RUN = 0.2
+#: a straight stretch of border at least this share of it (and 8 px) is read on its own:
+#: a half mask is cut along a line through the thing's own interior (one stretch per part
+#: of a plural thing)
+STRAIGHT_SHARE, STRAIGHT_PX = 0.08, 8.0
+#: straight stretches with no edge along them may make up this share of the border
+STRAIGHT_CUT = 0.12
+#: ... and it cuts through one region when the photo's change across it is less than this
+#: many times the change across lines beside it (no edge runs along it) and weak (ΔE
+#: between points 6 px apart across it)
+STRAIGHT_PEAK, STRAIGHT_WEAK = 1.3, 25.0
 #: a change covering this share of the frame is no instance of a named thing (a sky may
 #: fill more of it)
 WHOLE_FRAME, WHOLE_SKY = 0.85, 0.95
@@ -283,16 +296,63 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str)
         out.undecided["extent"] = "the edited area has no border inside the frame"
         return
     out.measures["extent_cut_share"] = round(share, 3)
+    straight = straight_cut(small, region)
+    out.measures["extent_straight_cut"] = round(straight, 3)
     out.measures["extent_longest_cut"] = round(run, 3)
     ok = bool(share <= CUT_SHARE and run <= CUT_RUN)
-    out.checks["extent"] = ok
-    if ok:
+    out.checks["extent"] = ok and straight <= STRAIGHT_CUT
+    if straight > STRAIGHT_CUT:
+        out.fix.append(f"the edited area's border runs straight through '{phrase}' for "
+                       f"{straight:.0%} of its length, with no edge in the photo along it "
+                       "(a part of it cut off)")
+    elif ok:
         out.keep.append(f"the edit ends where '{phrase}' ends (the photo changes along "
                         f"{1 - share:.0%} of its border)")
     else:
         out.fix.append(f"the edited area does not end where '{phrase}' ends: "
                        f"{share:.0%} of its border runs through one region (grown onto "
                        "its surroundings, cut through it, or on the wrong thing)")
+
+
+def straight_cut(small: np.ndarray, region: np.ndarray) -> float:
+    """The straight stretches of ``region``'s border (off the frame's edge) along which
+    the photo shows no edge, as a share of the border (0 when none).
+
+    Each stretch at least ``STRAIGHT_SHARE`` of the border is read across: the mean Lab
+    distance between points 3 px either side of lines parallel to it, 9 px in and out.
+    An edge of the thing peaks on the line; a cut through its interior does not."""
+    h, w = region.shape
+    contours, _ = cv2.findContours(region.astype(np.uint8), cv2.RETR_EXTERNAL,
+                                   cv2.CHAIN_APPROX_NONE)
+    perimeter = sum(cv2.arcLength(c, True) for c in contours)
+    if perimeter < 24:
+        return 0.0
+    lab = cv2.cvtColor(cv2.GaussianBlur(small, (3, 3), 0), cv2.COLOR_RGB2LAB)
+    lab = lab.astype(np.float32) * np.float32([100 / 255, 1, 1])
+    offsets = np.arange(-12, 13, dtype=np.float32)      # 9 px each way, 3 px to read
+    cut = 0.0
+    for contour in contours:
+        poly = cv2.approxPolyDP(contour, 1.5, True)[:, 0, :].astype(np.float32)
+        for p0, p1 in zip(poly, np.roll(poly, -1, axis=0), strict=True):
+            length = float(np.hypot(*(p1 - p0)))
+            if length < max(STRAIGHT_PX, STRAIGHT_SHARE * perimeter) or \
+                    max(p0[0], p1[0]) <= 2 or min(p0[0], p1[0]) >= w - 3 or \
+                    max(p0[1], p1[1]) <= 2 or min(p0[1], p1[1]) >= h - 3:
+                continue    # short, or on the frame's edge (no evidence there)
+            u = (p1 - p0) / length
+            normal = np.float32([-u[1], u[0]])
+            along = p0 + np.outer(np.arange(0.1, 0.9, 1.0 / length) * length, u)
+            grid = along[:, None, :] + offsets[None, :, None] * normal
+            seen = cv2.remap(lab, grid[..., 0].astype(np.float32),
+                             grid[..., 1].astype(np.float32), cv2.INTER_LINEAR,
+                             borderMode=cv2.BORDER_REFLECT)
+            across = np.linalg.norm(seen[:, 6:] - seen[:, :-6], axis=2).mean(axis=0)
+            at = np.abs(offsets[3:-3])
+            peak = float(across[at <= 2].max())
+            beside = float(np.median(across[at >= 5]))
+            if peak < STRAIGHT_WEAK and (peak + 1.0) < STRAIGHT_PEAK * (beside + 1.0):
+                cut += length / perimeter
+    return cut
 
 
 def _floods(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str) -> None:
