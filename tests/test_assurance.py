@@ -35,7 +35,7 @@ def _photo(case_id: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.mark.parametrize("case_id, phrase, says", [
-    ("bridge__moon", "the moon", "nothing here recognises a moon"),
+    ("bridge__moon", "the moon", "nothing here recognises 'moon'"),
     ("panther_chameleon_female__snake", "the snake", "only a guess"),
     ("bridge__tubes", "the white tubes", "only the colour was matched"),
     ("black_dog__tongue", "the dog tongue", "find the dog but not the"),

@@ -163,8 +163,8 @@ def _unsure(found: Localization, why: str, noun: str) -> Localization:
     mine = {id(m) for m in found.masks}
     shown = list(found.masks) + [c for c in found.candidates if id(c) not in mine]
     return Localization(shown, "ambiguous",
-                        f"{why}; is the first one the {noun}? {CONFIRM}, or "
-                        f"click the {noun} (it was: {found.reason})",
+                        f"{why}; is the first one '{noun}'? {CONFIRM}, or click "
+                        f"the right one (it was: {found.reason})",
                         plural=found.plural, candidates=found.candidates,
                         guess=len(found.masks))
 
@@ -192,7 +192,7 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
         return found
     if best.source == "u2netp" and "salient" in ev and not ev.get("words") \
             and not ev.get("kind") and names_thing:
-        return _unsure(found, f"nothing here recognises a {noun}: the photo's main subject "
+        return _unsure(found, f"nothing here recognises '{noun}': the photo's main subject "
                        "is only a guess", noun)
     others = [c for c in found.candidates if id(c) not in {id(m) for m in found.masks}
               and _overlap(best.mask, c.mask) < 0.3]
@@ -218,7 +218,7 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
         surest = max([ev["detector"]] + [c.evidence.get("detector", 0.0) for c in pool])
         if surest < DETECTOR_SURE:
             return _unsure(found, f"the detector is only {surest:.0%} sure this is "
-                           f"a {noun}", noun)
+                           f"'{noun}'", noun)
         if not selectors and len(found.masks) == 1:
             twin = _twin(best, found.candidates)
             if twin is not None:

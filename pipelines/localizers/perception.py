@@ -29,7 +29,7 @@ from dataclasses import replace
 import cv2
 import numpy as np
 
-from pipelines.localizers import fusion, relations, scene
+from pipelines.localizers import assurance, fusion, relations, scene
 from pipelines.localizers import parts as colour_parts
 from pipelines.localizers import text as text_regions
 from pipelines.localizers.answers import (
@@ -40,14 +40,6 @@ from pipelines.localizers.answers import (
     int_box,
     seen_line,
     what_for,
-)
-from pipelines.localizers.assurance import (
-    GENERIC,
-    assure,
-    class_support,
-    head_last,
-    head_nouns,
-    part_of,
 )
 from pipelines.localizers.base import Candidate, Hint, Localization, as_rgb
 from pipelines.localizers.embedded import EmbeddedLocalizer
@@ -175,22 +167,23 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         owned = colour_parts.possessed(parsed.text)
         if owned:       # "the dog's tongue": the dog, then the pink part of it
             return colour_parts.find_part(self.locate, rgb, *owned)
-        nouns, tied = head_nouns(parsed.words, nouns)     # "the bottle held by the man"
+        nouns, tied = assurance.head_nouns(parsed.words, nouns)  # "the bottle held by …"
         noun = " ".join(nouns[-2:]) if len(nouns) > 1 else nouns[0]
         # "the red disc": a colour and a word no detector knows → the colour regions
         # "the lake", "the green hills": a region of the scene, not a thing (the table's
         # words before the embedding's guess, which loads MiniLM: "snow" is no snowboard)
-        named = scene.kind_of(noun, "") if head_last(parsed.words, nouns) else ""
+        named = scene.kind_of(noun, "") if assurance.head_last(parsed.words, nouns) else ""
         match = match_noun(noun, use_embedding=not parsed.colors and not named)
         kind = named or (scene.kind_of(noun, match.category) if match.label == SALIENT
-                         and head_last(parsed.words, nouns) else "")
+                         and assurance.head_last(parsed.words, nouns) else "")
         if kind:
             return scene.find_region(rgb, kind, parsed, match.noun, kinds.understood(match))
         found = self._named(image, rgb, phrase, hint, parsed, match, nouns, words)
         selectors = bool(parsed.plural or parsed.ordinal or parsed.last or parsed.size
                          or parsed.spatial)
-        return assure(found, noun=noun, names_thing=any(w not in GENERIC for w in nouns),
-                      selectors=selectors, part_of=part_of(nouns, match), related=tied)
+        thing = any(w not in assurance.GENERIC for w in nouns)
+        return assurance.assure(found, noun=noun, names_thing=thing, selectors=selectors,
+                                part_of=assurance.part_of(nouns, match), related=tied)
 
     def _named(self, image: np.ndarray, rgb: np.ndarray, phrase: str, hint: Hint | None,
                parsed: Phrase, match: WordMatch, nouns: list[str], words: set[str]
@@ -225,7 +218,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         if parsed.colors and found.status != "resolved":
             by_colour = super().locate(image, phrase, hint)
             if by_colour.status == "resolved":
-                class_support(by_colour, found.candidates)
+                assurance.class_support(by_colour, found.candidates)
                 return by_colour
         return found
 
