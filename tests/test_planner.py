@@ -277,3 +277,16 @@ def test_planner_prompt_examples_follow_the_schema():
         validate_answer(answer, PLANNER_SCHEMA)
         parse_actions(answer["actions"])
     assert PLANNER_EXAMPLES in planner_system()
+
+
+@pytest.mark.parametrize("instruction,target", [
+    ("make the green hills brighter", "hills"),
+    ("brighten the green field", "field"),
+])
+def test_a_hue_word_on_the_target_does_not_reverse_another_operation(instruction,
+                                                                     target) -> None:
+    """"green" and "cold" reverse tint and temperature only: the real-photo edit run
+    found "make the green hills brighter" planned as darker (a silent failure)."""
+    (action,) = RulePlanner().plan(instruction).actions
+    assert action.operation == "brightness" and action.params["amount"] > 0, action
+    assert target in action.target

@@ -96,6 +96,15 @@ _ADJUSTERS = by_grammar("adjuster")
 _FILTERS = by_grammar("filter")
 #: words that turn an adjustment down: the shared ones and every adjuster's own
 _NEGATIVE = "|".join([NEGATIONS, *(op.negative for op in _ADJUSTERS if op.negative)])
+#: negative words that name a hue or a temperature: they reverse only their own
+#: operation ("make the green hills brighter" is not darker)
+_HUED = frozenset({"green", "cool", "cooler", "cold", "colder", "icier"})
+
+
+def _negatives(op: object) -> str:
+    """The words that reverse ``op``: every operation's, less the hue words of others."""
+    own = set(str(getattr(op, "negative", "") or "").split("|"))
+    return "|".join(w for w in _NEGATIVE.split("|") if w not in _HUED or w in own)
 #: Filters that mean the whole frame when the target is a pronoun.
 _FRAME_FILTERS = with_flag("frame_filter")
 #: the operations the grammar itself asks for, by role
@@ -282,8 +291,9 @@ def _read_adjuster(clause: str) -> _Step | None:
                 for other in _ADJUSTERS if not other.light_level):
             continue  # "make the shadows warmer": the shadows are the target
         keyword = match.group(0)
-        negative = bool(re.search(rf"\b(?:{_NEGATIVE})", clause.replace(keyword, " ")) or
-                        re.search(rf"^(?:{_NEGATIVE})", keyword))
+        negatives = _negatives(op)
+        negative = bool(re.search(rf"\b(?:{negatives})", clause.replace(keyword, " ")) or
+                        re.search(rf"^(?:{negatives})", keyword))
         negative = op.reads_negative(clause, keyword, negative)
         if re.search(rf"\btoo\s+(?:much\s+)?{re.escape(keyword)}", clause):
             negative = not negative  # "too dark" asks for the opposite
