@@ -7,7 +7,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from pipelines.color import COLOR_RANGES, rgb_to_lab
+from pipelines.color import rgb_to_lab
 from pipelines.localizers.base import (
     Box,
     Candidate,
@@ -28,6 +28,7 @@ from pipelines.localizers.phrases import (
 from pipelines.localizers.segment import (
     centroid,
     clip_box,
+    colour_mask,
     components,
     grabcut_object,
     hsv,
@@ -171,7 +172,7 @@ class EmbeddedLocalizer(Localizer):
     # --- phrases ------------------------------------------------------------------
 
     def _by_colour(self, small: np.ndarray, parsed: Phrase) -> Localization:
-        match = _colour_mask(small, parsed.colors)
+        match = colour_mask(small, parsed.colors)
         colour = " or ".join(parsed.colors)
         bridge = max(3, round(0.015 * max(match.shape)))
         parts = components(match, max(16, int(4e-4 * match.size)), bridge)
@@ -251,22 +252,13 @@ class EmbeddedLocalizer(Localizer):
                             "resolved", f"the {label}")
 
 
-def _colour_mask(rgb: np.ndarray, colours: list[str]) -> np.ndarray:
-    """Pixels in any of the named colours' HSV families."""
-    hsv_map = hsv(rgb)
-    match = np.zeros(rgb.shape[:2], bool)
-    for colour in colours:
-        match |= COLOR_RANGES[colour].match(hsv_map)
-    return match
-
-
 def _colour_within(rgb: np.ndarray, mask: np.ndarray, colours: list[str]) -> np.ndarray | None:
     """The pixels of ``mask`` in the named colours, if they are a real part of it (≥ 5 %)."""
     rows, cols = np.nonzero(mask)
     y0, y1, x0, x1 = rows.min(), rows.max() + 1, cols.min(), cols.max() + 1
     crop, inside = rgb[y0:y1, x0:x1], mask[y0:y1, x0:x1]
     small = work_copy(crop)
-    match = _colour_mask(small, colours)
+    match = colour_mask(small, colours)
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3))
     match = cv2.morphologyEx(match.astype(np.uint8), cv2.MORPH_OPEN, kernel)
     match = cv2.morphologyEx(match, cv2.MORPH_CLOSE, kernel) > 0

@@ -31,11 +31,10 @@ import logging
 import cv2
 import numpy as np
 
-from pipelines.color import COLOR_RANGES
 from pipelines.localizers.base import Candidate, Localization
 from pipelines.localizers.phrases import Phrase, select_candidates
 from pipelines.localizers.refine import upsample_edge
-from pipelines.localizers.segment import hsv, largest_parts
+from pipelines.localizers.segment import colour_mask, hsv, largest_parts
 from pipelines.localizers.sky import find_sky, sky_likelihood
 from pipelines.perception.detectors import shrink
 
@@ -259,14 +258,6 @@ def reflection(small: np.ndarray, shore: int) -> float:
     return float((a * b).sum() / (np.sqrt((a * a).sum() * (b * b).sum()) + 1e-6))
 
 
-def _colour(small: np.ndarray, colours: list[str]) -> np.ndarray:
-    hsv_map = hsv(small)
-    match = np.zeros(small.shape[:2], bool)
-    for colour in colours:
-        match |= COLOR_RANGES[colour].match(hsv_map)
-    return match
-
-
 def clouds(small: np.ndarray, land: np.ndarray, sky: np.ndarray | None) -> np.ndarray:
     """Bright pixels above the skyline far less saturated than the sky around them."""
     hsv_map = hsv(small)
@@ -338,7 +329,7 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
     else:
         region = snow(small, skyline(small, sky, holes=False))
     if parsed.colors and kind not in ("cloud", "snow"):
-        tinted = region & _colour(small, parsed.colors)
+        tinted = region & colour_mask(small, parsed.colors)
         if tinted.sum() >= TINTED * region.sum():   # else the colour word is loose
             region = tinted
     parts = _parts(region, SPECK if kind == "snow" else MIN_SHARE)

@@ -11,6 +11,7 @@ from collections.abc import Callable
 import cv2
 import numpy as np
 
+from pipelines.color import COLOR_RANGES
 from pipelines.images import downscale
 from pipelines.localizers.base import Box, LocalizationError
 from pipelines.localizers.refine import upsample_edge
@@ -50,6 +51,15 @@ def smooth_resize(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
 def hsv(rgb: np.ndarray) -> np.ndarray:
     """Float HSV: hue in degrees, saturation and value in [0, 1]."""
     return cv2.cvtColor(rgb.astype(np.float32) / 255.0, cv2.COLOR_RGB2HSV)
+
+
+def colour_mask(rgb: np.ndarray, colours: list[str] | tuple[str, ...]) -> np.ndarray:
+    """Pixels in any of the named colours' HSV families (``pipelines.color``)."""
+    hsv_map = hsv(rgb)
+    match = np.zeros(rgb.shape[:2], bool)
+    for colour in colours:
+        match |= COLOR_RANGES[colour].match(hsv_map)
+    return match
 
 
 def components(mask: np.ndarray, min_area: int, bridge: int = 3) -> list[np.ndarray]:
