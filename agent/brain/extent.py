@@ -34,6 +34,7 @@ import cv2
 import numpy as np
 
 from agent.brain.independent import Independent, named_label, work_copy
+from pipelines.arrays import channel_max, channel_min
 from pipelines.localizers.phrases import WHOLE, parse_phrase
 from pipelines.operations import registry
 from pipelines.operations.errors import OperationError
@@ -152,15 +153,17 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     if changed.sum() < 20:
         return out     # nothing changed: the operation's own check says so
     words = str(getattr(action, "instruction", "") or "").lower()
-    aimed = _fit(used_mask, changed.shape) if used_mask is not None else changed
-    _relative(out, small_b, small_a, changed, aimed, words, action)
+    # the mask the edit was made with, at the work size (read once: it is 12 MP)
+    used = _fit(used_mask, changed.shape) if used_mask is not None else None
+    _relative(out, small_b, small_a, changed, changed if used is None else used, words,
+              action)
     if not _names_a_thing(action):
         return out
     phrase = _phrase(action)
     share = float(changed.mean())
     out.measures["extent_changed_share"] = round(share, 4)
     sky = any(w in phrase.lower().split() for w in SKY_WORDS)
-    masked = float(_fit(used_mask, changed.shape).mean()) if used_mask is not None else 0.0
+    masked = float(used.mean()) if used is not None else 0.0
     limit = WHOLE_SKY if sky else WHOLE_FRAME
     if max(share, masked) >= limit and not BACKGROUND.search(phrase.lower()):
         out.checks["plausible_size"] = False
@@ -170,8 +173,7 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     # what the edit changed (the mask handed over may be wider than what the operation
     # touched: an object mask grown for the edit's edge)
     region = _region_of(diff, changed)
-    if used_mask is not None and not np.asarray(used_mask).all():
-        used = _fit(used_mask, changed.shape)
+    if used is not None and not np.asarray(used_mask).all():
         # bridge the pixels an operation leaves as they were (black under "brighter",
         # grey under a recolour) without taking the unchanged rim of a grown mask
         k = max(3, round(BRIDGE * np.sqrt(used.sum() / np.pi)))
@@ -398,6 +400,11 @@ def _one_sky(out: Independent, small: np.ndarray, region: np.ndarray, phrase: st
                        "facade, trees or ground, not sky")
 
 
+def _chroma(small: np.ndarray, where: np.ndarray) -> float:
+    """Mean chroma (largest minus smallest channel, grey levels) of ``where``."""
+    return float((channel_max(small).astype(np.int16) - channel_min(small))[where].mean())
+
+
 def _relative(out: Independent, small_b: np.ndarray, small_a: np.ndarray,
               changed: np.ndarray, aimed: np.ndarray, words: str, action: Any) -> None:
     """Relative words ("a deeper blue", "bluer") must not push saturation to its limit,
@@ -415,10 +422,7 @@ def _relative(out: Independent, small_b: np.ndarray, small_a: np.ndarray,
         return
     aimed = aimed & lit
     if MORE_COLOUR.search(words) and op in ("saturation", "vibrance") and aimed.sum() >= 20:
-        chroma_b = float((small_b.max(axis=2) - small_b.min(axis=2).astype(np.int16))[aimed]
-                         .mean())
-        chroma_a = float((small_a.max(axis=2) - small_a.min(axis=2).astype(np.int16))[aimed]
-                         .mean())
+        chroma_b, chroma_a = _chroma(small_b, aimed), _chroma(small_a, aimed)
         out.measures["chroma_rise"] = round(chroma_a - chroma_b, 2)
         if chroma_a - chroma_b < VISIBLE_CHROMA:
             out.checks["relative_visible"] = False
