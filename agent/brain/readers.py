@@ -101,10 +101,10 @@ _NEGATIVE = "|".join([NEGATIONS, *(op.negative for op in _ADJUSTERS if op.negati
 _HUED = frozenset({"green", "cool", "cooler", "cold", "colder", "icier"})
 
 
-def _negatives(op: object) -> str:
-    """The words that reverse ``op``: every operation's, less the hue words of others."""
-    own = set(str(getattr(op, "negative", "") or "").split("|"))
-    return "|".join(w for w in _NEGATIVE.split("|") if w not in _HUED or w in own)
+#: per adjuster, the words that reverse it: every operation's, less the hue words of others
+_NEGATIVES = {op.name: "|".join(w for w in _NEGATIVE.split("|") if w not in _HUED or
+                                w in str(op.negative or "").split("|"))
+              for op in _ADJUSTERS}
 #: Filters that mean the whole frame when the target is a pronoun.
 _FRAME_FILTERS = with_flag("frame_filter")
 #: the operations the grammar itself asks for, by role
@@ -291,7 +291,7 @@ def _read_adjuster(clause: str) -> _Step | None:
                 for other in _ADJUSTERS if not other.light_level):
             continue  # "make the shadows warmer": the shadows are the target
         keyword = match.group(0)
-        negatives = _negatives(op)
+        negatives = _NEGATIVES[op.name]
         negative = bool(re.search(rf"\b(?:{negatives})", clause.replace(keyword, " ")) or
                         re.search(rf"^(?:{negatives})", keyword))
         negative = op.reads_negative(clause, keyword, negative)

@@ -194,7 +194,8 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
             and not ev.get("kind") and names_thing:
         return _unsure(found, f"nothing here recognises '{noun}': the photo's main subject "
                        "is only a guess", noun)
-    others = [c for c in found.candidates if id(c) not in {id(m) for m in found.masks}
+    chosen = {id(m) for m in found.masks}
+    others = [c for c in found.candidates if id(c) not in chosen
               and _overlap(best.mask, c.mask) < 0.3]
     if related and others:
         return _unsure(found, f"I cannot check how the {noun} relates to the rest of the "
