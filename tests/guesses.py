@@ -8,6 +8,8 @@ asked at all is ``tests/test_assurance.py``'s business.
 
 from __future__ import annotations
 
+from typing import Any
+
 from pipelines.localizers.assurance import CONFIRM
 from pipelines.localizers.base import Localization
 
@@ -19,3 +21,12 @@ def confirmed(found: Localization) -> Localization:
         return Localization(found.masks[:found.guess], "resolved", found.reason,
                             plural=found.plural, candidates=found.candidates)
     return found
+
+
+def turn_confirmed(session: Any, instruction: str) -> Any:
+    """``session.turn(instruction)``; when it only asked, the user clicks the first
+    candidate offered (the guess) and that turn's result is returned."""
+    result = session.turn(instruction)
+    if result.candidates and not any(s.status == "applied" for s in result.steps):
+        result = session.choose(result.candidates[0]["id"])
+    return result

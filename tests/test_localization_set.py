@@ -13,7 +13,7 @@ import pytest
 
 from eval.localization import beyond_reach, evaluate, load_cases, mask_iou, render
 from pipelines.localizers import get_localizer
-from tests.guesses import confirmed
+from tests.guesses import confirmed, turn_confirmed
 
 CASES = load_cases()
 KINDS = {"low_score", "non_coco", "not_found", "sky", "no_sky", "background", "text",
@@ -91,10 +91,7 @@ def test_an_edit_changes_nothing_beyond_the_targets_feather(tmp_path, case_id,
     case = next(c for c in CASES if c.id == case_id)
     shot = render(case)
     session = EditSession.create(shot.image, tmp_path / "s")
-    result = session.turn(instruction)
-    if result.candidates and not any(s.status == "applied" for s in result.steps):
-        # the guess an unsure answer offers first: the user clicks it
-        result = session.choose(result.candidates[0]["id"])
+    result = turn_confirmed(session, instruction)   # the user clicks a guess offered
     assert result.steps and result.steps[0].status == "applied", result.to_dict()
     after = session.current_image()
     truth = shot.truth

@@ -17,7 +17,7 @@ from pipelines.perception import store
 from pipelines.perception.detectors import FaceDetector, ObjectDetector
 from pipelines.perception.words import SALIENT, match_noun
 from tests import tfjs_reference
-from tests.guesses import confirmed
+from tests.guesses import confirmed, turn_confirmed
 from tests.perception_cases import box_iou, load_cases, mask_box, mask_iou, photo_by_name
 
 CASES = load_cases()
@@ -206,11 +206,9 @@ def test_edit_changes_only_the_named_object(tmp_path, image_name, instruction, b
 
     image = photo_by_name(image_name)
     session = EditSession.create(image, tmp_path / "s")
-    result = session.turn(instruction)
-    if result.candidates and not any(s.status == "applied" for s in result.steps):
-        # the detector is unsure of Chelsea (cat 0.42, another class 0.56): the guess is
-        # offered first, and the user clicks it
-        result = session.choose(result.candidates[0]["id"])
+    # the detector is unsure of Chelsea (cat 0.42, another class 0.56): the guess is
+    # offered first, and the user clicks it
+    result = turn_confirmed(session, instruction)
     after = session.current_image()
     assert result.steps and result.steps[0].status == "applied", result.to_dict()
     changed = np.abs(after.astype(int) - image.astype(int)).max(axis=2) > 2
