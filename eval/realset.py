@@ -186,6 +186,21 @@ def photo(pid: str) -> np.ndarray:
     return image
 
 
+def case_at(case_id: str, side: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """A case's photo shrunk to ``side`` px on its long side (area average) and its true
+    mask at that size (nearest), for tests that need a real photo but not its pixels."""
+    case = next(c for c in load_cases() if c.id == case_id)
+    image = photo(case.photo)[..., :3]
+    k = side / max(image.shape[:2])
+    size = (round(image.shape[1] * k), round(image.shape[0] * k))
+    small = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+    truth = case.truth()
+    if truth is None:
+        return small, None
+    return small, cv2.resize(truth.astype(np.uint8), size,
+                             interpolation=cv2.INTER_NEAREST) > 0
+
+
 # ----------------------------------------------------------------------- measures
 
 

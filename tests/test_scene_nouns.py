@@ -10,7 +10,6 @@ a meadow is no lake, and a studio portrait has no hills.
 
 from __future__ import annotations
 
-import cv2
 import numpy as np
 import pytest
 
@@ -23,13 +22,7 @@ SIDE = 640
 
 
 def _small(case_id: str) -> tuple[np.ndarray, np.ndarray]:
-    case = next(c for c in realset.load_cases("tune") if c.id == case_id)
-    image = realset.photo(case.photo)[..., :3]
-    k = SIDE / max(image.shape[:2])
-    size = (round(image.shape[1] * k), round(image.shape[0] * k))
-    small = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
-    truth = cv2.resize(case.truth().astype(np.uint8), size, interpolation=cv2.INTER_NEAREST)
-    return small, truth > 0
+    return realset.case_at(case_id, SIDE)
 
 
 @pytest.mark.parametrize(("case_id", "phrase", "said", "least"), [

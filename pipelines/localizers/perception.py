@@ -225,7 +225,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
     def _sky(self, rgb: np.ndarray) -> Localization:
         """``find_sky``, then a portrait's backdrop is told from a sky (``backdrop_behind``):
         the people are looked for only when a sky was found."""
-        found = find_sky(rgb)
+        found = find_sky(rgb)       # then a storm or a warm grey dusk (neither blue nor pale)
+        found = scene.grey_sky(rgb) if found.status == "unresolved" else found
         if found.status != "resolved":
             return found
         frame = shrink(rgb, FRAME_SIDE)

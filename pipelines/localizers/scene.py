@@ -281,6 +281,50 @@ def _parts(mask: np.ndarray, least: float = MIN_SHARE) -> list[np.ndarray]:
     return [labels == i for i in order if stats[i, cv2.CC_STAT_AREA] >= least * mask.size]
 
 
+#: a sky no colour test finds (a storm, a warm grey dusk): the region above a skyline read
+#: without a sky, when this much of it is smooth, its mean Lab L is this much above the
+#: land's and its median HSV saturation is below this (tune: two storm skies 0.95 / +26-45
+#: / 0.07-0.13; an indoor wall above a dog is darker than the floor, a bokeh is saturated)
+GREY_SMOOTH, GREY_BRIGHTER, GREY_SAT = 0.85, 15.0, 0.3
+
+
+def grey_sky(rgb: np.ndarray) -> Localization:
+    """The sky that ``find_sky`` does not find because it is neither blue, dusky nor pale:
+    the smooth, colourless region brighter than the land above a skyline read from the
+    photo's top and bottom colours. ``resolved`` when the split is clear (``CONTRAST``,
+    ``STEP``), else ``ambiguous`` with the region as a guess to confirm; ``unresolved``
+    when the region above the skyline does not look like a sky at all."""
+    no = Localization([], "unresolved", "no sky: no smooth blue, dusky, pale or grey region "
+                      "lies above a skyline")
+    small = shrink(rgb[..., :3], WORK_SIDE)
+    land = skyline(small, None)
+    above = ~land
+    if not LAND_SHARE[0] <= float(land.mean()) <= LAND_SHARE[1] or above[0].mean() < 0.9:
+        return no
+    work = shrink(rgb[..., :3], SKY_SIDE)
+    smooth = sky_likelihood(work)[0]
+    smooth = cv2.resize(smooth.astype(np.uint8), land.shape[::-1],
+                        interpolation=cv2.INTER_AREA) > 0
+    lab = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2Lab)
+    brighter = float(lab[..., 0][above].mean() - lab[..., 0][land].mean())
+    sat = float(np.median(hsv(small)[..., 1][above]))
+    smooth_share = float(smooth[above].mean())
+    if smooth_share < GREY_SMOOTH or brighter < GREY_BRIGHTER or sat > GREY_SAT:
+        return no
+    contrast, step = separation(small, land)
+    clear = contrast >= CONTRAST and step <= STEP
+    mask = upsample_edge(rgb, cv2.GaussianBlur(above.astype(np.float32), (3, 3), 0))
+    cand = Candidate(mask, SURE if clear else WEAK, "sky", "scene:grey-sky",
+                     {"size": round(float(above.mean()), 3), "position": 1.0})
+    said = (f"found a grey sky above the skyline ({float(above.mean()):.0%} of the frame, "
+            f"{smooth_share:.0%} smooth, {brighter:.0f} L brighter than the land; "
+            f"{'a clear' if clear else 'an unclear'} split, contrast {contrast:.1f})")
+    if clear:
+        return Localization([cand], "resolved", f"{said}, confidence {cand.score:.2f}")
+    return Localization([cand], "ambiguous", f"{said}; is the first one the sky? click it "
+                        "to confirm, or brush it", candidates=[cand], guess=1)
+
+
 def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
                 understood: str = "") -> Localization:
     """The ``kind`` region (module doc) of ``rgb`` at full resolution.

@@ -44,6 +44,10 @@ BOTTOM_RUN = 0.3
 EDGE_DE = 10.0
 EDGE_STEPS = 6
 EDGE_WINDOW = 4
+#: a sky-like region above the horizon joins the main sky when its colour (median Lab) is
+#: this close to the main sky's over the same rows (tune: patches of sky 2-8, lit facade
+#: columns and blue glass 20-58)
+JOIN_DE = 12.0
 
 
 def sky_likelihood(small: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -76,6 +80,16 @@ def _horizon(region: np.ndarray) -> float:
     cols = np.flatnonzero(region.any(axis=0))
     lowest = region.shape[0] - 1 - np.argmax(region[::-1, cols], axis=0)
     return float(np.median(lowest))
+
+
+def _same_colour(lab: np.ndarray, region: np.ndarray, sky: np.ndarray) -> bool:
+    """Whether ``region`` has the sky's colour (``JOIN_DE``), compared over the rows they
+    share (a sky pales towards its horizon), or over the whole sky when they share none."""
+    rows = region.any(axis=1)
+    near = sky & rows[:, None]
+    ref = lab[near] if near.any() else lab[sky]
+    return float(np.linalg.norm(np.median(lab[region], axis=0) - np.median(ref, axis=0))) \
+        <= JOIN_DE
 
 
 def find_sky(rgb: np.ndarray) -> Localization:
@@ -112,12 +126,16 @@ def find_sky(rgb: np.ndarray) -> Localization:
                             "reaches the frame's edge in its upper part")
     sky = labels == best
     horizon = _horizon(sky)
+    main = sky.copy()
+    lab = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2Lab)
     for i in range(1, count):      # more sky above the horizon (between branches …)
         if i == best or stats[i][cv2.CC_STAT_AREA] < 0.002 * h * w:
             continue
         if stats[i][cv2.CC_STAT_TOP] + stats[i][cv2.CC_STAT_HEIGHT] / 2 < horizon and \
                 stats[i][cv2.CC_STAT_TOP] < horizon - 0.02 * h:
-            sky |= labels == i
+            region = labels == i
+            if _same_colour(lab, region, main):
+                sky |= region
     sky[int(min(h, horizon + BELOW_HORIZON * h)):] = False     # the ground under it
     sky = _fill_clouds(sky, small)
     sky = reach_edge(sky, small)

@@ -1,0 +1,40 @@
+"""Issue 32's sky class on real photos of the set's tune split, at 640 px: a storm sky or
+a warm grey dusk that is neither blue nor pale is still the sky (``scene.grey_sky``, the
+region above a skyline read from the photo), a white studio backdrop above a kitten is at
+most a question, and lit facade columns of a grey photo do not join its sky
+(``sky.JOIN_DE``)."""
+
+from __future__ import annotations
+
+from eval import realset
+from eval.localization import mask_iou
+from pipelines.localizers.perception import PerceptionLocalizer
+from pipelines.localizers.sky import find_sky
+
+SIDE = 640
+
+
+def test_a_grey_storm_sky_is_the_sky() -> None:
+    image, truth = realset.case_at("beam__sky", SIDE)
+    assert find_sky(image).status == "unresolved"     # not blue, dusky or pale
+    found = PerceptionLocalizer().locate(image, "the sky")
+    assert found.status == "resolved", found.reason
+    assert "grey sky above the skyline" in found.reason
+    assert mask_iou(found.union(), truth) >= 0.9, found.reason
+
+
+def test_a_white_backdrop_above_a_kitten_is_not_taken_for_a_sky() -> None:
+    image, _ = realset.case_at("kitten_white__kitten", SIDE)
+    found = PerceptionLocalizer().locate(image, "the sky")
+    assert found.status != "resolved", found.reason
+
+
+def test_lit_facade_columns_do_not_join_a_grey_photos_sky() -> None:
+    image, truth = realset.case_at("solvay_1927__sky", SIDE)
+    found = find_sky(image)
+    assert found.candidates, found.reason
+    mask = found.candidates[0].mask > 0.5
+    assert mask_iou(mask, truth) >= 0.8
+    # the columns stand in the middle third of the frame's width, under the top edge
+    w = mask.shape[1]
+    assert mask[: mask.shape[0] // 4, w // 3: 2 * w // 3].mean() < 0.02
