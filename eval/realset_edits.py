@@ -60,6 +60,9 @@ def _saturation(rgb: np.ndarray) -> np.ndarray:
 COLOURS = {"blue": 2, "red": 0, "green": 1}
 #: an adjustment of a region must reach this share of it (a removal: its own rule)
 COVERED = 0.85
+#: ... a recolour ("make the car red") to a named colour: its glass, tyres and lights keep
+#: theirs, and the named colour must then lead on most of the thing (below)
+COVERED_RECOLOUR = 0.6
 #: "a deeper blue" may raise the mean saturation to at most this factor (+30 levels)
 RELATIVE = 1.6
 
@@ -70,14 +73,17 @@ def changed_as_asked(instruction: str, before: np.ndarray, after: np.ndarray,
     removed (most of it changed); otherwise at least ``COVERED`` of it changed and:
     brighter / darker (mean luma ±8), "a deeper / more blue" (saturation and the colour's
     lead up, but by a relative amount: at most ``RELATIVE`` times + 30, and not driven to
-    the limit), "make it <colour>" (the colour's channel leads). Returns (ok, why)."""
+    the limit), "make it <colour>" (``COVERED_RECOLOUR`` of it changed, and the colour's
+    channel leads on most of it). Returns (ok, why)."""
     text = instruction.lower()
     b, a = before[truth], after[truth]
     moved = np.abs(a.astype(int) - b.astype(int)).max(axis=-1) > 2
     share = float(moved.mean())
     if re.search(r"\b(remove|erase|delete|get rid of)\b", text):
         return share > 0.6, f"{share:.0%} of the thing changed"
-    if share < COVERED:
+    recolour = any(re.search(rf"\b{name}\b", text) for name in COLOURS) and not \
+        re.search(r"\b(deeper|richer|more|less|bluer|greener|redder)\b", text)
+    if share < (COVERED_RECOLOUR if recolour else COVERED):
         return False, f"only {share:.0%} of the thing changed"
     if re.search(r"\b(deeper|richer|more (saturated|vivid|blue))\b", text):
         ch = next((COLOURS[c] for c in COLOURS if c in text), 2)

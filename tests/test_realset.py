@@ -153,6 +153,12 @@ def test_edit_checks_tell_the_asked_change_from_another() -> None:
     half = before.copy()
     half[10:25, 10:40] += 30                         # only half the sky brightened
     assert not changed_as_asked("make the sky brighter", before, half, truth)[0]
+    red_body = before.copy()
+    red_body[10:33, 10:40] = (200, 40, 40)           # the body red, the windows kept
+    assert changed_as_asked("make the car red", before, red_body, truth)[0]
+    red_roof = before.copy()
+    red_roof[10:20, 10:40] = (200, 40, 40)           # a third of it: not the car
+    assert not changed_as_asked("make the car red", before, red_roof, truth)[0]
 
 
 # ------------------------------------------------------------------ the set itself
