@@ -12,7 +12,7 @@ them is wrong while it looks done:
 * **a colour region for a named thing** — "the red hill", "the white tubes" answered by
   the largest region of that colour (unless a detection of the named class, however
   weak, lies on it, or the noun is a round thing and the region is round: "the red
-  ball");
+  ball"); a round shape word ("the grey disc") asks for a round region too;
 * **a weak detection** — "the cow" at detector 0.37 where there is none: a unique box is
   taken even at a low score;
 * **one of twins** — "the dog" where the detector sees two dogs about as surely: which
@@ -20,6 +20,12 @@ them is wrong while it looks done:
 * **a part cut out for the whole** — the outline fills a sixth of the detector's box;
 * **a part named through its whole** — "the dog's tongue", "the clock hands": the
   detector finds the dog or the clock, never the part.
+
+A class the detector knows by that very name ("the cat", "the boat") that no candidate
+holds at ``DETECTOR_ABSENT`` or more is not in the photo: a refusal (the user may still
+click it), not a question that offers the salient subject as a cat. Words that choose
+among several ("the cup on the left", "all the cups") say there are some: those stay a
+question.
 
 ``assure`` turns such an answer into ``ambiguous``: the candidates stay (shown to click,
 the first one is the guess) and the reason says what is unsure and how to confirm
@@ -38,6 +44,9 @@ from pipelines.perception.words import WordMatch, match_noun
 #: cow 0.37, cat 0.17, dog 0.21 and a train at 0.41 whose box held a fifth of it were
 #: taken; every right detection scored 0.45 or more)
 DETECTOR_SURE = 0.44
+#: ... and when every candidate of a class named exactly stays below this, there is none
+#: (tune: absent cats, dogs, boats and cups 0.11-0.25; a boat that is there 0.18)
+DETECTOR_ABSENT = 0.26
 #: a detected thing's outline fills at least this share of the detector's box (tune:
 #: every right answer 0.61-0.69; the right-hand man's outline 0.17 of his box, a brush
 #: 0.26: only a part was cut out)
@@ -112,6 +121,12 @@ ROUND = frozenset({"ball", "balls", "sphere", "spheres", "globe", "globes", "orb
                    "balloons", "bubble", "bubbles"})
 
 
+#: shape words that say the region is round ("the grey disc"): a colour region that is
+#: not round is not what they describe
+ROUND_SHAPES = frozenset({"circle", "circles", "disc", "discs", "disk", "disks", "dot",
+                          "dots"})
+
+
 def _round(cand: Candidate) -> bool:
     """Whether a region is a round blob: it fills about pi/4 of a square-ish box."""
     box = cand.bbox
@@ -169,6 +184,18 @@ def _unsure(found: Localization, why: str, noun: str) -> Localization:
                         guess=len(found.masks))
 
 
+def _absent(found: Localization, best: Candidate) -> bool:
+    """Whether every candidate is a weak detection of a class the words name exactly
+    (module doc): none was pointed at, none carries other evidence that it is the
+    thing (a kind, a colour's class support)."""
+    pool = found.candidates or found.masks
+    if any(c.evidence.get("user") or c.evidence.get("kind") for c in pool):
+        return False
+    if best.evidence.get("words", 0.0) < 1.0 or "detector" not in best.evidence:
+        return False
+    return all(c.evidence.get("detector", 1.0) < DETECTOR_ABSENT for c in pool)
+
+
 def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool,
            part_of: str = "", related: bool = False) -> Localization:
     """``found`` as it is, or ``ambiguous`` when nothing here can tell the named thing
@@ -184,9 +211,15 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
         related: the phrase relates the target to another thing ("held by the man"),
             which nothing here checks: it may only pick among one plausible candidate.
     """
-    if found.status != "resolved" or not found.masks:
+    if found.status == "unresolved" or not found.masks:
         return found
     best = max(found.masks, key=lambda m: m.score)
+    if not selectors and _absent(found, best):     # "the left cup" says there are cups
+        surest = max(c.evidence["detector"] for c in found.candidates or found.masks)
+        return Localization([], "unresolved", f"no {noun} found: the detector is at most "
+                            f"{surest:.0%} sure of any candidate", candidates=found.candidates)
+    if found.status != "resolved":
+        return found
     ev = best.evidence
     if ev.get("user"):
         return found
@@ -204,6 +237,9 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
     if best.source == "colour" and names_thing and not ev.get("class_support") \
             and not round_thing:
         return _unsure(found, f"only the colour was matched, not the {noun} itself", noun)
+    if best.source == "colour" and set(noun.split()) & ROUND_SHAPES and not _round(best):
+        return _unsure(found, f"the region of that colour is not round, as a {noun} is",
+                       noun)
     if "detector" in ev:
         if part_of:
             return _unsure(found, f"I can find the {part_of} but not the {noun} on it", noun)
