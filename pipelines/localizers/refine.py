@@ -75,21 +75,18 @@ def upsample_edge(rgb: np.ndarray, soft: np.ndarray, band_px: int | None = None
     out = big >= 0.5
     if not edge_small.any():
         return out
-    band_full = cv2.resize(edge_small.astype(np.uint8), (w, h),
-                           interpolation=cv2.INTER_NEAREST).view(bool)
+    band = cv2.resize(edge_small.astype(np.uint8), (w, h), interpolation=cv2.INTER_NEAREST)
+    band_full = band.view(bool)
     radius = max(2, band_px // 2)
     pad = 2 * radius + 1            # the filter's reach (two box passes): tiles agree
     tile = max(TILE, 4 * pad)
     for top in range(0, h, tile):   # only tiles the edge crosses: cost ∝ the edge's length
         for left in range(0, w, tile):
-            sel = band_full[top:top + tile, left:left + tile]
-            rows = np.flatnonzero(sel.any(axis=1))
-            if not len(rows):
-                continue
-            cols = np.flatnonzero(sel.any(axis=0))
             # the band's own box inside the tile, filtered with the filter's reach around it
-            t, b = top + int(rows[0]), top + int(rows[-1]) + 1
-            lt, r = left + int(cols[0]), left + int(cols[-1]) + 1
+            x, y, bw, bh = cv2.boundingRect(band[top:top + tile, left:left + tile])
+            if not bw:
+                continue
+            t, b, lt, r = top + y, top + y + bh, left + x, left + x + bw
             sel = band_full[t:b, lt:r]
             pt, pb, pl, pr = max(0, t - pad), min(h, b + pad), max(0, lt - pad), min(w, r + pad)
             grey = cv2.cvtColor(np.ascontiguousarray(rgb[pt:pb, pl:pr, :3]),
