@@ -48,13 +48,14 @@ def seen_line(seen: list[Detection]) -> str:
 def distinct_masks(cands: list[Candidate]) -> list[Candidate]:
     """Drop a candidate mostly inside a better one (the frame and a zoomed tile seeing the
     same object, or a part of it)."""
-    kept: list[Candidate] = []
+    kept: list[tuple[Candidate, int]] = []       # with its area, counted once
     for cand in cands:
-        area = max(1, cand.area)
-        if all(np.logical_and(cand.mask, k.mask).sum() < 0.6 * min(area, k.area)
-               for k in kept):
-            kept.append(cand)
-    return kept
+        own = cand.area
+        area = max(1, own)
+        if all(np.count_nonzero(np.logical_and(cand.mask, k.mask)) < 0.6 * min(area, k_area)
+               for k, k_area in kept):
+            kept.append((cand, own))
+    return [k for k, _ in kept]
 
 
 def decide(cands: list[Candidate], parsed: Phrase, what: str,

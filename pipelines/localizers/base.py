@@ -81,7 +81,7 @@ class Candidate:
 
     @property
     def area(self) -> int:
-        return int(self.mask.sum())
+        return int(np.count_nonzero(self.mask))
 
     @property
     def bbox(self) -> Box | None:

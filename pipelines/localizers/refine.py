@@ -75,22 +75,23 @@ def upsample_edge(rgb: np.ndarray, soft: np.ndarray, band_px: int | None = None
     out = big >= 0.5
     if not edge_small.any():
         return out
-    band_full = cv2.resize(edge_small.astype(np.uint8), (w, h),
-                           interpolation=cv2.INTER_NEAREST) > 0
+    band = cv2.resize(edge_small.astype(np.uint8), (w, h), interpolation=cv2.INTER_NEAREST)
+    band_full = band.view(bool)
     radius = max(2, band_px // 2)
     pad = 2 * radius + 1            # the filter's reach (two box passes): tiles agree
     tile = max(TILE, 4 * pad)
     for top in range(0, h, tile):   # only tiles the edge crosses: cost ∝ the edge's length
         for left in range(0, w, tile):
-            bottom, right = min(h, top + tile), min(w, left + tile)
-            sel = band_full[top:bottom, left:right]
-            if not sel.any():
+            # the band's own box inside the tile, filtered with the filter's reach around it
+            x, y, bw, bh = cv2.boundingRect(band[top:top + tile, left:left + tile])
+            if not bw:
                 continue
-            pt, pb = max(0, top - pad), min(h, bottom + pad)
-            pl, pr = max(0, left - pad), min(w, right + pad)
+            t, b, lt, r = top + y, top + y + bh, left + x, left + x + bw
+            sel = band_full[t:b, lt:r]
+            pt, pb, pl, pr = max(0, t - pad), min(h, b + pad), max(0, lt - pad), min(w, r + pad)
             grey = cv2.cvtColor(np.ascontiguousarray(rgb[pt:pb, pl:pr, :3]),
                                 cv2.COLOR_RGB2GRAY).astype(np.float32) / 255.0
             filtered = guided_filter(grey, big[pt:pb, pl:pr], radius)
-            inner = filtered[top - pt:bottom - pt, left - pl:right - pl]
-            out[top:bottom, left:right][sel] = inner[sel] >= 0.5
+            inner = filtered[t - pt:b - pt, lt - pl:r - pl]
+            out[t:b, lt:r][sel] = inner[sel] >= 0.5
     return out
