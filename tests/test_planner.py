@@ -290,3 +290,23 @@ def test_a_hue_word_on_the_target_does_not_reverse_another_operation(instruction
     (action,) = RulePlanner().plan(instruction).actions
     assert action.operation == "brightness" and action.params["amount"] > 0, action
     assert target in action.target
+
+
+@pytest.mark.parametrize("instruction,operation,sign,target", [
+    ("make the dark sky brighter", "brightness", 1, "sky"),
+    ("make the bright sky darker", "brightness", -1, "sky"),
+    ("make the cool blue sky brighter", "brightness", 1, "sky"),
+    ("make the cold lake brighter", "brightness", 1, "lake"),
+    ("make the warm sunset sky cooler", "temperature", -1, "sky"),
+    ("make the cool lake warmer", "temperature", 1, "lake"),
+    ("make the sky dark", "brightness", -1, "sky"),          # said of the sky: the change
+    ("give it a warm look", "temperature", 1, ""),           # the look asked for
+])
+def test_an_adjective_that_describes_the_target_is_not_the_change(instruction, operation,
+                                                                  sign, target) -> None:
+    """"the dark sky", "the cool lake": the adjective after "the" says which thing; the
+    comparative after it is the change (these were planned darker, or as temperature)."""
+    (action,) = RulePlanner().plan(instruction).actions
+    assert action.operation == operation, action
+    assert action.params["amount"] * sign > 0, action
+    assert target in action.target

@@ -29,6 +29,7 @@ from agent.brain.words import (
     bare_number,
     clamp,
     clean,
+    describing_blanked,
     leftover,
     natural_colour,
 )
@@ -280,7 +281,11 @@ def _read_filter(clause: str) -> _Step | None:
     return None
 
 
-def _read_adjuster(clause: str) -> _Step | None:
+def _read_adjuster(said: str) -> _Step | None:
+    # "make the dark sky brighter": "dark" describes the sky, "brighter" is the change
+    clause = describing_blanked(said)
+    if clause != said and not any(re.search(op.keyword_pattern(), clause) for op in _ADJUSTERS):
+        clause = said
     for op in _ADJUSTERS:
         pattern, positive = op.keyword_pattern(), op.positive
         match = re.search(pattern, clause)

@@ -155,3 +155,22 @@ def strip_verb_slot(clause: str, target: str) -> str:
     if rest and re.fullmatch(r"up|down|out|off|back|in|over|away", rest[0]):
         rest = rest[1:]
     return " ".join(rest)
+
+
+#: tone and temperature adjectives that, right after a definite determiner and before a
+#: noun, describe the thing ("the dark sky", "the cool lake"), not the change asked for
+DESCRIBING = r"dark|bright|dim|pale|warm|cool|cold|icy|chilly|hot|sunny|gloomy"
+_DEFINITE = r"the|this|that|these|those|my|our|your|his|her|their"
+#: what may follow a describing adjective without a noun there ("the sky dark and moody",
+#: "the dark brighter")
+_NOT_NOUN = (r"and|or|but|a|an|the|to|of|in|on|at|by|for|with|enough|too|so|very|bit|"
+             r"little|brighter|darker|lighter|warmer|cooler|colder|dimmer|paler")
+
+
+def describing_blanked(clause: str) -> str:
+    """``clause`` with the describing adjectives (``DESCRIBING``) blanked where they stand
+    between a definite determiner and the next word: "make the dark sky brighter" →
+    "make the sky brighter" for reading the change (the sky is still "the dark sky" to
+    the localiser). "Make the sky dark" and "give it a warm look" keep theirs."""
+    return re.sub(rf"\b((?:{_DEFINITE})\s+)(?:{DESCRIBING})\s+(?!(?:{_NOT_NOUN})\b)(?=[a-z])",
+                  r"\1", clause)
