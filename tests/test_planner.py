@@ -301,6 +301,12 @@ def test_a_hue_word_on_the_target_does_not_reverse_another_operation(instruction
     ("make the cool lake warmer", "temperature", 1, "lake"),
     ("make the sky dark", "brightness", -1, "sky"),          # said of the sky: the change
     ("give it a warm look", "temperature", 1, ""),           # the look asked for
+    ("tone down the warm sky", "temperature", -1, "sky"),    # taken down: cooler
+    ("reduce the warm cast", "temperature", -1, ""),
+    ("reduce the cold cast", "temperature", 1, ""),
+    ("take the warmth out of the sky", "temperature", -1, "sky"),
+    ("knock back the bright window", "brightness", -1, "window"),
+    ("warm up the cold lake", "temperature", 1, "lake"),
 ])
 def test_an_adjective_that_describes_the_target_is_not_the_change(instruction, operation,
                                                                   sign, target) -> None:

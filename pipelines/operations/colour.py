@@ -4,6 +4,7 @@ recolour."""
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 import cv2
@@ -268,6 +269,12 @@ class _Cast(CurveOp):
         return ratio_verdict(self, "amount", a, delta, a * self.per_unit, self.what, "")
 
 
+#: verbs that take a warm or cold look down ("tone down the warm sky"); "warm it up" and
+#: "cool it down" name the direction themselves
+_TAKEN_DOWN = (r"\b(?:tone|dial|knock|calm|turn) (?:down|back)\b|\b(?:reduce|lower|tame|"
+               r"lessen|less|remove|kill|cut)\b")
+
+
 @family
 class Temperature(_Cast):
     name = "temperature"
@@ -302,8 +309,11 @@ class Temperature(_Cast):
 
     def reads_negative(self, clause: str, keyword: str, negative: bool) -> bool:
         if keyword == "warmth":         # a noun: "less warmth", "tone down the warmth"
-            return negative
-        return keyword.startswith(("cool", "cold", "ic"))
+            return negative or bool(re.search(r"\bwarmth out\b", clause))
+        cool = keyword.startswith(("cool", "cold", "ic"))
+        if keyword in ("warm", "cool", "cold") and re.search(_TAKEN_DOWN, clause):
+            return not cool     # "tone down the warm sky", "reduce the cold cast"
+        return cool
 
 
 @family

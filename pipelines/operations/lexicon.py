@@ -21,8 +21,8 @@ EXTREME = r"extremely|massively|hugely|super|enormously|drastically"
 DEGREES: list[tuple[str, float]] = [(EXTREME, 3.0), (SLIGHT, 0.5), (STRONG, 2.0)]
 #: words that turn any adjustment down ("less", "tone down", "dial back", "soften the
 #: contrast"); a filter whose word this is ("soften": blur) yields to the adjustment named
-NEGATIONS = (r"less|decrease|reduce|lower|down|tone down|dial back|drop|pull|minus|soften|"
-             r"\-\d")
+NEGATIONS = (r"less|decrease|reduce|lower|down|tone down|dial back|knock back|tame|drop|"
+             r"pull|minus|soften|\-\d")
 #: idioms that turn any adjustment up ("crank up", "bump up", "pump up")
 INCREASE = r"crank up|crank|bump up|bump|pump up|turn up|push up|more|increase|boost|raise"
 #: "too dark" asks for the opposite of the word after it
