@@ -307,6 +307,10 @@ def test_a_hue_word_on_the_target_does_not_reverse_another_operation(instruction
     ("take the warmth out of the sky", "temperature", -1, "sky"),
     ("knock back the bright window", "brightness", -1, "window"),
     ("warm up the cold lake", "temperature", 1, "lake"),
+    ("the photo is dark", "brightness", 1, ""),              # a complaint: the remedy
+    ("it looks dim", "brightness", 1, ""),
+    ("the sky is bright", "brightness", -1, "sky"),
+    ("make the sky look dark", "brightness", -1, "sky"),     # the wish itself
 ])
 def test_an_adjective_that_describes_the_target_is_not_the_change(instruction, operation,
                                                                   sign, target) -> None:

@@ -29,6 +29,7 @@ from agent.brain.words import (
     bare_number,
     clamp,
     clean,
+    complains,
     describing_blanked,
     leftover,
     natural_colour,
@@ -282,8 +283,7 @@ def _read_filter(clause: str) -> _Step | None:
 
 
 def _read_adjuster(said: str) -> _Step | None:
-    # "make the dark sky brighter": "dark" describes the sky, "brighter" is the change
-    clause = describing_blanked(said)
+    clause = describing_blanked(said)   # "the dark sky brighter": "dark" says which sky
     if clause != said and not any(re.search(op.keyword_pattern(), clause) for op in _ADJUSTERS):
         clause = said
     for op in _ADJUSTERS:
@@ -300,8 +300,9 @@ def _read_adjuster(said: str) -> _Step | None:
         negative = bool(re.search(rf"\b(?:{negatives})", clause.replace(keyword, " ")) or
                         re.search(rf"^(?:{negatives})", keyword))
         negative = op.reads_negative(clause, keyword, negative)
-        if re.search(rf"\btoo\s+(?:much\s+)?{re.escape(keyword)}", clause):
-            negative = not negative  # "too dark" asks for the opposite
+        if re.search(rf"\btoo\s+(?:much\s+)?{re.escape(keyword)}", clause) or \
+                complains(clause, keyword):    # "too dark", "it is dim": the opposite
+            negative = not negative
         explicit = op.explicit_value(clause)
         if explicit is None:
             explicit = bare_number(clause, op.name)

@@ -11,7 +11,7 @@ import re
 
 from pipelines.operations import get
 from pipelines.operations.colours import NAMED_COLORS
-from pipelines.operations.lexicon import strip_degrees
+from pipelines.operations.lexicon import SLIGHT, STRONG, strip_degrees
 from pipelines.operations.wordnet import lexicon
 
 EXTRA_COLORS = {
@@ -174,3 +174,16 @@ def describing_blanked(clause: str) -> str:
     the localiser). "Make the sky dark" and "give it a warm look" keep theirs."""
     return re.sub(rf"\b((?:{_DEFINITE})\s+)(?:{DESCRIBING})\s+(?!(?:{_NOT_NOUN})\b)(?=[a-z])",
                   r"\1", clause)
+
+
+def complains(clause: str, keyword: str) -> bool:
+    """Whether ``clause`` complains about the photo with ``keyword`` ("the photo is dark",
+    "it looks dim", "the sky is too bright"): it asks for the opposite. "Make the sky look
+    dark" asks for it."""
+    said = re.search(rf"\b(?:is|are|looks?|seems?|feels?)\s+(?:(?:{SLIGHT}|{STRONG}|quite|"
+                     rf"pretty|rather|kinda|very|really|so|way)\s+)*{re.escape(keyword)}\b",
+                     clause)
+    # "make it look dark", "lift it so it looks brighter", "until it is warm": the wish
+    return bool(said) and not re.search(r"\b(?:make|makes|making|turn|get|keep|let|so|until|"
+                                        r"till|want|wish|should|could|would|to)\b",
+                                        clause[:said.start()])
