@@ -311,6 +311,11 @@ def test_a_hue_word_on_the_target_does_not_reverse_another_operation(instruction
     ("it looks dim", "brightness", 1, ""),
     ("the sky is bright", "brightness", -1, "sky"),
     ("make the sky look dark", "brightness", -1, "sky"),     # the wish itself
+    ("make the water less green", "tint", 1, "water"),       # less of a hue: its opposite
+    ("make the sky less grey", "saturation", 1, "sky"),      # more of its own colour
+    ("give the sky more blue", "saturation", 1, "sky"),      # not a warm whole-frame look
+    ("add more blue to the sky", "saturation", 1, "sky"),
+    ("add some drama to the sky", "contrast", 1, "sky"),     # not a generated "drama"
 ])
 def test_an_adjective_that_describes_the_target_is_not_the_change(instruction, operation,
                                                                   sign, target) -> None:

@@ -442,6 +442,8 @@ def _base_verb(match: re.Match[str]) -> str:
 
 
 #: everyday question and complaint forms, read before the shared rewrites (issue 34)
+#: hues a request may ask more of ("more blue")
+_HUES = r"blue|green|red|yellow|orange|pink|purple|magenta|cyan|teal|turquoise|gold|golden"
 EVERYDAY: list[tuple[str, Any]] = [
     (r"\b(?:would|do) you mind\s+([a-z]+ing)\b", _base_verb),
     (r"\b(?:any chance|is there (?:a|any) way|is it possible)(?: (?:that )?you could| for "
@@ -451,6 +453,18 @@ EVERYDAY: list[tuple[str, Any]] = [
     (r"\blet me (?:see|get|have)\s+(it|this|the (?:photo|image|picture))\b", r"make \1"),
     (r"\bwhy (?:is|does) (?:it|this|the (?:photo|image|picture)) (?:look )?so\b", "too"),
     (r"\bblurr?ier\b", "more blurred"),
+    # "give the sky more blue", "add more blue to the sky": the sky more blue, not a look
+    (r"\b(?:give|add) (the (?:[a-z]+ ){0,2}?[a-z]+|it|this) (a bit |a little |slightly )?"
+     r"(?:some )?more (" + _HUES + r")\b", r"make \1 \2more \3"),
+    (r"\badd (a bit |a little |slightly )?(?:some )?more (" + _HUES + r") (?:to|in|into) "
+     r"(the (?:[a-z]+ ){0,2}?[a-z]+|it|this)\b", r"make \3 \1more \2"),
+    # "add some drama to the sky", "more drama in the sky": the sky more dramatic
+    (r"\b(?:give|add) (the (?:[a-z]+ ){0,2}?[a-z]+|it|this) (?:some )?(?:more )?drama\b",
+     r"make \1 more dramatic"),
+    (r"\b(?:add |give )?(?:some )?(?:more )?drama (?:to|in|into) (the (?:[a-z]+ ){0,2}?[a-z]+)"
+     r"\b", r"make \1 more dramatic"),
+    # "the sky less grey": more of its colour, not a grey paint
+    (r"\bless (?:grey|gray|greyish|grayish|dull)\b", "more colourful"),
     # "kinda dark, brighten it": a bare complaint beside a request asks for the remedy
     (r"(^|[,.;!?] )(?:a bit |a lot |so |very |really |quite |pretty |super )?(dark|bright|"
      r"blurry|noisy|grainy|dull|flat)(?=[,.;!?] +(?:please )?[a-z]+(?: (?:it|this|that|the|"

@@ -349,7 +349,7 @@ def _read_recolor(clause: str, ctx: _Context) -> _Step | list[_Step] | None:
         return _relative(clause, relative.group("t") or relative.group("t2"),
                          relative.group("r"))
     match = re.match(rf"^(?:make|paint|colou?r|recolou?r|turn|change|dye|set|tint|do)\s+"
-                     rf"(?P<t>.+?)\s+(?:to\s+|into\s+|in\s+)?(?:be\s+)?(?:a\s+|an\s+)?"
+                     rf"(?P<t>.+?)(?<!\bless)\s+(?:to\s+|into\s+|in\s+)?(?:be\s+)?(?:a\s+|an\s+)?"
                      rf"(?:(?:bright|deep|pale|pastel|soft|nice|warm|cool|strong)\s+)?"
                      rf"(?P<c>{COLOR_RE})(?:\s+colou?r(?:ed)?|\s+instead|\s+too|\s+also)?$",
                      clause)

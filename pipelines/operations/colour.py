@@ -326,7 +326,7 @@ class Tint(_Cast):
     positive = r"magenta|pink|increase|more"
     negative = r"green"
     base = 0.1
-    pattern = r"\btint\b"
+    pattern = r"\btint\b|\bless (?:green|magenta|pink)\b"
     channel = 1
     per_unit = 6.0
     what = "tint"
@@ -342,6 +342,11 @@ class Tint(_Cast):
 
     def curve(self, ramp: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
         return _tint(ramp, mask, p)
+
+    def reads_negative(self, clause: str, keyword: str, negative: bool) -> bool:
+        if keyword.startswith("less "):     # "the water less green": towards magenta
+            return keyword != "less green"
+        return negative
 
 
 @family
