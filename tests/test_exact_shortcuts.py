@@ -39,8 +39,8 @@ def test_a_pasted_frames_work_copies_equal_a_resize_of_the_whole_frame(size):
             note_pasted(after, before, (x0, y0, x1, y1))
             for side in (256, 512, 125):
                 got = work_copy(after, side)
-                shortcut = work_copies._from_base(after, before, (x0, y0, x1, y1), side,
-                                                  got.shape[1::-1])
+                shortcut = work_copies._from_base(after, work_copy(before, side),
+                                                  (x0, y0, x1, y1), got.shape[1::-1])
                 if side in (256, 512) and size in ((1000, 750), (750, 1000), (1008, 756)):
                     assert shortcut is not None, (size, side)   # 125/32, 63/16 px per px
                 if size == (1003, 751):
@@ -100,3 +100,88 @@ def test_the_wide_erode_of_object_core_is_opencvs_erode_bit_for_bit(width):
         want = cv2.erode(m, kernel, borderType=cv2.BORDER_REPLICATE) > 0
         got = _erode_wide(m, kernel)
         assert got is not None and np.array_equal(got, want), (m.shape, (got != want).sum())
+
+
+@pytest.mark.parametrize("size", [(1000, 750), (1003, 751), (4000, 3000)])
+def test_the_extent_checks_mask_read_in_its_box_is_the_whole_masks_resize(size):
+    """``extent._fit`` resizes only the part of the 12-MP mask around its box where the
+    scale allows: the same pixels as the whole mask's resize, on ragged masks too."""
+    from agent.brain.extent import _fit
+
+    w, h = size
+    rng = np.random.default_rng(w)
+    for i in range(4):
+        mask = np.zeros((h, w), bool)
+        x0, y0 = int(rng.integers(0, w - 10)), int(rng.integers(0, h - 10))
+        x1, y1 = int(rng.integers(x0 + 1, w + 1)), int(rng.integers(y0 + 1, h + 1))
+        mask[y0:y1, x0:x1] = rng.random((y1 - y0, x1 - x0)) < (0.3 + 0.2 * i)
+        if i == 3:
+            mask[:] = False
+        for shape in ((384, 512), (h // 3, w // 3)):
+            plain = cv2.resize(mask.astype(np.uint8) * 255, shape[::-1],
+                               interpolation=cv2.INTER_AREA) >= 128
+            assert np.array_equal(_fit(mask, shape), plain), (size, i, shape)
+
+
+class _Graph:
+    def __init__(self, image: np.ndarray) -> None:
+        self.pixels = image
+
+    def image(self) -> np.ndarray:
+        return self.pixels
+
+
+class _Step:
+    def __init__(self, index: int) -> None:
+        self.index = index
+
+
+def _layer(rng: np.random.Generator, w: int, h: int):
+    from agent.session.store import StoredLayer
+
+    x0, y0 = int(rng.integers(0, w - 40)), int(rng.integers(0, h - 40))
+    x1, y1 = x0 + int(rng.integers(10, 40)), y0 + int(rng.integers(10, 40))
+    patch = rng.integers(0, 256, (y1 - y0, x1 - x0, 3), dtype=np.uint8)
+    return StoredLayer((x0, y0, x1, y1), _patch=patch, _mask=rng.random(patch.shape[:2]) < 0.7)
+
+
+def test_a_steps_copies_carried_to_the_next_step_are_its_own_frames_copies(monkeypatch):
+    """``WorkingFrame``: each step's copies equal a plain resize of that step's frame, the
+    next step's come from the last step's (no whole-frame resize), and an undo in the
+    turn carries nothing."""
+    from agent.session.working import WorkingFrame
+
+    rng = np.random.default_rng(7)
+    h, w = 750, 1000                      # 1000 → 256: 125/32 px per px (the shortcut)
+    graph = _Graph(rng.integers(0, 256, (h, w, 3), dtype=np.uint8))
+    frame = WorkingFrame(graph)
+    staged: list = []
+    whole = []
+    real = cv2.resize
+
+    def counting(src, *args, **kwargs):
+        if src.shape[:2] == (h, w):
+            whole.append(src.shape)
+        return real(src, *args, **kwargs)
+
+    monkeypatch.setattr(work_copies.cv2, "resize", counting)
+    for n in range(4):
+        image = frame.image(staged, {})
+        plain = {side: _plain(image, side) for side in (256, 128)}
+        whole.clear()
+        with frame.step(image):
+            for side in (256, 128):
+                assert np.array_equal(work_copy(image, side), plain[side]), (n, side)
+            if n in (1, 2, 3):
+                assert not whole, n    # carried: only the changed part was resized
+        if n == 0:
+            assert whole               # the first step resizes its frame
+        staged.append((_Step(n), None, [_layer(rng, w, h), _layer(rng, w, h)]))
+    staged.pop()                       # an undo inside the turn: back to an older frame
+    frame.forget()
+    image = frame.image(staged, {})
+    plain = _plain(image, 256)
+    whole.clear()
+    with frame.step(image):
+        assert np.array_equal(work_copy(image, 256), plain)
+    assert whole                       # nothing carried after the undo: made anew
