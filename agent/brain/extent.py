@@ -109,10 +109,12 @@ def _fit(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     """``mask`` at ``shape``: the pixels at least half covered (area interpolation; only
     the mask's box is read where the scale allows: the same answer bit for bit)."""
     m = np.asarray(mask)
+    box = mask_bbox(m) if m.dtype == bool else None   # a bool mask's box: no copy made
     m = m.view(np.uint8) if m.dtype == bool else np.asarray(m, np.uint8)
     if m.shape == shape:
         return m > 0
-    return area_resize_in_box(m, (shape[1], shape[0]), mask_bbox(m), times=255) >= 128
+    return area_resize_in_box(m, (shape[1], shape[0]), box if box else mask_bbox(m),
+                              times=255) >= 128
 
 
 def _phrase(action: Any) -> str:
@@ -151,10 +153,9 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
         and ``relative_size`` where they apply.
     """
     out = Independent()
-    words = str(getattr(action, "instruction", "") or "").lower()
-    if before.shape[:2] != after.shape[:2] or not (
-            _names_a_thing(action) or _relative_applies(words, action)):
+    if before.shape[:2] != after.shape[:2] or not extent_applies(action):
         return out     # no check applies: not even the copies are needed
+    words = _words(action)
     small_b, small_a = work_copy(before, SIDE), work_copy(after, SIDE)
     diff = cv2.absdiff(small_b, small_a).max(axis=2)
     changed = cv2.morphologyEx((diff > CHANGE_LEVEL).astype(np.uint8), cv2.MORPH_OPEN,
@@ -411,6 +412,16 @@ def _one_sky(out: Independent, small: np.ndarray, region: np.ndarray, phrase: st
 def _chroma(small: np.ndarray, where: np.ndarray) -> float:
     """Mean chroma (largest minus smallest channel, grey levels) of ``where``."""
     return float((channel_max(small).astype(np.int16) - channel_min(small))[where].mean())
+
+
+def extent_applies(action: Any) -> bool:
+    """Whether ``extent_checks`` has a check for ``action`` (it names a thing, or its
+    relative words ask for a colour change); without one it answers nothing."""
+    return _names_a_thing(action) or _relative_applies(_words(action), action)
+
+
+def _words(action: Any) -> str:
+    return str(getattr(action, "instruction", "") or "").lower()
 
 
 def _relative_applies(words: str, action: Any) -> bool:

@@ -178,8 +178,12 @@ def area_resize_in_box(image: np.ndarray, size: tuple[int, int],
     h, w = image.shape[:2]
     spans = aligned_spans((h, w), size, box) if size[0] <= w and size[1] <= h else None
     if spans is None:
-        return cv2.resize(image * times if times != 1 else image, size,
-                          interpolation=cv2.INTER_AREA)
+        if times != 1:   # the product in a zeroed array: only the box's rows are written
+            x0, y0, x1, y1 = box
+            scaled = np.zeros(image.shape, image.dtype)
+            scaled[y0:y1, x0:x1] = image[y0:y1, x0:x1] * times
+            image = scaled
+        return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
     (ox0, oy0, ox1, oy1), (ix0, iy0, ix1, iy1) = spans
     part = image[iy0:iy1, ix0:ix1]
     out = np.zeros(out_shape, image.dtype)
