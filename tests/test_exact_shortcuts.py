@@ -185,3 +185,46 @@ def test_a_steps_copies_carried_to_the_next_step_are_its_own_frames_copies(monke
     with frame.step(image):
         assert np.array_equal(work_copy(image, 256), plain)
     assert whole                       # nothing carried after the undo: made anew
+
+
+def test_the_next_steps_detection_starts_while_this_step_is_judged(tmp_path, monkeypatch):
+    """Two targeted steps: the nets run once per step's frame (never twice, never on a
+    frame no step edits), and step 2's run is started during step 1's critique, on the
+    frame step 1 produced (its content key is the one step 2 asks for)."""
+    from agent.brain.critic import measured
+    from agent.session import EditSession
+
+    image = cv2.resize(data.chelsea(), (1000, 750), interpolation=cv2.INTER_CUBIC)
+    cv2.circle(image, (250, 375), 95, (220, 30, 30), -1)
+    image[300:450, 675:825] = (30, 70, 220)
+    started: list[tuple[str, str]] = []
+    real_prefetch, real_detect = independent.prefetch, independent._detect
+    phase = ["before"]
+
+    def prefetch(frame):
+        started.append((phase[0], independent._key(work_copy(frame))))
+        return real_prefetch(frame)
+
+    def critique(self, *args, **kwargs):
+        phase[0] = f"critique {kwargs['scene'].next_action is not None}"
+        try:
+            return real_critique(self, *args, **kwargs)
+        finally:
+            phase[0] = "between"
+
+    detected: list[str] = []
+    real_critique = measured.MeasuredCritic.critique
+    monkeypatch.setattr(measured, "prefetch", prefetch)
+    monkeypatch.setattr(measured.MeasuredCritic, "critique", critique)
+    monkeypatch.setattr(independent, "_detect",
+                        lambda key, small, models: detected.append(key) or
+                        real_detect(key, small, models))
+    independent._CACHE.clear()
+    session = EditSession.create(image, tmp_path / "s")
+    result = session.turn("make the red circle green and brighten the blue square")
+    assert [s.status for s in result.steps] == ["applied", "applied"]
+    keys = [key for _, key in started]
+    assert started[1][0] == "critique True"          # step 2's frame, during step 1's critique
+    assert keys[2:] == [keys[1]]                      # step 2 asks for that very frame
+    assert len(detected) == len(set(detected)) == 2   # each frame seen once
+    assert independent._key(work_copy(np.asarray(session.current_image()))) not in detected

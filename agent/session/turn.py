@@ -120,6 +120,7 @@ class TurnRunner:
         self.frame = WorkingFrame(ctx.graph)   # the frame a step edits, its carried copies
         self.committed = False
         self.frames: dict[int, FrameResult] = {}   # step index → its frame edit
+        self.next_action: Action | None = None     # the step after the running one
         #: an unsure target's candidates (id → mask), for ``EditSession.choose``
         self.offered: dict[str, np.ndarray] = {}
 
@@ -233,6 +234,8 @@ class TurnRunner:
                 failed.add(action.id)
                 continue
             t = time.perf_counter()
+            self.next_action = next((a for a in actions[n + 1:n + 2] if a.kind is not
+                                     ActionKind.undo and not is_frame_action(a)), None)
             try:
                 layers = self._run_frame_step(step, action) if is_frame_action(action) \
                     else self._run_step(step, action)
@@ -432,7 +435,8 @@ class TurnRunner:
                                                      done.changed_area, feather=done.feather,
                                                      params=knobs.params,
                                                      scene=Scene(self._image(),
-                                                                 layer.bbox[:2]))
+                                                                 layer.bbox[:2],
+                                                                 self.next_action))
             attempt.score = float(critique.score)
             attempt.keep, attempt.fix = list(critique.keep), list(critique.fix)
             attempt.passed = bool(getattr(critique, "passed", attempt.score >= 7.0))

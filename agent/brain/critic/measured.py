@@ -276,6 +276,10 @@ class MeasuredCritic:
         independent = independent_checks(scene.before, whole_after, action, whole_mask,
                                          removal=spec is not None and
                                          spec.has("removes_target"))
+        if scene.next_action is not None and names_target(scene.next_action):
+            # the next step's frame is this one if it is kept: its detection starts now
+            # (the same answer, keyed by content; wasted only when the attempt is not kept)
+            self.prepare(whole_after, scene.next_action)
         _merge(independent, extent_checks(scene.before, whole_after, action, frame_mask))
         return independent
 
