@@ -26,6 +26,9 @@ Box = tuple[int, int, int, int]
 #: Default byte budget of the materialised-image cache: two 12-MP or one 20-MP RGB image.
 DEFAULT_CACHE_BYTES = 96 * 1024 * 1024
 LAYER_DIR = "layers"
+#: share of changed pixels from which a patch is coded without run-length matching (an
+#: ellipse fills 79 % of its box: its zeroed corners are still runs worth coding)
+DENSE_SHARE = 0.95
 #: a layer or region file inside a session folder: ``layers/<id>.png``, nothing else
 LAYER_FILE_RE = re.compile(r"layers/[A-Za-z0-9_-]{1,64}\.png")
 
@@ -201,9 +204,9 @@ class StoredLayer:
 
 
 def _encode_layer(patch: np.ndarray, mask: np.ndarray) -> tuple[bytes, bytes]:
-    """The PNG bytes of a layer's patch and mask (a patch where most pixels changed has
-    few zeroed runs: ``dense``)."""
-    dense = mask.size > 0 and np.count_nonzero(mask) > mask.size // 2
+    """The PNG bytes of a layer's patch and mask (a patch where nearly every pixel changed,
+    a whole-frame edit's, has no zeroed runs: ``dense``)."""
+    dense = mask.size > 0 and np.count_nonzero(mask) >= DENSE_SHARE * mask.size
     return encode_png(patch, dense=dense), encode_png(mask)
 
 
