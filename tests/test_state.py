@@ -123,8 +123,9 @@ def test_cache_budget_holds_with_many_states(coffee):
 def test_png_round_trip_rgb_rgba_mask(astronaut, tmp_path):
     rgba = np.dstack([astronaut[:40, :50], np.full((40, 50), 77, np.uint8)])
     for arr in (astronaut[:40, :50], rgba):
-        (tmp_path / "x.png").write_bytes(encode_png(arr))
-        assert np.array_equal(decode_png(tmp_path / "x.png"), arr)
+        for dense in (False, True):   # run-length or Huffman-only coding: both lossless
+            (tmp_path / "x.png").write_bytes(encode_png(arr, dense=dense))
+            assert np.array_equal(decode_png(tmp_path / "x.png"), arr)
     mask = astronaut[:40, :50, 0] > 100
     (tmp_path / "m.png").write_bytes(encode_png(mask))
     assert np.array_equal(decode_png(tmp_path / "m.png", mask=True), mask)

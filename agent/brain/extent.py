@@ -34,7 +34,9 @@ import cv2
 import numpy as np
 
 from agent.brain.independent import Independent, named_label, work_copy
+from agent.brain.work_copies import area_resize_in_box
 from pipelines.arrays import channel_max, channel_min
+from pipelines.layers import mask_bbox
 from pipelines.localizers.phrases import WHOLE, parse_phrase
 from pipelines.operations import registry
 from pipelines.operations.errors import OperationError
@@ -95,6 +97,8 @@ RELATIVE = re.compile(r"\b(deeper|richer|bluer|greener|redder|warmer|cooler|brig
                       r"darker|more|less|a (?:bit|little|touch)|slightly|somewhat|"
                       r"\w+er (?:blue|green|red|colou?r))\b")
 SKY_WORDS = ("sky", "skies", "clouds")
+#: the operations whose relative words ``_relative`` reads
+COLOUR_OPS = ("recolor", "saturation", "vibrance", "hue", "tint", "temperature")
 #: words that may name most of the frame
 BACKGROUND = re.compile(r"\b(background|backdrop|surroundings|everything else|rest of)\b")
 #: checks whose failure means the edit's extent is wrong (the words were not followed)
@@ -102,10 +106,15 @@ EXTENT_CHECKS = ("extent", "plausible_size", "one_region")
 
 
 def _fit(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
-    m = np.asarray(mask, np.uint8)
+    """``mask`` at ``shape``: the pixels at least half covered (area interpolation; only
+    the mask's box is read where the scale allows: the same answer bit for bit)."""
+    m = np.asarray(mask)
+    box = mask_bbox(m) if m.dtype == bool else None   # a bool mask's box: no copy made
+    m = m.view(np.uint8) if m.dtype == bool else np.asarray(m, np.uint8)
     if m.shape == shape:
         return m > 0
-    return cv2.resize(m * 255, (shape[1], shape[0]), interpolation=cv2.INTER_AREA) >= 128
+    return area_resize_in_box(m, (shape[1], shape[0]), box if box else mask_bbox(m),
+                              times=255) >= 128
 
 
 def _phrase(action: Any) -> str:
@@ -144,15 +153,15 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
         and ``relative_size`` where they apply.
     """
     out = Independent()
-    if before.shape[:2] != after.shape[:2]:
-        return out
+    if before.shape[:2] != after.shape[:2] or not extent_applies(action):
+        return out     # no check applies: not even the copies are needed
+    words = _words(action)
     small_b, small_a = work_copy(before, SIDE), work_copy(after, SIDE)
     diff = cv2.absdiff(small_b, small_a).max(axis=2)
     changed = cv2.morphologyEx((diff > CHANGE_LEVEL).astype(np.uint8), cv2.MORPH_OPEN,
                                np.ones((3, 3), np.uint8)) > 0
     if changed.sum() < 20:
         return out     # nothing changed: the operation's own check says so
-    words = str(getattr(action, "instruction", "") or "").lower()
     # the mask the edit was made with, at the work size (read once: it is 12 MP)
     used = _fit(used_mask, changed.shape) if used_mask is not None else None
     _relative(out, small_b, small_a, changed, changed if used is None else used, words,
@@ -405,15 +414,29 @@ def _chroma(small: np.ndarray, where: np.ndarray) -> float:
     return float((channel_max(small).astype(np.int16) - channel_min(small))[where].mean())
 
 
+def extent_applies(action: Any) -> bool:
+    """Whether ``extent_checks`` has a check for ``action`` (it names a thing, or its
+    relative words ask for a colour change); without one it answers nothing."""
+    return _names_a_thing(action) or _relative_applies(_words(action), action)
+
+
+def _words(action: Any) -> str:
+    return str(getattr(action, "instruction", "") or "").lower()
+
+
+def _relative_applies(words: str, action: Any) -> bool:
+    """Whether ``_relative`` judges ``action``: relative words on a colour operation."""
+    return bool(words) and RELATIVE.search(words) is not None and \
+        str(getattr(action, "operation", "") or "") in COLOUR_OPS
+
+
 def _relative(out: Independent, small_b: np.ndarray, small_a: np.ndarray,
               changed: np.ndarray, aimed: np.ndarray, words: str, action: Any) -> None:
     """Relative words ("a deeper blue", "bluer") must not push saturation to its limit,
     and words that ask for more colour must visibly add some across the area aimed at."""
-    if not words or not RELATIVE.search(words):
+    if not _relative_applies(words, action):
         return
     op = str(getattr(action, "operation", "") or "")
-    if op not in ("recolor", "saturation", "vibrance", "hue", "tint", "temperature"):
-        return
     hb = cv2.cvtColor(small_b, cv2.COLOR_RGB2HSV_FULL)
     ha = cv2.cvtColor(small_a, cv2.COLOR_RGB2HSV_FULL)
     lit = ha[..., 2] > 40

@@ -348,7 +348,7 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
         # the edited thing itself, seen under a class close to the words' class (the red
         # ball as a "frisbee"): the detector confusing two look-alike classes
         if used_mask is not None:
-            masked = cv2.resize(np.asarray(used_mask, np.uint8), (w, h),
+            masked = cv2.resize(_bytes(used_mask), (w, h),
                                 interpolation=cv2.INTER_NEAREST) > 0
             frame_level += [s for s in seen if s.label != label and _same_thing(s, masked)
                             and similarity(s.label, label) >= LOOK_ALIKE]
@@ -489,7 +489,7 @@ def _others(out: Independent, changed: np.ndarray, seen: list[Seen], target: lis
     for s in target:
         mine |= _box_mask(shape, s.box, REACH)
     if used_mask is not None:
-        small = cv2.resize(np.asarray(used_mask, np.uint8), (shape[1], shape[0]),
+        small = cv2.resize(_bytes(used_mask), (shape[1], shape[0]),
                            interpolation=cv2.INTER_NEAREST) > 0
         if not target:
             mine = cv2.dilate(small.astype(np.uint8),
@@ -532,6 +532,12 @@ def _others(out: Independent, changed: np.ndarray, seen: list[Seen], target: lis
     else:
         out.keep.append(f"the {checked} other object(s), face(s) and text region(s) seen are "
                         "unchanged")
+
+
+def _bytes(mask: np.ndarray) -> np.ndarray:
+    """``mask`` as uint8 (a bool mask's own bytes: no 12-MP copy)."""
+    m = np.asarray(mask)
+    return m.view(np.uint8) if m.dtype == bool else np.asarray(m, np.uint8)
 
 
 def _same_thing(s: Seen, mask: np.ndarray) -> bool:

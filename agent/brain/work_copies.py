@@ -17,7 +17,7 @@ from contextvars import ContextVar
 import cv2
 import numpy as np
 
-from pipelines.resample import memo_scope, memoised
+from pipelines.resample import memo_key, memo_scope, memoised
 
 #: long side of the frame copy every check of ``agent.brain.independent`` works on
 SIDE = 1024
@@ -54,7 +54,9 @@ def work_copy(image: np.ndarray, side: int = SIDE) -> np.ndarray:
     def make() -> np.ndarray:
         pasted = memo.get(("pasted", id(image))) if memo is not None else None
         if pasted is not None and pasted[0]() is image:
-            out = _from_base(image, pasted[1], pasted[2], side, size)
+            base = pasted[1].get(size) if isinstance(pasted[1], dict) else \
+                work_copy(pasted[1], side)
+            out = _from_base(image, base, pasted[2], size)
             if out is not None:
                 return out
         return cv2.resize(np.ascontiguousarray(image[..., :3]), size,
@@ -72,8 +74,36 @@ def note_pasted(frame: np.ndarray, base: np.ndarray, box: tuple[int, int, int, i
     memo = _WORK_MEMO.get()
     if memo is None or frame.shape != base.shape:
         return
+    _note(memo, frame, base, box)
+
+
+def _note(memo: dict, frame: np.ndarray, base: np.ndarray | dict,
+          box: tuple[int, int, int, int] | None) -> None:
     key = ("pasted", id(frame))
     memo[key] = (weakref.ref(frame, lambda _ref: memo.pop(key, None)), base, box)
+
+
+def copies_of(frame: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
+    """Inside a ``shared_work_copies()`` block: the copies of the whole ``frame`` made so
+    far, by size (read-only), for ``note_carried`` in the next block."""
+    memo = _WORK_MEMO.get()
+    key = memo_key(frame, (0, 0)) if memo is not None else None
+    if key is None:
+        return {}
+    return {k[-1]: hit[1] for k, hit in list(memo.items())
+            if k[:-1] == key[0][:-1] and hit[0]() is key[1]}
+
+
+def note_carried(frame: np.ndarray, copies: dict[tuple[int, int], np.ndarray],
+                 box: tuple[int, int, int, int] | None) -> None:
+    """Inside a ``shared_work_copies()`` block: ``frame`` has the pixels of the frame whose
+    ``copies`` (``copies_of``, in an earlier block) were made, except inside ``box``
+    (x0, y0, x1, y1; None: none changed). Its copies at those sizes are made from them
+    and a resize of the part around ``box`` (``_from_base``: bit for bit), others anew.
+    The caller vouches for the pixels: this is for the turn that applied the layers."""
+    memo = _WORK_MEMO.get()
+    if memo is not None and copies:
+        _note(memo, frame, dict(copies), box)
 
 
 def _period(scale: float) -> int | None:
@@ -87,17 +117,21 @@ def _period(scale: float) -> int | None:
     return None
 
 
-def _from_base(frame: np.ndarray, base: np.ndarray, box: tuple[int, int, int, int],
-               side: int, size: tuple[int, int]) -> np.ndarray | None:
-    """``frame``'s area copy at ``size`` from ``base``'s, the part over ``box`` resized anew.
+def aligned_spans(shape: tuple[int, int], size: tuple[int, int],
+                  box: tuple[int, int, int, int]
+                  ) -> tuple[tuple[int, int, int, int], tuple[int, int, int, int]] | None:
+    """Where an area resize of an ``shape`` (h, w) frame to ``size`` (w, h) can be cut at
+    ``box`` (x0, y0, x1, y1): the output span ``(x0, y0, x1, y1)`` that covers the box and
+    the input span whose resize to it is, bit for bit, that part of the whole resize.
 
     OpenCV's area weights of output pixel ``d`` come from ``d · scale`` (input pixels per
     output pixel, ``1 / (out / in)`` as OpenCV computes it). When ``scale`` is a multiple
     of 1/2^k (k ≤ 10) every such product is exact, and a crop that starts and ends on a
-    whole number of input pixels per ``period`` output pixels gets the very same weights:
-    its resize equals that part of the whole frame's, bit for bit (other scales: None).
+    whole number of input pixels per ``period`` output pixels gets the very same weights
+    (other scales: None). Output pixels outside the span read input pixels outside the box
+    only.
     """
-    h, w = frame.shape[:2]
+    h, w = shape
     scales = (1.0 / (size[0] / w), 1.0 / (size[1] / h))
     periods = [_period(s) for s in scales]
     if None in periods:
@@ -108,9 +142,52 @@ def _from_base(frame: np.ndarray, base: np.ndarray, box: tuple[int, int, int, in
         o0, o1 = lo // step * k, min(n_out, -(-hi // step) * k)
         spans.append((o0, o1, int(o0 * s), n_in if o1 == n_out else int(o1 * s)))
     (ox0, ox1, ix0, ix1), (oy0, oy1, iy0, iy1) = spans
-    out = np.array(work_copy(base, side), copy=True)
-    if out.shape[:2] != (size[1], size[0]):
+    return (ox0, oy0, ox1, oy1), (ix0, iy0, ix1, iy1)
+
+
+def _from_base(frame: np.ndarray, base: np.ndarray | None,
+               box: tuple[int, int, int, int] | None, size: tuple[int, int]
+               ) -> np.ndarray | None:
+    """``frame``'s area copy at ``size`` from ``base`` (the copy at ``size`` of a frame
+    with the same pixels outside ``box``), the part over ``box`` resized anew
+    (``aligned_spans``: bit for bit the whole frame's copy; other scales: None)."""
+    if base is None or base.shape[:2] != (size[1], size[0]):
         return None
+    if box is None:
+        return base   # nothing changed: the very copy (read-only, shared)
+    spans = aligned_spans(frame.shape[:2], size, box)
+    if spans is None:
+        return None
+    (ox0, oy0, ox1, oy1), (ix0, iy0, ix1, iy1) = spans
+    out = np.array(base, copy=True)
     out[oy0:oy1, ox0:ox1] = cv2.resize(np.ascontiguousarray(frame[iy0:iy1, ix0:ix1, :3]),
+                                       (ox1 - ox0, oy1 - oy0), interpolation=cv2.INTER_AREA)
+    return out
+
+
+def area_resize_in_box(image: np.ndarray, size: tuple[int, int],
+                       box: tuple[int, int, int, int] | None, *, times: int = 1
+                       ) -> np.ndarray:
+    """``cv2.resize(image * times, size, interpolation=cv2.INTER_AREA)`` of an ``image``
+    that is zero outside ``box`` (None: zero everywhere; ``times`` multiplies in the
+    image's own type, as numpy does), reading only the box's part where ``aligned_spans``
+    allows: bit for bit the same answer (other scales resize the whole)."""
+    out_shape = (size[1], size[0]) + image.shape[2:]
+    if box is None:
+        return np.zeros(out_shape, image.dtype)
+    h, w = image.shape[:2]
+    spans = aligned_spans((h, w), size, box) if size[0] <= w and size[1] <= h else None
+    if spans is None:
+        if times != 1:   # the product in a zeroed array: only the box's rows are written
+            x0, y0, x1, y1 = box
+            scaled = np.zeros(image.shape, image.dtype)
+            scaled[y0:y1, x0:x1] = image[y0:y1, x0:x1] * times
+            image = scaled
+        return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+    (ox0, oy0, ox1, oy1), (ix0, iy0, ix1, iy1) = spans
+    part = image[iy0:iy1, ix0:ix1]
+    out = np.zeros(out_shape, image.dtype)
+    out[oy0:oy1, ox0:ox1] = cv2.resize(part * times if times != 1 else
+                                       np.ascontiguousarray(part),
                                        (ox1 - ox0, oy1 - oy0), interpolation=cv2.INTER_AREA)
     return out

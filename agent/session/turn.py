@@ -24,7 +24,6 @@ from agent.actions import Action, ActionKind, RegionType
 from agent.brain.critic import Scene
 from agent.brain.extent import EXTENT_CHECKS
 from agent.brain.independent import TARGET_CHECKS
-from agent.brain.work_copies import shared_work_copies
 from agent.session.context import TurnContext
 from agent.session.frames import FrameResult, is_frame_action, run_frame_action
 from agent.session.memory import ToolContext
@@ -43,8 +42,9 @@ from agent.session.results import (
 )
 from agent.session.selection import candidates_of, masks_to_offer, neighbours_of
 from agent.session.store import LayerDraft, SessionError, StateError, StoredLayer
+from agent.session.working import WorkingFrame
 from pipelines.editors.base import EditError
-from pipelines.editors.frame import FrameError, apply_frame
+from pipelines.editors.frame import FrameError
 from pipelines.editors.operations import OperationError, get_operation
 from pipelines.images import downscale
 from pipelines.layers import Layer
@@ -117,10 +117,10 @@ class TurnRunner:
         self.start_head = ctx.graph.head
         self.steps: list[StepResult] = []
         self.staged: list[tuple[StepResult, Action, list[StoredLayer]]] = []
-        self.work: np.ndarray | None = None
-        self.applied = 0
+        self.frame = WorkingFrame(ctx.graph)   # the frame a step edits, its carried copies
         self.committed = False
         self.frames: dict[int, FrameResult] = {}   # step index → its frame edit
+        self.next_action: Action | None = None     # the step after the running one
         #: an unsure target's candidates (id → mask), for ``EditSession.choose``
         self.offered: dict[str, np.ndarray] = {}
 
@@ -234,6 +234,8 @@ class TurnRunner:
                 failed.add(action.id)
                 continue
             t = time.perf_counter()
+            self.next_action = next((a for a in actions[n + 1:n + 2] if a.kind is not
+                                     ActionKind.undo and not is_frame_action(a)), None)
             try:
                 layers = self._run_frame_step(step, action) if is_frame_action(action) \
                     else self._run_step(step, action)
@@ -251,23 +253,8 @@ class TurnRunner:
             self.staged.append((step, action, layers))
 
     def _image(self) -> np.ndarray:
-        """The image the next step edits: the head plus this turn's staged layers.
-
-        The full-size working copy is made only when a step follows a staged one, so a
-        one-action turn never copies the frame.
-        """
-        if not self.staged:
-            return self.graph.image()
-        if self.work is None:
-            self.work = np.array(self.graph.image(), copy=True)
-            self.applied = 0
-        for st, _, layers in self.staged[self.applied:]:
-            if st.index in self.frames:
-                self.work = apply_frame(self.work, self.frames[st.index].change)
-            for layer in layers:
-                layer.apply(self.work)
-        self.applied = len(self.staged)
-        return self.work
+        """The image the next step edits: the head plus this turn's staged layers."""
+        return self.frame.image(self.staged, self.frames)
 
     def _undo(self, step: StepResult, action: Action) -> None:
         graph, memory = self.graph, self.memory
@@ -276,7 +263,7 @@ class TurnRunner:
             for st, _, _ in self.staged[-drop:]:
                 st.status, st.message = "rolled_back", "undone later in the same turn"
             del self.staged[-drop:]
-            self.work = None
+            self.frame.forget()
             step.status, step.message = "undo", f"dropped {drop} step(s) of this turn"
             return
         target = action.target.strip()
@@ -301,7 +288,7 @@ class TurnRunner:
     # step: localise → decompose → edit → compose → critique, with retries ----------
     def _run_step(self, step: StepResult, action: Action) -> list[StoredLayer] | None:
         image = self._image()   # not written to until the next step: its copies are shared
-        with shared_work_copies():
+        with self.frame.step(image):
             if hasattr(self.backends.critic, "prepare"):   # looks at it while we edit
                 self.backends.critic.prepare(image, action)
             region = self._localise(action, image)
@@ -448,7 +435,8 @@ class TurnRunner:
                                                      done.changed_area, feather=done.feather,
                                                      params=knobs.params,
                                                      scene=Scene(self._image(),
-                                                                 layer.bbox[:2]))
+                                                                 layer.bbox[:2],
+                                                                 self.next_action))
             attempt.score = float(critique.score)
             attempt.keep, attempt.fix = list(critique.keep), list(critique.fix)
             attempt.passed = bool(getattr(critique, "passed", attempt.score >= 7.0))
@@ -526,8 +514,8 @@ class TurnRunner:
             step.node, parent = node.id, node.id
             nodes.append(node.id)
             ctx.on_node(node, act)
-        if self.work is not None and nodes and self.applied == len(self.staged):
-            graph.cache.put(nodes[-1], self.work)
+        if self.frame.work is not None and nodes and self.frame.applied == len(self.staged):
+            graph.cache.put(nodes[-1], self.frame.work)
         applied = [st for st, _, _ in self.staged]
         moved = graph.head != self.start_head
         ok = bool(applied) or (moved and all(st.status in ("undo", "skipped")

@@ -27,7 +27,7 @@ from agent.brain.critic.verdict import (
     Critique,
     Scene,
 )
-from agent.brain.extent import EXTENT_CHECKS, extent_checks
+from agent.brain.extent import EXTENT_CHECKS, extent_applies, extent_checks
 from agent.brain.independent import (
     TARGET_CHECKS,
     Independent,
@@ -177,9 +177,10 @@ class MeasuredCritic:
         whole = bool(full_inside.all())
         changed_full = np.ones(1, bool) if whole else changed(before, after)
         work = _WorkCopy.make(before, after, full_inside, changed_full, whole)
-        lb, la, inside = lab(work.before), lab(work.after), work.inside
+        inside = work.inside
         diff = np.abs(work.after[..., :3].astype(np.int16) - work.before[..., :3])
         changed_inside = float(diff[inside].mean())
+        del diff
         measures: dict[str, float] = {"mean_change_inside": round(changed_inside, 3)}
         keep: list[str] = []
         fix: list[str] = []
@@ -188,6 +189,11 @@ class MeasuredCritic:
         # 1. the target changed as asked
         checks["changed"] = not (changed_inside < 0.3 and (whole or
                                                            not changed_full[full_inside].any()))
+        # the checks that do not trust the mask, first: their whole frames are freed before
+        # the patch's Lab copies are made (they read nothing the ones below compute)
+        independent = self._independent(scene, after, full_inside, whole, action, spec) \
+            if checks["changed"] else None
+        lb, la = lab(work.before), lab(work.after)
         if not checks["changed"]:
             verdict = Verdict(0.0, fix=["nothing visibly changed in the target"],
                                retry=stronger(op, params))
@@ -201,20 +207,6 @@ class MeasuredCritic:
             verdict = spec.check(measured)
         score = 10.0 * verdict.achieved
         checks.update(verdict.checks)
-        independent = None
-        if scene is not None and checks["changed"] and self.independent:
-            # one after frame for both routes (a 12-MP copy each was half their cost)
-            whole_after, frame_mask = scene.frames(after, full_inside)
-            # a whole-patch edit hands the detector route the mask ``frames`` gives None
-            whole_mask = None if whole and whole_after is after else frame_mask
-            if whole_after is not after:   # its work copies: the before frame's + the patch
-                x0, y0 = (int(v) for v in scene.offset)
-                note_pasted(whole_after, scene.before,
-                            (x0, y0, x0 + after.shape[1], y0 + after.shape[0]))
-            independent = independent_checks(scene.before, whole_after, action, whole_mask,
-                                             removal=spec is not None and
-                                             spec.has("removes_target"))
-            _merge(independent, extent_checks(scene.before, whole_after, action, frame_mask))
         if spec is not None and spec.has("removes_target") and checks["changed"] and (
                 independent is None or "target_gone" not in independent.checks):
             checks["target_gone"] = self._gone(before, after, full_inside, action, fix)
@@ -265,6 +257,31 @@ class MeasuredCritic:
         return Critique(round(score, 2), unique(keep), unique(fix),
                         valid_retry(op, from_tried(retry, params, tried)), measures,
                         checks, verdict.grow, undecided)
+
+    def _independent(self, scene: Scene | None, after: np.ndarray, full_inside: np.ndarray,
+                     whole: bool, action: Any, spec: Any) -> Independent | None:
+        """The detector route's and the extent checks' answers on the whole frame (None
+        when there is no scene or neither has a check for ``action``)."""
+        if scene is None or not self.independent or not (
+                names_target(action) or extent_applies(action)):   # else both say nothing
+            return None
+        # one after frame for both routes (a 12-MP copy each was half their cost)
+        whole_after, frame_mask = scene.frames(after, full_inside)
+        # a whole-patch edit hands the detector route the mask ``frames`` gives None
+        whole_mask = None if whole and whole_after is after else frame_mask
+        if whole_after is not after:   # its work copies: the before frame's + the patch
+            x0, y0 = (int(v) for v in scene.offset)
+            note_pasted(whole_after, scene.before,
+                        (x0, y0, x0 + after.shape[1], y0 + after.shape[0]))
+        independent = independent_checks(scene.before, whole_after, action, whole_mask,
+                                         removal=spec is not None and
+                                         spec.has("removes_target"))
+        if scene.next_action is not None and names_target(scene.next_action):
+            # the next step's frame is this one if it is kept: its detection starts now
+            # (the same answer, keyed by content; wasted only when the attempt is not kept)
+            self.prepare(whole_after, scene.next_action)
+        _merge(independent, extent_checks(scene.before, whole_after, action, frame_mask))
+        return independent
 
     def _gone(self, before: np.ndarray, after: np.ndarray, inside: np.ndarray, action: Any,
               fix: list[str]) -> bool:

@@ -65,10 +65,13 @@ class Scene:
     Attributes:
         before: the whole frame before the edit.
         offset: (x0, y0) of the patch in the frame.
+        next_action: the action the turn runs on this attempt's result if it is kept (a
+            critic may start looking at that frame early; None: none follows).
     """
 
     before: np.ndarray
     offset: tuple[int, int] = (0, 0)
+    next_action: Any = None
 
     def frames(self, after_patch: np.ndarray, mask: np.ndarray | None
                ) -> tuple[np.ndarray, np.ndarray | None]:
