@@ -28,7 +28,7 @@ from pipelines.localizers.assurance import DETECTOR_SURE, is_round
 from pipelines.localizers.base import Localization
 from pipelines.localizers.shapes import round_part
 from pipelines.perception.detectors import shrink
-from pipelines.perception.words import WordMatch
+from pipelines.perception.words import WordMatch, understood
 
 #: the detector's classes that stand for each WordNet category of plants and food
 _FOOD = ("banana", "apple", "sandwich", "orange", "broccoli", "carrot", "hot dog", "pizza",
@@ -71,6 +71,10 @@ def narrow(found: Localization, rgb: np.ndarray, match: WordMatch, models: Any,
             top.mask, roundness = got
             top.box = None
             top.evidence["shape"] = round(roundness, 3)
+            # the shape, not WordNet's first sense ("drop: a landform"), said what it is
+            lead = f"{understood(match)}; found the salient {match.category}: "
+            if match.category and found.reason.startswith(lead):
+                found.reason = found.reason[len(lead):]
             found.reason += (f"; kept its round part (a {match.noun.split()[-1]} is round; "
                              f"the outline runs round it over {roundness:.0%} of the turn)")
         return found
