@@ -52,7 +52,7 @@ def test_a_fruit_is_what_the_detector_sees_as_food_inside_the_subject() -> None:
     found = PerceptionLocalizer().locate(image, "the fig")
     assert found.status == "resolved", found.reason
     assert mask_iou(found.union(), truth) >= 0.8, found.reason   # 0.14 with the bowl
-    assert "narrowed to what the detector sees inside it as" in found.reason
+    assert "narrowed to the food or plant the detector sees inside it" in found.reason
 
 
 def test_a_fruit_with_nothing_of_its_kind_seen_stays_a_guess() -> None:

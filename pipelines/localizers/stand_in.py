@@ -99,8 +99,8 @@ def narrow(found: Localization, rgb: np.ndarray, match: WordMatch, models: Any,
             continue
         top.mask, top.box = mask, (x0, y0, x1, y1)
         top.evidence["kind"] = round(float(det.score), 3)
-        found.reason += (f"; narrowed to what the detector sees inside it as {det.label} "
-                         f"({det.score:.2f}), a kind of {match.category} as a "
-                         f"{match.noun.split()[-1]} is")
+        found.reason += (f"; narrowed to the food or plant the detector sees inside it "
+                         f"(read as a {det.label}, {det.score:.2f}; a "
+                         f"{match.noun.split()[-1]} is a {match.category})")
         return found
     return found
