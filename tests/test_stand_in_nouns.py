@@ -8,7 +8,8 @@ the set's tune split at 400 px, each against its hand-drawn mask.
 
 Without that second cue the subject stays a guess to confirm: "the water drop" on the
 fig's photo (the subject, a bowl, is round as a whole, not a round part of something) and
-"the fig" on the drop's photo (nothing of a food kind is seen there).
+"the fig" on the drop's photo (nothing of a food kind is seen there); "the berry" where a bush
+on a hillside is read as broccoli (it does not stand out from the hill).
 """
 
 from __future__ import annotations
@@ -59,4 +60,13 @@ def test_a_fruit_with_nothing_of_its_kind_seen_stays_a_guess() -> None:
     image, _ = _small("drop__drop")
     asked = PerceptionLocalizer().locate(image, "the fig")
     assert asked.status == "ambiguous" and asked.guess == 1, asked.reason
+    assert "narrowed" not in asked.reason
+
+
+def test_a_thing_that_does_not_stand_out_from_the_subject_is_not_narrowed_to() -> None:
+    """A bush on the hillside is read as broccoli, inside the hill that stands out: no
+    fruit there stands apart from what holds it, so "the berry" stays a guess."""
+    image, _ = _small("lake_hill__lake")
+    asked = PerceptionLocalizer().locate(image, "the berry")
+    assert asked.status != "resolved", asked.reason
     assert "narrowed" not in asked.reason
