@@ -8,7 +8,8 @@ them is wrong while it looks done:
 * **a stand-in for an unknown noun** — the photo's salient subject taken as "the moon",
   "the snake", "the lamp": no model here recognises those words, so the subject is only
   a guess (it is right for the butterfly, wrong for "the snake" on the same kind of
-  photo);
+  photo), unless the detector names its kind or, for a round noun, its round part was
+  kept (``shapes``: the shape the word names is a second cue);
 * **a colour region for a named thing** — "the red hill", "the white tubes" answered by
   the largest region of that colour (unless a detection of the named class, however
   weak, lies on it, or the noun is a round thing and the region is round: "the red
@@ -118,7 +119,13 @@ def head_last(words: list[str], nouns: list[str]) -> bool:
 #: nouns whose shape is a round blob: a colour region that is round may stand for them
 ROUND = frozenset({"ball", "balls", "sphere", "spheres", "globe", "globes", "orb", "orbs",
                    "marble", "marbles", "bead", "beads", "coin", "coins", "balloon",
-                   "balloons", "bubble", "bubbles"})
+                   "balloons", "bubble", "bubbles", "drop", "drops", "droplet", "droplets",
+                   "dewdrop", "dewdrops", "raindrop", "raindrops", "pearl", "pearls"})
+
+
+def is_round(noun: str) -> bool:
+    """Whether a noun's words name a round blob ("the water drop", "the blue marble")."""
+    return bool(set(noun.lower().split()) & ROUND)
 
 
 #: shape words that say the region is round ("the grey disc"): a colour region that is
@@ -224,7 +231,7 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
     if ev.get("user"):
         return found
     if best.source == "u2netp" and "salient" in ev and not ev.get("words") \
-            and not ev.get("kind") and names_thing:
+            and not ev.get("kind") and not ev.get("shape") and names_thing:
         return _unsure(found, f"nothing here recognises '{noun}': the photo's main subject "
                        "is only a guess", noun)
     chosen = {id(m) for m in found.masks}
@@ -233,7 +240,7 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
     if related and others:
         return _unsure(found, f"I cannot check how the {noun} relates to the rest of the "
                        "phrase, and there is more than one", noun)
-    round_thing = bool(set(noun.split()) & ROUND) and _round(best)
+    round_thing = is_round(noun) and _round(best)
     if best.source == "colour" and names_thing and not ev.get("class_support") \
             and not round_thing:
         return _unsure(found, f"only the colour was matched, not the {noun} itself", noun)

@@ -29,7 +29,7 @@ from dataclasses import replace
 import cv2
 import numpy as np
 
-from pipelines.localizers import assurance, fusion, relations, scene
+from pipelines.localizers import assurance, fusion, relations, scene, stand_in
 from pipelines.localizers import parts as colour_parts
 from pipelines.localizers import text as text_regions
 from pipelines.localizers.answers import (
@@ -178,7 +178,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                          and assurance.head_last(parsed.words, nouns) else "")
         if kind:
             return scene.find_region(rgb, kind, parsed, match.noun, kinds.understood(match))
-        found = self._named(image, rgb, phrase, hint, parsed, match, nouns, words)
+        found = stand_in.narrow(self._named(image, rgb, phrase, hint, parsed, match, nouns,
+                                            words), rgb, match, _Models, self._refine)
         selectors = bool(parsed.plural or parsed.ordinal or parsed.last or parsed.size
                          or parsed.spatial)
         thing = any(w not in assurance.GENERIC for w in nouns)
