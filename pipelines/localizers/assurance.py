@@ -230,6 +230,9 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
     ev = best.evidence
     if ev.get("user"):
         return found
+    if ev.get("kind_guess"):
+        return _unsure(found, f"only a weak detection of that kind of thing stands for the "
+                       f"{noun}", noun)
     if best.source == "u2netp" and "salient" in ev and not ev.get("words") \
             and not ev.get("kind") and not ev.get("shape") and names_thing:
         return _unsure(found, f"nothing here recognises '{noun}': the photo's main subject "

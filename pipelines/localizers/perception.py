@@ -51,7 +51,7 @@ from pipelines.localizers.segment import (
     largest_parts,
     refine_box,
 )
-from pipelines.localizers.sky import backdrop_behind, find_sky
+from pipelines.localizers.sky import backdrop_behind
 from pipelines.localizers.support import cut_support
 from pipelines.models import ModelUnavailable, get_manager
 from pipelines.perception import store
@@ -224,10 +224,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         return found
 
     def _sky(self, rgb: np.ndarray) -> Localization:
-        """``find_sky``, then a portrait's backdrop is told from a sky (``backdrop_behind``):
+        """``scene.any_sky``, then a portrait's backdrop is told from a sky (``backdrop_behind``):
         the people are looked for only when a sky was found."""
-        found = find_sky(rgb)       # then a storm or a warm grey dusk (neither blue nor pale)
-        found = scene.grey_sky(rgb) if found.status == "unresolved" else found
+        found = scene.any_sky(rgb)      # a blue, pale or dusk sky, or a storm's grey one
         if found.status != "resolved":
             return found
         frame = shrink(rgb, FRAME_SIDE)

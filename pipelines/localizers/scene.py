@@ -325,6 +325,13 @@ def grey_sky(rgb: np.ndarray) -> Localization:
                         "to confirm, or brush it", candidates=[cand], guess=1)
 
 
+def any_sky(rgb: np.ndarray) -> Localization:
+    """``find_sky``'s answer, or when it finds none, ``grey_sky``'s (a storm, a warm grey
+    dusk: neither blue nor pale)."""
+    found = find_sky(rgb)
+    return grey_sky(rgb) if found.status == "unresolved" else found
+
+
 def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
                 understood: str = "") -> Localization:
     """The ``kind`` region (module doc) of ``rgb`` at full resolution.

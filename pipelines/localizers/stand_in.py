@@ -2,7 +2,7 @@
 the noun is (issue 34: a noun reaches what the eyes know through WordNet).
 
 The stand-in alone is only a guess (``assurance``). Two second cues narrow it to the
-named thing and confirm it:
+named thing; the shape confirms it, the kind only makes a better guess:
 
 * **shape** — a round noun ("the water drop", "the bead"; ``assurance.ROUND``) is the
   subject's round part (``shapes.round_part``), not the grass blade it hangs on;
@@ -13,7 +13,8 @@ named thing and confirm it:
   fig in its bowl), stands out in colour from the rest of the subject (a bush on a
   hillside read as broccoli does not) and is weak: a sure detection says the thing *is*
   that class (an orange is no strawberry). The detection's box is cut out at the crop's
-  level, as any detected thing is.
+  level, as any detected thing is. It stays a question with that part as the guess: a
+  weak food detection would stand as well for "the lemon" asked of the fig.
 
 Anything else comes back unchanged and stays a guess.
 """
@@ -69,7 +70,8 @@ def narrow(found: Localization, rgb: np.ndarray, match: WordMatch, models: Any,
     if found.status != "resolved" or len(found.masks) != 1:
         return found
     top = found.masks[0]
-    if top.source != "u2netp" or "salient" not in top.evidence or top.evidence.get("kind"):
+    if top.source != "u2netp" or "salient" not in top.evidence or top.evidence.get("kind") \
+            or top.evidence.get("kind_guess"):
         return found
     if is_round(match.noun):
         got = round_part(rgb, top.mask)
@@ -104,7 +106,9 @@ def narrow(found: Localization, rgb: np.ndarray, match: WordMatch, models: Any,
         if not mask.any() or _contrast(rgb, mask, top.mask) < STANDS_OUT:
             continue        # a bush on a hill read as broccoli: no thing of its own
         top.mask, top.box = mask, (x0, y0, x1, y1)
-        top.evidence["kind"] = round(float(det.score), 3)
+        # a weak detection of a food or plant class, not of the noun itself: the best
+        # guess (the fig, not its bowl), still a question ("the lemon" would find it too)
+        top.evidence["kind_guess"] = round(float(det.score), 3)
         found.reason += (f"; narrowed to the food or plant the detector sees inside it "
                          f"(read as a {det.label}, {det.score:.2f}; a "
                          f"{match.noun.split()[-1]} is a {match.category})")
