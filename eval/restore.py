@@ -96,18 +96,22 @@ def _rmse(a: np.ndarray, b: np.ndarray) -> float:
     return float(np.sqrt(np.mean(d * d)))
 
 
+def _dark(small: np.ndarray) -> list[float]:
+    """The dark channel's quantiles (the first four ``SHAPE_NAMES``)."""
+    dark = cv2.erode(small.min(axis=2), np.ones((9, 9), np.uint8)).astype(np.float32) / 255.0
+    return [float(v) for v in np.percentile(dark, (1, 10, 50, 90))]
+
+
 def shape(small: np.ndarray) -> list[float]:
     """``SHAPE_NAMES`` of a ``uint8`` RGB image (read at ``SIZE``)."""
     x = small.astype(np.float32) / 255.0
-    dark = cv2.erode(x.min(axis=2), np.ones((9, 9), np.uint8))
     grey = cv2.cvtColor(small, cv2.COLOR_RGB2GRAY)
     hist = np.bincount(grey.ravel(), minlength=256).astype(np.float64)
     hist = hist[hist > 0] / hist.sum()
     g = grey.astype(np.float32) / 255.0
     local = float(np.sqrt(np.mean((g - cv2.GaussianBlur(g, (0, 0), 8)) ** 2)))
     corr = np.nan_to_num(np.corrcoef(x.reshape(-1, 3).T), nan=1.0)
-    return [*(float(v) for v in np.percentile(dark, (1, 10, 50, 90))),
-            float(-(hist * np.log2(hist)).sum()),
+    return [*_dark(small), float(-(hist * np.log2(hist)).sum()),
             float(np.abs(cv2.Laplacian(g, cv2.CV_32F)).mean()), local,
             local / (float(g.std()) + 1e-3), float(corr[0, 1]), float(corr[0, 2]),
             float(corr[1, 2])]
@@ -141,17 +145,22 @@ def features(image: np.ndarray, base: np.ndarray | None = None) -> np.ndarray:
         fb = naturalness.features(img)
         fp = model.predict_log(fb) if model is not None else np.zeros(2)
         after += [float(fp[0]), float(np.min(fp)), float(fp[0]) - own[0],
-                  *(fb[_DELTA_INDEX] - base[_DELTA_INDEX]), *shape(img)[:4]]
+                  *(fb[_DELTA_INDEX] - base[_DELTA_INDEX]), *_dark(img)]
     return np.asarray([*base, *out, *clips, *stops, *moves, *own, *shape(small), *after],
                       np.float64)
 
 
-def fade_amount(image: np.ndarray) -> float:
+def lowest(image: np.ndarray) -> np.ndarray:
+    """Each channel's darkest value (0–1) at ``SIZE``."""
+    small = downscale(rgb_array(image, "image", grey=True)[..., :3], SIZE)
+    return small.reshape(-1, 3).min(axis=0).astype(np.float64) / 255.0
+
+
+def fade_amount(image: np.ndarray, low: np.ndarray | None = None) -> float:
     """How much of the fade's inverse to apply: all of it unless a channel's darkest value
     lies above ``MAX_LIFT`` (then only as much as pulls it down by ``MAX_LIFT``)."""
-    small = downscale(rgb_array(image, "image", grey=True)[..., :3], SIZE)
-    lowest = float(small.reshape(-1, 3).min(axis=0).max()) / 255.0
-    return 1.0 if lowest <= MAX_LIFT else round(MAX_LIFT / lowest, 3)
+    top = float(np.max(lowest(image) if low is None else low))
+    return 1.0 if top <= MAX_LIFT else round(MAX_LIFT / top, 3)
 
 
 # ----------------------------------------------------------------------------- the trees
@@ -250,6 +259,15 @@ class Estimate:
     operation: str = INVERSE_OP
     amount: float = 1.0         # the share of the inverse applied (``fade_amount``)
     bounded: bool = False       # the fade's stretch is bounded (``MAX_LIFT``)
+    darkest: float = 0.0        # the darkest channel's darkest value (0–1)
+
+    @property
+    def explained(self) -> bool:
+        """Whether the fault model can explain the photo: its darkest tone is within
+        ``MAX_LIFT`` of black (gains keep black black; no fade lifts it further). A photo
+        with no black of its own (fog, a cloud) is not a degraded copy of one with a
+        black, so its inverse is never sure."""
+        return self.darkest <= MAX_LIFT
 
     @property
     def params(self) -> dict[str, Any]:
@@ -281,7 +299,8 @@ class Estimate:
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
         return {"family": self.family, "probability": round(self.probability, 3),
-                "moves": round(self.moves, 2), "amount": self.amount, "fault": self.describe(),
+                "moves": round(self.moves, 2), "amount": self.amount,
+                "darkest": round(self.darkest, 3), "fault": self.describe(),
                 "operation": self.operation, "params": self.params}
 
 
@@ -304,6 +323,7 @@ def estimate(image: np.ndarray, model: RestoreModel | None = None,
     family = "fade" if model.faded.raw(x) > 0 else "gains"
     i = FEATURE_NAMES.index
     stops = tuple(float(x[i(f"{c}_white_stops")]) for c in "rgb")
-    amount = fade_amount(image) if family == "fade" else 1.0
+    low = lowest(image)
+    amount = fade_amount(image, low) if family == "fade" else 1.0
     return Estimate(family, model.probability(x), amount * float(x[i(f"moves_{family}")]),
-                    stops, amount=amount, bounded=amount < 1.0)
+                    stops, amount=amount, bounded=amount < 1.0, darkest=float(low.min()))

@@ -18,7 +18,7 @@ from agent.search.autopilot_memory import AutopilotMemory
 from agent.search.mcts import autopilot
 from agent.search.suggestions import FULL_STRENGTH, accept_full_strength
 from eval import restore
-from eval.photos import BENCH_DEGRADATIONS, load_photo, load_validation, psnr
+from eval.photos import BENCH_DEGRADATIONS, fade, load_photo, load_validation, psnr
 from pipelines.operations import registry
 
 SIZE = 256
@@ -84,6 +84,22 @@ def test_the_fade_inverse_is_bounded_where_the_scene_has_no_black() -> None:
     assert psnr(bounded, clean) > psnr(whole, clean) + 1.0
     lowest = faded.reshape(-1, 3).min(axis=0).astype(int)
     assert (lowest - bounded.reshape(-1, 3).min(axis=0)).max() <= restore.MAX_LIFT * 255 + 1
+
+
+def test_a_photo_with_no_black_of_its_own_is_never_fixed_in_full() -> None:
+    """Fog: no fault the estimate undoes lifts black past ``MAX_LIFT`` (gains keep it,
+    fades lift it less), so however sure the judge is, the inverse stays a part."""
+    clean = load_photo("picosdeeuropa", SIZE)
+    foggy = fade(clean, black=0.4, white=0.95)      # a render standing in for fog
+    est = restore.estimate(foggy)
+    assert est is not None and not est.explained and est.darkest > restore.MAX_LIFT
+    assert not restore_step.sure(restore.Estimate(est.family, 1.0, est.moves, est.stops,
+                                                  darkest=est.darkest), 0.9)
+    result = _run(foggy)
+    assert not _sure(result)
+    part = [c for c in result.considered if str(c.get("decision", "")).startswith(
+        "kept in part")]
+    assert not part or "no fault undone here lifts black that far" in part[0]["decision"]
 
 
 @pytest.mark.parametrize("label", ["rocket", "flower_closeup"])

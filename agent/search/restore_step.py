@@ -67,6 +67,20 @@ def candidate(est: restore.Estimate) -> Candidate:
     return Candidate(action, est.operation, f"the photo looks {fault}; this inverts it", 1.0)
 
 
+def sure(est: restore.Estimate, need: float) -> bool:
+    """Whether to apply the inverse in full: at least ``need`` sure, and the photo is one the
+    fault model can explain (``restore.Estimate.explained``: a photo with no black of its
+    own, fog, is never fixed in full; it may still get the part within the bound)."""
+    return est.probability >= need and est.explained
+
+
+def _why_not(est: restore.Estimate, need: float) -> str:
+    if est.probability >= need:
+        return (f"but its darkest tone is {est.darkest:.0%} grey, and no fault undone here "
+                f"lifts black that far")
+    return f"below the {need:.0%} a whole fix needs"
+
+
 def required(flags: tuple[str, ...] | list[str]) -> float:
     """The probability the inverse needs to be applied in full in a scene with ``flags``."""
     return SURE_NATURAL if NATURAL_FLAGS.intersection(flags) else SURE
@@ -92,16 +106,17 @@ def part_record(est: restore.Estimate, part: restore.Estimate, need: float
             "fault": est.describe(), "moves": round(est.moves, 2),
             "share": round(share, 3),
             "decision": f"kept in part ({share:.0%} of it): {est.probability:.0%} sure the "
-                        f"photo is degraded ({est.describe()}), below the {need:.0%} a "
-                        f"whole fix needs, so its inverse is applied only as far as "
-                        f"{HARM_BOUND:g} grey levels and the whole is offered"}
+                        f"photo is degraded ({est.describe()}), {_why_not(est, need)}, so "
+                        f"its inverse is applied only as far as {HARM_BOUND:g} grey levels "
+                        f"and the whole is offered"}
 
 
 def suggestion(est: restore.Estimate | None, need: float = SURE) -> dict[str, Any] | None:
     """The whole inverse offered (a ``FULL_STRENGTH`` suggestion) when the estimate is at
-    least ``SUGGEST`` sure but below ``need`` and the inverse moves the photo past the
+    least ``SUGGEST`` sure but not ``sure`` and the inverse moves the photo past the
     do-no-harm bound; ``None`` otherwise."""
-    if est is None or not SUGGEST <= est.probability < need or est.moves <= HARM_BOUND:
+    if est is None or est.probability < SUGGEST or sure(est, need) or \
+            est.moves <= HARM_BOUND:
         return None
     cand = candidate(est)
     return {"operation": FULL_STRENGTH,
@@ -111,9 +126,8 @@ def suggestion(est: restore.Estimate | None, need: float = SURE) -> dict[str, An
             "confidence": round(est.probability, 3), "cue": "estimated_fault",
             "probability": round(est.probability, 3), "required_probability": need,
             "reason": f"held back: Autopilot is {est.probability:.0%} sure the photo is "
-                      f"{est.describe()}, below the {need:.0%} it needs to apply the fix "
-                      f"in full, so it moved the photo at most {HARM_BOUND:g} grey levels — a "
-                      f"stronger fix is available"}
+                      f"{est.describe()}, {_why_not(est, need)}, so it moved the photo "
+                      f"at most {HARM_BOUND:g} grey levels — a stronger fix is available"}
 
 
 def merge_suggestions(own: list[dict[str, Any]], est: restore.Estimate | None,
