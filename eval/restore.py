@@ -12,14 +12,18 @@ fading, and mixtures. Each has an exact inverse when the scene had a black and a
 
 ``estimate(image)`` reads the photo's statistics (``features``: ``eval.naturalness``'s
 colour and tone statistics, each channel's extreme quantiles, the two inverses' white
-points and how far each would move the photo, and issue 28's evaluator's predictions) and
-returns an ``Estimate``: which family of fault the photo most likely has, the inverse as
-operation parameters, how far it moves the photo, and the calibrated probability that the
-photo is degraded at all (moved by more than 4.5 grey levels RMSE, i.e. below 35 dB from
-what it was). Two small gradient-boosted tree ensembles (``eval/data/restore.json``,
-written by ``scripts/train_restore.py`` on ``REAL_TRAIN`` + ``TRAIN_PHOTOS`` under random
-degradations, calibrated on ``REAL_VALIDATION``) do the judging; they are data, evaluated
-here with numpy. Without the file ``estimate`` returns ``None``.
+points and how far each would move the photo, issue 28's evaluator's predictions, the
+dark channel, entropy, local contrast and channel correlations, and the same evaluator's
+view of each inverse's *result*: a degraded photo's inverse looks more like a photograph
+than the photo itself) and returns an ``Estimate``: which family of fault the photo most
+likely has, the inverse as operation parameters (the fade's stretch bounded by
+``MAX_LIFT``), how far it moves the photo, whether the fault model can explain the photo
+at all (``Estimate.explained``), and the calibrated probability that the photo is
+degraded (moved by more than 4.5 grey levels RMSE, i.e. below 35 dB from what it was).
+Two small gradient-boosted tree ensembles (``eval/data/restore.json``, written by
+``scripts/train_restore.py`` on ``REAL_TRAIN`` + ``TRAIN_PHOTOS`` and their crops under
+random degradations, calibrated on ``REAL_VALIDATION``) do the judging; they are data,
+evaluated here with numpy. Without the file ``estimate`` returns ``None``.
 """
 
 from __future__ import annotations
