@@ -51,6 +51,7 @@ from agent.search.candidates import apply_candidate
 from agent.search.reward import (  # noqa: F401  (re-exported: the module's public names)
     COLOUR_OPS,
     FADED_BLACK,
+    FADED_MAX,
     FIDELITY_COST,
     HARM_BOUND,
     HARM_SIZE,
@@ -191,7 +192,7 @@ class _Run:
         if self.reference is None:
             self.reference = to_analysis(self.current, HARM_SIZE)
         self.carried0 = self.carried
-        self.faded = black_point(self.original) >= FADED_BLACK
+        self.faded = FADED_BLACK <= black_point(self.original) <= FADED_MAX
 
     def predictions(self) -> dict[str, float]:
         """The learned model's predictions for the current image (computed once per image)."""
