@@ -117,3 +117,20 @@ def test_a_model_file_that_points_outside_its_trees_is_refused(tmp_path: Path) -
     (tmp_path / "restore.json").write_text(bad)
     assert restore.load_model(str(tmp_path / "restore.json")) is None
     assert restore.load_model() is not None
+
+
+def test_the_gains_inverse_never_brightens_a_real_photo_into_clipping() -> None:
+    """The fault model's check on "under-exposed by g": a photo darkened by g has no pixel
+    above 1/g, so its inverse may push no real share past white. The inverse's gain is the
+    channel's own white point, so an untouched real photo read as under-exposed (a training
+    photo with no white: its whites lie 0.6–1.2 stop below it) is brightened, but not into
+    clipping."""
+    clean = load_photo("valendas", SIZE)
+    est = restore.estimate(clean)
+    assert est is not None and max(est.stops) < -0.5
+    gains = restore.Estimate("gains", 1.0, est.moves, est.stops)    # judged sure
+    op = registry.get(gains.operation)
+    fixed = op.apply(clean, np.ones(clean.shape[:2], bool), op.validate(gains.params))
+    assert fixed.mean() > clean.mean() + 10.0                       # brightened
+    clipped = (fixed == 255).any(axis=2).mean() - (clean == 255).any(axis=2).mean()
+    assert clipped <= 0.01                                          # not into clipping
