@@ -12,14 +12,18 @@ fading, and mixtures. Each has an exact inverse when the scene had a black and a
 
 ``estimate(image)`` reads the photo's statistics (``features``: ``eval.naturalness``'s
 colour and tone statistics, each channel's extreme quantiles, the two inverses' white
-points and how far each would move the photo, and issue 28's evaluator's predictions) and
-returns an ``Estimate``: which family of fault the photo most likely has, the inverse as
-operation parameters, how far it moves the photo, and the calibrated probability that the
-photo is degraded at all (moved by more than 4.5 grey levels RMSE, i.e. below 35 dB from
-what it was). Two small gradient-boosted tree ensembles (``eval/data/restore.json``,
-written by ``scripts/train_restore.py`` on ``REAL_TRAIN`` + ``TRAIN_PHOTOS`` under random
-degradations, calibrated on ``REAL_VALIDATION``) do the judging; they are data, evaluated
-here with numpy. Without the file ``estimate`` returns ``None``.
+points and how far each would move the photo, issue 28's evaluator's predictions, the
+dark channel, entropy, local contrast and channel correlations, and the same evaluator's
+view of each inverse's *result*: a degraded photo's inverse looks more like a photograph
+than the photo itself) and returns an ``Estimate``: which family of fault the photo most
+likely has, the inverse as operation parameters (the fade's stretch bounded by
+``MAX_LIFT``), how far it moves the photo, whether the fault model can explain the photo
+at all (``Estimate.explained``), and the calibrated probability that the photo is
+degraded (moved by more than 4.5 grey levels RMSE, i.e. below 35 dB from what it was).
+Two small gradient-boosted tree ensembles (``eval/data/restore.json``, written by
+``scripts/train_restore.py`` on ``REAL_TRAIN`` + ``TRAIN_PHOTOS`` and their crops under
+random degradations, calibrated on ``REAL_VALIDATION``) do the judging; they are data,
+evaluated here with numpy. Without the file ``estimate`` returns ``None``.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ from __future__ import annotations
 import json
 import logging
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -56,13 +60,33 @@ INVERSE_PARAMS: dict[str, dict[str, Any]] = {
 }
 FAMILIES = ("gains", "fade")
 
+#: The widest fade of the fault model (``eval.photos.random_degradation`` lifts black by
+#: 0.04–0.28): the fade's inverse never pulls a channel's darkest value down by more, so a
+#: scene with no black of its own (fog, a cloud) is not stretched as if it had one.
+MAX_LIFT = 0.28
+#: Shape statistics read on the photo and (the first four) on each inverse's result: the
+#: dark channel's quantiles (haze and fade lift it everywhere, a scene's own shadows only in
+#: places), lightness entropy, local contrast, and the channels' correlations.
+SHAPE_NAMES: tuple[str, ...] = ("dark_q1", "dark_q10", "dark_q50", "dark_q90", "entropy",
+                                "laplacian", "local_contrast", "local_relative",
+                                "corr_rg", "corr_rb", "corr_gb")
+#: Naturalness statistics compared before and after each inverse (the two-sided test: a
+#: degraded photo's inverse looks more like a photograph than the photo itself).
+FIX_DELTAS: tuple[str, ...] = ("L_p50", "L_std", "clip_white", "clip_black", "chroma_mean",
+                               "colourfulness", "hsv_saturation", "neutral_a", "neutral_b",
+                               "L_p1", "L_p99")
+_DELTA_INDEX = [naturalness.FEATURE_NAMES.index(k) for k in FIX_DELTAS]
+
 FEATURE_NAMES: tuple[str, ...] = (
     *naturalness.FEATURE_NAMES,
     *(f"{c}_q{q:g}" for c in "rgb" for q in QUANTILES),
     *(f"{c}_clip{e}" for c in "rgb" for e in ("0", "255")),
     *(f"{c}_white_stops" for c in "rgb"),
     *(f"moves_{f}" for f in FAMILIES),
-    "natural_self", "natural_best")
+    "natural_self", "natural_best", *SHAPE_NAMES,
+    *(f"{f}_{k}" for f in FAMILIES for k in (
+        "fix_self", "fix_best", "fix_gain_self", *(f"d_{n}" for n in FIX_DELTAS),
+        *SHAPE_NAMES[:4])))
 
 
 def _inverse(rgb8: np.ndarray, family: str) -> np.ndarray:
@@ -74,6 +98,27 @@ def _inverse(rgb8: np.ndarray, family: str) -> np.ndarray:
 def _rmse(a: np.ndarray, b: np.ndarray) -> float:
     d = a.astype(np.float32) - b.astype(np.float32)
     return float(np.sqrt(np.mean(d * d)))
+
+
+def _dark(small: np.ndarray) -> list[float]:
+    """The dark channel's quantiles (the first four ``SHAPE_NAMES``)."""
+    dark = cv2.erode(small.min(axis=2), np.ones((9, 9), np.uint8)).astype(np.float32) / 255.0
+    return [float(v) for v in np.percentile(dark, (1, 10, 50, 90))]
+
+
+def shape(small: np.ndarray) -> list[float]:
+    """``SHAPE_NAMES`` of a ``uint8`` RGB image (read at ``SIZE``)."""
+    x = small.astype(np.float32) / 255.0
+    grey = cv2.cvtColor(small, cv2.COLOR_RGB2GRAY)
+    hist = np.bincount(grey.ravel(), minlength=256).astype(np.float64)
+    hist = hist[hist > 0] / hist.sum()
+    g = grey.astype(np.float32) / 255.0
+    local = float(np.sqrt(np.mean((g - cv2.GaussianBlur(g, (0, 0), 8)) ** 2)))
+    corr = np.nan_to_num(np.corrcoef(x.reshape(-1, 3).T), nan=1.0)
+    return [*_dark(small), float(-(hist * np.log2(hist)).sum()),
+            float(np.abs(cv2.Laplacian(g, cv2.CV_32F)).mean()), local,
+            local / (float(g.std()) + 1e-3), float(corr[0, 1]), float(corr[0, 2]),
+            float(corr[1, 2])]
 
 
 def features(image: np.ndarray, base: np.ndarray | None = None) -> np.ndarray:
@@ -94,11 +139,32 @@ def features(image: np.ndarray, base: np.ndarray | None = None) -> np.ndarray:
         clips += [float(cdf[0]), float(1.0 - cdf[254])]
     whites = [out[c * len(QUANTILES) + len(QUANTILES) - 1] for c in range(3)]
     stops = [math.log2(max(float(srgb_to_linear(np.float32(w))), 1e-3)) for w in whites]
-    moves = [_rmse(_inverse(small, f), small) for f in FAMILIES]
+    fixed = [_inverse(small, f) for f in FAMILIES]
+    moves = [_rmse(f, small) for f in fixed]
     model = naturalness.load_model()
     pred = model.predict_log(base) if model is not None else np.zeros(2)
-    return np.asarray([*base, *out, *clips, *stops, *moves, float(pred[0]),
-                       float(np.min(pred))], np.float64)
+    own = [float(pred[0]), float(np.min(pred))]
+    after: list[float] = []
+    for img in fixed:      # the two-sided test: does the inverse look more natural?
+        fb = naturalness.features(img)
+        fp = model.predict_log(fb) if model is not None else np.zeros(2)
+        after += [float(fp[0]), float(np.min(fp)), float(fp[0]) - own[0],
+                  *(fb[_DELTA_INDEX] - base[_DELTA_INDEX]), *_dark(img)]
+    return np.asarray([*base, *out, *clips, *stops, *moves, *own, *shape(small), *after],
+                      np.float64)
+
+
+def lowest(image: np.ndarray) -> np.ndarray:
+    """Each channel's darkest value (0–1) at ``SIZE``."""
+    small = downscale(rgb_array(image, "image", grey=True)[..., :3], SIZE)
+    return small.reshape(-1, 3).min(axis=0).astype(np.float64) / 255.0
+
+
+def fade_amount(image: np.ndarray, low: np.ndarray | None = None) -> float:
+    """How much of the fade's inverse to apply: all of it unless a channel's darkest value
+    lies above ``MAX_LIFT`` (then only as much as pulls it down by ``MAX_LIFT``)."""
+    top = float(np.max(lowest(image) if low is None else low))
+    return 1.0 if top <= MAX_LIFT else round(MAX_LIFT / top, 3)
 
 
 # ----------------------------------------------------------------------------- the trees
@@ -195,16 +261,32 @@ class Estimate:
     moves: float                # RMSE (grey levels, at ``SIZE``) the inverse moves it
     stops: tuple[float, float, float]   # each channel's white point, stops below white
     operation: str = INVERSE_OP
+    amount: float = 1.0         # the share of the inverse applied (``fade_amount``)
+    bounded: bool = False       # the fade's stretch is bounded (``MAX_LIFT``)
+    darkest: float = 0.0        # the darkest channel's darkest value (0–1)
+
+    @property
+    def explained(self) -> bool:
+        """Whether the fault model can explain the photo: its darkest tone is within
+        ``MAX_LIFT`` of black (gains keep black black; no fade lifts it further). A photo
+        with no black of its own (fog, a cloud) is not a degraded copy of one with a
+        black, so its inverse is never sure."""
+        return self.darkest <= MAX_LIFT
 
     @property
     def params(self) -> dict[str, Any]:
         """The inverse's parameters for ``operation``."""
-        return dict(INVERSE_PARAMS[self.family])
+        return {**INVERSE_PARAMS[self.family], "amount": self.amount}
+
+    def part(self, share: float) -> Estimate:
+        """The same estimate with ``share`` (0–1) of its inverse."""
+        return replace(self, amount=round(self.amount * min(max(share, 0.0), 1.0), 3))
 
     def describe(self) -> str:
         """The estimated fault in plain words ("under-exposed by 1.0 stop, cool cast")."""
         if self.family == "fade":
-            return "faded (black and white lifted towards grey)"
+            return "faded (black and white lifted towards grey)" + (
+                "; no black of its own, so the stretch is bounded" if self.bounded else "")
         r, g, b = self.stops
         exposure = max(self.stops)
         words = []
@@ -221,7 +303,8 @@ class Estimate:
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
         return {"family": self.family, "probability": round(self.probability, 3),
-                "moves": round(self.moves, 2), "fault": self.describe(),
+                "moves": round(self.moves, 2), "amount": self.amount,
+                "darkest": round(self.darkest, 3), "fault": self.describe(),
                 "operation": self.operation, "params": self.params}
 
 
@@ -244,4 +327,7 @@ def estimate(image: np.ndarray, model: RestoreModel | None = None,
     family = "fade" if model.faded.raw(x) > 0 else "gains"
     i = FEATURE_NAMES.index
     stops = tuple(float(x[i(f"{c}_white_stops")]) for c in "rgb")
-    return Estimate(family, model.probability(x), float(x[i(f"moves_{family}")]), stops)
+    low = lowest(image)
+    amount = fade_amount(image, low) if family == "fade" else 1.0
+    return Estimate(family, model.probability(x), amount * float(x[i(f"moves_{family}")]),
+                    stops, amount=amount, bounded=amount < 1.0, darkest=float(low.min()))

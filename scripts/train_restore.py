@@ -1,25 +1,26 @@
 """Fit ``eval/data/restore.json``: the judges of ``eval.restore`` (issue 33).
 
-Usage: ``python scripts/train_restore.py [--crops 6] [--degradations 5] [--cache FILE]
-[--out eval/data/restore.json]``
+Usage: ``python scripts/train_restore.py [--crops 10] [--degradations 8] [--workers 2]
+[--cache FILE] [--out eval/data/restore.json]``
 
 1. Rows: every photo of ``REAL_TRAIN`` + ``TRAIN_PHOTOS`` (training) and ``REAL_VALIDATION``
-   (validation), at 512 px, whole and as ``--crops`` random crops (50–90 % of each side),
-   each untouched and under ``--degradations`` draws of ``eval.photos.random_degradation``;
-   validation photos also under the six benchmark degradations. Features:
+   (validation), loaded at 512 px, whole and as ``--crops`` random crops (50–90 % of each
+   side), each brought to ``eval.restore.SIZE`` (the size the statistics are read at) and
+   taken untouched and under ``--degradations`` draws of ``eval.photos.random_degradation``;
+   validation photos also under the six benchmark degradations (whole photo). Features:
    ``eval.restore.features``. Labels: *degraded* = the degradation moved the photo by more
    than 4.5 grey levels RMSE (below 35 dB); *faded* = the degradation has a fade part.
 2. Two gradient-boosted tree ensembles (scikit-learn, training only; the file holds plain
    arrays that ``eval.restore`` evaluates with numpy): *degraded* on every training row that
-   the estimated inverse moves by more than ``eval.restore`` would let pass unguarded
-   (``--min-moves``; a photo the inverse barely moves is safe whatever the answer), *faded*
-   on the degraded training rows.
+   the estimated inverse moves by more than ``--min-moves`` (a photo the inverse barely
+   moves is safe whatever the answer), *faded* on the degraded training rows.
 3. Calibration on validation only: Platt scaling of the *degraded* score with balanced class
    weights (prior 1:1, not the benchmark's six degraded copies per photo), on the
    validation rows the inverse moves by more than ``--min-moves``.
 
-Prints the validation figures the Autopilot's thresholds are chosen on; the last line is
-one JSON object.
+Prints the validation figures the Autopilot's thresholds are chosen on (the gain of the
+estimated inverse applied in full, and of the part ``agent.search.restore_step`` applies
+below its full threshold); the last line is one JSON object.
 """
 
 from __future__ import annotations
@@ -30,24 +31,32 @@ import pickle
 import random
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from agent.search.reward import HARM_BOUND  # noqa: E402
 from eval import restore  # noqa: E402
 from eval.photos import (  # noqa: E402
     BENCH_DEGRADATIONS,
     REAL_TRAIN,
     REAL_VALIDATION,
     TRAIN_PHOTOS,
+    VALIDATION_UNTOUCHED,
     load_photo,
+    load_validation,
     psnr,
     random_degradation,
 )
+from pipelines.images import downscale  # noqa: E402
+from pipelines.operations import registry  # noqa: E402
 
 DEGRADED_RMSE = 4.5
+#: The part band's lower end (``agent.search.restore_step.SUGGEST``), for the report.
+SUGGEST = 0.5
 
 
 def _crops(img: np.ndarray, rng: random.Random, n: int) -> list[np.ndarray]:
@@ -60,25 +69,48 @@ def _crops(img: np.ndarray, rng: random.Random, n: int) -> list[np.ndarray]:
     return out
 
 
-def _rows(photos: tuple[str, ...], crops: int, degradations: int, seed: int,
-          bench: bool) -> list[dict]:
-    rng, rows = random.Random(seed), []
-    for name in photos:
-        for ci, clean in enumerate(_crops(load_photo(name, 512), rng, crops)):
-            cases = [("untouched", clean, False)]
-            for _ in range(degradations):
-                d = random_degradation(rng)
-                faded = bool(d.black or d.white != 1.0 or d.saturation != 1.0)
-                cases.append(("random", d.apply(clean), faded))
-            if bench and ci == 0:
-                cases += [(k, f(clean), k == "faded") for k, f in BENCH_DEGRADATIONS.items()]
-            for kind, img, faded in cases:
-                rmse = float(np.sqrt(np.mean((img.astype(np.float32) - clean) ** 2)))
-                rows.append({"photo": name, "crop": ci, "kind": kind, "faded": faded,
-                             "degraded": rmse > DEGRADED_RMSE, "x": restore.features(img),
-                             "gain": {f: psnr(restore._inverse(img, f), clean) - psnr(img, clean)
-                                      for f in restore.FAMILIES} if kind != "random" else {}})
+def _apply(img: np.ndarray, est: restore.Estimate) -> np.ndarray:
+    op = registry.get(est.operation)
+    return op.apply(img, np.ones(img.shape[:2], bool), op.validate(est.params))
+
+
+def _photo_rows(job: tuple[str, int, int, int, bool]) -> list[dict]:
+    """Every row of one photo (run in a worker process)."""
+    name, crops, degradations, seed, bench = job
+    rng, rows = random.Random(f"{seed}:{name}"), []
+    for ci, crop in enumerate(_crops(load_photo(name, 512), rng, crops)):
+        clean = np.ascontiguousarray(downscale(crop, restore.SIZE))
+        cases = [("untouched", clean, False)]
+        for _ in range(degradations):
+            d = random_degradation(rng)
+            faded = bool(d.black or d.white != 1.0 or d.saturation != 1.0)
+            cases.append(("random", d.apply(clean), faded))
+        if bench and ci == 0:
+            cases += [(k, f(clean), k == "faded") for k, f in BENCH_DEGRADATIONS.items()]
+        for kind, img, faded in cases:
+            rmse = float(np.sqrt(np.mean((img.astype(np.float32) - clean) ** 2)))
+            row = {"photo": name, "crop": ci, "kind": kind, "faded": faded,
+                   "degraded": rmse > DEGRADED_RMSE, "x": restore.features(img)}
+            if bench:      # validation: what each family's inverse (as applied) gains
+                amount = {"gains": 1.0, "fade": restore.fade_amount(img)}
+                ests = {f: restore.Estimate(f, 1.0, 0.0, (0.0, 0.0, 0.0), amount=amount[f])
+                        for f in restore.FAMILIES}
+                before = psnr(img, clean)
+                row["gain"] = {f: psnr(_apply(img, e), clean) - before for f, e in ests.items()}
+                row["moves"] = {f: restore._rmse(_apply(img, e), img) for f, e in ests.items()}
+                row["part"] = {f: psnr(_apply(img, e.part(min(1.0, HARM_BOUND / max(
+                    row["moves"][f], 1e-6)))), clean) - before for f, e in ests.items()}
+            rows.append(row)
     return rows
+
+
+def _rows(photos: tuple[str, ...], crops: int, degradations: int, seed: int,
+          bench: bool, workers: int) -> list[dict]:
+    jobs = [(name, crops, degradations, seed, bench) for name in photos]
+    if workers <= 1:
+        return [r for job in jobs for r in _photo_rows(job)]
+    with ProcessPoolExecutor(workers) as pool:
+        return [r for rows in pool.map(_photo_rows, jobs) for r in rows]
 
 
 def _export(model) -> dict:
@@ -106,10 +138,11 @@ def main() -> None:
     from sklearn.linear_model import LogisticRegression
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--crops", type=int, default=6)
-    parser.add_argument("--degradations", type=int, default=5)
+    parser.add_argument("--crops", type=int, default=10)
+    parser.add_argument("--degradations", type=int, default=8)
     parser.add_argument("--min-moves", type=float, default=3.5)
-    parser.add_argument("--iterations", type=int, default=200)
+    parser.add_argument("--iterations", type=int, default=300)
+    parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--cache", default="")
     parser.add_argument("--out", default=str(restore.MODEL_PATH))
     args = parser.parse_args()
@@ -118,9 +151,10 @@ def main() -> None:
     if cache is not None and cache.is_file():
         train, valid = pickle.loads(cache.read_bytes())
     else:
-        train = _rows(REAL_TRAIN + TRAIN_PHOTOS, args.crops, args.degradations, 1, False)
-        valid = _rows(REAL_VALIDATION, max(1, args.crops - 2), max(1, args.degradations - 1),
-                      2, True)
+        train = _rows(REAL_TRAIN + TRAIN_PHOTOS, args.crops, args.degradations, 1, False,
+                      args.workers)
+        valid = _rows(REAL_VALIDATION, max(1, args.crops // 2), max(1, args.degradations - 2),
+                      2, True, args.workers)
         if cache is not None:
             cache.write_bytes(pickle.dumps((train, valid)))
     print(f"{len(train)} training rows, {len(valid)} validation rows "
@@ -136,7 +170,7 @@ def main() -> None:
                                            learning_rate=0.05, class_weight="balanced",
                                            random_state=0).fit(X, y)
     dg = [r for r in train if r["degraded"]]
-    fader = HistGradientBoostingClassifier(max_depth=3, max_iter=args.iterations,
+    fader = HistGradientBoostingClassifier(max_depth=3, max_iter=200,
                                            learning_rate=0.05, random_state=0).fit(
         np.array([r["x"] for r in dg]), np.array([r["faded"] for r in dg]))
     va = [r for r in valid if moving(r)]
@@ -157,16 +191,22 @@ def main() -> None:
     for thr in (0.5, 0.7, 0.8, 0.9):
         sure = [r for r in bench if r["p"] >= thr]
         gains = [r["gain"][r["family"]] if r["p"] >= thr else 0.0 for r in bench]
+        with_part = [r["gain"][r["family"]] if r["p"] >= thr else r["part"][r["family"]]
+                     if r["p"] >= SUGGEST else 0.0 for r in bench]
         report[f"p>={thr}"] = {
             "untouched_sure": sum(r["p"] >= thr for r in untouched),
             "bench_sure": len(sure), "bench": len(bench),
             "sure_closer": sum(r["gain"][r["family"]] > 0 for r in sure),
-            "gain_if_only_sure_fixed": round(float(np.mean(gains)), 2)}
+            "gain_if_only_sure_fixed": round(float(np.mean(gains)), 2),
+            "gain_with_part_below": round(float(np.mean(with_part)), 2)}
     report["family_accuracy_bench"] = round(float(np.mean(
         [(r["family"] == "fade") == (r["kind"] == "faded") for r in bench])), 3)
     report["inverse_gain_bench_by_family"] = round(float(np.mean(
         [r["gain"][r["family"]] for r in bench])), 2)
     report["untouched_p_max"] = round(max(r["p"] for r in untouched), 3)
+    report["validation_untouched_p"] = {
+        k: round(model.probability(restore.features(load_validation(k, 512))), 3)
+        for k in VALIDATION_UNTOUCHED}
     for k in BENCH_DEGRADATIONS:
         rs = [r for r in bench if r["kind"] == k]
         print(f"{k:16s} p " + " ".join(f"{r['p']:.2f}" for r in rs) + "  gain " +

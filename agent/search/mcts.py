@@ -51,6 +51,7 @@ from agent.search.candidates import apply_candidate
 from agent.search.reward import (  # noqa: F401  (re-exported: the module's public names)
     COLOUR_OPS,
     FADED_BLACK,
+    FADED_MAX,
     FIDELITY_COST,
     HARM_BOUND,
     HARM_SIZE,
@@ -185,12 +186,13 @@ class _Run:
     considered: list[dict[str, Any]] = field(default_factory=list)
     full: list[Candidate] = field(default_factory=list)   # each kept or skipped step, whole
     held: list[dict[str, Any]] = field(default_factory=list)  # guard records: scaled/skipped
+    spent: bool = False     # the bound went to a part of the estimated inverse (``_keep_part``)
 
     def __post_init__(self) -> None:
         if self.reference is None:
             self.reference = to_analysis(self.current, HARM_SIZE)
         self.carried0 = self.carried
-        self.faded = black_point(self.original) >= FADED_BLACK
+        self.faded = FADED_BLACK <= black_point(self.original) <= FADED_MAX
 
     def predictions(self) -> dict[str, float]:
         """The learned model's predictions for the current image (computed once per image)."""
@@ -262,10 +264,12 @@ class _Run:
         if share >= 1.0:
             record["decision"] = "kept: a small change"
             return result, score, record
-        if share < MIN_SHARE:
+        if share < MIN_SHARE or self.spent:
             record["decision"] = (f"skipped: it would move the photo by {moves:.1f} grey "
                                   f"levels and the predicted gain {gain:.2f} is below the "
-                                  f"margin {margin:.2f}")
+                                  f"margin {margin:.2f}" + (
+                                      "; the bound went to the estimated fix"
+                                      if self.spent else ""))
             self.held.append(record)
             self.full.append(cand)
             return None, self.score, record
@@ -391,8 +395,10 @@ def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3
     total, done, cancelled = iterations * simulations, 0, False
     est = restore_step.estimate(image) if style is None else None
     need = restore_step.required(context.flags)
-    if est is not None and est.probability >= need:
+    if est is not None and restore_step.sure(est, need):
         _keep_inverse(run, est, need)
+    elif est is not None and est.probability >= restore_step.PART:
+        _keep_part(run, est, need)
     for it in range(iterations):
         perception = perception0 if it == 0 else perceive(run.current, mood)
         perception.indices = run.carried.apply(perception.indices)
@@ -453,6 +459,24 @@ def _keep_inverse(run: _Run, est: Any, need: float) -> None:
     run.considered.append({"iteration": 0, **restore_step.sure_record(est, cand, need)})
     run.keep(cand, result, run.score_step(cand, result))
     run.reference = to_analysis(result, HARM_SIZE)
+
+
+def _keep_part(run: _Run, est: Any, need: float) -> None:
+    """Apply as much of the photo's estimated inverse as the do-no-harm bound allows (the
+    estimate is ``restore_step.PART`` sure, below ``need``): the expected gain is best
+    there, since an untouched photo must not move further. The reference stays the photo
+    as it came, so the search's later steps share the same bound."""
+    whole = apply_candidate(run.current, restore_step.candidate(est))
+    share = bounded_share(to_analysis(run.current, HARM_SIZE), to_analysis(whole, HARM_SIZE),
+                          run.reference) * restore_step.PART_MARGIN
+    if share < MIN_SHARE:
+        return
+    part = est.part(share)
+    cand = restore_step.candidate(part)
+    result = apply_candidate(run.current, cand)
+    run.considered.append({"iteration": 0, **restore_step.part_record(est, part, need)})
+    run.keep(cand, result, run.score_step(cand, result))
+    run.spent = True
 
 
 def _execute_best(root: Node, top_k: int, run: _Run, memory: AutopilotMemory | None,

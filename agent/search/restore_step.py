@@ -5,9 +5,11 @@ balance — gains in linear light — or a fade), the operation that inverts it,
 moves the photo and the calibrated probability that the photo is degraded at all. When
 that probability is at least ``SURE`` the inverse is the run's first step, applied in full,
 before the search polishes what is left (the do-no-harm guard holds the search's own steps
-as before). When it is lower but at least ``SUGGEST``, the search runs as before and the
-whole inverse is what the held-back suggestion offers (one click), instead of the search's
-own steps replayed at full strength.
+as before). When it is lower but at least ``PART``, the part of the inverse that stays
+within the do-no-harm bound is the first step (an untouched photo may not move further,
+so that is where the expected gain is largest) and the search goes on within the same
+bound. From ``SUGGEST`` the whole inverse is what the held-back suggestion offers (one
+click), instead of the search's own steps replayed at full strength.
 """
 
 from __future__ import annotations
@@ -25,15 +27,24 @@ from eval import restore
 #: Apply the estimated inverse in full at this calibrated probability that the photo is
 #: degraded (issue 33's figure; the calibration is fitted on ``REAL_VALIDATION``).
 SURE = 0.9
-#: The same for scenes whose colour or tone is unusual by nature (``agent.brain.context``
-#: flags: one hue, strong subject, low key, twilight), as the do-no-harm margins are: the
-#: probability is not scene-aware. Chosen on the untouched validation photos of issue 28
-#: (``eval.photos.VALIDATION_UNTOUCHED``): scikit-image's retina close-up, one hue, reads
-#: 0.94–0.95 (the only one above 0.6).
-SURE_NATURAL = 0.97
+#: The same for scenes of one hue (``agent.brain.context``'s ``one_hue`` flag): a cast makes
+#: a photo one-hued, so the estimate cannot tell such a scene from a cast. Chosen on issue
+#: 28's untouched validation photos (``eval.photos.VALIDATION_UNTOUCHED``): scikit-image's
+#: retina close-up, one hue, reads 0.984 (the cheetah close-up 0.90, every other one below
+#: 0.82). The other natural-scene flags (strong subject, low key, twilight) keep ``SURE``:
+#: no untouched validation photo with them reads above 0.82, while dark photos often
+#: carry them.
+SURE_NATURAL = 0.99
+#: The flags that ask for ``SURE_NATURAL``.
+NATURAL_FLAGS = frozenset({"one_hue"})
 #: Offer the whole inverse as the suggestion from this probability (chosen on validation:
 #: ``scripts/train_restore.py`` prints the figures; BENCHMARKS.md).
 SUGGEST = 0.5
+#: Apply the part of the inverse within the do-no-harm bound from this probability
+#: (chosen on validation: ``scripts/train_restore.py`` prints the figures).
+PART = 0.5
+#: The share of the bound the part uses (the 8-bit result may round a little past it).
+PART_MARGIN = 0.97
 #: An inverse that moves the photo less than this (grey levels RMSE at ``restore.SIZE``)
 #: is no fix worth a step.
 MIN_MOVES = 1.0
@@ -56,9 +67,23 @@ def candidate(est: restore.Estimate) -> Candidate:
     return Candidate(action, est.operation, f"the photo looks {fault}; this inverts it", 1.0)
 
 
+def sure(est: restore.Estimate, need: float) -> bool:
+    """Whether to apply the inverse in full: at least ``need`` sure, and the photo is one the
+    fault model can explain (``restore.Estimate.explained``: a photo with no black of its
+    own, fog, is never fixed in full; it may still get the part within the bound)."""
+    return est.probability >= need and est.explained
+
+
+def _why_not(est: restore.Estimate, need: float) -> str:
+    if est.probability >= need:
+        return (f"but its darkest tone is {est.darkest:.0%} grey, and no fault undone here "
+                f"lifts black that far")
+    return f"below the {need:.0%} a whole fix needs"
+
+
 def required(flags: tuple[str, ...] | list[str]) -> float:
     """The probability the inverse needs to be applied in full in a scene with ``flags``."""
-    return SURE_NATURAL if flags else SURE
+    return SURE_NATURAL if NATURAL_FLAGS.intersection(flags) else SURE
 
 
 def sure_record(est: restore.Estimate, cand: Candidate, need: float) -> dict[str, Any]:
@@ -71,11 +96,27 @@ def sure_record(est: restore.Estimate, cand: Candidate, need: float) -> dict[str
                         f"({est.describe()}), so its estimated inverse is applied whole"}
 
 
+def part_record(est: restore.Estimate, part: restore.Estimate, need: float
+                ) -> dict[str, Any]:
+    """The ``considered`` record of the part of an inverse applied within the bound."""
+    share = part.amount / est.amount if est.amount > 0 else 0.0
+    return {"description": f"undo the estimated fault: {est.describe()}",
+            "operation": est.operation, "reason": f"the photo looks {est.describe()}",
+            "probability": round(est.probability, 3), "required_probability": need,
+            "fault": est.describe(), "moves": round(est.moves, 2),
+            "share": round(share, 3),
+            "decision": f"kept in part ({share:.0%} of it): {est.probability:.0%} sure the "
+                        f"photo is degraded ({est.describe()}), {_why_not(est, need)}, so "
+                        f"its inverse is applied only as far as {HARM_BOUND:g} grey levels "
+                        f"and the whole is offered"}
+
+
 def suggestion(est: restore.Estimate | None, need: float = SURE) -> dict[str, Any] | None:
     """The whole inverse offered (a ``FULL_STRENGTH`` suggestion) when the estimate is at
-    least ``SUGGEST`` sure but below ``need`` and the inverse moves the photo past the
+    least ``SUGGEST`` sure but not ``sure`` and the inverse moves the photo past the
     do-no-harm bound; ``None`` otherwise."""
-    if est is None or not SUGGEST <= est.probability < need or est.moves <= HARM_BOUND:
+    if est is None or est.probability < SUGGEST or sure(est, need) or \
+            est.moves <= HARM_BOUND:
         return None
     cand = candidate(est)
     return {"operation": FULL_STRENGTH,
@@ -85,9 +126,8 @@ def suggestion(est: restore.Estimate | None, need: float = SURE) -> dict[str, An
             "confidence": round(est.probability, 3), "cue": "estimated_fault",
             "probability": round(est.probability, 3), "required_probability": need,
             "reason": f"held back: Autopilot is {est.probability:.0%} sure the photo is "
-                      f"{est.describe()}, below the {need:.0%} it needs to apply the fix "
-                      f"in full, so it moved the photo at most {HARM_BOUND:g} grey levels — a "
-                      f"stronger fix is available"}
+                      f"{est.describe()}, {_why_not(est, need)}, so it moved the photo "
+                      f"at most {HARM_BOUND:g} grey levels — a stronger fix is available"}
 
 
 def merge_suggestions(own: list[dict[str, Any]], est: restore.Estimate | None,

@@ -18,7 +18,7 @@ import cv2
 import numpy as np
 
 from agent.brain.perceiver import Candidate, mood_score
-from eval import naturalness
+from eval import naturalness, restore
 from eval.noref import (
     combine,
     default_weights,
@@ -73,6 +73,11 @@ HARM_SLACK = 0.05
 #: below (it removes the fade it is justified by) and the evaluator agrees the change helps
 #: (a predicted gain above 0), the step is kept in full without clearing ``HARM_MARGIN``.
 FADED_BLACK = 36.0
+#: ... but only up to the widest lift of the fault model (``eval.restore.MAX_LIFT``, 71 grey
+#: levels): a photo whose black point lies above it is not a faded copy of a photo with a
+#: black (fog, a cloud: no black of its own), so pulling its black down is not justified by
+#: a fade (a fog-like render went to 12.7 dB that way: issue 33).
+FADED_MAX = restore.MAX_LIFT * 255.0
 
 #: Operations that change the colour balance (the only ones that move the cast term).
 COLOUR_OPS = operations_with("colour_balance")

@@ -143,9 +143,15 @@ def reason(run: Any, context: SceneContext) -> str:
         text = "changed: " + "; ".join(s.description for s in run.steps)
         sure = [c for c in run.considered if str(c.get("decision", "")).startswith(
             "kept in full") and "probability" in c]
+        part = [c for c in run.considered if str(c.get("decision", "")).startswith(
+            "kept in part") and "probability" in c]
         if sure:
             text += (f" ({sure[0]['probability']:.0%} sure the photo was {sure[0]['fault']}: "
                      f"its estimated inverse applied in full)")
+        elif part:
+            text += (f" (only {part[0]['probability']:.0%} sure the photo was "
+                     f"{part[0]['fault']}: {part[0]['share']:.0%} of its estimated inverse "
+                     f"applied, within the do-no-harm bound; the whole fix is offered)")
         if scaled:
             text += " (held within the do-no-harm bound: the evaluator was not confident)"
         return text
