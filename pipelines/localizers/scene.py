@@ -291,9 +291,10 @@ GREY_SMOOTH, GREY_BRIGHTER, GREY_SAT = 0.85, 15.0, 0.3
 def grey_sky(rgb: np.ndarray) -> Localization:
     """The sky that ``find_sky`` does not find because it is neither blue, dusky nor pale:
     the smooth, colourless region brighter than the land above a skyline read from the
-    photo's top and bottom colours. ``resolved`` when the split is clear (``CONTRAST``,
-    ``STEP``), else ``ambiguous`` with the region as a guess to confirm; ``unresolved``
-    when the region above the skyline does not look like a sky at all."""
+    photo's top and bottom colours. Always ``ambiguous``, the region offered as the guess
+    to confirm (one click): a skyline read from colours alone can take a bank of bright
+    mist between two ridges for sky (a storm over misty hills, tune); ``unresolved`` when
+    the region above the skyline does not look like a sky at all."""
     no = Localization([], "unresolved", "no sky: no smooth blue, dusky, pale or grey region "
                       "lies above a skyline")
     small = shrink(rgb[..., :3], WORK_SIDE)
@@ -319,8 +320,6 @@ def grey_sky(rgb: np.ndarray) -> Localization:
     said = (f"found a grey sky above the skyline ({float(above.mean()):.0%} of the frame, "
             f"{smooth_share:.0%} smooth, {brighter:.0f} L brighter than the land; "
             f"{'a clear' if clear else 'an unclear'} split, contrast {contrast:.1f})")
-    if clear:
-        return Localization([cand], "resolved", f"{said}, confidence {cand.score:.2f}")
     return Localization([cand], "ambiguous", f"{said}; is the first one the sky? click it "
                         "to confirm, or brush it", candidates=[cand], guess=1)
 
