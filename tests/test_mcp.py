@@ -259,10 +259,10 @@ def test_a_held_back_autopilot_fix_is_accepted_over_mcp(served):
     from eval.photos import BENCH_DEGRADATIONS, load_photo
 
     url, data_dir = served
-    # a real photo one stop dark that Autopilot is not 90 % sure of (the coffee photo at
-    # 35 % exposure is now fixed in full: test_do_no_harm)
-    clean = load_photo("european_honey_bee", 256)
-    dark = BENCH_DEGRADATIONS["one_stop_dark"](clean)
+    # a real photo with a cool cast Autopilot is only 60 % sure of (one stop dark, this
+    # photo and the coffee photo are now fixed in full: test_do_no_harm)
+    clean = load_photo("cheetah_cub", 256)
+    dark = BENCH_DEGRADATIONS["cool_shade"](clean)
 
     async def script(session: ClientSession) -> dict:
         auto = _json(await session.call_tool("autopilot", {
