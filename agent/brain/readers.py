@@ -300,8 +300,7 @@ def _read_adjuster(said: str) -> _Step | None:
         negative = bool(re.search(rf"\b(?:{negatives})", clause.replace(keyword, " ")) or
                         re.search(rf"^(?:{negatives})", keyword))
         negative = op.reads_negative(clause, keyword, negative)
-        if re.search(rf"\btoo\s+(?:much\s+)?{re.escape(keyword)}", clause) or \
-                complains(clause, keyword):    # "too dark", "it is dim": the opposite
+        if complains(clause, keyword):     # "too dark", "it is dim": the opposite
             negative = not negative
         explicit = op.explicit_value(clause)
         if explicit is None:

@@ -177,9 +177,11 @@ def describing_blanked(clause: str) -> str:
 
 
 def complains(clause: str, keyword: str) -> bool:
-    """Whether ``clause`` complains about the photo with ``keyword`` ("the photo is dark",
-    "it looks dim", "the sky is too bright"): it asks for the opposite. "Make the sky look
-    dark" asks for it."""
+    """Whether ``clause`` complains about the photo with ``keyword`` ("too dark", "the photo
+    is dark", "it looks dim"): it asks for the opposite. "Make the sky look dark" asks for
+    it."""
+    if re.search(rf"\btoo\s+(?:much\s+)?{re.escape(keyword)}", clause):
+        return True
     said = re.search(rf"\b(?:is|are|looks?|seems?|feels?)\s+(?:(?:{SLIGHT}|{STRONG}|quite|"
                      rf"pretty|rather|kinda|very|really|so|way)\s+)*{re.escape(keyword)}\b",
                      clause)
