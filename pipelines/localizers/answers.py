@@ -14,6 +14,8 @@ from pipelines.perception.words import WordMatch
 
 #: below this best score the answer is ``ambiguous``: shown, but the user is asked to paint
 CONFIDENT = 0.35
+#: the score an answer gets when it is only shown to click, never edited unasked
+WEAK = 0.3
 
 
 def calibrated(score: float) -> float:

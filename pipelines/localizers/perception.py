@@ -34,6 +34,7 @@ from pipelines.localizers import parts as colour_parts
 from pipelines.localizers import text as text_regions
 from pipelines.localizers.answers import (
     CONFIDENT,
+    WEAK,
     calibrated,
     decide,
     distinct_masks,
@@ -45,7 +46,7 @@ from pipelines.localizers.base import Candidate, Hint, Localization, as_rgb
 from pipelines.localizers.embedded import EmbeddedLocalizer
 from pipelines.localizers.grounded_sam import GroundedSAMLocalizer, detector_prompt
 from pipelines.localizers.phrases import WHOLE, Phrase, parse_phrase, select_candidates
-from pipelines.localizers.refine import upsample_edge
+from pipelines.localizers.refine import upsample_edge, upsample_region
 from pipelines.localizers.segment import (
     face_ellipse,
     largest_parts,
@@ -93,8 +94,6 @@ EXPLAINED = 0.6
 MAX_PEOPLE = 4
 #: words that are not objects ("the background", places, sizes are handled elsewhere)
 NOT_NOUNS = {"subject", "background", "foreground", "sky", "one", "ones", "thing", "things"}
-#: the score of an answer shown to click, not edited (below ``answers.CONFIDENT``)
-WEAK = 0.3
 #: plural nouns without an -s
 COLLECTIVE = {"people", "men", "women", "children", "kids", "faces", "persons", "crowd"}
 
@@ -458,7 +457,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                 x, y, bw, bh = cv2.boundingRect(part.astype(np.uint8))
                 box = (x * scale, y * scale, (x + bw) * scale, (y + bh) * scale)
             # its edge decided at native resolution, as the sky's and the subject's are
-            mask = upsample_edge(rgb, cv2.GaussianBlur(part.astype(np.float32), (3, 3), 0))
+            mask = upsample_region(rgb, part)
             owner = fusion.explainer([d for d in dets if _covers(d, mask, fscale)], EXPLAINED)
             kind = 0.0
             if owner is not None and owner.label in kinds.CATEGORY_CLASSES.get(match.category, ()):

@@ -4,7 +4,8 @@ photo: a guided filter (He, Sun and Tang) on a band around the edge only.
 ``upsample_edge(rgb, soft, band_px)`` enlarges a soft mask found on a downscaled copy and
 re-decides only the pixels of a thin band around its edge, with the full-resolution grey
 image as the guide: the cost grows with the edge's length, not the photo's area, and
-nothing away from the edge changes.
+nothing away from the edge changes. ``upsample_region(rgb, region)`` does it for a bool
+region found on a small copy (its edge softened by one work pixel first).
 """
 
 from __future__ import annotations
@@ -95,3 +96,10 @@ def upsample_edge(rgb: np.ndarray, soft: np.ndarray, band_px: int | None = None
             inner = filtered[t - pt:b - pt, lt - pl:r - pl]
             out[t:b, lt:r][sel] = inner[sel] >= 0.5
     return out
+
+
+def upsample_region(rgb: np.ndarray, region: np.ndarray) -> np.ndarray:
+    """A bool ``region`` found on a downscaled copy of ``rgb``, at full resolution: its
+    edge softened by a 3-px blur at the work size, then re-decided on the photo
+    (``upsample_edge``)."""
+    return upsample_edge(rgb, cv2.GaussianBlur(region.astype(np.float32), (3, 3), 0))

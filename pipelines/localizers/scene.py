@@ -31,9 +31,10 @@ import logging
 import cv2
 import numpy as np
 
+from pipelines.localizers.answers import WEAK
 from pipelines.localizers.base import Candidate, Localization
 from pipelines.localizers.phrases import Phrase, select_candidates
-from pipelines.localizers.refine import upsample_edge
+from pipelines.localizers.refine import upsample_region
 from pipelines.localizers.segment import colour_mask, hsv, largest_parts
 from pipelines.localizers.sky import find_sky, sky_likelihood
 from pipelines.perception.detectors import shrink
@@ -74,9 +75,9 @@ MIN_SHARE = 0.003
 #: a field or a lake in front is taken out of "the hills" up to this share of the land
 #: (a larger one is the hills themselves, seen from them)
 FRONT, FRONT_WATER = 0.5, 0.85
-#: scores: a skyline under a sky found, one read from a clear split without a sky, and
-#: an answer shown but not sure enough to edit (below ``answers.CONFIDENT``)
-SURE, FALLBACK, WEAK = 0.6, 0.45, 0.3
+#: scores: a skyline under a sky found, and one read from a clear split without a sky
+#: (an answer shown but not sure enough to edit gets ``answers.WEAK``)
+SURE, FALLBACK = 0.6, 0.45
 #: a skyline is clear when the land's colours stand this far from the
 #: rest's (over their spread) and the skyline steps no more than this share of the height
 #: between columns (tune: storm skies over hills 1.5-2.6 and 0.04; a dog on a floor 0.47)
@@ -314,7 +315,7 @@ def grey_sky(rgb: np.ndarray) -> Localization:
         return no
     contrast, step = separation(small, land)
     clear = contrast >= CONTRAST and step <= STEP
-    mask = upsample_edge(rgb, cv2.GaussianBlur(above.astype(np.float32), (3, 3), 0))
+    mask = upsample_region(rgb, above)
     cand = Candidate(mask, SURE if clear else WEAK, "sky", "scene:grey-sky",
                      {"size": round(float(above.mean()), 3), "position": 1.0})
     said = (f"found a grey sky above the skyline ({float(above.mean()):.0%} of the frame, "
@@ -386,17 +387,15 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
     if not parts:
         return Localization([], "unresolved", f"{lead}no {noun} found: {KIND_WORDS[kind]} "
                             f"is empty or too small (skyline {how}); paint it with the brush")
-    def native(mask: np.ndarray) -> np.ndarray:     # edges decided at full resolution
-        return upsample_edge(rgb, cv2.GaussianBlur(mask.astype(np.float32), (3, 3), 0))
 
     picks = parsed.ordinal or parsed.last or parsed.size or parsed.spatial
     if kind == "cloud" and (picks or parsed.plural):    # "the big cloud": one of them
-        cands = [Candidate(native(p), sure, noun, f"scene:{kind}",
+        cands = [Candidate(upsample_region(rgb, p), sure, noun, f"scene:{kind}",
                            {"share": round(float(p.mean()), 3)}) for p in parts[:6]]
         found = select_candidates(cands, parsed, noun)
     else:       # a region is one thing made of its parts (the snow, the hills)
         union = np.logical_or.reduce(parts)
-        cands = [Candidate(native(union), sure, noun, f"scene:{kind}",
+        cands = [Candidate(upsample_region(rgb, union), sure, noun, f"scene:{kind}",
                            {"share": round(float(union.mean()), 3)})]
         found = Localization(cands, "resolved", "", candidates=cands)
     # resolved only where the scene's structure draws the edge (a sky found, the bottom

@@ -26,7 +26,7 @@ import cv2
 import numpy as np
 
 from pipelines.localizers.base import Candidate, Localization
-from pipelines.localizers.refine import upsample_edge
+from pipelines.localizers.refine import upsample_region
 from pipelines.perception.detectors import shrink
 
 WORK_SIDE = 512
@@ -146,7 +146,7 @@ def find_sky(rgb: np.ndarray) -> Localization:
                    .mean())
     touches_top = bool(sky[0].any())
     sure = 0.55 + 0.25 * bluish + 0.1 * touches_top + 0.1 * min(1.0, share / 0.2)
-    mask = upsample_edge(rgb, cv2.GaussianBlur(sky.astype(np.float32), (3, 3), 0))
+    mask = upsample_region(rgb, sky)
     where = "along the top" if touches_top else "below something that covers the top"
     evidence = {"colour": round(blue_share, 3), "position": 1.0 if touches_top else 0.6,
                 "size": round(share, 3)}
