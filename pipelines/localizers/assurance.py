@@ -191,16 +191,17 @@ def _unsure(found: Localization, why: str, noun: str) -> Localization:
                         guess=len(found.masks))
 
 
-def _absent(found: Localization, best: Candidate) -> bool:
-    """Whether every candidate is a weak detection of a class the words name exactly
-    (module doc): none was pointed at, none carries other evidence that it is the
-    thing (a kind, a colour's class support)."""
+def _absent(found: Localization, best: Candidate) -> float | None:
+    """The surest detector score when every candidate is a weak detection of a class the
+    words name exactly (module doc): none was pointed at, none carries other evidence
+    that it is the thing (a kind); None otherwise."""
     pool = found.candidates or found.masks
     if any(c.evidence.get("user") or c.evidence.get("kind") for c in pool):
-        return False
+        return None
     if best.evidence.get("words", 0.0) < 1.0 or "detector" not in best.evidence:
-        return False
-    return all(c.evidence.get("detector", 1.0) < DETECTOR_ABSENT for c in pool)
+        return None
+    surest = max(c.evidence.get("detector", 1.0) for c in pool)
+    return surest if surest < DETECTOR_ABSENT else None
 
 
 def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool,
@@ -221,10 +222,10 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
     if found.status == "unresolved" or not found.masks:
         return found
     best = max(found.masks, key=lambda m: m.score)
-    if not selectors and _absent(found, best):     # "the left cup" says there are cups
-        surest = max(c.evidence["detector"] for c in found.candidates or found.masks)
+    absent = None if selectors else _absent(found, best)    # "the left cup": there are cups
+    if absent is not None:
         return Localization([], "unresolved", f"no {noun} found: the detector is at most "
-                            f"{surest:.0%} sure of any candidate", candidates=found.candidates)
+                            f"{absent:.0%} sure of any candidate", candidates=found.candidates)
     if found.status != "resolved":
         return found
     ev = best.evidence
