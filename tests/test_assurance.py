@@ -9,7 +9,6 @@ detections, skies and a dog chosen by place still resolve to the hand-drawn mask
 
 from __future__ import annotations
 
-import cv2
 import numpy as np
 import pytest
 
@@ -21,17 +20,8 @@ from pipelines.localizers.assurance import head_nouns
 SIDE = 640
 
 
-def _photo(case_id: str) -> tuple[np.ndarray, np.ndarray]:
-    case = next(c for c in realset.load_cases("tune", check_masks=False) if c.id == case_id)
-    image = realset.photo(case.photo)
-    k = SIDE / max(image.shape[:2])
-    size = (round(image.shape[1] * k), round(image.shape[0] * k))
-    small = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
-    truth = np.zeros(small.shape[:2], bool)
-    if case.expect == "resolved":
-        truth = cv2.resize(case.truth().astype(np.uint8), size,
-                           interpolation=cv2.INTER_NEAREST) > 0
-    return small, truth
+def _photo(case_id: str) -> tuple[np.ndarray, np.ndarray | None]:
+    return realset.case_at(case_id, SIDE)
 
 
 @pytest.mark.parametrize("case_id, phrase, says", [

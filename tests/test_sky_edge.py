@@ -9,9 +9,6 @@ real photo (aitzgorri, lomiri-wallpapers-16.04, tune split, its hand-drawn sky m
 
 from __future__ import annotations
 
-import cv2
-import numpy as np
-
 from eval import realset
 from eval.localization import mask_iou
 from pipelines.localizers import sky
@@ -20,12 +17,7 @@ SIDE = 1280
 
 
 def test_the_sky_reaches_the_ridge_and_stops_there(monkeypatch) -> None:
-    case = next(c for c in realset.load_cases("tune") if c.id == "aitzgorri__sky")
-    image = realset.photo(case.photo)
-    k = SIDE / max(image.shape[:2])
-    size = (round(image.shape[1] * k), round(image.shape[0] * k))
-    small = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
-    truth = cv2.resize(case.truth().astype(np.uint8), size, interpolation=cv2.INTER_NEAREST) > 0
+    small, truth = realset.case_at("aitzgorri__sky", SIDE)
     grown = sky.find_sky(small)
     monkeypatch.setattr(sky, "reach_edge", lambda mask, rgb: mask)
     short = sky.find_sky(small)
