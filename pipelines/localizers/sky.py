@@ -48,6 +48,11 @@ EDGE_WINDOW = 4
 #: this close to the main sky's over the same rows (tune: patches of sky 2-8, lit facade
 #: columns and blue glass 20-58)
 JOIN_DE = 12.0
+#: fine texture (mean absolute high-pass of the grey levels on a copy ``FINE_SIDE`` px
+#: long) above which a pixel is no sky: sunlit rock or a pale facade is smooth and pale at
+#: the work size but not at this one (tune: skies' p90 0.9-4.2, rock 8-16); the limit is
+#: ``FINE_TIMES`` the sky's own median, and at least ``FINE_MIN``
+FINE_SIDE, FINE_TIMES, FINE_MIN = 1024, 4.0, 4.0
 
 
 def sky_likelihood(small: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -139,6 +144,10 @@ def find_sky(rgb: np.ndarray) -> Localization:
     sky[int(min(h, horizon + BELOW_HORIZON * h)):] = False     # the ground under it
     sky = _fill_clouds(sky, small)
     sky = reach_edge(sky, small)
+    sky = _fill_clouds(_smooth_only(sky, rgb), small)   # a cloud's textured rim came out
+    if not sky.any():
+        return Localization([], "unresolved", "no sky: what looked like sky is textured "
+                            "(rock, a facade) when seen closer")
     share = float(sky.mean())
     blue_share = float(colour[sky].mean())
     hsv = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2HSV)
@@ -158,6 +167,35 @@ def find_sky(rgb: np.ndarray) -> Localization:
         return Localization([cand], "ambiguous", "a small pale region along the top may "
                             "be an overcast sky or a plain backdrop")
     return Localization([cand], "resolved", reason)
+
+
+def fine_texture(rgb: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
+    """Fine texture of ``rgb`` (a copy at most ``FINE_SIDE`` px long: mean absolute
+    high-pass of its grey levels over 5 px) resized to ``shape`` (float32, grey levels)."""
+    grey = cv2.cvtColor(shrink(rgb[..., :3], FINE_SIDE), cv2.COLOR_RGB2GRAY).astype(np.float32)
+    fine = cv2.blur(np.abs(grey - cv2.GaussianBlur(grey, (0, 0), 1.5)), (5, 5))
+    return cv2.resize(fine, (shape[1], shape[0]), interpolation=cv2.INTER_AREA)
+
+
+def _smooth_only(sky: np.ndarray, rgb: np.ndarray) -> np.ndarray:
+    """``sky`` without the patches that are textured seen closer (``FINE_SIDE``): a pale
+    sunlit peak or facade joins a sky at the work size, where it is smooth and pale too.
+    Only patches at least 3 work pixels across leave (a speck of a cloud's edge stays), and
+    what they leave cut off and small (under 0.2 % of the frame) leaves with them."""
+    if not sky.any():
+        return sky
+    fine = fine_texture(rgb, sky.shape)
+    limit = max(FINE_MIN, FINE_TIMES * float(np.median(fine[sky])))
+    kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3))
+    rough = cv2.morphologyEx(((fine > limit) & sky).astype(np.uint8), cv2.MORPH_OPEN,
+                             kernel) > 0
+    if not rough.any():
+        return sky
+    out = sky & ~rough
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(out.astype(np.uint8), 8)
+    small = np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] < 0.002 * sky.size) + 1
+    out[np.isin(labels, small)] = False
+    return out
 
 
 def reach_edge(sky: np.ndarray, small: np.ndarray) -> np.ndarray:
