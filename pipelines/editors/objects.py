@@ -325,14 +325,16 @@ def _erode_wide(mask: np.ndarray, kernel: np.ndarray, budget: int = 8_000_000
     return out
 
 
-def grow_object_mask(image: np.ndarray, mask: np.ndarray, avoid: np.ndarray | None = None
-                     ) -> tuple[np.ndarray, int]:
+def grow_object_mask(image: np.ndarray, mask: np.ndarray, avoid: np.ndarray | None = None,
+                     limit: int | None = None) -> tuple[np.ndarray, int]:
     """``grow_to_edge`` at native resolution, worked on the mask's box plus its margin only.
 
     Args:
         image: uint8 (H, W, 3|4) full frame.
         mask: bool (H, W) object mask.
         avoid: bool (H, W), the other objects seen (see ``grow_to_edge``).
+        limit: the most the result may reach beyond ``mask`` (px): the growth runs as
+            usual (its background ring, its neighbour rules) and is then cut to this.
 
     Returns:
         ``(grown mask at the frame's size, pixels grown)``; a whole-frame or empty mask is
@@ -341,7 +343,7 @@ def grow_object_mask(image: np.ndarray, mask: np.ndarray, avoid: np.ndarray | No
     mask = np.asarray(mask, dtype=bool)
     if not mask.any() or mask.all():
         return mask, 0
-    limit = growth_limit(mask)
+    band, limit = limit, growth_limit(mask)
     pad = limit + 2 + max(4, limit // 2) + 2
     x, y, w, h = cv2.boundingRect(mask.view(np.uint8))
     y0, y1 = max(0, y - pad), min(mask.shape[0], y + h + pad)
@@ -350,9 +352,14 @@ def grow_object_mask(image: np.ndarray, mask: np.ndarray, avoid: np.ndarray | No
     found = grow_to_edge(image[y0:y1, x0:x1, :3], mask[y0:y1, x0:x1], limit, near)
     if found.grown == 0:
         return mask, 0
+    grown, reach = found.mask, found.grown
+    if band is not None and reach > band:
+        inside = mask[y0:y1, x0:x1]
+        distance = cv2.distanceTransform((~inside).view(np.uint8), cv2.DIST_L2, 5)
+        grown, reach = grown & (distance <= band), int(band)
     out = mask.copy()
-    out[y0:y1, x0:x1] |= found.mask
-    return out, found.grown
+    out[y0:y1, x0:x1] |= grown
+    return out, reach
 
 
 def move_matrix(mask: np.ndarray, scale: float, shift: tuple[float, float]) -> np.ndarray:

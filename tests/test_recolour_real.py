@@ -1,0 +1,28 @@
+"""A recolour on a real photo grows over the object's edge only (issue 32, class
+"touching"): "make the orange bus blue" on a Maltese bus parked between another bus and a
+tree. A removal's growth (a quarter of the object's radius, 44 px here) took the
+neighbour's orange and specks of foliage, 954 px beyond the bus's reach, recoloured blue
+and reported done; a recolour's mask now reaches at most ``executor.EDGE_BAND`` of the
+long side past the localiser's (``coverage`` unmixes the edge pixels it holds)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from eval import realset
+from eval.realset_edits import beyond_reach
+
+
+def test_a_recolour_stays_on_the_bus_beside_a_bus_and_a_tree(tmp_path) -> None:
+    from agent.session import EditSession
+
+    case = next(c for c in realset.load_cases() if c.id == "voc_2011_000025__orange_bus")
+    before, truth = realset.photo(case.photo)[..., :3], case.truth()
+    session = EditSession.create(before, tmp_path / "s")
+    step = session.turn("make the orange bus blue").steps[0]
+    assert step.status == "applied", step
+    after = session.current_image()[..., :3]
+    changed = np.abs(after.astype(int) - before.astype(int)).max(axis=-1) > 0
+    assert (changed & beyond_reach(truth)).sum() < 100
+    a = after[truth].astype(int)
+    assert ((a[:, 2] - a[:, :2].max(axis=-1)) > 0).mean() > 0.6     # the bus is blue
