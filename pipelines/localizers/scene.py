@@ -57,7 +57,8 @@ KINDS: dict[str, str] = {
                            "mountainside", "ridge", "slope", "slopes", "peak", "peaks",
                            "landscape", "land")},
     **{w: "cloud" for w in ("cloud", "clouds")},
-    **{w: "snow" for w in ("snow", "snowfield", "snowfields")},
+    **{w: "snow" for w in ("snow", "snowfield", "snowfields", "snowdrift", "snowdrifts",
+                           "snowbank", "snowbanks", "snowcap", "snowcaps", "snowpack")},
 }
 #: WordNet categories that are region kinds ("landform" is not one: it holds "drop",
 #: "hole" and "cave" as well as hills, which ``KINDS`` names)
@@ -285,8 +286,11 @@ def snow(work: np.ndarray, sky: np.ndarray) -> np.ndarray:
     count, labels, stats, _ = cv2.connectedComponentsWithStats(white.astype(np.uint8), 8)
     out = np.zeros(white.shape, bool)
     ring_k = np.ones((2 * RING + 1, 2 * RING + 1), np.uint8)
+    least = SPECK * white.size       # smaller specks are no answer (``_parts``)
     for i in range(1, count):
-        x, y, bw, bh, _ = stats[i]
+        x, y, bw, bh, area = stats[i]
+        if area < least:
+            continue
         x0, y0 = max(0, x - RING), max(0, y - RING)
         x1, y1 = x + bw + RING, y + bh + RING
         patch = labels[y0:y1, x0:x1] == i
