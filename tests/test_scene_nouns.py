@@ -83,3 +83,20 @@ def test_a_relation_only_chooses_and_never_makes_a_wrong_pick_sure() -> None:
     image, _ = _small("butterfly_kw__white_flower")
     found = PerceptionLocalizer().locate(image, "the white flower under the butterfly")
     assert found.status == "ambiguous", found.reason
+
+
+def test_snow_is_the_white_on_the_land_and_no_white_elsewhere_is_taken_for_it() -> None:
+    """Snow patches ringed by rock, not by sky (the cloud over the crest is left out),
+    resolved under a sky that was found with a clear skyline. Where there is none it is
+    refused (a clear sky over hills), and white sand under an unclear skyline stays a
+    question (issue 32: never a wrong answer reported as done)."""
+    image, truth = _small("picosdeeuropa__snow")
+    found = PerceptionLocalizer().locate(image, "the snow")
+    assert found.status == "resolved", found.reason
+    assert mask_iou(found.union(), truth) >= 0.8, found.reason      # 0.71 under the skyline
+    assert "snow: snow cover; found the white patches on the land" in found.reason
+    hills, _ = _small("this_is_not_windows__cloud")
+    assert PerceptionLocalizer().locate(hills, "the snow").status == "unresolved"
+    beach, _ = _small("bridge__sky")
+    sand = PerceptionLocalizer().locate(beach, "the snow")
+    assert sand.status != "resolved", sand.reason

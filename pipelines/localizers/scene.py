@@ -15,13 +15,14 @@ found on a copy of ``WORK_SIDE`` px:
   bottom rows' colour;
 * **water** (a lake, the sea): the smooth part of the land along the bottom edge, under
   a straight shoreline;
-* **cloud**: pale regions above the skyline; **snow**: white regions under it.
+* **cloud**: pale regions above the skyline; **snow**: white patches ringed by land, not
+  by sky (read on the finer copy ``find_sky`` sees: snow lies in small patches on rock).
 
 A colour word narrows the region ("the green hills"). The answer is ``resolved`` only
 when the skyline came from a sky that was found and the region is a plausible share of
-the frame; otherwise it is ``ambiguous`` (shown, not edited until the user agrees). The
-reason says how the noun was understood ("lake: a body of water; found the water under
-the skyline").
+the frame (snow: also a clear skyline; clouds never); otherwise it is ``ambiguous``
+(shown, not edited until the user agrees). The reason says how the noun was understood
+("lake: a body of water; found the water under the skyline").
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ KINDS: dict[str, str] = {
                            "mountainside", "ridge", "slope", "slopes", "peak", "peaks",
                            "landscape", "land")},
     **{w: "cloud" for w in ("cloud", "clouds")},
-    **{w: "snow" for w in ("snow", "snowfield", "snowfields")},
+    **{w: "snow" for w in ("snow", "snowfield", "snowfields", "snowdrift", "snowdrifts",
+                           "snowbank", "snowbanks", "snowcap", "snowcaps", "snowpack")},
 }
 #: WordNet categories that are region kinds ("landform" is not one: it holds "drop",
 #: "hole" and "cave" as well as hills, which ``KINDS`` names)
@@ -64,7 +66,7 @@ CATEGORY_KINDS = {"body of water": "water"}
 #: what the chat calls each kind
 KIND_WORDS = {"ground": "the ground along the bottom", "water": "the water under the "
               "skyline", "land": "the land under the skyline", "cloud": "the pale "
-              "regions in the sky", "snow": "the white regions under the skyline"}
+              "regions in the sky", "snow": "the white patches on the land"}
 #: what each kind is, for the chat when WordNet gave no category ("meadow: ground cover")
 KIND_NAMES = {"ground": "ground cover", "water": "a body of water", "land": "a landform",
               "cloud": "a cloud", "snow": "snow cover"}
@@ -100,6 +102,10 @@ SPECK = 0.0002
 CLOUD_SAT, CLOUD_SHARE, CLOUD_VAL = 0.15, 0.3, 0.6
 #: snow: nearly colourless and this bright
 SNOW_SAT, SNOW_VAL = 0.08, 0.78
+#: a white patch is snow on the land when less than this share of the ring of ``RING``
+#: px (at ``SKY_SIDE``) round it is sky (tune: a cloud over a crest 0.68-1.0; snow
+#: patches on rock 0-0.19, also where the mist round them was taken for sky)
+RINGED, RING = 0.5, 2
 #: the ground's colour is read on this share of the height along the bottom edge, and
 #: pixels this close to it (Lab, blurred) are ground
 BOTTOM_BAND, SAME_GROUND = 0.06, 12.0
@@ -270,10 +276,28 @@ def clouds(small: np.ndarray, land: np.ndarray, sky: np.ndarray | None) -> np.nd
                             np.ones((3, 3), np.uint8)) > 0
 
 
-def snow(small: np.ndarray, land: np.ndarray) -> np.ndarray:
-    """Near-white pixels under the skyline (grey rock is darker or tinted)."""
-    hsv_map = hsv(small)
-    return land & (hsv_map[..., 1] <= SNOW_SAT) & (hsv_map[..., 2] >= SNOW_VAL)
+def snow(work: np.ndarray, sky: np.ndarray) -> np.ndarray:
+    """Near-white patches (grey rock is darker or tinted) that lie on the land: what
+    surrounds each patch is mostly not sky (a cloud is ringed by sky, a snowfield by rock
+    or grass, even where ``find_sky`` took the mist round a crest for sky). ``sky`` is
+    at ``work``'s size: the sky found, or what lies above the skyline."""
+    hsv_map = hsv(work)
+    white = (hsv_map[..., 1] <= SNOW_SAT) & (hsv_map[..., 2] >= SNOW_VAL)
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(white.astype(np.uint8), 8)
+    out = np.zeros(white.shape, bool)
+    ring_k = np.ones((2 * RING + 1, 2 * RING + 1), np.uint8)
+    least = SPECK * white.size       # smaller specks are no answer (``_parts``)
+    for i in range(1, count):
+        x, y, bw, bh, area = stats[i]
+        if area < least:
+            continue
+        x0, y0 = max(0, x - RING), max(0, y - RING)
+        x1, y1 = x + bw + RING, y + bh + RING
+        patch = labels[y0:y1, x0:x1] == i
+        ring = (cv2.dilate(patch.astype(np.uint8), ring_k) > 0) & ~white[y0:y1, x0:x1]
+        if ring.any() and float(sky[y0:y1, x0:x1][ring].mean()) < RINGED:
+            out[y0:y1, x0:x1] |= patch
+    return out
 
 
 def _parts(mask: np.ndarray, least: float = MIN_SHARE) -> list[np.ndarray]:
@@ -345,7 +369,8 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
     """
     small = shrink(rgb[..., :3], WORK_SIDE)
     h, w = small.shape[:2]
-    found_sky = find_sky(shrink(rgb[..., :3], SKY_SIDE))
+    work = shrink(rgb[..., :3], SKY_SIDE)
+    found_sky = find_sky(work)
     sky = None
     if found_sky.status == "resolved" and found_sky.masks:
         sky = cv2.resize(found_sky.masks[0].mask.astype(np.uint8), (w, h),
@@ -377,8 +402,11 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
         region = water(small, land)
     elif kind == "cloud":
         region = clouds(small, land, sky)
-    else:
-        region = snow(small, skyline(small, sky, holes=False))
+    else:       # snow patches are small: read on the sky's finer copy
+        wh, ww = work.shape[:2]
+        above = found_sky.masks[0].mask if sky is not None else \
+            cv2.resize((~land).astype(np.uint8), (ww, wh), interpolation=cv2.INTER_NEAREST) > 0
+        region = snow(work, above)
     if parsed.colors and kind not in ("cloud", "snow"):
         tinted = region & colour_mask(small, parsed.colors)
         if tinted.sum() >= TINTED * region.sum():   # else the colour word is loose
@@ -399,8 +427,11 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
                            {"share": round(float(union.mean()), 3)})]
         found = Localization(cands, "resolved", "", candidates=cands)
     # resolved only where the scene's structure draws the edge (a sky found, the bottom
-    # edge, a shoreline); clouds and snow are colour thresholds: shown, not edited
-    status = found.status if sure > WEAK and kind not in ("cloud", "snow") else "ambiguous"
+    # edge, a shoreline); clouds are a colour threshold: shown, not edited. Snow is
+    # white on the land under a sky that was found, with a clear skyline: a white house,
+    # dog or beach under an unclear split stays a question (tune: no other photo has both)
+    edge = sure == SURE if kind == "snow" else sure > WEAK and kind != "cloud"
+    status = found.status if edge else "ambiguous"
     if status == "ambiguous":
         for cand in found.masks or cands:
             cand.score = min(cand.score, WEAK)
