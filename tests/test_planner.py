@@ -325,3 +325,26 @@ def test_an_adjective_that_describes_the_target_is_not_the_change(instruction, o
     assert action.operation == operation, action
     assert action.params["amount"] * sign > 0, action
     assert target in action.target
+
+
+@pytest.mark.parametrize("instruction,operation,sign,target", [
+    ("it's way too orange", "temperature", -1, ""),          # "it's" read as "it is"
+    ("it\u2019s too blue", "temperature", 1, ""),            # a typographic apostrophe
+    ("get rid of the yellow tint", "temperature", -1, ""),   # a cast is the whole photo's
+    ("get rid of the blue tint", "temperature", 1, ""),
+    ("remove the green cast", "tint", 1, ""),
+    ("the white balance is off", "auto_white_balance", 1, ""),
+    ("the colours look weird", "auto_white_balance", 1, ""),
+    ("the shadows are too crushed", "shadows", 1, ""),
+    ("tone down the reds", "saturation", -1, "red areas"),  # a colour range, not people
+    ("boost the blues", "saturation", 1, "blue areas"),
+])
+def test_casts_ranges_and_complaints_plan_the_remedy(instruction, operation, sign,
+                                                     target) -> None:
+    """Everyday phrasings a user types that were planned backwards ("it's too orange"
+    warmer), on a made-up thing ('get rid of the yellow', 'off', 'crushed') or not at all
+    ("boost the blues"). Whole-photo ones name no target."""
+    (action,) = RulePlanner().plan(instruction).actions
+    assert action.operation == operation, action
+    assert action.params.get("amount", 1.0) * sign > 0, action
+    assert action.target == target if not target else target in action.target, action

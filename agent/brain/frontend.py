@@ -223,7 +223,8 @@ REWRITES: list[tuple[str, str]] = [
     (r"\b(?:just )?(?:a )?(?:touch|tad)\b", "slightly"),
     (r"\b(?:but )?(?:keep it )?subtle\b", "slightly"),
     # "its tilted", "to dark"
-    (r"\bits (?=(?:too|so|really|very|way|kinda|pretty|quite|a bit|bit|all|" + _ADJ +
+    (r"\b(?:its|it'?s|it\u2019s) (?=(?:too|so|really|very|way|kinda|pretty|quite|a bit|bit|all|"
+     + _ADJ +
      r"|\w+(?:y|ed))\b)", "it is "),
     (r"(^|[,.;!?] *|\b(?:is|looks|seems|way|bit|little|far|much|kinda) )to (?=(?:" + _ADJ +
      r")\b)", r"\1too "),
@@ -286,7 +287,11 @@ REWRITES: list[tuple[str, str]] = [
     (r"\b(?:bright|brighter|light) (?:areas?|parts?|bits?|spots?|regions?|tones)\b",
      "highlights"),
     (r"\bthe blacks\b", "the shadows"),
-    (r"\b(?:the )?shadows (?:are|look|seem) (?:all |totally |a bit )?(?:crushed|blocked(?: up)?|"
+    (r"\b(?:the )?(?:white balance|wb|colou?r balance|colou?rs?) (?:is|are|looks?|seems?|"
+     r"feels?) " + _INTENSIFY + r"(?:all |totally )?(?:off|wrong|weird|strange|funny|odd)\b",
+     "fix the white balance"),
+    (r"\b(?:the )?shadows (?:are|look|seem) (?:all |totally |a bit |" + _INTENSIFY +
+     r"too |so )?(?:crushed|blocked(?: up)?|"
      r"too dark|black)\b", "lift the shadows"),
     (r"\b(?:the )?(?:corners|edges) (?:a bit |slightly |much )?(?:darker|dark)\b",
      "add vignette"),
@@ -299,6 +304,28 @@ REWRITES: list[tuple[str, str]] = [
     (r"\b(?:lighten|brighten|lighter|brighter)\s+(?:the\s+)?(?:corners|edges)\b",
      "lighten vignette"),
     (r"\b(?:the )?(?:corners|edges) (?:are )?too dark\b", "lighten vignette"),
+    # "the reds", "boost the blues": a colour range, never a noun to find (WordNet's
+    # "Reds" are people)
+    (r"\b(?:the )?(red|blue|yellow|orange|purple|pink|magenta|cyan|teal)s\b",
+     r"the \1 areas"),
+    (r"\b(?:boost|pump up|enhance|intensify|punch up|bring out|deepen|enrich|richen|"
+     r"strengthen|amp up|juice up)\s+the (\w+) areas\b", r"saturate the \1 areas"),
+    (r"\b(?:tone down|turn down|mute|calm(?: down)?|reduce|soften|dial (?:back|down)|"
+     r"knock (?:back|down)|tame|lessen|weaken)\s+the (\w+) areas\b",
+     r"desaturate the \1 areas"),
+    # "get rid of the yellow tint": a colour cast is the whole photo's, never a thing
+    (r"\b(?:get rid of|remove|kill|lose|eliminate|fix|take out|neutrali[sz]e|correct)\s+"
+     r"(?:the |that |this |a |an )?(?:ugly |weird |strong |slight )?(?:yellow|yellowish|"
+     r"orange|orangey|warm)\s+(?:tint|cast|tone|colou?r cast|hue)s?\b", "cooler"),
+    (r"\b(?:get rid of|remove|kill|lose|eliminate|fix|take out|neutrali[sz]e|correct)\s+"
+     r"(?:the |that |this |a |an )?(?:ugly |weird |strong |slight )?(?:blue|bluish|cold|"
+     r"cool)\s+(?:tint|cast|tone|colou?r cast|hue)s?\b", "warmer"),
+    (r"\b(?:get rid of|remove|kill|lose|eliminate|fix|take out|neutrali[sz]e|correct)\s+"
+     r"(?:the |that |this |a |an )?(?:ugly |weird |strong |slight )?(?:green|greenish)\s+"
+     r"(?:tint|cast|tone|colou?r cast|hue)s?\b", "more magenta tint"),
+    (r"\b(?:get rid of|remove|kill|lose|eliminate|fix|take out|neutrali[sz]e|correct)\s+"
+     r"(?:the |that |this |a |an )?(?:ugly |weird |strong |slight )?(?:magenta|pink|"
+     r"pinkish|purple)\s+(?:tint|cast|tone|colou?r cast|hue)s?\b", "more green tint"),
     (r"\b(?:it is |this is |it looks |looks |is )?" + _INTENSIFY +
      r"(?:too|so) (?:yellow|yellowish|orange|orangey)\b", "cooler"),
     (r"\b(?:it is |this is |it looks |looks |is )?" + _INTENSIFY +
