@@ -175,3 +175,17 @@ def test_a_real_scene_through_dim_haze_is_not_taken_for_an_under_exposed_one() -
     result = _run(hazy)
     assert not _sure(result)
     assert psnr(result.image, hazy) >= 35.0
+
+
+def test_a_hazy_scene_with_a_cast_is_not_stretched_as_if_it_were_faded() -> None:
+    """The air lifts a hazy scene's black point as a fade would; issue 28's faded-black rule
+    keeps a levels stretch in full only when the estimate reads the photo as faded too
+    (here it reads a warm cast, and the stretch would take the photo further away)."""
+    clean = load_photo("bridge", SIZE)      # a validation photo: a bridge in haze
+    warm = BENCH_DEGRADATIONS["tungsten_cast"](clean)
+    est = restore_step.estimate(warm)
+    assert est is not None and not restore_step.fade_agrees(est)
+    result = _run(warm)
+    assert not any(str(c.get("decision", "")).startswith("kept: the photo's black point")
+                   for c in result.considered)
+    assert psnr(result.image, clean) >= psnr(warm, clean)
