@@ -13,7 +13,8 @@ fading, and mixtures. Each has an exact inverse when the scene had a black and a
 ``estimate(image)`` reads the photo's statistics (``features``: ``eval.naturalness``'s
 colour and tone statistics, each channel's extreme quantiles, the two inverses' white
 points and how far each would move the photo, issue 28's evaluator's predictions, the
-dark channel, entropy, local contrast and channel correlations, and the same evaluator's
+dark channel, entropy, local contrast and channel correlations, haze statistics that a gain
+or a fade leave alone (``HAZE_NAMES``), and the same evaluator's
 view of each inverse's *result*: a degraded photo's inverse looks more like a photograph
 than the photo itself) and returns an ``Estimate``: which family of fault the photo most
 likely has, the inverse as operation parameters (the fade's stretch bounded by

@@ -1,13 +1,17 @@
 """Fit ``eval/data/restore.json``: the judges of ``eval.restore`` (issue 33).
 
-Usage: ``python scripts/train_restore.py [--crops 10] [--degradations 8] [--workers 2]
-[--cache FILE] [--out eval/data/restore.json]``
+Usage: ``python scripts/train_restore.py [--crops 10] [--degradations 8] [--hazy 3]
+[--min-leaf 40] [--l2 5] [--workers 2] [--cache FILE] [--out eval/data/restore.json]``
 
 1. Rows: every photo of ``REAL_TRAIN`` + ``TRAIN_PHOTOS`` (training) and ``REAL_VALIDATION``
    (validation), loaded at 512 px, whole and as ``--crops`` random crops (50–90 % of each
    side), each brought to ``eval.restore.SIZE`` (the size the statistics are read at) and
    taken untouched and under ``--degradations`` draws of ``eval.photos.random_degradation``;
-   validation photos also under the six benchmark degradations (whole photo). Features:
+   validation photos also under the six benchmark degradations (whole photo). Each crop is
+   also seen through depth-dependent haze (``eval.photos.atmospheric_haze``: the scene as a
+   photographer would have taken it in haze or fog, so an *untouched* row) and under
+   ``--hazy`` − 1 random degradations of that (issue 33's fog, as a class); validation's
+   hazy rows are reported, never calibrated on. Features:
    ``eval.restore.features``. Labels: *degraded* = the degradation moved the photo by more
    than 4.5 grey levels RMSE (below 35 dB); *faded* = the degradation has a fade part.
 2. Two gradient-boosted tree ensembles (scikit-learn, training only; the file holds plain
