@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import cv2
 import numpy as np
 from PIL import Image
 
@@ -181,6 +182,33 @@ def fade(img: np.ndarray, *, black: float, white: float, saturation: float = 1.0
     grey = x @ np.array([0.299, 0.587, 0.114], np.float32)
     x = grey[..., None] + (x - grey[..., None]) * saturation
     return _u8(black + x * (white - black))
+
+
+def atmospheric_haze(img: np.ndarray, rng: random.Random) -> np.ndarray:
+    """``img`` seen through haze or fog, as a photographer would have taken it.
+
+    Koschmieder's model in linear light, I = J t + A (1 - t), with t = exp(-beta d) and a
+    depth d that spans 0 (near: t = 1, the scene's own blacks stay) to 1 (far): mostly the
+    top of the frame, blended with a smooth random field. The airlight A is a grey from dim
+    (an overcast, misty morning) to bright, slightly cool or warm. Unlike a fade it lifts
+    black by different amounts across the frame, and never where the scene is near.
+    """
+    h, w = img.shape[:2]
+    np_rng = np.random.default_rng(rng.randrange(2**32))
+    field = cv2.GaussianBlur(np_rng.random((h, w)).astype(np.float32), (0, 0),
+                             max(h, w) / 6.0)
+    field = (field - field.min()) / max(float(np.ptp(field)), 1e-6)
+    ramp = np.linspace(1.0, 0.0, h, dtype=np.float32)[:, None] * np.ones((1, w), np.float32)
+    weight = rng.uniform(0.4, 1.0) if rng.random() < 0.8 else 0.0
+    depth = weight * ramp + (1.0 - weight) * field
+    depth = (depth - depth.min()) / max(float(np.ptp(depth)), 1e-6)
+    t = np.exp(-rng.uniform(0.8, 3.0) * depth)[..., None]
+    grey = rng.uniform(0.35, 0.95)
+    tint = rng.uniform(-0.04, 0.04)
+    air = srgb_to_linear(np.clip(np.float32(grey) * np.asarray(
+        (1.0 - tint, 1.0, 1.0 + tint), np.float32), 0.0, 1.0))
+    lin = srgb_to_linear(img.astype(np.float32) / 255.0) * t + air * (1.0 - t)
+    return _u8(linear_to_srgb(np.clip(lin, 0.0, 1.0)))
 
 
 def _stops(s: float) -> tuple[float, float, float]:

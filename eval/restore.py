@@ -13,7 +13,8 @@ fading, and mixtures. Each has an exact inverse when the scene had a black and a
 ``estimate(image)`` reads the photo's statistics (``features``: ``eval.naturalness``'s
 colour and tone statistics, each channel's extreme quantiles, the two inverses' white
 points and how far each would move the photo, issue 28's evaluator's predictions, the
-dark channel, entropy, local contrast and channel correlations, and the same evaluator's
+dark channel, entropy, local contrast and channel correlations, haze statistics that a gain
+or a fade leave alone (``HAZE_NAMES``), and the same evaluator's
 view of each inverse's *result*: a degraded photo's inverse looks more like a photograph
 than the photo itself) and returns an ``Estimate``: which family of fault the photo most
 likely has, the inverse as operation parameters (the fade's stretch bounded by
@@ -64,12 +65,18 @@ FAMILIES = ("gains", "fade")
 #: 0.04–0.28): the fade's inverse never pulls a channel's darkest value down by more, so a
 #: scene with no black of its own (fog, a cloud) is not stretched as if it had one.
 MAX_LIFT = 0.28
+#: Atmospheric haze against a global fault (issue 33's fog): each is measured relative to the
+#: photo's own white, so a gain (exposure, cast) barely changes it. Haze grows with depth,
+#: so the dark channel is lifted far away (the top, usually) and not near by, and where it
+#: is lifted the local contrast drops; a fade lifts it by the same amount everywhere.
+HAZE_NAMES: tuple[str, ...] = ("haze_dark_white", "haze_top_bottom", "haze_spread",
+                               "haze_contrast_corr")
 #: Shape statistics read on the photo and (the first four) on each inverse's result: the
 #: dark channel's quantiles (haze and fade lift it everywhere, a scene's own shadows only in
 #: places), lightness entropy, local contrast, and the channels' correlations.
 SHAPE_NAMES: tuple[str, ...] = ("dark_q1", "dark_q10", "dark_q50", "dark_q90", "entropy",
                                 "laplacian", "local_contrast", "local_relative",
-                                "corr_rg", "corr_rb", "corr_gb")
+                                "corr_rg", "corr_rb", "corr_gb", *HAZE_NAMES)
 #: Naturalness statistics compared before and after each inverse (the two-sided test: a
 #: degraded photo's inverse looks more like a photograph than the photo itself).
 FIX_DELTAS: tuple[str, ...] = ("L_p50", "L_std", "clip_white", "clip_black", "chroma_mean",
@@ -106,6 +113,29 @@ def _dark(small: np.ndarray) -> list[float]:
     return [float(v) for v in np.percentile(dark, (1, 10, 50, 90))]
 
 
+def haze(small: np.ndarray) -> list[float]:
+    """``HAZE_NAMES`` of a ``uint8`` RGB image (read at ``SIZE``): the dark channel's median
+    over the white (the 99.9th percentile of the brightest channel), its top third's mean
+    less its bottom third's, its 90th less its 10th percentile of 16-px blocks (each over
+    the white), and the correlation across those blocks of its mean with the lightness's
+    standard deviation."""
+    dark = cv2.erode(small.min(axis=2), np.ones((9, 9), np.uint8)).astype(np.float32) / 255.0
+    white = max(float(np.percentile(small.max(axis=2), 99.9)) / 255.0, 0.05)
+    h, w = dark.shape
+    third = max(h // 3, 1)
+    bh, bw = max(h // 16, 1), max(w // 16, 1)
+    grey = cv2.cvtColor(small, cv2.COLOR_RGB2GRAY).astype(np.float32) / 255.0
+    crop = (slice(0, bh * 16), slice(0, bw * 16))
+    blocks = dark[crop].reshape(16, bh, 16, bw).mean(axis=(1, 3)).ravel()
+    spread = grey[crop].reshape(16, bh, 16, bw).std(axis=(1, 3)).ravel()
+    corr = float(np.corrcoef(blocks, spread)[0, 1]) if blocks.std() > 1e-6 and \
+        spread.std() > 1e-6 else 0.0
+    q10, q90 = np.percentile(blocks, (10, 90))
+    return [float(np.median(dark)) / white,
+            float(dark[:third].mean() - dark[-third:].mean()) / white,
+            float(q90 - q10) / white, corr]
+
+
 def shape(small: np.ndarray) -> list[float]:
     """``SHAPE_NAMES`` of a ``uint8`` RGB image (read at ``SIZE``)."""
     x = small.astype(np.float32) / 255.0
@@ -118,7 +148,7 @@ def shape(small: np.ndarray) -> list[float]:
     return [*_dark(small), float(-(hist * np.log2(hist)).sum()),
             float(np.abs(cv2.Laplacian(g, cv2.CV_32F)).mean()), local,
             local / (float(g.std()) + 1e-3), float(corr[0, 1]), float(corr[0, 2]),
-            float(corr[1, 2])]
+            float(corr[1, 2]), *haze(small)]
 
 
 def features(image: np.ndarray, base: np.ndarray | None = None) -> np.ndarray:

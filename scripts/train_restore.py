@@ -1,13 +1,17 @@
 """Fit ``eval/data/restore.json``: the judges of ``eval.restore`` (issue 33).
 
-Usage: ``python scripts/train_restore.py [--crops 10] [--degradations 8] [--workers 2]
-[--cache FILE] [--out eval/data/restore.json]``
+Usage: ``python scripts/train_restore.py [--crops 10] [--degradations 8] [--hazy 3]
+[--min-leaf 40] [--l2 5] [--workers 2] [--cache FILE] [--out eval/data/restore.json]``
 
 1. Rows: every photo of ``REAL_TRAIN`` + ``TRAIN_PHOTOS`` (training) and ``REAL_VALIDATION``
    (validation), loaded at 512 px, whole and as ``--crops`` random crops (50–90 % of each
    side), each brought to ``eval.restore.SIZE`` (the size the statistics are read at) and
    taken untouched and under ``--degradations`` draws of ``eval.photos.random_degradation``;
-   validation photos also under the six benchmark degradations (whole photo). Features:
+   validation photos also under the six benchmark degradations (whole photo). Each crop is
+   also seen through depth-dependent haze (``eval.photos.atmospheric_haze``: the scene as a
+   photographer would have taken it in haze or fog, so an *untouched* row) and under
+   ``--hazy`` − 1 random degradations of that (issue 33's fog, as a class); validation's
+   hazy rows are reported, never calibrated on. Features:
    ``eval.restore.features``. Labels: *degraded* = the degradation moved the photo by more
    than 4.5 grey levels RMSE (below 35 dB); *faded* = the degradation has a fade part.
 2. Two gradient-boosted tree ensembles (scikit-learn, training only; the file holds plain
@@ -46,6 +50,7 @@ from eval.photos import (  # noqa: E402
     REAL_VALIDATION,
     TRAIN_PHOTOS,
     VALIDATION_UNTOUCHED,
+    atmospheric_haze,
     load_photo,
     load_validation,
     psnr,
@@ -76,18 +81,25 @@ def _apply(img: np.ndarray, est: restore.Estimate) -> np.ndarray:
 
 def _photo_rows(job: tuple[str, int, int, int, bool]) -> list[dict]:
     """Every row of one photo (run in a worker process)."""
-    name, crops, degradations, seed, bench = job
+    name, crops, degradations, seed, bench, hazy = job
     rng, rows = random.Random(f"{seed}:{name}"), []
     for ci, crop in enumerate(_crops(load_photo(name, 512), rng, crops)):
         clean = np.ascontiguousarray(downscale(crop, restore.SIZE))
-        cases = [("untouched", clean, False)]
+        cases = [("untouched", clean, False, clean)]
         for _ in range(degradations):
             d = random_degradation(rng)
             faded = bool(d.black or d.white != 1.0 or d.saturation != 1.0)
-            cases.append(("random", d.apply(clean), faded))
+            cases.append(("random", d.apply(clean), faded, clean))
         if bench and ci == 0:
-            cases += [(k, f(clean), k == "faded") for k, f in BENCH_DEGRADATIONS.items()]
-        for kind, img, faded in cases:
+            cases += [(k, f(clean), k == "faded", clean) for k, f in BENCH_DEGRADATIONS.items()]
+        if hazy:      # the scene as taken through haze or fog, untouched and degraded
+            misty = atmospheric_haze(clean, rng)
+            cases.append(("hazy", misty, False, misty))
+            for _ in range(hazy - 1):
+                d = random_degradation(rng)
+                faded = bool(d.black or d.white != 1.0 or d.saturation != 1.0)
+                cases.append(("hazy_random", d.apply(misty), faded, misty))
+        for kind, img, faded, clean in cases:
             rmse = float(np.sqrt(np.mean((img.astype(np.float32) - clean) ** 2)))
             row = {"photo": name, "crop": ci, "kind": kind, "faded": faded,
                    "degraded": rmse > DEGRADED_RMSE, "x": restore.features(img)}
@@ -105,8 +117,8 @@ def _photo_rows(job: tuple[str, int, int, int, bool]) -> list[dict]:
 
 
 def _rows(photos: tuple[str, ...], crops: int, degradations: int, seed: int,
-          bench: bool, workers: int) -> list[dict]:
-    jobs = [(name, crops, degradations, seed, bench) for name in photos]
+          bench: bool, workers: int, hazy: int = 0) -> list[dict]:
+    jobs = [(name, crops, degradations, seed, bench, hazy) for name in photos]
     if workers <= 1:
         return [r for job in jobs for r in _photo_rows(job)]
     with ProcessPoolExecutor(workers) as pool:
@@ -142,7 +154,13 @@ def main() -> None:
     parser.add_argument("--degradations", type=int, default=8)
     parser.add_argument("--min-moves", type=float, default=3.5)
     parser.add_argument("--iterations", type=int, default=300)
+    parser.add_argument("--min-leaf", type=int, default=40,
+                        help="the judge's smallest leaf (rows)")
+    parser.add_argument("--l2", type=float, default=5.0, help="the judge's L2 penalty")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--hazy", type=int, default=3,
+                        help="rows per crop of the scene through haze: one untouched, the "
+                             "rest under random degradations (0: none)")
     parser.add_argument("--cache", default="")
     parser.add_argument("--out", default=str(restore.MODEL_PATH))
     args = parser.parse_args()
@@ -152,9 +170,9 @@ def main() -> None:
         train, valid = pickle.loads(cache.read_bytes())
     else:
         train = _rows(REAL_TRAIN + TRAIN_PHOTOS, args.crops, args.degradations, 1, False,
-                      args.workers)
+                      args.workers, args.hazy)
         valid = _rows(REAL_VALIDATION, max(1, args.crops // 2), max(1, args.degradations - 2),
-                      2, True, args.workers)
+                      2, True, args.workers, 2)
         if cache is not None:
             cache.write_bytes(pickle.dumps((train, valid)))
     print(f"{len(train)} training rows, {len(valid)} validation rows "
@@ -168,12 +186,14 @@ def main() -> None:
     X, y = np.array([r["x"] for r in tr]), np.array([r["degraded"] for r in tr])
     judge = HistGradientBoostingClassifier(max_depth=3, max_iter=args.iterations,
                                            learning_rate=0.05, class_weight="balanced",
+                                           min_samples_leaf=args.min_leaf,
+                                           l2_regularization=args.l2,
                                            random_state=0).fit(X, y)
     dg = [r for r in train if r["degraded"]]
     fader = HistGradientBoostingClassifier(max_depth=3, max_iter=200,
                                            learning_rate=0.05, random_state=0).fit(
         np.array([r["x"] for r in dg]), np.array([r["faded"] for r in dg]))
-    va = [r for r in valid if moving(r)]
+    va = [r for r in valid if moving(r) and not r["kind"].startswith("hazy")]
     raw = judge.decision_function(np.array([r["x"] for r in va]))
     platt = LogisticRegression(C=1e4, class_weight="balanced").fit(
         raw[:, None], np.array([r["degraded"] for r in va]))
@@ -204,6 +224,15 @@ def main() -> None:
     report["inverse_gain_bench_by_family"] = round(float(np.mean(
         [r["gain"][r["family"]] for r in bench])), 2)
     report["untouched_p_max"] = round(max(r["p"] for r in untouched), 3)
+    for kind in ("hazy", "hazy_random"):     # synthetic: the class of issue 33's fog
+        rs = [r for r in valid if r["kind"] == kind]
+        report[kind] = {"rows": len(rs), "degraded": sum(r["degraded"] for r in rs),
+                        "p>=0.9": sum(r["p"] >= 0.9 for r in rs),
+                        "p>=0.9_untouched": sum(r["p"] >= 0.9 and not r["degraded"]
+                                                for r in rs),
+                        "p>=0.9_degraded": sum(r["p"] >= 0.9 and r["degraded"] for r in rs),
+                        "p_max_untouched": round(max([r["p"] for r in rs
+                                                      if not r["degraded"]] or [0.0]), 3)}
     report["validation_untouched_p"] = {
         k: round(model.probability(restore.features(load_validation(k, 512))), 3)
         for k in VALIDATION_UNTOUCHED}

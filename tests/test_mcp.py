@@ -259,9 +259,9 @@ def test_a_held_back_autopilot_fix_is_accepted_over_mcp(served):
     from eval.photos import BENCH_DEGRADATIONS, load_photo
 
     url, data_dir = served
-    # a real photo with a cool cast Autopilot is only 60 % sure of (one stop dark, this
-    # photo and the coffee photo are now fixed in full: test_do_no_harm)
-    clean = load_photo("cheetah_cub", 256)
+    # a photo with a cool cast Autopilot is only about 70 % sure of (the same case as
+    # test_do_no_harm's held-back fix)
+    clean = load_photo("coffee", 256)
     dark = BENCH_DEGRADATIONS["cool_shade"](clean)
 
     async def script(session: ClientSession) -> dict:

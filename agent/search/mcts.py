@@ -395,6 +395,7 @@ def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3
     total, done, cancelled = iterations * simulations, 0, False
     est = restore_step.estimate(image) if style is None else None
     need = restore_step.required(context.flags)
+    run.faded = run.faded and restore_step.fade_agrees(est)
     if est is not None and restore_step.sure(est, need):
         _keep_inverse(run, est, need)
     elif est is not None and est.probability >= restore_step.PART:

@@ -81,6 +81,14 @@ def _why_not(est: restore.Estimate, need: float) -> str:
     return f"below the {need:.0%} a whole fix needs"
 
 
+def fade_agrees(est: restore.Estimate | None) -> bool:
+    """Whether the estimate lets issue 28's faded-black rule keep a step in full: it reads
+    the photo as faded, at least ``PART`` sure (or there is no estimate). A hazy scene's
+    black point is lifted too, by the air, not by a fade (issue 33's fog; on validation
+    the hazy bridge, warm-cast, went from 18.6 to 12.2 dB through that rule)."""
+    return est is None or (est.family == "fade" and est.probability >= PART)
+
+
 def required(flags: tuple[str, ...] | list[str]) -> float:
     """The probability the inverse needs to be applied in full in a scene with ``flags``."""
     return SURE_NATURAL if NATURAL_FLAGS.intersection(flags) else SURE
