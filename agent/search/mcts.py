@@ -58,6 +58,7 @@ from agent.search.reward import (  # noqa: F401  (re-exported: the module's publ
     MIN_GAIN,
     MOOD_WEIGHT,
     STEP_MARGIN,
+    TONAL_OPS,
     Carried,
     black_point,
     bounded_share,
@@ -77,7 +78,7 @@ from agent.search.uct import Node, Search
 from eval.naturalness import SELF, distance_to_score
 from eval.noref import to_analysis
 from pipelines.arrays import rgb_array
-from pipelines.resample import with_downscale_memo
+from pipelines.resample import downscale, with_downscale_memo
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +87,10 @@ CancelFn = Callable[[], bool]
 
 #: Proposals screened at the root of each iteration (the best ``k`` become its children).
 POOL_SIZE = 24
+#: The top actions of an iteration are ranked on a copy this long (a tone or colour
+#: change reads the same on it: the scores are read at 512 px anyway), and only the one
+#: kept runs at full resolution; spatial ones (sharpen, denoise, CLAHE…) run at full size.
+RANK_SIDE = 1024
 #: A step the do-no-harm bound would scale below this share is skipped instead (a step
 #: scaled down still moves the photo towards the full correction, so any share helps).
 MIN_SHARE = 0.01
@@ -209,10 +214,13 @@ class _Run:
         return score_with(result, self.original, self.style,
                           (carried or self.carried).after(cand), natural=natural)[0]
 
-    def confident(self, cand: Candidate, result: np.ndarray) -> bool:
-        """Whether the evaluator's predicted gain for ``cand`` clears this scene's margin."""
+    def confident(self, cand: Candidate, result: np.ndarray,
+                  start: np.ndarray | None = None) -> bool:
+        """Whether the evaluator's predicted gain for ``cand`` clears this scene's margin
+        (``result`` is ``cand`` applied to ``start``, default the current photo)."""
         before = self.predictions()
-        gain = predicted_gain(before, natural_term(result, before, cand, self.current))
+        gain = predicted_gain(before, natural_term(result, before, cand,
+                                                   self.current if start is None else start))
         return gain >= harm_margin(self.context.flags)
 
     def guard(self, cand: Candidate, result: np.ndarray, score: float
@@ -499,12 +507,15 @@ def _execute_best(root: Node, top_k: int, run: _Run, memory: AutopilotMemory | N
         ranked[-1] = greedy
     steps_taken = len(run.steps)
     best, tried = None, []
+    height, width = run.current.shape[:2]
+    proxy = downscale(run.current, RANK_SIDE)
     for child in ranked:
         if steps_taken and not child.cand.diagnosed:
             continue   # after the main fix, only measured deficits justify more change
-        result = apply_candidate(run.current, child.cand)
-        score = run.score_step(child.cand, result)
-        need = required_gain(steps_taken, mean_delta_e(run.current, result)
+        start = proxy if child.cand.action.operation in TONAL_OPS else run.current
+        result = apply_candidate(start, child.cand, full_size=(width, height))
+        score = run.score_step(child.cand, result, start=start)
+        need = required_gain(steps_taken, mean_delta_e(start, result)
                              if steps_taken else 0.0)
         excess = score - run.score - need
         tried.append({"node": child.id, "description": child.cand.action.describe(),
@@ -515,10 +526,15 @@ def _execute_best(root: Node, top_k: int, run: _Run, memory: AutopilotMemory | N
         # a change the evaluator is confident of (it may be kept in full: ``guard``) goes
         # before one that would be scaled down to the do-no-harm bound
         sure = run.style is None and child.cand.action.operation != "straighten" and \
-            run.confident(child.cand, result)
+            run.confident(child.cand, result, start)
         rank = (sure, excess)
         if excess > 0 and (best is None or rank > best[3]):
             best = (child.cand, result, score, rank, tried[-1])
+    if best is not None and best[1].shape[:2] != (height, width):
+        # the one kept runs at full resolution and is scored there
+        result = apply_candidate(run.current, best[0])
+        best = (best[0], result, run.score_step(best[0], result), *best[3:])
+        best[4]["score"] = round(best[2], 5)
     if memory is not None:
         for child in ranked:
             won = best is not None and child.cand is best[0]
