@@ -296,17 +296,23 @@ def _shrunk(img: np.ndarray, hole: np.ndarray, k: int) -> tuple[np.ndarray, np.n
     return small, small_hole
 
 
+#: ``cv2.remap`` takes maps of at most this many columns (and rows)
+_REMAP_SIDE = 4096
+
+
 def _bilinear(small: np.ndarray, ys: np.ndarray, xs: np.ndarray, k: int) -> np.ndarray:
-    """``small`` enlarged ``k`` times (pixel centres aligned, as ``cv2.resize``), at the
-    full-resolution pixels ``(ys, xs)`` only."""
-    fy = np.clip((ys + 0.5) / k - 0.5, 0, small.shape[0] - 1).astype(np.float32)
-    fx = np.clip((xs + 0.5) / k - 0.5, 0, small.shape[1] - 1).astype(np.float32)
-    y0, x0 = fy.astype(np.int32), fx.astype(np.int32)
-    y1 = np.minimum(y0 + 1, small.shape[0] - 1)
-    x1 = np.minimum(x0 + 1, small.shape[1] - 1)
-    wy, wx = (fy - y0)[:, None], (fx - x0)[:, None]
-    top = small[y0, x0] * (1 - wx) + small[y0, x1] * wx
-    return top * (1 - wy) + (small[y1, x0] * (1 - wx) + small[y1, x1] * wx) * wy
+    """``small`` enlarged ``k`` times (pixel centres aligned and edges clamped, as
+    ``cv2.resize``), at the full-resolution pixels ``(ys, xs)`` only (``cv2.remap``: its
+    1/32-px steps are far below a smooth enlargement's change)."""
+    n = ys.size
+    rows = -(-n // _REMAP_SIDE)
+    maps = np.zeros((2, rows * _REMAP_SIDE), np.float32)
+    np.multiply(xs, 1.0 / k, out=maps[0, :n], casting="unsafe")
+    np.multiply(ys, 1.0 / k, out=maps[1, :n], casting="unsafe")
+    maps[:, :n] += np.float32(0.5 / k - 0.5)
+    out = cv2.remap(small, maps[0].reshape(rows, -1), maps[1].reshape(rows, -1),
+                    cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return out.reshape(-1, small.shape[2])[:n]
 
 
 def _bounded(img: np.ndarray, hole: np.ndarray, seed: int,
@@ -326,20 +332,26 @@ def _bounded(img: np.ndarray, hole: np.ndarray, seed: int,
     filled, field = _complete(small, small_hole, seed, first_guess)
     sh, sw = small.shape[:2]
     step = max(1, STRIP_PIXELS // w)
+    hole_flat = np.ascontiguousarray(hole).reshape(-1)
+    index = field.index.reshape(-1) if field is not None else None
     for r in range(0, h, step):
         ys, xs = np.nonzero(hole[r:r + step])
         if not ys.size:
             continue
-        ys += r
+        ys, xs = ys.astype(np.int32) + r, xs.astype(np.int32)
         values = _bilinear(filled, ys, xs, k)
-        if field is not None:
-            j = field.index[np.minimum(ys // k, sh - 1), np.minimum(xs // k, sw - 1)]
-            sy = np.clip(field.sy[np.maximum(j, 0)] * k + ys % k, 0, h - 1)
-            sx = np.clip(field.sx[np.maximum(j, 0)] * k + xs % k, 0, w - 1)
-            ok = (j >= 0) & ~hole[sy, sx]
-            sy, sx = sy[ok], sx[ok]
+        if field is not None and index is not None:
+            cy, oy = np.divmod(ys, k)
+            cx, ox = np.divmod(xs, k)
+            j = index[np.minimum(cy, sh - 1) * sw + np.minimum(cx, sw - 1)]
+            at = np.flatnonzero(j >= 0)
+            j = j[at]
+            sy = np.minimum(field.sy[j] * k + oy[at], h - 1)
+            sx = np.minimum(field.sx[j] * k + ox[at], w - 1)
+            known = ~hole_flat[sy * w + sx]
+            at, sy, sx = at[known], sy[known], sx[known]
             # the fine detail: the source pixel minus its enlarged block mean
-            values[ok] += _unit(img[sy, sx]) - _bilinear(small, sy, sx, k)
+            values[at] += _unit(img[sy, sx]) - _bilinear(small, sy, sx, k)
         np.clip(values, 0.0, 1.0, out=values)
         img[ys, xs] = np.rint(values * 255.0).astype(np.uint8) if img.dtype == np.uint8 \
             else values
