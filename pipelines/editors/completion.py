@@ -92,13 +92,18 @@ def _descriptors(img: np.ndarray, basis: np.ndarray) -> np.ndarray:
     """(H, W, k): every pixel's patch projected on the basis (correlation = patch · basis)."""
     # contiguous channel planes in, contiguous planes summed (a strided channel view is
     # copied by every filter2D call, a strided sum is several times slower)
+    # copied into its channel once per component: the (H, W, k) result is the only
+    # full-size array (no (k, H, W) stack and transposed copy beside it)
     channels = cv2.split(img)
-    planes = np.zeros((basis.shape[0],) + img.shape[:2], np.float32)
+    out = np.empty(img.shape[:2] + (basis.shape[0],), np.float32)
     for k in range(basis.shape[0]):
-        for c in range(3):
-            planes[k] += cv2.filter2D(channels[c], cv2.CV_32F, basis[k, ..., c],
-                                      borderType=cv2.BORDER_REFLECT)
-    return np.ascontiguousarray(planes.transpose(1, 2, 0))
+        plane = cv2.filter2D(channels[0], cv2.CV_32F, basis[k, ..., 0],
+                             borderType=cv2.BORDER_REFLECT)
+        for c in (1, 2):
+            plane += cv2.filter2D(channels[c], cv2.CV_32F, basis[k, ..., c],
+                                  borderType=cv2.BORDER_REFLECT)
+        out[..., k] = plane
+    return out
 
 
 class _Field:

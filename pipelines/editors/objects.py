@@ -237,7 +237,7 @@ def _connected(seed: np.ndarray, candidates: np.ndarray) -> np.ndarray:
     if count <= 1:
         return np.zeros(seed.shape, bool)
     keep = np.zeros(count, bool)
-    keep[np.unique(labels[seed])] = True
+    keep[labels[seed]] = True   # (no sorted copy of a large seed's labels, as unique made)
     keep[0] = False
     return keep[labels] & candidates & ~seed
 
