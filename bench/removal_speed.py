@@ -5,6 +5,8 @@ Usage::
     .venv/bin/python bench/removal_speed.py [--repeats 2] [--cases photo_12mp,...]
     .venv/bin/python bench/removal_speed.py --cli [--sizes 12,24,50] [--holes 0.01,0.05]
     .venv/bin/python bench/removal_speed.py --cli --support chameleon,butterfly --sizes 50
+    .venv/bin/python bench/removal_speed.py --cli --support chameleon,butterfly --sizes 50 \
+        --choose 1
 
 ``--cli`` (issue 23) runs the phrase-driven command line end to end, one fresh process
 per run — ``python -m agent edit photo.jpg "remove the cup" --out …``, no brush — on
@@ -22,7 +24,9 @@ chameleon grips a branch and fills 36 % of the frame) and "remove the butterfly"
 (lxqt-themes, 1920×1278: on a flower head, 2 % of the frame). Beside time and memory it
 reports ``subject_changed`` (share of the subject changed) and ``support_changed`` (pixels
 changed beyond the subject's mask grown by 1.5 % of the frame's long side — the branch,
-the flower — relative to the subject's area): the support must stay.
+the flower — relative to the subject's area): the support must stay. Where the CLI asks
+which one is meant (the salient subject is only a guess), ``--choose N`` runs the edit the
+user gets by answering it (``--choose N`` on the command line): the fill itself.
 
 Three cases, each removed through a whole Edit turn (``EditSession.turn``: plan, localise,
 grow the mask, fill, critique, commit) on a fresh session:
@@ -210,7 +214,8 @@ def support_photo(megapixels: int, name: str) -> tuple[np.ndarray, np.ndarray]:
     return lanczos(small, size), mask
 
 
-def cli_run(megapixels: int, hole: float, tmp: Path, support: str = "") -> dict:
+def cli_run(megapixels: int, hole: float, tmp: Path, support: str = "", choose: str = ""
+            ) -> dict:
     """One ``python -m agent edit … "remove the cup"`` process (``support``: a subject on
     its support in a real photo, ``SUPPORT``): wall s, peak RSS MB, what changed."""
     import subprocess
@@ -226,7 +231,7 @@ def cli_run(megapixels: int, hole: float, tmp: Path, support: str = "") -> dict:
     cv2.imwrite(str(src), image[..., ::-1], [cv2.IMWRITE_JPEG_QUALITY, 97])
     before = cv2.imread(str(src))[..., ::-1]
     cmd = [sys.executable, "-m", "agent", "edit", str(src), phrase, "--out",
-           str(out), "--session", str(tmp / f"s{tag}")]
+           str(out), "--session", str(tmp / f"s{tag}")] + (["--choose", choose] if choose else [])
     start = time.perf_counter()
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     log = tmp / f"log{tag}.txt"
@@ -263,14 +268,14 @@ def cli_run(megapixels: int, hole: float, tmp: Path, support: str = "") -> dict:
     return row
 
 
-def cli_bench(sizes: list[int], holes: list[float], support: list[str] | None = None
-              ) -> dict:
+def cli_bench(sizes: list[int], holes: list[float], support: list[str] | None = None,
+              choose: str = "") -> dict:
     out: dict = {"runs": []}
     with tempfile.TemporaryDirectory() as tmp:
         for mp in sizes:
             for hole, name in ([(0.0, n) for n in support] if support else
                                [(h, "") for h in holes]):
-                row = cli_run(mp, hole, Path(tmp), name)
+                row = cli_run(mp, hole, Path(tmp), name, choose)
                 print(row, flush=True)
                 out["runs"].append(row)
     runs = out["runs"]
@@ -292,13 +297,15 @@ def main() -> None:
     parser.add_argument("--support", default="",
                         help="with --cli: subjects on their support in real photos, "
                              "upscaled (issue 32): chameleon, butterfly")
+    parser.add_argument("--choose", default="",
+                        help="with --cli: answer the CLI's 'which one?' with candidate N")
     args = parser.parse_args()
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     if args.cli:
         print("load average at start:", os.getloadavg(), flush=True)
         out = cli_bench([int(v) for v in args.sizes.split(",")],
                         [float(v) for v in args.holes.split(",")],
-                        [v for v in args.support.split(",") if v])
+                        [v for v in args.support.split(",") if v], args.choose)
         out["load_avg_1min"] = round(os.getloadavg()[0], 2)
         print(json.dumps(out))
         return

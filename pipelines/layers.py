@@ -259,16 +259,26 @@ def compose(image: np.ndarray, layer: Layer, patch: np.ndarray, *,
     return out
 
 
+#: pixels ``_blend_into`` weighs at a time (its float weights for a 50-MP region would
+#: be 400 MB at once)
+BLEND_ROWS_PIXELS = 4_000_000
+
+
 def _blend_into(region: np.ndarray, new: np.ndarray, alpha: np.ndarray) -> None:
     """``region ← new·a + region·(1−a)`` rounded, with ``a = alpha/255``: exactly the old
     pixel where alpha is 0, exactly ``new`` where it is 255 (OpenCV's threaded, vectorised
-    blend, writing into the view without an intermediate frame)."""
-    weight = alpha.astype(np.float32)
-    weight *= np.float32(1.0 / 255.0)
-    rest = np.float32(1.0) - weight
-    result = cv2.blendLinear(new, region, weight, rest, dst=region)
-    if not np.shares_memory(result, region):  # OpenCV could not write into the view
-        region[...] = result
+    blend, writing into the view without an intermediate frame), a strip of rows at a
+    time (the blend is per pixel: the same result)."""
+    step = max(1, BLEND_ROWS_PIXELS // max(1, region.shape[1]))
+    for top in range(0, region.shape[0], step):
+        rows = slice(top, top + step)
+        weight = alpha[rows].astype(np.float32)
+        weight *= np.float32(1.0 / 255.0)
+        rest = np.float32(1.0) - weight
+        view = region[rows]
+        result = cv2.blendLinear(new[rows], view, weight, rest, dst=view)
+        if not np.shares_memory(result, view):  # OpenCV could not write into the view
+            view[...] = result
 
 
 def compose_many(image: np.ndarray, edits: Sequence[tuple[Layer, np.ndarray]], *,

@@ -92,13 +92,18 @@ def _descriptors(img: np.ndarray, basis: np.ndarray) -> np.ndarray:
     """(H, W, k): every pixel's patch projected on the basis (correlation = patch · basis)."""
     # contiguous channel planes in, contiguous planes summed (a strided channel view is
     # copied by every filter2D call, a strided sum is several times slower)
+    # copied into its channel once per component: the (H, W, k) result is the only
+    # full-size array (no (k, H, W) stack and transposed copy beside it)
     channels = cv2.split(img)
-    planes = np.zeros((basis.shape[0],) + img.shape[:2], np.float32)
+    out = np.empty(img.shape[:2] + (basis.shape[0],), np.float32)
     for k in range(basis.shape[0]):
-        for c in range(3):
-            planes[k] += cv2.filter2D(channels[c], cv2.CV_32F, basis[k, ..., c],
-                                      borderType=cv2.BORDER_REFLECT)
-    return np.ascontiguousarray(planes.transpose(1, 2, 0))
+        plane = cv2.filter2D(channels[0], cv2.CV_32F, basis[k, ..., 0],
+                             borderType=cv2.BORDER_REFLECT)
+        for c in (1, 2):
+            plane += cv2.filter2D(channels[c], cv2.CV_32F, basis[k, ..., c],
+                                  borderType=cv2.BORDER_REFLECT)
+        out[..., k] = plane
+    return out
 
 
 class _Field:
@@ -234,51 +239,127 @@ class _Field:
 def complete(img: np.ndarray, hole: np.ndarray, seed: int = 0,
              first_guess: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None = None
              ) -> np.ndarray:
-    """Fill ``hole`` in ``img``; a crop larger than ``MAX_WORK_PIXELS`` is completed on a
-    copy scaled to fit, and its detail is added back at full resolution (``_bounded``), so
-    memory and time stay bounded at any photo size (see ``_complete`` for the method)."""
+    """Fill ``hole`` in ``img`` (float32 in [0, 1]); a crop larger than ``MAX_WORK_PIXELS``
+    is completed on a copy scaled to fit, and its detail is added back at full resolution
+    (``_bounded``), so memory and time stay bounded at any photo size (see ``_complete``
+    for the method)."""
     img = np.ascontiguousarray(img, dtype=np.float32)
     hole = hole.astype(bool)
     if not hole.any() or hole.all():
         return img
     if hole.shape[0] * hole.shape[1] > MAX_WORK_PIXELS:
-        return _bounded(img, hole, seed, first_guess)
+        out = img.copy()
+        _bounded(out, hole, seed, first_guess)
+        return out
     return _complete(img, hole, seed, first_guess)[0]
+
+
+def complete_u8(img: np.ndarray, hole: np.ndarray, seed: int = 0,
+                first_guess: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]
+                | None = None) -> None:
+    """``complete`` on a ``uint8`` crop, written into it in place (only the hole's pixels
+    change). A crop larger than ``MAX_WORK_PIXELS`` never exists in float: it is shrunk
+    strip by strip and its hole is written back strip by strip (``_bounded``)."""
+    hole = hole.astype(bool)
+    if not hole.any() or hole.all():
+        return
+    if hole.shape[0] * hole.shape[1] > MAX_WORK_PIXELS:
+        _bounded(img, hole, seed, first_guess)
+        return
+    filled = _complete(img.astype(np.float32) / 255.0, hole, seed, first_guess)[0]
+    img[hole] = np.clip(np.rint(filled[hole] * 255.0), 0, 255).astype(np.uint8)
+
+
+#: rows of a crop converted to float at a time by ``_bounded`` (times the crop's width)
+STRIP_PIXELS = 2_000_000
+
+
+def _unit(values: np.ndarray) -> np.ndarray:
+    """float32 in [0, 1] from ``uint8`` or float pixels."""
+    if values.dtype == np.uint8:
+        return values.astype(np.float32) * np.float32(1.0 / 255.0)
+    return values.astype(np.float32)
+
+
+def _shrunk(img: np.ndarray, hole: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """The crop's ``k``×``k`` block means (float32) and the blocks that touch the hole, a
+    strip of rows at a time; the rows and columns past the last whole block belong to it
+    (they count for the hole, not for the means)."""
+    h, w = hole.shape
+    sh, sw = max(1, h // k), max(1, w // k)
+    small = np.empty((sh, sw, 3), np.float32)
+    small_hole = np.zeros((sh, sw), bool)
+    step = max(1, STRIP_PIXELS // (k * w))
+    columns = np.arange(sw) * k
+    for r in range(0, sh, step):
+        r1 = min(sh, r + step)
+        rows = slice(r * k, h if r1 == sh else r1 * k)
+        strip = _unit(img[r * k:r1 * k, :sw * k])
+        small[r:r1] = cv2.resize(strip, (sw, r1 - r), interpolation=cv2.INTER_AREA)
+        touched = np.logical_or.reduceat(hole[rows], np.arange(r1 - r) * k, axis=0)
+        small_hole[r:r1] = np.logical_or.reduceat(touched, columns, axis=1)
+    return small, small_hole
+
+
+#: ``cv2.remap`` takes maps of at most this many columns (and rows)
+_REMAP_SIDE = 4096
+
+
+def _bilinear(small: np.ndarray, ys: np.ndarray, xs: np.ndarray, k: int) -> np.ndarray:
+    """``small`` enlarged ``k`` times (pixel centres aligned and edges clamped, as
+    ``cv2.resize``), at the full-resolution pixels ``(ys, xs)`` only (``cv2.remap``: its
+    1/32-px steps are far below a smooth enlargement's change)."""
+    n = ys.size
+    rows = -(-n // _REMAP_SIDE)
+    maps = np.zeros((2, rows * _REMAP_SIDE), np.float32)
+    np.multiply(xs, 1.0 / k, out=maps[0, :n], casting="unsafe")
+    np.multiply(ys, 1.0 / k, out=maps[1, :n], casting="unsafe")
+    maps[:, :n] += np.float32(0.5 / k - 0.5)
+    out = cv2.remap(small, maps[0].reshape(rows, -1), maps[1].reshape(rows, -1),
+                    cv2.INTER_LINEAR, borderMode=cv2.BORDER_REPLICATE)
+    return out.reshape(-1, small.shape[2])[:n]
 
 
 def _bounded(img: np.ndarray, hole: np.ndarray, seed: int,
              first_guess: Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray] | None
-             ) -> np.ndarray:
-    """Coarse fill on a copy of at most ``MAX_WORK_PIXELS``, detail added back: each
-    full-resolution hole pixel takes the coarse fill (enlarged) plus the fine detail
-    (the image minus its blur at the working scale) of the full-resolution pixel its
-    coarse match points at."""
+             ) -> None:
+    """Coarse fill on ``k``×``k`` block means (at most ``MAX_WORK_PIXELS``), detail added
+    back, written into ``img`` (``uint8`` or float32) in place: each full-resolution hole
+    pixel takes the coarse fill (enlarged) plus the fine detail (the image minus its
+    enlarged block means) of the full-resolution pixel its coarse match points at.
+
+    Only the hole's pixels and their sources are touched at full resolution, a strip of
+    rows at a time: no full-size float, blend or index array (a 50-MP crop's float copy
+    alone is 600 MB)."""
     h, w = hole.shape
     k = int(np.ceil(np.sqrt(h * w / MAX_WORK_PIXELS)))
-    size = (max(1, w // k), max(1, h // k))
-    small = cv2.resize(img, size, interpolation=cv2.INTER_AREA)
-    small_hole = cv2.resize(hole.astype(np.float32), size, interpolation=cv2.INTER_AREA) > 0
+    small, small_hole = _shrunk(img, hole, k)
     filled, field = _complete(small, small_hole, seed, first_guess)
-    # only the hole's pixels and their sources are needed at full resolution: no
-    # full-size detail, blend or clip arrays (each the size of the whole crop)
-    out = img.copy()
-    ys, xs = np.nonzero(hole)
-    values = cv2.resize(filled, (w, h), interpolation=cv2.INTER_LINEAR)[ys, xs]
-    if field is not None and ys.size:
-        cy, cx = np.minimum(ys // k, size[1] - 1), np.minimum(xs // k, size[0] - 1)
-        j = field.index[cy, cx]
-        del cy, cx
-        has = j >= 0
-        sy = np.clip(field.sy[np.maximum(j, 0)] * k + ys % k, 0, h - 1)
-        sx = np.clip(field.sx[np.maximum(j, 0)] * k + xs % k, 0, w - 1)
-        ok = has & ~hole[sy, sx]
-        sy, sx = sy[ok], sx[ok]
-        # the fine detail: the image minus its blur at the working scale
-        blur = cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
-        values[ok] += img[sy, sx] - blur[sy, sx]
-        del blur
-    out[ys, xs] = np.clip(values, 0.0, 1.0)
-    return out
+    sh, sw = small.shape[:2]
+    step = max(1, STRIP_PIXELS // w)
+    hole_flat = np.ascontiguousarray(hole).reshape(-1)
+    index = field.index.reshape(-1) if field is not None else None
+    for r in range(0, h, step):
+        ys, xs = np.nonzero(hole[r:r + step])
+        if not ys.size:
+            continue
+        ys, xs = ys.astype(np.int32) + r, xs.astype(np.int32)
+        values = _bilinear(filled, ys, xs, k)
+        if field is not None and index is not None:
+            cy, oy = np.divmod(ys, k)
+            cx, ox = np.divmod(xs, k)
+            j = index[np.minimum(cy, sh - 1) * sw + np.minimum(cx, sw - 1)]
+            at = np.flatnonzero(j >= 0)
+            j = j[at]
+            sy = np.minimum(field.sy[j] * k + oy[at], h - 1)
+            sx = np.minimum(field.sx[j] * k + ox[at], w - 1)
+            known = ~hole_flat[sy * w + sx]
+            at, sy, sx = at[known], sy[known], sx[known]
+            # the fine detail: the source pixel minus its enlarged block mean
+            values[at] += _unit(img[sy, sx]) - _bilinear(small, sy, sx, k)
+        np.clip(values, 0.0, 1.0, out=values)
+        img[ys, xs] = np.rint(values * 255.0).astype(np.uint8) if img.dtype == np.uint8 \
+            else values
 
 
 def _complete(img: np.ndarray, hole: np.ndarray, seed: int = 0,

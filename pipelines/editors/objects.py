@@ -73,12 +73,20 @@ def _blur(values: np.ndarray, sigma: float) -> np.ndarray:
     return cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR).reshape(values.shape)
 
 
-def _masked_mean(values: np.ndarray, where: np.ndarray, sigma: float) -> np.ndarray:
-    """Local mean of ``values`` over ``where`` (a normalised Gaussian), everywhere."""
-    weight = where.astype(np.float32)
-    num = _blur(values * weight[..., None], sigma)
-    den = _blur(weight, sigma)
-    return num / np.maximum(den, 1e-6)[..., None]
+def _masked_mean_at(values: np.ndarray, where: np.ndarray, at: tuple[np.ndarray, np.ndarray],
+                    shape: tuple[int, int], sigma: float) -> np.ndarray:
+    """Local mean (a normalised Gaussian) over the pixels ``where`` of ``values``, read at
+    the pixels ``at`` only; ``values`` (N, 3) and ``where`` (N,) are given at ``at`` alone
+    (the pixels averaged are among them). A channel at a time: one full-size plane, never
+    a full-size colour image."""
+    plane = np.zeros(shape, np.float32)
+    plane[at] = where
+    den = _blur(plane, sigma)[at]
+    out = np.empty(values.shape, np.float32)
+    for c in range(values.shape[1]):
+        plane[at] = values[:, c] * where
+        out[:, c] = _blur(plane, sigma)[at]
+    return out / np.maximum(den, 1e-6)[:, None]
 
 
 def _spread_mean(values: np.ndarray, where: np.ndarray, sigma: float) -> np.ndarray:
@@ -134,17 +142,25 @@ def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None,
     reference = (distance > limit + 1) & (distance <= limit + 1 + width) & free
     if reference.sum() < 16:
         return EdgeGrowth(mask.copy(), 0, 0.0, limit)
-    lab = rgb_to_lab(rgb)
-    background = _masked_mean(lab, reference, sigma=max(4.0, 1.5 * limit))
-    deviation = np.linalg.norm(lab - background, axis=2)
+    # the colour difference from the background is read on a band only: the rings, the
+    # reference ring and the mask's own edge (deeper inside it changes nothing; a 50-MP
+    # object's crop in Lab alone is 600 MB)
+    inner = cv2.erode(mask.view(np.uint8), np.ones((5, 5), np.uint8)) > 0
+    at = np.nonzero((distance <= limit + 1 + width) & ~inner)
+    del inner
+    lab_at = rgb_to_lab(rgb[at])
+    background = _masked_mean_at(lab_at, reference[at], at, mask.shape,
+                                 sigma=max(4.0, 1.5 * limit))
+    deviation = np.zeros(mask.shape, np.float32)
+    deviation[at] = np.linalg.norm(lab_at - background, axis=1)
+    del background, lab_at, at
     noise = float(np.percentile(deviation[reference], 90))
     threshold = EDGE_NOISE_FACTOR * noise + MIN_EXCESS
     grown = 0
     # ring d holds the free pixels with d - 1 < distance <= d: sorted by ring once, each
     # ring's deviations are one slice (the same values, so the same percentiles)
-    ring_of = np.ceil(distance).astype(np.int32)
-    near = free & (distance > 0) & (ring_of <= limit)
-    rings, values = ring_of[near], deviation[near]
+    near = free & (distance > 0) & (distance <= limit)    # ceil(distance) <= limit
+    rings, values = np.ceil(distance[near]).astype(np.int32), deviation[near]
     order = np.argsort(rings, kind="stable")
     rings, values = rings[order], values[order]
     starts = np.searchsorted(rings, np.arange(1, limit + 2))
@@ -172,7 +188,8 @@ def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None,
         kernel = np.ones((2 * SAFETY_PX + 1,) * 2, np.uint8)
         stands = cv2.dilate((deviation > threshold).astype(np.uint8), kernel) > 0
         added = out & ~mask & (stands | (distance <= SAFETY_PX))
-        out = mask | _connected(mask, _nearer_object(lab, mask, added, ~free & ~mask, limit))
+        out = mask | _connected(mask, _nearer_object(rgb_to_lab(rgb), mask, added,
+                                                     ~free & ~mask, limit))
         reach = int(np.ceil(distance[out].max())) if (out & ~mask).any() else 0
     return EdgeGrowth(out, reach, noise, limit)
 
@@ -220,7 +237,7 @@ def _connected(seed: np.ndarray, candidates: np.ndarray) -> np.ndarray:
     if count <= 1:
         return np.zeros(seed.shape, bool)
     keep = np.zeros(count, bool)
-    keep[np.unique(labels[seed])] = True
+    keep[labels[seed]] = True   # (no sorted copy of a large seed's labels, as unique made)
     keep[0] = False
     return keep[labels] & candidates & ~seed
 

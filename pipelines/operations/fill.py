@@ -13,7 +13,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from pipelines.editors.completion import complete
+from pipelines.editors.completion import MAX_WORK_PIXELS, complete, complete_u8
 from pipelines.editors.objects import cut_out, move_matrix, moved_mask
 from pipelines.operations.base import Family, Operation, ParamSpec
 from pipelines.operations.engines import FloatOp
@@ -164,23 +164,25 @@ def inpaint(rgb_u8: np.ndarray, hole: np.ndarray, method: str = "auto",
     """
     if not hole.any() or hole.all():
         return rgb_u8
-    if method == "auto":
-        thin = cv2.distanceTransform(hole.astype(np.uint8), cv2.DIST_L2, 3).max() <= THIN_HOLE
-        method = "telea" if thin else "patch"
+    # work on the hole's box plus a margin; the rest is untouched
+    x, y, w, h = cv2.boundingRect(np.ascontiguousarray(hole, dtype=bool).view(np.uint8))
+    if method == "auto":   # the hole's depth, measured on its box and a 1-px ring
+        ring = hole[max(0, y - 1):y + h + 1, max(0, x - 1):x + w + 1]
+        depth = cv2.distanceTransform(np.ascontiguousarray(ring, dtype=np.uint8), cv2.DIST_L2,
+                                      3).max()
+        method = "telea" if depth <= THIN_HOLE else "patch"
     if method in ("telea", "ns"):
         flag = cv2.INPAINT_TELEA if method == "telea" else cv2.INPAINT_NS
         return cv2.inpaint(rgb_u8, hole.astype(np.uint8) * 255, radius, flag)
-    # work on the hole's box plus a margin; the rest is untouched
-    rows, cols = np.nonzero(hole)
-    size = max(np.ptp(rows) + 1, np.ptp(cols) + 1)
-    margin = int(max(16, 0.5 * size))
-    y0, y1 = max(0, rows.min() - margin), min(hole.shape[0], rows.max() + 1 + margin)
-    x0, x1 = max(0, cols.min() - margin), min(hole.shape[1], cols.max() + 1 + margin)
-    crop = rgb_u8[y0:y1, x0:x1].astype(np.float32) / 255.0
-    sub = hole[y0:y1, x0:x1]
-    filled = patch_fill(crop, sub)
+    margin = int(max(16, 0.5 * max(w, h)))
+    y0, y1 = max(0, y - margin), min(hole.shape[0], y + h + margin)
+    x0, x1 = max(0, x - margin), min(hole.shape[1], x + w + margin)
     out = rgb_u8.copy()
-    out[y0:y1, x0:x1] = to_u8(filled)
+    crop, sub = out[y0:y1, x0:x1], hole[y0:y1, x0:x1]
+    if sub.size > MAX_WORK_PIXELS:   # written in place, hole pixels only (no float crop)
+        complete_u8(crop, sub, first_guess=_exemplar_guess)
+    else:
+        crop[...] = to_u8(patch_fill(crop.astype(np.float32) / 255.0, sub))
     return out
 
 
@@ -214,10 +216,9 @@ def _exemplar_guess(img: np.ndarray, hole: np.ndarray, offsets: np.ndarray) -> n
                          offsets=offsets)
 
 
-def _inpaint(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
+def _inpaint(rgb8: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
     hole = cv2.dilate(mask.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
-    out = inpaint(to_u8(rgb), hole, p["method"], p["radius"])
-    return out.astype(np.float32) / 255.0
+    return inpaint(rgb8, hole, p["method"], p["radius"])
 
 # ------------------------------------------------------------------------ transform
 
@@ -418,7 +419,7 @@ def _check_transform(p: dict[str, Any], lb: np.ndarray, la: np.ndarray,
 
 
 @family
-class Inpaint(FloatOp):
+class Inpaint(Operation):
     name = "inpaint"
     kinds = ("remove",)
     description = "Remove the target and fill from its surroundings."
@@ -433,8 +434,10 @@ class Inpaint(FloatOp):
              "wipe out", "cut out")
     wording = "remove {where}"
 
-    def pixels(self, rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
-        return _inpaint(rgb, mask, p)
+    def apply(self, rgb8: np.ndarray, mask: np.ndarray, params: dict[str, Any]) -> np.ndarray:
+        # on the 8-bit pixels: a float copy of a 50-MP frame is 600 MB, and the fill
+        # itself only ever works on the hole's crop
+        return _inpaint(np.ascontiguousarray(rgb8), mask, params)
 
     def stronger(self, params: dict[str, Any]) -> dict[str, Any]:
         return {"method": "patch"}

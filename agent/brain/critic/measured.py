@@ -168,7 +168,8 @@ class MeasuredCritic:
         problem = check_inputs(before, after, mask)
         if problem:
             return Critique(0.0, fix=[problem], checks={"valid_input": False})
-        full_inside = np.ones(before.shape[:2], bool) if mask is None else mask.astype(bool)
+        full_inside = np.ones(before.shape[:2], bool) if mask is None else \
+            np.asarray(mask, bool)   # no copy of a bool mask (a 50-MP one is 50 MB)
         if not full_inside.any():
             return Critique(0.0, fix=["the target mask is empty; locate the target again"])
         tried = dict(params or {})
@@ -189,6 +190,7 @@ class MeasuredCritic:
         # 1. the target changed as asked
         checks["changed"] = not (changed_inside < 0.3 and (whole or
                                                            not changed_full[full_inside].any()))
+        del changed_full   # at full resolution; the work copy holds its shrunk share
         # the checks that do not trust the mask, first: their whole frames are freed before
         # the patch's Lab copies are made (they read nothing the ones below compute)
         independent = self._independent(scene, after, full_inside, whole, action, spec) \
@@ -292,12 +294,13 @@ class MeasuredCritic:
             return True
         try:
             was = localizer.locate(before, phrase)
+            if was.status == "unresolved" or not was.masks:
+                return True   # the localiser cannot see it at all: no evidence either way
+            del was   # its full-size masks are not needed while the after frame is located
             now = localizer.locate(after, phrase)
         except Exception as err:  # noqa: BLE001 — a failing localiser is no verdict
             log.warning("re-localising %r failed: %s", phrase, err)
             return True
-        if was.status == "unresolved" or not was.masks:
-            return True   # the localiser cannot see it at all: no evidence either way
         near = dilate(inside, 4)
         for found in now.masks:
             m = np.asarray(found.mask, bool)
