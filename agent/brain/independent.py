@@ -40,6 +40,7 @@ from pipelines.arrays import channel_max
 from pipelines.localizers.fusion import similarity
 from pipelines.localizers.perception import NOT_NOUNS, PerceptionLocalizer, _Models
 from pipelines.localizers.phrases import WHOLE, parse_phrase, places
+from pipelines.operations import registry
 from pipelines.perception.words import FACE, SALIENT, TEXT, match_noun
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,11 @@ TEXT_SIDE = 640
 CHANGE_LEVEL = 6
 #: margin (work pixels) around the target that a feather and mask growth may touch
 REACH = 28
+#: ... for an edit that keeps its object in place: its mask grows by the edge band only
+#: (``executor.IN_PLACE_OBJECT_OPS``, 0.5 % of the long side) or not at all, then is
+#: feathered (2 % of the short side): a 45-px spill of red onto the person beside a cup
+#: (24 work px) hid inside the removal's reach
+REACH_IN_PLACE = 14
 #: the share of the changed pixels that must lie on the target found again
 ON_TARGET = 0.7
 #: below this share the change is clearly somewhere else
@@ -370,7 +376,9 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
                 _covers(out, changed, target[0], label, phrase)
     else:
         out.undecided["second_route"] = f"no detector knows what {phrase!r} names"
-    _others(out, changed, seen, target, used_mask, parsed, label)
+    moves = str(getattr(action, "operation", "") or "") in registry.with_flag("moves_target")
+    _others(out, changed, seen, target, used_mask, parsed, label,
+            REACH if removal or moves else REACH_IN_PLACE)
     if removal and target and label is not None:
         _gone(out, small_a, target, label, models)
     return out
@@ -483,23 +491,24 @@ def _qualifiers(out: Independent, changed: np.ndarray, parsed: Any, cands: list[
 
 
 def _others(out: Independent, changed: np.ndarray, seen: list[Seen], target: list[Seen],
-            used_mask: np.ndarray | None, parsed: Any, label: str | None) -> None:
+            used_mask: np.ndarray | None, parsed: Any, label: str | None,
+            reach: int = REACH) -> None:
     shape = changed.shape
     mine = np.zeros(shape, bool)
     for s in target:
-        mine |= _box_mask(shape, s.box, REACH)
+        mine |= _box_mask(shape, s.box, reach)
     if used_mask is not None:
         small = cv2.resize(_bytes(used_mask), (shape[1], shape[0]),
                            interpolation=cv2.INTER_NEAREST) > 0
         if not target:
             mine = cv2.dilate(small.astype(np.uint8),
-                              np.ones((2 * REACH + 1,) * 2, np.uint8)) > 0
+                              np.ones((2 * reach + 1,) * 2, np.uint8)) > 0
         # a detection that IS the edited thing under another class (the red ball seen as
         # a frisbee) is not another object; whether the edited thing is the one the
         # words name is the second route's check
         same = [s for s in seen if _same_thing(s, small)]
         for s in same:
-            mine |= _box_mask(shape, s.box, REACH)
+            mine |= _box_mask(shape, s.box, reach)
         target = target + same
     moved: list[str] = []
     checked, worst = 0, 0.0
