@@ -124,7 +124,7 @@ def cut(image: np.ndarray, mask: np.ndarray, request: EditRequest, editor: Edito
     if request.operation in OBJECT_EDGE_OPS:
         band = max(EDGE_BAND_MIN, round(EDGE_BAND * max(image.shape[:2]))) \
             if request.operation in IN_PLACE_OBJECT_OPS else None
-        mask, _ = grow_object_mask(image, mask, avoid, limit=band)
+        mask, _ = grow_object_mask(image, mask, avoid, band=band)
     if request.operation in MOVING_OPS:   # the box must hold where the target lands too
         params = get_operation(request.operation).validate(request.params)
         height, width = image.shape[:2]

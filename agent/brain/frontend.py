@@ -214,6 +214,11 @@ _ADJ = (r"dark|darker|bright|brighter|light|warm|warmer|cold|colder|cool|cooler|
         r"washed out|red|pink|magenta")
 _INTENSIFY = r"(?:(?:way|much|far|really|very|a bit|a little|slightly|kinda|bit|pretty|quite) )?"
 
+#: "get rid of the (ugly) …" and "… tint/cast": the two ends of a cast's removal
+_RID_OF = (r"\b(?:get rid of|remove|kill|lose|eliminate|fix|take out|neutrali[sz]e|correct)"
+           r"\s+(?:the |that |this |a |an )?(?:ugly |weird |strong |slight )?")
+_CAST = r"\s+(?:tint|cast|tone|colou?r cast|hue)s?\b"
+
 #: Phrase rewrites, in order: (pattern, replacement). Applied to the lower-cased text.
 REWRITES: list[tuple[str, str]] = [
     # shorthand that spans tokens
@@ -314,18 +319,11 @@ REWRITES: list[tuple[str, str]] = [
      r"knock (?:back|down)|tame|lessen|weaken)\s+the (\w+) areas\b",
      r"desaturate the \1 areas"),
     # "get rid of the yellow tint": a colour cast is the whole photo's, never a thing
-    (r"\b(?:get rid of|remove|kill|lose|eliminate|fix|take out|neutrali[sz]e|correct)\s+"
-     r"(?:the |that |this |a |an )?(?:ugly |weird |strong |slight )?(?:yellow|yellowish|"
-     r"orange|orangey|warm)\s+(?:tint|cast|tone|colou?r cast|hue)s?\b", "cooler"),
-    (r"\b(?:get rid of|remove|kill|lose|eliminate|fix|take out|neutrali[sz]e|correct)\s+"
-     r"(?:the |that |this |a |an )?(?:ugly |weird |strong |slight )?(?:blue|bluish|cold|"
-     r"cool)\s+(?:tint|cast|tone|colou?r cast|hue)s?\b", "warmer"),
-    (r"\b(?:get rid of|remove|kill|lose|eliminate|fix|take out|neutrali[sz]e|correct)\s+"
-     r"(?:the |that |this |a |an )?(?:ugly |weird |strong |slight )?(?:green|greenish)\s+"
-     r"(?:tint|cast|tone|colou?r cast|hue)s?\b", "more magenta tint"),
-    (r"\b(?:get rid of|remove|kill|lose|eliminate|fix|take out|neutrali[sz]e|correct)\s+"
-     r"(?:the |that |this |a |an )?(?:ugly |weird |strong |slight )?(?:magenta|pink|"
-     r"pinkish|purple)\s+(?:tint|cast|tone|colou?r cast|hue)s?\b", "more green tint"),
+    *((_RID_OF + hue + _CAST, remedy) for hue, remedy in (
+        (r"(?:yellow|yellowish|orange|orangey|warm)", "cooler"),
+        (r"(?:blue|bluish|cold|cool)", "warmer"),
+        (r"(?:green|greenish)", "more magenta tint"),
+        (r"(?:magenta|pink|pinkish|purple)", "more green tint"))),
     (r"\b(?:it is |this is |it looks |looks |is )?" + _INTENSIFY +
      r"(?:too|so) (?:yellow|yellowish|orange|orangey)\b", "cooler"),
     (r"\b(?:it is |this is |it looks |looks |is )?" + _INTENSIFY +

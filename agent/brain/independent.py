@@ -56,6 +56,8 @@ REACH = 28
 #: feathered (2 % of the short side): a 45-px spill of red onto the person beside a cup
 #: (24 work px) hid inside the removal's reach
 REACH_IN_PLACE = 14
+#: the operations that move their target (their growth and landing need the whole reach)
+MOVING_OPS = registry.with_flag("moves_target")
 #: the share of the changed pixels that must lie on the target found again
 ON_TARGET = 0.7
 #: below this share the change is clearly somewhere else
@@ -376,7 +378,7 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
                 _covers(out, changed, target[0], label, phrase)
     else:
         out.undecided["second_route"] = f"no detector knows what {phrase!r} names"
-    moves = str(getattr(action, "operation", "") or "") in registry.with_flag("moves_target")
+    moves = str(getattr(action, "operation", "") or "") in MOVING_OPS
     _others(out, changed, seen, target, used_mask, parsed, label,
             REACH if removal or moves else REACH_IN_PLACE)
     if removal and target and label is not None:

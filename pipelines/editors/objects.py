@@ -110,7 +110,7 @@ def _spread_mean(values: np.ndarray, where: np.ndarray, sigma: float) -> np.ndar
 
 
 def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None,
-                 avoid: np.ndarray | None = None) -> EdgeGrowth:
+                 avoid: np.ndarray | None = None, band: int | None = None) -> EdgeGrowth:
     """Grow ``mask`` over the object's anti-aliased edge and cast shadow.
 
     The background is measured in a reference ring just beyond the growth limit (its local
@@ -128,6 +128,9 @@ def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None,
         avoid: bool (H, W), the other objects seen (neighbours): never grown into, left
             out of the rings and of the background's measure, and a grown pixel closer in
             colour to a neighbour than to the object is not taken.
+        band: the most the result may reach beyond ``mask`` (px): the growth runs as
+            above (its reference ring past ``limit``, its neighbour rules) and is then cut
+            to this.
 
     Returns:
         An ``EdgeGrowth``.
@@ -191,6 +194,8 @@ def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None,
         out = mask | _connected(mask, _nearer_object(rgb_to_lab(rgb), mask, added,
                                                      ~free & ~mask, limit))
         reach = int(np.ceil(distance[out].max())) if (out & ~mask).any() else 0
+    if band is not None and reach > band:
+        out, reach = out & (distance <= band), int(band)
     return EdgeGrowth(out, reach, noise, limit)
 
 
@@ -343,15 +348,14 @@ def _erode_wide(mask: np.ndarray, kernel: np.ndarray, budget: int = 8_000_000
 
 
 def grow_object_mask(image: np.ndarray, mask: np.ndarray, avoid: np.ndarray | None = None,
-                     limit: int | None = None) -> tuple[np.ndarray, int]:
+                     band: int | None = None) -> tuple[np.ndarray, int]:
     """``grow_to_edge`` at native resolution, worked on the mask's box plus its margin only.
 
     Args:
         image: uint8 (H, W, 3|4) full frame.
         mask: bool (H, W) object mask.
         avoid: bool (H, W), the other objects seen (see ``grow_to_edge``).
-        limit: the most the result may reach beyond ``mask`` (px): the growth runs as
-            usual (its background ring, its neighbour rules) and is then cut to this.
+        band: the most the result may reach beyond ``mask`` (see ``grow_to_edge``).
 
     Returns:
         ``(grown mask at the frame's size, pixels grown)``; a whole-frame or empty mask is
@@ -360,23 +364,18 @@ def grow_object_mask(image: np.ndarray, mask: np.ndarray, avoid: np.ndarray | No
     mask = np.asarray(mask, dtype=bool)
     if not mask.any() or mask.all():
         return mask, 0
-    band, limit = limit, growth_limit(mask)
+    limit = growth_limit(mask)
     pad = limit + 2 + max(4, limit // 2) + 2
     x, y, w, h = cv2.boundingRect(mask.view(np.uint8))
     y0, y1 = max(0, y - pad), min(mask.shape[0], y + h + pad)
     x0, x1 = max(0, x - pad), min(mask.shape[1], x + w + pad)
     near = None if avoid is None else np.asarray(avoid, bool)[y0:y1, x0:x1]
-    found = grow_to_edge(image[y0:y1, x0:x1, :3], mask[y0:y1, x0:x1], limit, near)
+    found = grow_to_edge(image[y0:y1, x0:x1, :3], mask[y0:y1, x0:x1], limit, near, band)
     if found.grown == 0:
         return mask, 0
-    grown, reach = found.mask, found.grown
-    if band is not None and reach > band:
-        inside = mask[y0:y1, x0:x1]
-        distance = cv2.distanceTransform((~inside).view(np.uint8), cv2.DIST_L2, 5)
-        grown, reach = grown & (distance <= band), int(band)
     out = mask.copy()
-    out[y0:y1, x0:x1] |= grown
-    return out, reach
+    out[y0:y1, x0:x1] |= found.mask
+    return out, found.grown
 
 
 def move_matrix(mask: np.ndarray, scale: float, shift: tuple[float, float]) -> np.ndarray:

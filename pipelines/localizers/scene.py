@@ -20,7 +20,7 @@ found on a copy of ``WORK_SIDE`` px:
 
 A colour word narrows the region ("the green hills"). The answer is ``resolved`` only
 when the skyline came from a sky that was found and the region is a plausible share of
-the frame (snow: also a clear skyline; clouds never); otherwise it is ``ambiguous``
+the frame (clouds and snow never: a colour threshold); otherwise it is ``ambiguous``
 (shown, not edited until the user agrees). The reason says how the noun was understood
 ("lake: a body of water; found the water under the skyline").
 """
