@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from eval import realset
-from eval.localization import mask_iou
+from eval.localization import beyond_reach, mask_iou
 from pipelines.localizers.perception import PerceptionLocalizer
 from tests.guesses import confirmed
 
@@ -103,3 +103,20 @@ def test_snow_is_the_white_on_the_land_offered_first_and_never_edited_unasked() 
         other, _ = _small(case_id)
         found = PerceptionLocalizer().locate(other, "the snow")
         assert found.status != "resolved", (case_id, found.reason)
+
+
+def test_the_hills_stop_at_the_field_in_front_even_where_weeds_stand_in_it() -> None:
+    """A patch of weeds in the field's corner is cut off from the hills by the field's
+    edge: it is not the hills (CLI: "make the green hills brighter" brightened it, done)."""
+    image, truth = _small("this_is_not_windows__hills")
+    found = PerceptionLocalizer().locate(image, "the green hills")
+    assert found.status == "resolved", found.reason
+    mask = found.union()
+    far = beyond_reach(truth)
+    h = mask.shape[0]
+    corner = far.copy()
+    corner[: int(0.9 * h)] = False            # the bottom tenth: the field, weeds and all
+    foot = int((mask & corner).sum())
+    assert foot <= 0.0001 * mask.size, f"{foot} px of the field's foot"    # at 640: 30 px
+    assert (mask & far).mean() < 0.002
+    assert mask_iou(mask, truth) >= 0.8

@@ -77,6 +77,12 @@ MIN_SHARE = 0.003
 #: a field or a lake in front is taken out of "the hills" up to this share of the land
 #: (a larger one is the hills themselves, seen from them)
 FRONT, FRONT_WATER = 0.5, 0.85
+#: a field or a lake in front of the hills spans this share of the width: then what lies
+#: under its top edge is in front of the hills too
+SPANS = 0.6
+#: ... and its top edge at a column is at most this share of the height under the line
+#: fitted to the edge
+EDGE_DROP = 0.03
 #: scores: a skyline under a sky found, and one read from a clear split without a sky
 #: (an answer shown but not sure enough to edit gets ``answers.WEAK``)
 SURE, FALLBACK = 0.6, 0.45
@@ -207,6 +213,30 @@ def ground(small: np.ndarray, land: np.ndarray) -> np.ndarray:
         tops = cv2.medianBlur(tops[None, :], 9)[0] if w >= 9 else tops
     out = rows >= tops[None, :]
     return out & land
+
+
+def in_front(part: np.ndarray) -> np.ndarray:
+    """``part`` (a field or a lake along the bottom) and what lies in front of it: per
+    column, everything under its top edge, the edge carried across the columns it misses
+    (a patch of weeds in a corner of the field is not the hills behind it; tune: "the
+    green hills brighter" brightened one). ``part`` itself where it spans less than
+    ``SPANS`` of the width."""
+    h, w = part.shape
+    has = part.any(axis=0)
+    if has.mean() < SPANS:
+        return part
+    cols = np.arange(w)
+    tops = np.interp(cols, cols[has], part.argmax(axis=0)[has])
+    # a column whose top lies far under the edge's line (weeds standing in the field,
+    # with a strip of the field's colour under them, even in a corner) takes the line's
+    line = np.polyval(np.polyfit(cols, tops, 1), cols)
+    for _ in range(2):      # refit on the columns near the line (the edge may slope)
+        near = np.abs(tops - line) <= EDGE_DROP * h
+        if near.sum() < 2:
+            break
+        line = np.polyval(np.polyfit(cols[near], tops[near], 1), cols)
+    tops = np.minimum(tops, line + EDGE_DROP * h)
+    return part | (np.arange(h)[:, None] >= np.ceil(tops)[None, :])
 
 
 def water(small: np.ndarray, land: np.ndarray) -> np.ndarray:
@@ -395,7 +425,7 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
         region = land.copy()
         for part, most in ((water(small, land), FRONT_WATER), (ground(small, land), FRONT)):
             if MIN_SHARE * land.size <= part.sum() <= most * land.sum():
-                region &= ~part
+                region &= ~in_front(part)
     elif kind == "ground":
         region = ground(small, land)
     elif kind == "water":
