@@ -84,3 +84,18 @@ def test_the_sky_darker_and_more_dramatic_applies_both_to_the_sky_only(rocket,
     light, dark = _lightness(rocket), _lightness(both)
     assert dark[SKY].mean() <= light[SKY].mean() - 2    # darker
     assert not np.array_equal(both[SKY], darker[SKY])   # and the drama is there too
+
+
+@pytest.mark.parametrize(("text", "axis", "sign"), [
+    ("greener please", 1, -1),          # Lab a*: green is negative
+    ("make it bluer", 2, -1),           # Lab b*: blue is negative
+    ("make it a bit pinker", 1, +1),
+    ("yellower please", 2, +1),
+])
+def test_a_hue_said_of_the_whole_photo_moves_it_that_way(rocket, tmp_path, text, axis,
+                                                         sign) -> None:
+    """"greener please" once added magenta and "bluer please" warmth (the intent library
+    read them as "less green", "less blue"): the whole photo moves towards the hue."""
+    out, message = _edit(rocket, text, tmp_path / "hue")
+    move = float((rgb_to_lab(out)[..., axis] - rgb_to_lab(rocket)[..., axis]).mean())
+    assert sign * move >= 0.5, (message, move)      # the cast's own default size

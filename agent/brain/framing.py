@@ -153,7 +153,9 @@ def _read_resize(clause: str) -> Reading | None:
                       r"by|by) e-?mail|for the web|for web|lower resolution|half (?:the )?"
                       r"size)\b", clause)
     px = re.search(r"\b(\d{2,5})\s*(?:px|pixels?)\b(?:\s+(wide|across|tall|high|long side))?",
-                   clause)
+                   clause) or re.search(r"\b(\d{3,5})\s+(wide|across|tall|high)\b", clause) or \
+        re.search(r"\b(?:resize|scale|downscale|downsize)\b.*?\bto (\d{3,5})()"
+                  r"(?!\s*(?:%|percent))\b", clause)
     whole = re.search(rf"^(?:make|set|resize|scale|export)\s+{_WHOLE}", clause) or \
         re.search(r"\b(?:wide|tall|long side)\b", clause)
     if not verbs and not (px and whole):

@@ -219,6 +219,14 @@ _RID_OF = (r"\b(?:get rid of|remove|kill|lose|eliminate|fix|take out|neutrali[sz
            r"\s+(?:the |that |this |a |an )?(?:ugly |weird |strong |slight )?")
 _CAST = r"\s+(?:tint|cast|tone|colou?r cast|hue)s?\b"
 
+#: a comparative hue said of the whole photo: at the start (or after please), with the
+#: photo or a bare pronoun as its object, an amount, and nothing named after it
+_WHOLE_HUE_START = (r"(^\s*|[,.;!?] *|\b(?:please|pls|plz|could you|can you|would you|just) )"
+                    r"(?:(?:make|get|turn) (?:it|this|that|everything|the colou?rs|(?:the |this )"
+                    r"(?:whole )?(?:photo|image|picture|pic|shot)) )?((?:a (?:bit|little|lot|"
+                    r"touch) |a little bit |slightly |much |way |even )?)")
+_WHOLE_HUE_END = r"(?=\s*(?:$|[,.;!?]|please\b|pls\b|plz\b|overall\b|for me\b|and\b|but\b))"
+
 #: Phrase rewrites, in order: (pattern, replacement). Applied to the lower-cased text.
 REWRITES: list[tuple[str, str]] = [
     # shorthand that spans tokens
@@ -350,6 +358,17 @@ REWRITES: list[tuple[str, str]] = [
     (r"\b(?:give it|make it|add)\s+(?:a |more |some )?(?:yellowish|orangey|warm)\s+"
      r"(?:tones?|tint|cast|glow)\b|\b(?:give it|make it|add)\s+(?:a |more |some )?"
      r"(?:yellowish|orangey)\b", "make it warmer"),
+    # "more blue in the sky": the hue is the sky's (it was read as a warmer whole photo)
+    (r"^\s*(?:add |put |get )?(?:a (?:bit|little|lot) |slightly |much |some |even )?more "
+     r"(green|blue|yellow|orange|red|pink|purple|magenta|cyan|teal) (?:in|on|to|into|for) "
+     r"(the (?:\w+ )?\w+)\s*$", r"make \2 more \1"),
+    # "make it greener", "bluer please": a hue said of the whole photo is a cast (the
+    # intent library read "greener" as "less green" and "bluer" as "less blue")
+    *((_WHOLE_HUE_START + comparative + _WHOLE_HUE_END, r"\1\2" + cast)
+      for comparative, cast in ((r"(?:greener|more green)", "more green tint"),
+                                (r"(?:bluer|more blue)", "cooler"),
+                                (r"(?:yellower|more yellow|more orange|oranger)", "warmer"),
+                                (r"(?:pinker|more pink|more magenta)", "more magenta tint"))),
     (r"\b(?:more |a )?(?:bluish|blue tones)\b", "cooler"),
     (r"\b(?:more |a )?(?:yellowish|orangey)\b", "warmer"),
     (r"\b(?:it is |it looks |looks |is )?(?:way |a bit |kinda )?(?:washed[- ]out|flat)\b"
