@@ -99,3 +99,15 @@ def test_a_hue_said_of_the_whole_photo_moves_it_that_way(rocket, tmp_path, text,
     out, message = _edit(rocket, text, tmp_path / "hue")
     move = float((rgb_to_lab(out)[..., axis] - rgb_to_lab(rocket)[..., axis]).mean())
     assert sign * move >= 0.5, (message, move)      # the cast's own default size
+
+
+def test_removing_a_look_goes_back_to_before_it(rocket, tmp_path) -> None:
+    """"remove the vintage look" once inpainted whatever 'vintage' was found as, and "less
+    of the vintage look" put the look on again at full strength."""
+    session = EditSession.create(rocket, tmp_path)
+    for text in ("give it a vintage look", "make it brighter"):
+        assert session.turn(text).ok
+    assert not np.array_equal(session.current_image()[..., :3], rocket)
+    result = session.turn("remove the vintage look")
+    assert result.ok, result.message
+    assert np.array_equal(session.current_image()[..., :3], rocket)

@@ -369,6 +369,21 @@ REWRITES: list[tuple[str, str]] = [
                                 (r"(?:bluer|more blue)", "cooler"),
                                 (r"(?:yellower|more yellow|more orange|oranger)", "warmer"),
                                 (r"(?:pinker|more pink|more magenta)", "more magenta tint"))),
+    # "less punchy", "softer colours": the opposite of the word's own edit (they made the
+    # photo punchier, blurred it, or put the look on at full strength)
+    (r"\b(?:less|not so|not as|not that) (?:punchy|dramatic|contrasty|harsh)\b",
+     "less contrast"),
+    (r"\b(?:less|not so|not as|not that) (?:muted|dull)\b", "more saturation"),
+    (r"\b(?:less|not so|not as|not that) faded\b", "more contrast"),
+    (r"\b(?:less|not so|not as|not that) (?:moody|gloomy|brooding)\b", "brighter"),
+    (r"\b(?:softer|soft|gentler|subtler) colou?rs\b", "less saturation"),
+    (r"\b(?:softer|soft|gentler) contrast\b", "less contrast"),
+    # "remove the vintage look", "tone down the sepia": back to before it, never a thing to
+    # find and fill, nor the look again at full strength
+    (r"\b(?:remove|undo|take (?:off|away|out)|get rid of|strip|lose|drop|less of|weaken|"
+     r"tone down|reduce|soften) (?:the |that |this )?(vintage|retro|sepia|matte|cinematic|"
+     r"moody|teal and orange|golden hour|high key|low key)(?: look| effect| filter| style| "
+     r"grade| tone)?\b", r"go back to before the \1 look"),
     (r"\b(?:more |a )?(?:bluish|blue tones)\b", "cooler"),
     (r"\b(?:more |a )?(?:yellowish|orangey)\b", "warmer"),
     (r"\b(?:it is |it looks |looks |is )?(?:way |a bit |kinda )?(?:washed[- ]out|flat)\b"
