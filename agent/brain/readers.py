@@ -308,7 +308,7 @@ def _read_adjuster(said: str) -> _Step | None:
         name = op.main_param
         value = op.planned_value(degree(clause), negative, explicit)
         params = {name: clamp(value, op.name, name)}
-        target = leftover(clause, pattern, rf"\b(?:{positive}|{_NEGATIVE})\b",
+        target = leftover(clause, pattern, rf"\b(?:{positive}|{negatives})\b",
                           r"\b(?:the|a|an|add|give|make|fix|correct|increase|colou?rs?|look|"
                           r"tones?|areas?|parts?)\b(?=.*\b(?:of|in|on|to)\b)|\blevels?\b")
         return _Step("adjust", op.name, params, target=target, clause=clause)
