@@ -317,6 +317,14 @@ REWRITES: list[tuple[str, str]] = [
     (r"\b(?:lighten|brighten|lighter|brighter)\s+(?:the\s+)?(?:corners|edges)\b",
      "lighten vignette"),
     (r"\b(?:the )?(?:corners|edges) (?:are )?too dark\b", "lighten vignette"),
+    # "boost the greens": the green areas after a verb that boosts or mutes a colour range
+    # (alone, "the greens" may be a golf course or vegetables)
+    (r"\b(boost|pump up|enhance|intensify|punch up|bring out|deepen|enrich|richen|"
+     r"strengthen|amp up|juice up|tone down|mute|desaturate|saturate) the greens\b",
+     r"\1 the green areas"),
+    # "softer shadows", "more detail in the shadows": lighter shadows, not a blur or a sharpen
+    (r"\b(?:make )?(?:the )?shadows (?:a bit |slightly |much )?softer\b|\bsoften (?:the )?"
+     r"shadows\b|\bsofter shadows\b|\bmore detail in (?:the )?shadows\b", "lift the shadows"),
     # "the reds", "boost the blues": a colour range, never a noun to find (WordNet's
     # "Reds" are people)
     (r"\b(?:the )?(red|blue|yellow|orange|purple|pink|magenta|cyan|teal)s\b",
