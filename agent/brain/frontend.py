@@ -329,8 +329,8 @@ EVERYDAY: list[tuple[str, Any]] = [
     # "give the sky more blue", "add more blue to the sky": the sky more blue, not a look
     (r"\b(?:give|add) (the (?:[a-z]+ ){0,2}?[a-z]+|it|this) (a bit |a little |slightly )?"
      r"(?:some )?more (" + _HUES + r")\b", r"make \1 \2more \3"),
-    (r"\badd (a bit |a little |slightly )?(?:some )?more (" + _HUES + r") (?:to|in|into) "
-     r"(the (?:[a-z]+ ){0,2}?[a-z]+|it|this)\b", r"make \3 \1more \2"),
+    (r"(?:^\s*|\badd )(a bit |a little |slightly )?(?:some )?more (" + _HUES + r") (?:to|in|"
+     r"into|on) (the (?:[a-z]+ ){0,2}?[a-z]+|it|this)\b", r"make \3 \1more \2"),
     # "add some drama to the sky", "more drama in the sky": the sky more dramatic
     (r"\b(?:give|add) (the (?:[a-z]+ ){0,2}?[a-z]+|it|this) (?:some )?(?:more )?drama\b",
      r"make \1 more dramatic"),

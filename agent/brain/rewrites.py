@@ -166,10 +166,18 @@ REWRITES: list[tuple[str, str]] = [
     (r"\b(?:give it|make it|add)\s+(?:a |more |some )?(?:yellowish|orangey|warm)\s+"
      r"(?:tones?|tint|cast|glow)\b|\b(?:give it|make it|add)\s+(?:a |more |some )?"
      r"(?:yellowish|orangey)\b", "make it warmer"),
-    # "more blue in the sky": the hue is the sky's (it was read as a warmer whole photo)
-    (r"^\s*(?:add |put |get )?(?:a (?:bit|little|lot) |slightly |much |some |even )?more "
-     r"(green|blue|yellow|orange|red|pink|purple|magenta|cyan|teal) (?:in|on|to|into|for) "
-     r"(the (?:\w+ )?\w+)\s*$", r"make \2 more \1"),
+    # "make the car less red", "the skin looks too red": less of that colour on the thing
+    # (it became a whole-photo generation), never a recolour
+    (r"\bmake (the (?:[a-z]+ ){0,3}?[a-z]+) (?:a bit |a little |slightly |much )?less (?:red|"
+     r"pink|purple|magenta|orange)\b", r"make \1 less saturated"),
+    (r"^(the (?:[a-z]+ ){0,2}?[a-z]+) (?:looks|is|seems) (?:a bit |way |much )?too (?:red|"
+     r"pink|purple|magenta)\b", r"make \1 less saturated"),
+    # "ditch the bin", "get the power lines out": everyday removal verbs
+    (r"^(?:ditch|nuke|bin|lose|zap|axe|scrap|clone out|clone away|heal out|heal away|edit "
+     r"out|photoshop out|airbrush out|airbrush away) (?=(?:the|that|those|these|all the) )",
+     "remove "),
+    (r"^get (the (?:[a-z]+ ){0,3}?[a-z]+) out(?: of (?:the |this |my )?(?:photo|picture|image|"
+     r"shot|frame))?$", r"remove \1"),
     # "make it greener", "bluer please": a hue said of the whole photo is a cast (the
     # intent library read "greener" as "less green" and "bluer" as "less blue")
     *((_WHOLE_HUE_START + comparative + _WHOLE_HUE_END, r"\1\2" + cast)
