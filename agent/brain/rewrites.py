@@ -172,6 +172,10 @@ REWRITES: list[tuple[str, str]] = [
      r"pink|purple|magenta|orange)\b", r"make \1 less saturated"),
     (r"^(the (?:[a-z]+ ){0,2}?[a-z]+) (?:looks|is|seems) (?:a bit |way |much )?too (?:red|"
      r"pink|purple|magenta)\b", r"make \1 less saturated"),
+    # "remove the bottom 10%", "remove the left edge": a side of the frame is cropped off,
+    # never filled in
+    (r"^(?:remove|delete|erase|lose|get rid of) the (top|bottom|left|right)( \d{1,2} ?%| "
+     r"(?:side|edge|strip|part|bit))(?!\w)", r"cut off the \1\2"),
     # "ditch the bin", "get the power lines out": everyday removal verbs
     (r"^(?:ditch|nuke|bin|lose|zap|axe|scrap|clone out|clone away|heal out|heal away|edit "
      r"out|photoshop out|airbrush out|airbrush away) (?=(?:the|that|those|these|all the) )",
