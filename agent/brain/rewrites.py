@@ -176,6 +176,13 @@ REWRITES: list[tuple[str, str]] = [
     # never filled in
     (r"^(?:remove|delete|erase|lose|get rid of) the (top|bottom|left|right)( \d{1,2} ?%| "
      r"(?:side|edge|strip|part|bit))(?!\w)", r"cut off the \1\2"),
+    # "blur everything but the dog": one region, everything except the dog (the "but" split
+    # it into "blur everything" and "blur the dog"); "keep the dog sharp and blur the rest"
+    (r"\b(everything|the whole (?:photo|image|picture)) but (?=(?:the|that|this|those|these|"
+     r"my|our|his|her|their) )", r"\1 except "),
+    (r"^keep (the (?:[a-z]+ ){0,3}?[a-z]+) (?:sharp|in colou?r|as (?:it is|is)|untouched|the "
+     r"same)(?: and|,) (.+?) (?:the rest|everything else)(?: of (?:the )?(?:photo|image|"
+     r"picture))?(.*)$", r"\2 everything except \1\3"),
     # "ditch the bin", "get the power lines out": everyday removal verbs
     (r"^(?:ditch|nuke|bin|lose|zap|axe|scrap|clone out|clone away|heal out|heal away|edit "
      r"out|photoshop out|airbrush out|airbrush away) (?=(?:the|that|those|these|all the) )",
