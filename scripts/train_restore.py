@@ -20,7 +20,11 @@ Usage: ``python scripts/train_restore.py [--crops 10] [--degradations 8] [--hazy
    moves is safe whatever the answer), *faded* on the degraded training rows.
 3. Calibration on validation only: Platt scaling of the *degraded* score with balanced class
    weights (prior 1:1, not the benchmark's six degraded copies per photo), on the
-   validation rows the inverse moves by more than ``--min-moves``.
+   validation rows where the decision matters: the inverse of the family the *faded* judge
+   picks, as applied, moves the photo by more than 4.5 grey levels (past 35 dB). Wave 8
+   calibrated on every row either family's inverse moves by ``--min-moves``: untouched
+   crops whose chosen inverse is the identity (a photo with its own white, read as gains)
+   counted there as sure mistakes that cost nothing, and held every probability down.
 
 Prints the validation figures the Autopilot's thresholds are chosen on (the gain of the
 estimated inverse applied in full, and of the part ``agent.search.restore_step`` applies
@@ -193,7 +197,13 @@ def main() -> None:
     fader = HistGradientBoostingClassifier(max_depth=3, max_iter=200,
                                            learning_rate=0.05, random_state=0).fit(
         np.array([r["x"] for r in dg]), np.array([r["faded"] for r in dg]))
-    va = [r for r in valid if moving(r) and not r["kind"].startswith("hazy")]
+    # calibrate on the validation rows where the decision matters: the estimated family's
+    # inverse, as applied, would move the photo past 35 dB (an untouched photo whose chosen
+    # inverse barely moves it is safe whatever the probability says)
+    for r in valid:
+        r["family"] = "fade" if fader.decision_function(r["x"][None])[0] > 0 else "gains"
+    va = [r for r in valid if moving(r) and not r["kind"].startswith("hazy") and
+          r["moves"][r["family"]] > DEGRADED_RMSE]
     raw = judge.decision_function(np.array([r["x"] for r in va]))
     platt = LogisticRegression(C=1e4, class_weight="balanced").fit(
         raw[:, None], np.array([r["degraded"] for r in va]))
@@ -215,6 +225,8 @@ def main() -> None:
                      if r["p"] >= SUGGEST else 0.0 for r in bench]
         report[f"p>={thr}"] = {
             "untouched_sure": sum(r["p"] >= thr for r in untouched),
+            "untouched_sure_harmed": sum(r["p"] >= thr and r["moves"][r["family"]] >
+                                         DEGRADED_RMSE for r in untouched),
             "bench_sure": len(sure), "bench": len(bench),
             "sure_closer": sum(r["gain"][r["family"]] > 0 for r in sure),
             "gain_if_only_sure_fixed": round(float(np.mean(gains)), 2),

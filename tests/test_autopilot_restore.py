@@ -55,6 +55,18 @@ def test_a_dark_real_photo_is_fixed_in_full_when_sure() -> None:
     assert "sure the photo was" in result.reason
 
 
+def test_a_photo_fixed_in_full_is_not_pulled_back_by_an_unsure_step() -> None:
+    """After the sure inverse the search may keep only what the evaluator is confident of:
+    an unsure step held within the bound used to take this photo from 54 dB back to 38."""
+    clean = load_photo("kitten_white", SIZE)       # a validation photo
+    cool = BENCH_DEGRADATIONS["cool_shade"](clean)
+    result = _run(cool)
+    assert _sure(result) and len(result.steps) == 1
+    assert psnr(result.image, clean) >= 50.0
+    assert any("the estimated fix was applied in full" in str(c.get("decision", ""))
+               for c in result.considered)
+
+
 def test_an_untouched_real_photo_without_black_stays_within_35_db() -> None:
     clean = load_photo("cloud", SIZE)       # bright, no black: its inverse moves it far
     est = restore.estimate(clean)

@@ -83,10 +83,13 @@ def test_cancel_returns_the_best_so_far(dark_small: np.ndarray, tmp_path) -> Non
     assert result.steps and result.score_after > result.score_before
     assert _psnr(result.image, truth) > _psnr(dark_small, truth) + 0.2
     tree = result.tree["iterations"][0]
-    assert tree["kept_on_cancel"]
     on_cancel = [c for c in result.considered if c.get("on_cancel")]
-    # issue 33: a photo the estimate is sure of gets its inverse first, before the search
+    # issue 33: a photo the estimate is sure of gets its inverse first, before the search;
+    # after it, a step the evaluator is not confident of is skipped, on cancel too
     sure = [c for c in result.considered if c.get("iteration") == 0]
+    assert tree["kept_on_cancel"] or (sure and all(
+        "the estimated fix was applied in full" in c["decision"] for c in on_cancel
+        if c["decision"].startswith("skipped")))
     assert on_cancel and all(c["decision"].startswith("kept") for c in on_cancel
                              [: len(result.steps) - len(sure)])
     full = [c for c in on_cancel if not c["decision"].startswith("kept at")]

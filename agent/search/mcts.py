@@ -192,6 +192,7 @@ class _Run:
     full: list[Candidate] = field(default_factory=list)   # each kept or skipped step, whole
     held: list[dict[str, Any]] = field(default_factory=list)  # guard records: scaled/skipped
     spent: bool = False     # the bound went to a part of the estimated inverse (``_keep_part``)
+    fixed: bool = False     # the estimated inverse was applied in full (``_keep_inverse``)
 
     def __post_init__(self) -> None:
         if self.reference is None:
@@ -269,15 +270,18 @@ class _Run:
             return result, score, record
         share = bounded_share(now, after, reference)
         record["share"] = round(share, 3)
-        if share >= 1.0:
+        if share >= 1.0 and not self.fixed:
             record["decision"] = "kept: a small change"
             return result, score, record
-        if share < MIN_SHARE or self.spent:
+        if share < MIN_SHARE or self.spent or self.fixed:
             record["decision"] = (f"skipped: it would move the photo by {moves:.1f} grey "
                                   f"levels and the predicted gain {gain:.2f} is below the "
                                   f"margin {margin:.2f}" + (
                                       "; the bound went to the estimated fix"
-                                      if self.spent else ""))
+                                      if self.spent else
+                                      "; the estimated fix was applied in full, and an "
+                                      "unsure change after it would undo part of it"
+                                      if self.fixed else ""))
             self.held.append(record)
             self.full.append(cand)
             return None, self.score, record
@@ -462,12 +466,15 @@ def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3
 def _keep_inverse(run: _Run, est: Any, need: float) -> None:
     """Apply the photo's estimated inverse in full as the run's first step (the estimate
     is ``restore_step.required`` sure); the search goes on from there, its steps guarded with
-    the corrected photo as the reference."""
+    the corrected photo as the reference. Only steps the evaluator is confident of are kept
+    after it: on validation a step held within the bound took a fixed photo from 53–56 dB
+    back to 37 (``fixed``)."""
     cand = restore_step.candidate(est)
     result = apply_candidate(run.current, cand)
     run.considered.append({"iteration": 0, **restore_step.sure_record(est, cand, need)})
     run.keep(cand, result, run.score_step(cand, result))
     run.reference = to_analysis(result, HARM_SIZE)
+    run.fixed = True
 
 
 def _keep_part(run: _Run, est: Any, need: float) -> None:
