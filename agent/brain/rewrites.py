@@ -183,6 +183,17 @@ REWRITES: list[tuple[str, str]] = [
     (r"^keep (the (?:[a-z]+ ){0,3}?[a-z]+) (?:sharp|in colou?r|as (?:it is|is)|untouched|the "
      r"same)(?: and|,) (.+?) (?:the rest|everything else)(?: of (?:the )?(?:photo|image|"
      r"picture))?(.*)$", r"\2 everything except \1\3"),
+    # "the dog on the right, make it brighter": "it" is the thing named first
+    (r"^(the (?:[a-z']+ ){0,5}?[a-z]+)\s*[,:;-]+\s*(?:please |can you |could you |just )?"
+     r"(make|turn|get|brighten|darken|blur|sharpen|remove|erase|recolou?r|paint|colou?r) "
+     r"(?:it|that|this one|this)\b", r"\2 \1"),
+    # "swap the car colour to green": the car green (it asked 'more magenta?')
+    (r"\b(?:swap|switch|change|turn) (the (?:[a-z]+ ){0,3}?[a-z]+?)(?:'s)? colou?r (?:to|into|"
+     r"for) ", r"change the colour of \1 to "),
+    # "remove the glare" (read as the highlights above): the highlights brought back, never
+    # every bright part found and filled in
+    (r"\b(?:remove|get rid of|kill|lose|erase) (?:the |that |this |some |all the )?"
+     r"highlights\b", "recover the highlights"),
     # "ditch the bin", "get the power lines out": everyday removal verbs
     (r"^(?:ditch|nuke|bin|lose|zap|axe|scrap|clone out|clone away|heal out|heal away|edit "
      r"out|photoshop out|airbrush out|airbrush away) (?=(?:the|that|those|these|all the) )",
