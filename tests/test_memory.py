@@ -58,6 +58,14 @@ def test_find_node_before_and_after_a_change():
     assert mem.resolve("go back to before the tree change")["node"] == "n2"
 
 
+def test_the_original_is_the_photo_as_loaded() -> None:
+    """"start over", "revert to the original": the root, whatever was edited since (the
+    root was skipped: 'I could not find the state')."""
+    mem = _session_memory(6)
+    for query in ("to the original", "the original image", "back to the beginning"):
+        assert mem.find_node(query) == "n0", query
+
+
 def test_render_stays_in_budget_after_50_turns_and_names_referred_states():
     mem = _session_memory(50)
     referred = mem.find_node("before the car change")  # latest car edit

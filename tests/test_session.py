@@ -134,6 +134,23 @@ def test_three_actions_make_three_nodes_in_order(scene, tmp_path):
     assert session.memory.actions[-1].states == result.nodes
 
 
+def test_start_over_goes_back_to_the_photo_as_loaded(scene, tmp_path):
+    """"start over" and "revert to the original" were 'I could not find an edit' / 'I could
+    not find the state'; every state stays in the graph."""
+    image, _, _ = scene
+    session = EditSession.create(image, tmp_path / "s")
+    root = session.head
+    for text in ("make the red circle green", "brighten the image slightly"):
+        assert session.turn(text).ok
+    edited = session.head
+    for text in ("start over", "revert to the original"):
+        back = session.turn(text)
+        assert back.ok and session.head == root, (text, back.message)
+        assert np.array_equal(session.current_image(), image)
+        session.checkout(edited)
+    assert not np.array_equal(session.image_at(edited), image)     # nothing deleted
+
+
 def test_undo_redo_and_branch_keep_every_state(scene, tmp_path):
     image, disc, square = scene
     session = EditSession.create(image, tmp_path / "s")

@@ -194,6 +194,12 @@ REWRITES: list[tuple[str, str]] = [
     # every bright part found and filled in
     (r"\b(?:remove|get rid of|kill|lose|erase) (?:the |that |this |some |all the )?"
      r"highlights\b", "recover the highlights"),
+    # "start over", "revert to the original": back to the photo as it was loaded
+    (r"^(?:let'?s |can we |could we |please )?(?:start (?:over|again|from scratch)|reset"
+     r"(?: (?:it|everything|all|the (?:photo|image|picture|edits)))?|(?:revert|go back|get "
+     r"back|return) to (?:the )?(?:original|unedited|beginning|start)(?: (?:photo|image|"
+     r"picture|version))?|restore the original(?: (?:photo|image|picture))?|undo "
+     r"(?:everything|all(?: the)? (?:edits|changes)?))\s*$", "go back to the original"),
     # "ditch the bin", "get the power lines out": everyday removal verbs
     (r"^(?:ditch|nuke|bin|lose|zap|axe|scrap|clone out|clone away|heal out|heal away|edit "
      r"out|photoshop out|airbrush out|airbrush away) (?=(?:the|that|those|these|all the) )",

@@ -19,6 +19,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 _WORD = re.compile(r"[a-z0-9#]+")
+#: words that name the photo as it was loaded ("go back to the original")
+_ORIGINAL = frozenset({"original", "unedited", "beginning", "start"})
 _STOP = frozenset("""a an the to of and or in on at by for with from it its this that these
 those one ones go back before after undo revert return restore state version image photo
 picture please can you me my we our us i change changed changes edit edits edited step
@@ -173,6 +175,11 @@ class Memory:
         words = {w for w in _WORD.findall(text) if w not in _STOP}
         if not words:
             return None
+        if words & _ORIGINAL:       # "back to the original": the photo as loaded
+            root = next((c.id for c in self.images.values() if c.parent is None), None)
+            if root is not None:
+                self.refer(root)
+                return root
         for ctx in reversed(list(self.images.values())):
             if ctx.parent is None:
                 continue
