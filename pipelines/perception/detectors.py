@@ -13,8 +13,10 @@ re-entrant).
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import cv2
@@ -70,23 +72,47 @@ NANODET_MEAN = np.array([103.53, 116.28, 123.675], np.float32)    # BGR, as trai
 NANODET_STD = np.array([57.375, 57.12, 58.395], np.float32)
 
 
+#: the last forwards each net remembers, and the most bytes of output it keeps (the
+#: session's memory budget is tight: four salient maps, one detector pass, no text map)
+FORWARD_MEMO = 4
+FORWARD_MEMO_BYTES = 2 << 20
+
+
 class _Net:
-    """An OpenCV net loaded lazily from the weights folder, one call at a time."""
+    """An OpenCV net loaded lazily from the weights folder, one call at a time.
+
+    The net's last few outputs are remembered by the exact bytes of their input tensor:
+    the same view is asked about more than once (the critic finds the target again on the
+    photo the localiser just looked at; several phrases on one photo), and the same
+    tensor gets the same answer. A miss costs only the hash (~1 ms a megabyte)."""
 
     file = ""
 
     def __init__(self) -> None:
         self._net: cv2.dnn.Net | None = None
         self._lock = threading.Lock()
+        self._memo: OrderedDict[tuple, list[np.ndarray]] = OrderedDict()
 
     def _forward(self, blob: np.ndarray, names: list[str] | None = None) -> list[np.ndarray]:
+        blob = np.ascontiguousarray(blob)
+        key = (blob.shape, blob.dtype.str, tuple(names or ()),
+               hashlib.blake2b(memoryview(blob).cast("B"), digest_size=16).digest())
         with self._lock:
+            if key in self._memo:
+                self._memo.move_to_end(key)
+                return [out.copy() for out in self._memo[key]]
             if self._net is None:
                 self._net = cv2.dnn.readNetFromONNX(str(model_path(self.file)))
             self._net.setInput(blob)
-            if names:
-                return list(self._net.forward(names))
-            return [self._net.forward()]
+            outs = list(self._net.forward(names)) if names else [self._net.forward()]
+            if sum(out.nbytes for out in outs) <= FORWARD_MEMO_BYTES:
+                self._memo[key] = [out.copy() for out in outs]
+                while len(self._memo) > FORWARD_MEMO or self._memo_bytes() > FORWARD_MEMO_BYTES:
+                    self._memo.popitem(last=False)
+            return outs
+
+    def _memo_bytes(self) -> int:
+        return sum(out.nbytes for kept in self._memo.values() for out in kept)
 
 
 def nms(dets: list[Detection], iou: float = 0.5, *, per_label: bool = True) -> list[Detection]:
