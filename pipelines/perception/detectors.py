@@ -13,7 +13,6 @@ re-entrant).
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import threading
 from collections import OrderedDict
@@ -72,10 +71,11 @@ NANODET_MEAN = np.array([103.53, 116.28, 123.675], np.float32)    # BGR, as trai
 NANODET_STD = np.array([57.375, 57.12, 58.395], np.float32)
 
 
-#: the last forwards each net remembers, and the most bytes of output it keeps (the
-#: session's memory budget is tight: four salient maps, one detector pass, no text map)
+#: the last forwards each net remembers, and the most bytes one may take: the salient
+#: map (400 KB, 0.5 s of CPU) and faces are kept; a detector pass (1.8 MB, 0.08 s) or a
+#: text map (up to 3.7 MB) is not worth the session's tight memory budget
 FORWARD_MEMO = 4
-FORWARD_MEMO_BYTES = 2 << 20
+FORWARD_MEMO_BYTES = 512 << 10
 
 
 class _Net:
@@ -92,11 +92,15 @@ class _Net:
         self._net: cv2.dnn.Net | None = None
         self._lock = threading.Lock()
         self._memo: OrderedDict[tuple, list[np.ndarray]] = OrderedDict()
+        self._memo_off = False
 
     def _forward(self, blob: np.ndarray, names: list[str] | None = None) -> list[np.ndarray]:
+        import hashlib  # here: OpenSSL's library is ~5 MB of RSS a session without a net spares
+
         blob = np.ascontiguousarray(blob)
-        key = (blob.shape, blob.dtype.str, tuple(names or ()),
-               hashlib.blake2b(memoryview(blob).cast("B"), digest_size=16).digest())
+        key = None if self._memo_off else (
+            blob.shape, blob.dtype.str, tuple(names or ()),
+            hashlib.blake2b(memoryview(blob).cast("B"), digest_size=16).digest())
         with self._lock:
             if key in self._memo:
                 self._memo.move_to_end(key)
@@ -105,14 +109,15 @@ class _Net:
                 self._net = cv2.dnn.readNetFromONNX(str(model_path(self.file)))
             self._net.setInput(blob)
             outs = list(self._net.forward(names)) if names else [self._net.forward()]
-            if sum(out.nbytes for out in outs) <= FORWARD_MEMO_BYTES:
-                self._memo[key] = [out.copy() for out in outs]
-                while len(self._memo) > FORWARD_MEMO or self._memo_bytes() > FORWARD_MEMO_BYTES:
-                    self._memo.popitem(last=False)
+            if key is None:
+                return outs
+            if sum(out.nbytes for out in outs) > FORWARD_MEMO_BYTES:
+                self._memo_off = True          # this net's answers are too big to keep
+                return outs
+            self._memo[key] = [out.copy() for out in outs]
+            while len(self._memo) > FORWARD_MEMO:
+                self._memo.popitem(last=False)
             return outs
-
-    def _memo_bytes(self) -> int:
-        return sum(out.nbytes for kept in self._memo.values() for out in kept)
 
 
 def nms(dets: list[Detection], iou: float = 0.5, *, per_label: bool = True) -> list[Detection]:
