@@ -95,7 +95,7 @@ class _Net:
         self._memo_off = False
 
     def _forward(self, blob: np.ndarray, names: list[str] | None = None) -> list[np.ndarray]:
-        import hashlib  # here: OpenSSL's library is ~5 MB of RSS a session without a net spares
+        import hashlib  # here: at module level bench/session_memory.py (no net) peaked ~6 MB higher
 
         blob = np.ascontiguousarray(blob)
         key = None if self._memo_off else (
