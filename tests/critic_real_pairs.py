@@ -95,12 +95,15 @@ def _fit(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
 
 # --- where the cases come from --------------------------------------------------------
 
-def labelled_cases() -> list[Case]:
-    """The labelled set's resolved cases (empty until it lands)."""
+def labelled_cases(ids: set[str] | None = None) -> list[Case]:
+    """The labelled set's resolved cases (empty until it lands): all, or those of ``ids``
+    (only their photos are loaded)."""
     out = []
     for path in sorted(CASES_DIR.glob("*.json")) if CASES_DIR.is_dir() else []:
         for row in json.loads(path.read_text()):
             if row.get("expect") != "resolved" or not row.get("mask"):
+                continue
+            if ids is not None and row["id"] not in ids:
                 continue
             file = MASKS_DIR / row["mask"]
             if not file.is_file():

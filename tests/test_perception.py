@@ -14,7 +14,7 @@ import pytest
 
 from pipelines.localizers import GroundedSAMLocalizer, PerceptionLocalizer, get_localizer
 from pipelines.perception import store
-from pipelines.perception.detectors import FaceDetector, ObjectDetector
+from pipelines.perception.detectors import FaceDetector, ObjectDetector, SalientSegmenter
 from pipelines.perception.words import SALIENT, match_noun
 from tests import tfjs_reference
 from tests.guesses import confirmed, turn_confirmed
@@ -58,6 +58,34 @@ def test_known_detections() -> None:
     face = faces.detect(photo_by_name("astronaut"))
     assert face and box_iou(face[0].box, (178, 60, 272, 178)) > 0.5
     assert not [d for d in objects.detect(photo_by_name("rocket")) if d.score > 0.3]
+
+
+def test_a_repeated_view_gets_the_same_answer_without_running_the_net_again() -> None:
+    """A turn asks for the same view more than once (the localiser, then the critic):
+    the answer is the one the net gave, its copy the caller's own, and a new view runs
+    the net again."""
+    salient, image = SalientSegmenter(), photo_by_name("coffee")
+    first = salient.saliency(image)
+    runs = []
+
+    class Counting:                      # the loaded net, counted
+        def __init__(self, net) -> None:
+            self.net = net
+
+        def setInput(self, blob) -> None:
+            self.net.setInput(blob)
+
+        def forward(self, *names):
+            runs.append(1)
+            return self.net.forward(*names)
+
+    salient._net = Counting(salient._net)
+    kept = first.copy()
+    first[:] = 0                         # the caller's copy is its own
+    again = salient.saliency(image)
+    assert not runs and np.array_equal(again, kept)
+    other = salient.saliency(np.ascontiguousarray(image[:, ::-1]))
+    assert len(runs) == 1 and not np.array_equal(other, kept)
 
 
 #: held-out cases known to miss, with the measured figure (never tuned on: a fix must come

@@ -77,7 +77,7 @@ class AppServer:
         self.start()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def chromium_path() -> str:
     path = shutil.which("chromium")
     if path is None:
@@ -85,9 +85,11 @@ def chromium_path() -> str:
     return path
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def app_server(tmp_path_factory: pytest.TempPathFactory, chromium_path: str
                ) -> Iterator[AppServer]:
+    """One app for every browser file (a start costs ~4.5 s of CPU): each page is its own
+    browser context, so its visitor sees only its own sessions, as on a shared server."""
     folder = tmp_path_factory.mktemp("app-server")
     server = AppServer(folder / "data", folder / "server.log")
     server.start()
