@@ -5,6 +5,7 @@ as text, a revoked link refusing a comment, and the review page on a phone."""
 from __future__ import annotations
 
 import io
+import time
 from pathlib import Path
 
 import numpy as np
@@ -41,8 +42,13 @@ def _reviewer(browser, url: str, **context):
     page = browser.new_context(**context).new_page()
     page.set_default_timeout(60_000)
     assert page.goto(url).status == 200
-    page.wait_for_function("Array.from(document.querySelectorAll('.compare img'))"
-                           ".every(i => i.complete && i.naturalWidth > 0)")
+    # polled from here: the review page's script policy refuses a predicate string that
+    # Playwright would evaluate in it while waiting (the page's own script is nonce-only)
+    deadline = time.monotonic() + 60
+    while not page.evaluate("Array.from(document.querySelectorAll('.compare img'))"
+                            ".every(i => i.complete && i.naturalWidth > 0)"):
+        assert time.monotonic() < deadline, "the review page's photos did not load"
+        page.wait_for_timeout(100)
     return page
 
 
