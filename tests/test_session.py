@@ -151,6 +151,24 @@ def test_start_over_goes_back_to_the_photo_as_loaded(scene, tmp_path):
     assert not np.array_equal(session.image_at(edited), image)     # nothing deleted
 
 
+def test_more_and_too_much_scale_the_last_request(scene, tmp_path):
+    """"a bit more", "again" and "too much" were 'I could not find an edit': they act on
+    the last request (gentler for "a bit"; "too much" takes the last turn back and makes
+    it again, gentler)."""
+    image, _, _ = scene
+    session = EditSession.create(image, tmp_path / "s")
+    lumas = [_luma(image)]
+    for text in ("brighten the image", "a bit more", "again"):
+        result = session.turn(text)
+        assert result.ok, (text, result.message)
+        lumas.append(_luma(session.current_image()))
+    first, bit, again = np.diff(lumas)
+    assert first > 0 and again > 0 and 0 < bit < 0.8 * first
+    back = session.turn("too much")
+    assert back.ok, back.message
+    assert lumas[2] < _luma(session.current_image()) < lumas[3]
+
+
 def test_undo_redo_and_branch_keep_every_state(scene, tmp_path):
     image, disc, square = scene
     session = EditSession.create(image, tmp_path / "s")

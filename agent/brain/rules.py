@@ -197,6 +197,7 @@ class RulePlanner:
         if refusal:
             return Plan([], False, refusal)
         text = re.sub(r"[\x00-\x08\x0b-\x1f\x7f]", " ", instruction).strip()
+        text = follow_up(text, memory)
         read = normalise(text)
         text = read.text or text
         notes = [f"Read '{typed}' as '{fixed}'." for typed, fixed in read.corrections]
@@ -263,6 +264,39 @@ class RulePlanner:
             if step is not None:
                 steps.append(step)
         return steps
+
+
+#: a follow-up asking for the last request again, or for less of what it just did
+_MORE = re.compile(r"^(?:please )?(?:(?:do it|do that|same|that) again|again|more|even more|"
+                   r"(?:a )?(?:little |tiny )?(?:bit|touch|tad|little) more|a little bit more|"
+                   r"(?:a bit |a little )?stronger|keep going|one more time)(?: please)?[.!]*$")
+_LESS = re.compile(r"^(?:(?:that'?s|it'?s|that is|it is|this is) )?(?:(?:way|a bit|a little|"
+                   r"slightly) )?too (?:much|strong|far|heavy|intense)[.!]*$|^(?:tone|dial|"
+                   r"turn|take) it (?:down|back)(?: a bit)?[.!]*$|^(?:less|not so much|"
+                   r"overdone|back it off)(?: please)?[.!]*$")
+
+
+def follow_up(text: str, memory: MemoryLike | None) -> str:
+    """"more", "a bit more", "again" → the last request again (gentler for "a bit");
+    "too much", "tone it down" → the last request undone and made again, gentler. The text
+    as it is without a session, or when the last turn did not finish (nothing to scale)."""
+    low = text.strip().lower()
+    more, less = _MORE.match(low), _LESS.match(low)
+    actions = list(getattr(memory, "actions", None) or [])
+    if not (more or less) or not actions:
+        return text
+    done = [a for a in actions if a.outcome == "done" and any(a.operations) and not
+            (_MORE.match(a.intent.lower()) or _LESS.match(a.intent.lower()))]
+    if not done:
+        return text
+    intent = done[-1].intent.strip().rstrip(".!?")
+    if less:
+        last = actions[-1]      # the turn to take back ("more" of the request, or itself)
+        if last.outcome != "done" or not any(last.operations) or \
+                not (last is done[-1] or _MORE.match(last.intent.lower())):
+            return text     # something else came after it: undoing would take that back
+        return f"undo {len(last.states)} steps, then {intent} slightly"
+    return f"{intent} slightly" if re.search(r"\b(?:bit|touch|tad|little)\b", low) else intent
 
 
 class _Unresolved(ValueError):
