@@ -124,9 +124,10 @@ def _recolor_ramp(color: tuple[int, int, int]) -> np.ndarray:
     return np.clip(cv2.cvtColor(lab.astype(np.float32), cv2.COLOR_Lab2RGB)[0], 0.0, 1.0)
 
 
-def _centred_lightness(light: np.ndarray, mask: np.ndarray, mean: float,
-                       target: float) -> np.ndarray:
-    """Lightness centred on ``target`` with the source's shading, squeezed only if needed."""
+def _centring(light: np.ndarray, mask: np.ndarray, mean: float,
+              target: float) -> tuple[float, float]:
+    """``(centre, k)`` of ``_centred_lightness``: the source's shading (``light`` over
+    ``mask``, the object's core) centred on ``target``, squeezed by ``k`` only if needed."""
     values = light[mask] if mask.any() else light.ravel()
     lo, hi = np.percentile(values - mean, [2.0, 98.0])
     room = [1.0]
@@ -135,13 +136,18 @@ def _centred_lightness(light: np.ndarray, mask: np.ndarray, mean: float,
     if lo < -1e-3:
         room.append(target / -lo)
     k = float(np.clip(min(room), 0.5, 1.0))
-    centre = float(np.clip(target, -k * lo, 100.0 - k * hi))
+    return float(np.clip(target, -k * lo, 100.0 - k * hi)), k
+
+
+def _centred_lightness(light: np.ndarray, mask: np.ndarray, mean: float,
+                       target: float) -> np.ndarray:
+    """Lightness centred on ``target`` with the source's shading, squeezed only if needed."""
+    centre, k = _centring(light, mask, mean, target)
     return np.clip(centre + k * (light - mean), 0.0, 100.0)
 
 
-def _to_ramp(rgb: np.ndarray, ramp: np.ndarray, mask: np.ndarray, mean: float,
-             target_light: float) -> np.ndarray:
-    light = _centred_lightness(to_lab(rgb)[..., 0], mask, mean, target_light)
+def _ramp_at(light: np.ndarray, ramp: np.ndarray) -> np.ndarray:
+    """``ramp``'s colours at lightness ``light`` (any shape), linear between its steps."""
     pos = np.clip(light * 10.0, 0.0, 1000.0)
     i0 = np.floor(pos).astype(np.int32)
     i1 = np.minimum(i0 + 1, 1000)
@@ -163,15 +169,26 @@ def _recolor(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray
     mean = float(light[core].mean())
     goal = mean + p.get("lightness", 1.0) * (float(target[0]) - mean)
     ramp = _recolor_ramp(color)
-    out = _to_ramp(rgb, ramp, core, mean, goal)
-    if partial:
-        split = coverage(rgb, mask, core)
-        band = mask & (split.alpha < 1.0)
-        if band.any():
-            alpha = np.where(split.alpha > 0.85, 1.0, split.alpha)[..., None]
-            shifted = rgb + alpha * (_to_ramp(split.obj, ramp, core, mean, goal) - split.obj)
-            out = np.where(band[..., None], shifted, out)
-        out = np.where(mask[..., None], np.clip(out, 0.0, 1.0), rgb)   # edges are unmixed
+    if not partial:
+        out = _ramp_at(_centred_lightness(light, core, mean, goal), ramp)
+        return rgb + p["strength"] * (out - rgb)
+    # only the mask's pixels change: each is computed where it is read (the same values
+    # as computing every pixel of the patch and picking them)
+    split = coverage(rgb, mask, core, band_only=True)
+    band = mask & (split.alpha < 1.0)
+    inner = mask & ~band
+    out = rgb.copy()
+    centre, k = _centring(light, core, mean, goal)
+    own = np.clip(centre + k * (light[inner] - mean), 0.0, 100.0)
+    out[inner] = np.clip(_ramp_at(own, ramp), 0.0, 1.0)
+    if band.any():   # edges are unmixed: only the object's share takes the new colour
+        obj_light = to_lab(split.obj)[..., 0]
+        centre, k = _centring(obj_light, core, mean, goal)
+        shade = np.clip(centre + k * (obj_light[band] - mean), 0.0, 100.0)
+        share = split.alpha[band]
+        alpha = np.where(share > 0.85, 1.0, share)[..., None]
+        obj = split.obj[band]
+        out[band] = np.clip(rgb[band] + alpha * (_ramp_at(shade, ramp) - obj), 0.0, 1.0)
     return rgb + p["strength"] * (out - rgb)
 
 # ------------------------------------------------------------------------- inpainting
