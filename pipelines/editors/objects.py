@@ -79,13 +79,15 @@ def _masked_mean_at(values: np.ndarray, where: np.ndarray, at: tuple[np.ndarray,
     the pixels ``at`` only; ``values`` (N, 3) and ``where`` (N,) are given at ``at`` alone
     (the pixels averaged are among them). A channel at a time: one full-size plane, never
     a full-size colour image."""
+    flat = np.ravel_multi_index(at, shape)   # one index per pixel: faster than two
     plane = np.zeros(shape, np.float32)
-    plane[at] = where
-    den = _blur(plane, sigma)[at]
+    line = plane.reshape(-1)
+    line[flat] = where
+    den = _blur(plane, sigma).reshape(-1)[flat]
     out = np.empty(values.shape, np.float32)
     for c in range(values.shape[1]):
-        plane[at] = values[:, c] * where
-        out[:, c] = _blur(plane, sigma)[at]
+        line[flat] = values[:, c] * where
+        out[:, c] = _blur(plane, sigma).reshape(-1)[flat]
     return out / np.maximum(den, 1e-6)[:, None]
 
 
