@@ -174,3 +174,19 @@ def test_the_critics_after_frame_outside_a_turn_is_the_whole_frame():
     expected = before.copy()
     expected[20:70, 10:70] = 0
     assert np.array_equal(frame, expected) and mask[20:70, 10:70].all() and mask.sum() == 3000
+
+
+def test_a_pasted_after_frame_dies_with_its_last_reader_inside_the_block():
+    """The memo's note of a pasted frame must not keep a 12-MP frame alive for the rest of
+    the step (each attempt's frame would pile up: session memory)."""
+    import gc
+    import weakref
+
+    before = np.zeros((750, 1000, 3), np.uint8)
+    with shared_work_copies():
+        frame = pasted_frame(before, np.ones((20, 30, 3), np.uint8), (5, 6))
+        work_copy(frame, 256)
+        gone = weakref.ref(frame)
+        del frame
+        gc.collect()
+        assert gone() is None

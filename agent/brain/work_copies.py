@@ -50,7 +50,7 @@ def work_copy(image: np.ndarray, side: int = SIDE) -> np.ndarray:
     if s >= 1.0:
         pasted = memo.get(("pasted", id(image))) if memo is not None else None
         if pasted is not None and len(pasted) > 3 and pasted[0]() is image:
-            pasted[3](None)   # a ``pasted_frame`` read whole: every pixel written first
+            pasted[3](image, None)   # a ``pasted_frame`` read whole: every pixel first
         return np.ascontiguousarray(image[..., :3])
     size = (max(1, round(w * s)), max(1, round(h * s)))
 
@@ -62,7 +62,7 @@ def work_copy(image: np.ndarray, side: int = SIDE) -> np.ndarray:
             if len(pasted) > 3:   # a ``pasted_frame``: the pixels the copy reads are written
                 spans = aligned_spans(image.shape[:2], size, pasted[2]) \
                     if base is not None else None
-                pasted[3](spans[1] if spans is not None else None)
+                pasted[3](image, spans[1] if spans is not None else None)
             out = _from_base(image, base, pasted[2], size)
             if out is not None:
                 return out
@@ -105,8 +105,9 @@ def pasted_frame(base: np.ndarray, patch: np.ndarray, offset: tuple[int, int]
     frame = np.empty_like(base)
     done: list[tuple[int, int, int, int]] = []
 
-    def fill(span: tuple[int, int, int, int] | None) -> None:
-        """Write the frame's pixels in ``span`` (x0, y0, x1, y1; None: all of them)."""
+    def fill(frame: np.ndarray, span: tuple[int, int, int, int] | None) -> None:
+        """Write the frame's pixels in ``span`` (x0, y0, x1, y1; None: all of them); the
+        frame is handed in, not held (the memo's entry must not keep it alive)."""
         sx0, sy0, sx1, sy1 = span or (0, 0, frame.shape[1], frame.shape[0])
         if any(d[0] <= sx0 and d[1] <= sy0 and d[2] >= sx1 and d[3] >= sy1 for d in done):
             return
@@ -123,7 +124,8 @@ def pasted_frame(base: np.ndarray, patch: np.ndarray, offset: tuple[int, int]
 
 def _note(memo: dict, frame: np.ndarray, base: np.ndarray | dict,
           box: tuple[int, int, int, int] | None,
-          fill: Callable[[tuple[int, int, int, int] | None], None] | None = None) -> None:
+          fill: Callable[[np.ndarray, tuple[int, int, int, int] | None], None] | None = None
+          ) -> None:
     key = ("pasted", id(frame))
     ref = weakref.ref(frame, lambda _ref: memo.pop(key, None))
     memo[key] = (ref, base, box) if fill is None else (ref, base, box, fill)
