@@ -157,7 +157,7 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
         return out     # no check applies: not even the copies are needed
     words = _words(action)
     small_b, small_a = work_copy(before, SIDE), work_copy(after, SIDE)
-    diff = cv2.absdiff(small_b, small_a).max(axis=2)
+    diff = channel_max(cv2.absdiff(small_b, small_a))
     changed = cv2.morphologyEx((diff > CHANGE_LEVEL).astype(np.uint8), cv2.MORPH_OPEN,
                                np.ones((3, 3), np.uint8)) > 0
     if changed.sum() < 20:
@@ -275,17 +275,21 @@ def _disc(r: int) -> np.ndarray:
     return cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
 
 
-def edge_agreement(small: np.ndarray, region: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def edge_agreement(small: np.ndarray, region: np.ndarray,
+                   lab: tuple[np.ndarray, np.ndarray] | None = None
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """The border of ``region`` and where the photo differs across it (the sides are read
-    within a tenth of the region's equivalent radius, 2–7 px)."""
-    lab, energy = _lab(small)
+    within a tenth of the region's equivalent radius, 2–7 px). ``lab``: ``_lab(small)``
+    when the caller has it."""
+    lab, energy = lab if lab is not None else _lab(small)
     radius = float(np.sqrt(float(region.sum()) / np.pi))
     return side_contrast(lab, energy, region, int(np.clip(0.1 * radius, 2, 7)))
 
 
-def _cut(small: np.ndarray, region: np.ndarray) -> tuple[float, float, int]:
+def _cut(small: np.ndarray, region: np.ndarray, lab: tuple[np.ndarray, np.ndarray]
+         ) -> tuple[float, float, int]:
     """Share of the border that runs through one region, its longest run, border size."""
-    border, differs = edge_agreement(small, region)
+    border, differs = edge_agreement(small, region, lab)
     n = int(border.sum())
     cut = border & ~differs
     count, _, stats, _ = cv2.connectedComponentsWithStats(cut.astype(np.uint8), 8)
@@ -294,13 +298,14 @@ def _cut(small: np.ndarray, region: np.ndarray) -> tuple[float, float, int]:
 
 
 def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str) -> None:
-    share, run, n = _cut(small, region)
+    lab = _lab(small)   # read by both cuts
+    share, run, n = _cut(small, region, lab)
     # the agent grows an object's mask to cover its soft edge (``growth_limit``: a quarter
     # of its radius): the thing may also end that far inside the edited area's border
     depth = round(GROWN_REACH * np.sqrt(float(region.sum()) / np.pi))
     inner = cv2.erode(region.astype(np.uint8), _disc(max(1, depth))) > 0
     if depth >= 1 and inner.sum() >= 20:
-        share_in, run_in, n_in = _cut(small, inner)
+        share_in, run_in, n_in = _cut(small, inner, lab)
         if n_in >= 12 and share_in < share:
             share, run = share_in, run_in
     if n < 12:

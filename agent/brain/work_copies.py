@@ -10,7 +10,7 @@ bit the copy of the whole frame where OpenCV's area weights repeat (``_from_base
 from __future__ import annotations
 
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -46,16 +46,23 @@ def work_copy(image: np.ndarray, side: int = SIDE) -> np.ndarray:
     frame ``note_pasted`` describes, from its base frame's copy)."""
     h, w = image.shape[:2]
     s = min(1.0, side / max(h, w))
+    memo = _WORK_MEMO.get()
     if s >= 1.0:
+        pasted = memo.get(("pasted", id(image))) if memo is not None else None
+        if pasted is not None and len(pasted) > 3 and pasted[0]() is image:
+            pasted[3](image, None)   # a ``pasted_frame`` read whole: every pixel first
         return np.ascontiguousarray(image[..., :3])
     size = (max(1, round(w * s)), max(1, round(h * s)))
-    memo = _WORK_MEMO.get()
 
     def make() -> np.ndarray:
         pasted = memo.get(("pasted", id(image))) if memo is not None else None
         if pasted is not None and pasted[0]() is image:
             base = pasted[1].get(size) if isinstance(pasted[1], dict) else \
                 work_copy(pasted[1], side)
+            if len(pasted) > 3:   # a ``pasted_frame``: the pixels the copy reads are written
+                spans = aligned_spans(image.shape[:2], size, pasted[2]) \
+                    if base is not None else None
+                pasted[3](image, spans[1] if spans is not None else None)
             out = _from_base(image, base, pasted[2], size)
             if out is not None:
                 return out
@@ -77,10 +84,51 @@ def note_pasted(frame: np.ndarray, base: np.ndarray, box: tuple[int, int, int, i
     _note(memo, frame, base, box)
 
 
+def pasted_frame(base: np.ndarray, patch: np.ndarray, offset: tuple[int, int]
+                 ) -> np.ndarray | None:
+    """Inside a ``shared_work_copies()`` block: the frame ``base`` with ``patch`` pasted at
+    ``offset`` (x, y), for ``work_copy`` alone (None outside a block).
+
+    Its copies come from ``base``'s and a resize of the part around the patch
+    (``note_pasted``), so only that part of the frame is ever written (``base``'s pixels
+    there, the patch over them) and the 12-MP copy of ``base`` is made only when a copy
+    cannot come from ``base``'s (a scale ``aligned_spans`` does not cut). **Read it
+    through** ``work_copy`` **only** (its other pixels may not be there); neither array
+    may be written to within the block.
+    """
+    memo = _WORK_MEMO.get()
+    if memo is None:
+        return None
+    x0, y0 = (int(v) for v in offset)
+    h, w = patch.shape[:2]
+    box = (x0, y0, x0 + w, y0 + h)
+    frame = np.empty_like(base)
+    done: list[tuple[int, int, int, int]] = []
+
+    def fill(frame: np.ndarray, span: tuple[int, int, int, int] | None) -> None:
+        """Write the frame's pixels in ``span`` (x0, y0, x1, y1; None: all of them); the
+        frame is handed in, not held (the memo's entry must not keep it alive)."""
+        sx0, sy0, sx1, sy1 = span or (0, 0, frame.shape[1], frame.shape[0])
+        if any(d[0] <= sx0 and d[1] <= sy0 and d[2] >= sx1 and d[3] >= sy1 for d in done):
+            return
+        frame[sy0:sy1, sx0:sx1] = base[sy0:sy1, sx0:sx1]
+        ix0, iy0, ix1, iy1 = max(x0, sx0), max(y0, sy0), min(x0 + w, sx1), min(y0 + h, sy1)
+        if ix0 < ix1 and iy0 < iy1:   # the patch over the base's pixels
+            frame[iy0:iy1, ix0:ix1] = patch[iy0 - y0:iy1 - y0, ix0 - x0:ix1 - x0,
+                                            :frame.shape[2]]
+        done.append((sx0, sy0, sx1, sy1))
+
+    _note(memo, frame, base, box, fill)
+    return frame
+
+
 def _note(memo: dict, frame: np.ndarray, base: np.ndarray | dict,
-          box: tuple[int, int, int, int] | None) -> None:
+          box: tuple[int, int, int, int] | None,
+          fill: Callable[[np.ndarray, tuple[int, int, int, int] | None], None] | None = None
+          ) -> None:
     key = ("pasted", id(frame))
-    memo[key] = (weakref.ref(frame, lambda _ref: memo.pop(key, None)), base, box)
+    ref = weakref.ref(frame, lambda _ref: memo.pop(key, None))
+    memo[key] = (ref, base, box) if fill is None else (ref, base, box, fill)
 
 
 def copies_of(frame: np.ndarray) -> dict[tuple[int, int], np.ndarray]:

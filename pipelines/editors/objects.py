@@ -79,23 +79,28 @@ def _masked_mean_at(values: np.ndarray, where: np.ndarray, at: tuple[np.ndarray,
     the pixels ``at`` only; ``values`` (N, 3) and ``where`` (N,) are given at ``at`` alone
     (the pixels averaged are among them). A channel at a time: one full-size plane, never
     a full-size colour image."""
+    flat = np.ravel_multi_index(at, shape)   # one index per pixel: faster than two
     plane = np.zeros(shape, np.float32)
-    plane[at] = where
-    den = _blur(plane, sigma)[at]
+    line = plane.reshape(-1)
+    line[flat] = where
+    den = _blur(plane, sigma).reshape(-1)[flat]
     out = np.empty(values.shape, np.float32)
     for c in range(values.shape[1]):
-        plane[at] = values[:, c] * where
-        out[:, c] = _blur(plane, sigma)[at]
+        line[flat] = values[:, c] * where
+        out[:, c] = _blur(plane, sigma).reshape(-1)[flat]
     return out / np.maximum(den, 1e-6)[:, None]
 
 
-def _spread_mean(values: np.ndarray, where: np.ndarray, sigma: float) -> np.ndarray:
+def _spread_mean(values: np.ndarray, where: np.ndarray, sigma: float,
+                 need: np.ndarray | None = None) -> np.ndarray:
     """``_masked_mean`` that reaches everywhere: wider blurs fill where narrow ones have no
-    support (a local colour carried across a band of any width)."""
+    support (a local colour carried across a band of any width). With ``need`` (bool) the
+    answer is exact there only (other pixels may stay 0): no wider blur is made once every
+    pixel needed has its value."""
     weight = where.astype(np.float32)
     weighted = values * weight[..., None]
     out = np.zeros(values.shape, np.float32)
-    todo = np.ones(where.shape, bool)
+    todo = np.ones(where.shape, bool) if need is None else need.copy()
     for s in (sigma, 3 * sigma, 9 * sigma, 27 * sigma):
         num = _blur(weighted, s)
         den = _blur(weight, s)
@@ -262,7 +267,8 @@ class Unmixed:
     background: np.ndarray
 
 
-def coverage(rgb: np.ndarray, mask: np.ndarray, core: np.ndarray) -> Unmixed:
+def coverage(rgb: np.ndarray, mask: np.ndarray, core: np.ndarray, *,
+             band_only: bool = False) -> Unmixed:
     """How much of each pixel is object: 1 on ``core``, 0 outside ``mask``, unmixed between.
 
     A pixel of the band (``mask`` minus ``core``) is modelled as ``a·O + (1 − a)·B``, with
@@ -274,6 +280,8 @@ def coverage(rgb: np.ndarray, mask: np.ndarray, core: np.ndarray) -> Unmixed:
         rgb: uint8 (H, W, 3) or float32 in [0, 1].
         mask: bool (H, W), the grown object mask.
         core: bool (H, W), the pixels surely inside the object (``core ⊆ mask``).
+        band_only: ``obj`` is needed on ``mask`` only and ``background`` on the band only
+            (a recolour's reads): elsewhere they may hold anything. ``alpha`` is the same.
 
     Returns:
         The ``Unmixed`` band.
@@ -285,13 +293,14 @@ def coverage(rgb: np.ndarray, mask: np.ndarray, core: np.ndarray) -> Unmixed:
     outside = ~mask & (cv2.dilate(mask.astype(np.uint8), np.ones((9, 9), np.uint8)) > 0)
     if not band.any() or not core.any() or not outside.any():
         return Unmixed(alpha, img, img)
-    obj = _spread_mean(img, core, 4.0)
-    bg = _spread_mean(img, outside, 4.0)
-    span = obj - bg
-    length2 = np.sum(span * span, axis=2)
-    a = np.clip(np.sum((img - bg) * span, axis=2) / np.maximum(length2, 1e-6), 0.0, 1.0)
-    a = np.where(length2 < 0.1 ** 2, 1.0, a)   # object and background alike: no unmixing
-    alpha[band] = a[band]
+    obj = _spread_mean(img, core, 4.0, mask if band_only else None)
+    bg = _spread_mean(img, outside, 4.0, band if band_only else None)
+    # the unmixing is read on the band alone: computed there (the same per-pixel values)
+    o, b = obj[band], bg[band]
+    span = o - b
+    length2 = np.sum(span * span, axis=-1)
+    a = np.clip(np.sum((img[band] - b) * span, axis=-1) / np.maximum(length2, 1e-6), 0.0, 1.0)
+    alpha[band] = np.where(length2 < 0.1 ** 2, 1.0, a)   # alike: no unmixing
     return Unmixed(alpha, obj, bg)
 
 

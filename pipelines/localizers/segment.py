@@ -43,9 +43,47 @@ def smooth_resize(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     """A bool mask resized to ``shape`` with smooth (not blocky) outlines."""
     if mask.shape == shape:
         return mask.astype(bool)
+    if shape[0] >= mask.shape[0] and shape[1] >= mask.shape[1]:
+        small = _enlarge_around(mask, shape)
+        if small is not None:
+            return small
     soft = cv2.resize(mask.astype(np.float32), (shape[1], shape[0]),
                       interpolation=cv2.INTER_LINEAR)
     return soft >= 0.5
+
+
+def _enlarge_around(mask: np.ndarray, shape: tuple[int, int]) -> np.ndarray | None:
+    """``smooth_resize``'s enlargement worked around the mask only, bit for bit (None when
+    the mask spans too much of the frame for that to pay, or is empty).
+
+    OpenCV's bilinear resize of floats runs along the rows first, then down the columns,
+    and a pass along one axis alone (the other's scale 1: weights 1 and 0) gives those very
+    values. So the first pass runs on the mask's rows alone (the others are 0 there) and
+    the second on the columns the mask can reach alone (the others stay 0): the same
+    answer as the whole resize at the cost of the mask's share of it.
+    """
+    rows = np.flatnonzero(mask.any(axis=1))
+    if rows.size == 0 or min(mask.shape) < 2:
+        return None
+    cols = np.flatnonzero(mask.any(axis=0))
+    (r0, r1), (c0, c1) = (int(rows[0]), int(rows[-1]) + 1), (int(cols[0]), int(cols[-1]) + 1)
+    # a pass over a single row takes another path in OpenCV (other roundings): two at least
+    r0, r1 = (r0, r1) if r1 - r0 > 1 else (max(0, r1 - 2), max(0, r1 - 2) + 2)
+    height, width = shape
+    ratio = width / mask.shape[1]
+    # output columns outside [d0, d1) read input columns outside [c0, c1) alone (a margin
+    # of two pixels over the bilinear reach)
+    d0 = max(0, int((c0 - 1) * ratio) - 3)
+    d1 = min(width, int((c1 + 1) * ratio) + 3)
+    if (r1 - r0) * width + height * (d1 - d0) > height * width // 2:
+        return None
+    along = cv2.resize(mask[r0:r1].astype(np.float32), (width, r1 - r0),
+                       interpolation=cv2.INTER_LINEAR)
+    part = np.zeros((mask.shape[0], d1 - d0), np.float32)
+    part[r0:r1] = along[:, d0:d1]
+    out = np.zeros(shape, bool)
+    out[:, d0:d1] = cv2.resize(part, (d1 - d0, height), interpolation=cv2.INTER_LINEAR) >= 0.5
+    return out
 
 
 def hsv(rgb: np.ndarray) -> np.ndarray:

@@ -102,7 +102,6 @@ _SEPIA = np.array([[0.393, 0.769, 0.189], [0.349, 0.686, 0.168], [0.272, 0.534, 
                   dtype=np.float32)
 
 
-
 def _recolor_ramp(color: tuple[int, int, int]) -> np.ndarray:
     """(1001, 3) sRGB colours of ``color``'s CIE hue and chroma at L* = 0, 0.1, … 100.
 
@@ -124,9 +123,10 @@ def _recolor_ramp(color: tuple[int, int, int]) -> np.ndarray:
     return np.clip(cv2.cvtColor(lab.astype(np.float32), cv2.COLOR_Lab2RGB)[0], 0.0, 1.0)
 
 
-def _centred_lightness(light: np.ndarray, mask: np.ndarray, mean: float,
-                       target: float) -> np.ndarray:
-    """Lightness centred on ``target`` with the source's shading, squeezed only if needed."""
+def _centred_lightness(light: np.ndarray, mask: np.ndarray, mean: float, target: float,
+                       at: np.ndarray | None = None) -> np.ndarray:
+    """Lightness centred on ``target`` with the source's shading (``light`` over ``mask``,
+    the object's core), squeezed only if needed; at the pixels ``at`` alone when given."""
     values = light[mask] if mask.any() else light.ravel()
     lo, hi = np.percentile(values - mean, [2.0, 98.0])
     room = [1.0]
@@ -136,17 +136,15 @@ def _centred_lightness(light: np.ndarray, mask: np.ndarray, mean: float,
         room.append(target / -lo)
     k = float(np.clip(min(room), 0.5, 1.0))
     centre = float(np.clip(target, -k * lo, 100.0 - k * hi))
-    return np.clip(centre + k * (light - mean), 0.0, 100.0)
+    return np.clip(centre + k * ((light if at is None else light[at]) - mean), 0.0, 100.0)
 
 
-def _to_ramp(rgb: np.ndarray, ramp: np.ndarray, mask: np.ndarray, mean: float,
-             target_light: float) -> np.ndarray:
-    light = _centred_lightness(to_lab(rgb)[..., 0], mask, mean, target_light)
+def _ramp_at(light: np.ndarray, ramp: np.ndarray) -> np.ndarray:
+    """``ramp``'s colours at lightness ``light`` (any shape), linear between its steps."""
     pos = np.clip(light * 10.0, 0.0, 1000.0)
     i0 = np.floor(pos).astype(np.int32)
-    i1 = np.minimum(i0 + 1, 1000)
     t = (pos - i0)[..., None].astype(np.float32)
-    return ramp[i0] * (1.0 - t) + ramp[i1] * t
+    return ramp[i0] * (1.0 - t) + ramp[np.minimum(i0 + 1, 1000)] * t
 
 
 def _recolor(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray:
@@ -163,18 +161,25 @@ def _recolor(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray
     mean = float(light[core].mean())
     goal = mean + p.get("lightness", 1.0) * (float(target[0]) - mean)
     ramp = _recolor_ramp(color)
-    out = _to_ramp(rgb, ramp, core, mean, goal)
-    if partial:
-        split = coverage(rgb, mask, core)
-        band = mask & (split.alpha < 1.0)
-        if band.any():
-            alpha = np.where(split.alpha > 0.85, 1.0, split.alpha)[..., None]
-            shifted = rgb + alpha * (_to_ramp(split.obj, ramp, core, mean, goal) - split.obj)
-            out = np.where(band[..., None], shifted, out)
-        out = np.where(mask[..., None], np.clip(out, 0.0, 1.0), rgb)   # edges are unmixed
+    if not partial:
+        out = _ramp_at(_centred_lightness(light, core, mean, goal), ramp)
+        return rgb + p["strength"] * (out - rgb)
+    # only the mask's pixels change: each is computed where it is read (the same values
+    # as computing every pixel of the patch and picking them)
+    split = coverage(rgb, mask, core, band_only=True)
+    band = mask & (split.alpha < 1.0)
+    inner = mask & ~band
+    out = rgb.copy()
+    out[inner] = np.clip(_ramp_at(_centred_lightness(light, core, mean, goal, inner), ramp),
+                         0.0, 1.0)
+    if band.any():   # edges are unmixed: only the object's share takes the new colour
+        shade = _centred_lightness(to_lab(split.obj)[..., 0], core, mean, goal, band)
+        share = split.alpha[band]
+        alpha = np.where(share > 0.85, 1.0, share)[..., None]
+        out[band] = np.clip(rgb[band] + alpha * (_ramp_at(shade, ramp) - split.obj[band]),
+                            0.0, 1.0)
     return rgb + p["strength"] * (out - rgb)
 
-# ------------------------------------------------------------------------- inpainting
 
 # ------------------------------------------------------------------------- operations
 

@@ -35,7 +35,6 @@ from agent.brain.independent import (
     names_target,
     prefetch,
 )
-from agent.brain.work_copies import note_pasted
 from pipelines.layers import feather_for
 from pipelines.localizers import get_localizer
 from pipelines.operations import REGISTRY, Measured, Verdict, with_flag
@@ -267,14 +266,12 @@ class MeasuredCritic:
         if scene is None or not self.independent or not (
                 names_target(action) or extent_applies(action)):   # else both say nothing
             return None
-        # one after frame for both routes (a 12-MP copy each was half their cost)
-        whole_after, frame_mask = scene.frames(after, full_inside)
+        # one after frame for both routes (a 12-MP copy each was half their cost); both
+        # read it through its work copies alone, which come from the before frame's and
+        # the patch (``pasted_frame``: the whole frame is copied only if they cannot)
+        whole_after, frame_mask = scene.frames(after, full_inside, pixels=False)
         # a whole-patch edit hands the detector route the mask ``frames`` gives None
         whole_mask = None if whole and whole_after is after else frame_mask
-        if whole_after is not after:   # its work copies: the before frame's + the patch
-            x0, y0 = (int(v) for v in scene.offset)
-            note_pasted(whole_after, scene.before,
-                        (x0, y0, x0 + after.shape[1], y0 + after.shape[0]))
         independent = independent_checks(scene.before, whole_after, action, whole_mask,
                                          removal=spec is not None and
                                          spec.has("removes_target"))

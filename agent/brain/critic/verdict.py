@@ -8,6 +8,8 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
+from agent.brain.work_copies import note_pasted, pasted_frame
+
 #: The widest feather the turn loop composes with (``agent.session`` retries with 24).
 MAX_FEATHER = 24
 
@@ -73,16 +75,25 @@ class Scene:
     offset: tuple[int, int] = (0, 0)
     next_action: Any = None
 
-    def frames(self, after_patch: np.ndarray, mask: np.ndarray | None
-               ) -> tuple[np.ndarray, np.ndarray | None]:
+    def frames(self, after_patch: np.ndarray, mask: np.ndarray | None, *,
+               pixels: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
         """The whole after frame and the mask at frame size (None stays None when the
-        patch is the whole frame)."""
+        patch is the whole frame).
+
+        ``pixels=False``: the frame is read through ``agent.brain.work_copies.work_copy``
+        alone, whose copies come from the before frame's and the patch (inside a
+        ``shared_work_copies()`` block the frame is a ``pasted_frame``: the 12-MP copy
+        of the before frame is made only if a copy needs it)."""
         x0, y0 = (int(v) for v in self.offset)
         h, w = after_patch.shape[:2]
         if (x0, y0) == (0, 0) and self.before.shape[:2] == (h, w):
             return after_patch, mask
-        after = np.array(self.before, copy=True)
-        after[y0:y0 + h, x0:x0 + w] = after_patch[..., :after.shape[2]]
+        after = None if pixels else pasted_frame(self.before, after_patch, (x0, y0))
+        if after is None:
+            after = np.array(self.before, copy=True)
+            after[y0:y0 + h, x0:x0 + w] = after_patch[..., :after.shape[2]]
+            if not pixels:   # its work copies: the before frame's + the patch
+                note_pasted(after, self.before, (x0, y0, x0 + w, y0 + h))
         full = np.zeros(self.before.shape[:2], bool)
         full[y0:y0 + h, x0:x0 + w] = True if mask is None else mask
         return after, full
