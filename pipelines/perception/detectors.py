@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import weakref
 from collections import OrderedDict
 from dataclasses import dataclass
 
@@ -76,6 +77,16 @@ NANODET_STD = np.array([57.375, 57.12, 58.395], np.float32)
 #: text map (up to 3.7 MB) is not worth the session's tight memory budget
 FORWARD_MEMO = 4
 FORWARD_MEMO_BYTES = 512 << 10
+#: every net made, for ``forget_memos``
+_NETS: weakref.WeakSet = weakref.WeakSet()
+
+
+def forget_memos() -> None:
+    """Empty every net's memo of its last answers (a bench timing repeats of one view: each
+    repeat must run the nets, as a new photo does)."""
+    for net in list(_NETS):
+        with net._lock:
+            net._memo.clear()
 
 
 class _Net:
@@ -93,6 +104,7 @@ class _Net:
         self._lock = threading.Lock()
         self._memo: OrderedDict[tuple, list[np.ndarray]] = OrderedDict()
         self._memo_off = False
+        _NETS.add(self)
 
     def _forward(self, blob: np.ndarray, names: list[str] | None = None) -> list[np.ndarray]:
         import hashlib  # here: at module level bench/session_memory.py (no net) peaked ~6 MB higher
