@@ -36,11 +36,11 @@ import cv2
 import numpy as np
 
 from agent.brain.work_copies import work_copy
+from agent.executor import MOVING_OPS  # the operations that move their target: whole reach
 from pipelines.arrays import channel_max
 from pipelines.localizers.fusion import similarity
 from pipelines.localizers.perception import NOT_NOUNS, PerceptionLocalizer, _Models
 from pipelines.localizers.phrases import WHOLE, parse_phrase, places
-from pipelines.operations import registry
 from pipelines.perception.words import FACE, SALIENT, TEXT, match_noun
 
 log = logging.getLogger(__name__)
@@ -56,8 +56,6 @@ REACH = 28
 #: feathered (2 % of the short side): a 45-px spill of red onto the person beside a cup
 #: (24 work px) hid inside the removal's reach
 REACH_IN_PLACE = 14
-#: the operations that move their target (their growth and landing need the whole reach)
-MOVING_OPS = registry.with_flag("moves_target")
 #: the share of the changed pixels that must lie on the target found again
 ON_TARGET = 0.7
 #: below this share the change is clearly somewhere else
