@@ -32,7 +32,7 @@ import cv2
 import numpy as np
 
 from pipelines.localizers.segment import split_touching
-from pipelines.perception.detectors import Detection
+from pipelines.perception.detectors import Detection, ObjectDetector, shrink
 from pipelines.perception.words import class_similarity
 
 #: weakest detector score that still counts as evidence
@@ -532,3 +532,28 @@ def near(a: tuple[int, ...] | None, b: tuple[int, ...] | None) -> bool:
     pad = 0.25 * max(b[2] - b[0], b[3] - b[1])
     return a[0] <= b[2] + pad and a[2] >= b[0] - pad and a[1] <= b[3] + pad and \
         a[3] >= b[1] - pad
+
+
+def look_closer(detector: ObjectDetector, rgb: np.ndarray, obj: ObjectEvidence
+                 ) -> None:
+    """Detect again on a native-resolution crop where the object fills the detector's
+    view (1.6× its box); boxes that match it add their class scores to its evidence."""
+    h, w = rgb.shape[:2]
+    x0, y0, x1, y1 = obj.box
+    side = 1.6 * max(x1 - x0, y1 - y0, 32)
+    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
+    vx0, vy0 = int(max(0, cx - side / 2)), int(max(0, cy - side / 2))
+    vx1, vy1 = int(min(w, cx + side / 2)), int(min(h, cy + side / 2))
+    view = shrink(rgb[vy0:vy1, vx0:vx1], 2 * 416)
+    k = (vx1 - vx0) / view.shape[1]
+    vh, vw = view.shape[:2]
+    for det in detector.detect(view, FLOOR):
+        bx0, by0, bx1, by1 = det.box
+        cut = (bx0 <= 2 and vx0 > 0) or (by0 <= 2 and vy0 > 0) or \
+            (bx1 >= vw - 2 and vx1 < w) or (by1 >= vh - 2 and vy1 < h)
+        if cut:             # the view cut a larger object: a fragment confirms nothing
+            continue
+        box = (bx0 * k + vx0, by0 * k + vy0, bx1 * k + vx0, by1 * k + vy0)
+        if box_iou(box, obj.box) >= 0.5:
+            obj.scores[det.label] = max(obj.scores.get(det.label, 0.0), det.score)
+    obj.source = f"{obj.source}+closer look"

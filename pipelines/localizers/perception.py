@@ -45,6 +45,7 @@ from pipelines.localizers.answers import (
 from pipelines.localizers.base import Candidate, Hint, Localization, as_rgb
 from pipelines.localizers.embedded import EmbeddedLocalizer
 from pipelines.localizers.grounded_sam import GroundedSAMLocalizer, detector_prompt
+from pipelines.localizers.kin import UNSURE_END, reached_into_kin
 from pipelines.localizers.phrases import WHOLE, Phrase, parse_phrase, select_candidates
 from pipelines.localizers.refine import upsample_edge, upsample_region
 from pipelines.localizers.segment import (
@@ -215,7 +216,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             return self._text(rgb, parsed)
         else:
             found = self._objects(rgb, parsed, match)
-        if parsed.colors and found.status != "resolved":
+        if parsed.colors and found.status != "resolved" and \
+                not found.reason.startswith(UNSURE_END):  # the thing, its end unsure
             by_colour = super().locate(image, phrase, hint)
             if by_colour.status == "resolved":
                 assurance.class_support(by_colour, found.candidates)
@@ -268,7 +270,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         weak = [o for o in weak if all(fusion.inside_share(o.box, s.box) < 0.3
                                        for s in sure)]
         for obj in weak[:LOOK_CLOSER]:
-            _look_closer(models.objects, rgb, obj)
+            fusion.look_closer(models.objects, rgb, obj)
         cands = fusion.distinct(fusion.plausible(objects, match.label))
         named = [o for o in cands if o.scores.get(match.label, 0.0) >= CANDIDATE]
         tiny = all((o.box[2] - o.box[0]) * (o.box[3] - o.box[1]) < SMALL * h * w
@@ -305,13 +307,15 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                                 "it with the brush")
         if verdict == "ask" and not twins:  # shown to click: not what looks more like
             cands = fusion.to_offer(cands, match.label)      # another class than the named one
-        masks = []
+        masks, kin = [], ""
         sure = [o.box for o in objects if o.best_class[1] >= fusion.SURE_OTHER]
         for obj in cands[:MAX_REFINED]:
             det = Detection(obj.box, obj.fused, match.label)
             others = [o.box for o in cands[:MAX_REFINED] if o is not obj] + sure
             for cand in self._masks(rgb, [det], "nanodet"):
                 cand.mask, caught = fusion.check_extent(cand.mask, obj.box, others)
+                kin = kin or (obj is cands[0] and reached_into_kin(cand.mask, obj.box,
+                                                                   match.label, seen))
                 if caught:          # compared with its own evidence before any edit
                     obj.why = f"{obj.why}; {caught}"
                 cand.score = obj.fused
@@ -325,6 +329,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         if not masks:
             return Localization([], "unresolved", f"no {what} found{seen_line(strong)}")
         why = cands[0].why
+        if verdict == "take" and kin:           # where it ends is not known: ask
+            return Localization(masks, "ambiguous", f"{UNSURE_END} {what} ends: {kin}; "
+                                "click it, or paint it with the brush", candidates=masks)
         if verdict == "take":
             found = Localization([masks[0]], "resolved", f"found the {what}, confidence "
                                  f"{masks[0].score:.2f} ({why})", candidates=masks)
@@ -556,31 +563,6 @@ def _role_ready(role: str) -> bool:
     except Exception as exc:  # noqa: BLE001 - a broken model config must not stop localising
         log.warning("status of the %s role failed: %s", role, exc)
         return False
-
-
-def _look_closer(detector: ObjectDetector, rgb: np.ndarray, obj: fusion.ObjectEvidence
-                 ) -> None:
-    """Detect again on a native-resolution crop where the object fills the detector's
-    view (1.6× its box); boxes that match it add their class scores to its evidence."""
-    h, w = rgb.shape[:2]
-    x0, y0, x1, y1 = obj.box
-    side = 1.6 * max(x1 - x0, y1 - y0, 32)
-    cx, cy = (x0 + x1) / 2, (y0 + y1) / 2
-    vx0, vy0 = int(max(0, cx - side / 2)), int(max(0, cy - side / 2))
-    vx1, vy1 = int(min(w, cx + side / 2)), int(min(h, cy + side / 2))
-    view = shrink(rgb[vy0:vy1, vx0:vx1], 2 * 416)
-    k = (vx1 - vx0) / view.shape[1]
-    vh, vw = view.shape[:2]
-    for det in detector.detect(view, fusion.FLOOR):
-        bx0, by0, bx1, by1 = det.box
-        cut = (bx0 <= 2 and vx0 > 0) or (by0 <= 2 and vy0 > 0) or \
-            (bx1 >= vw - 2 and vx1 < w) or (by1 >= vh - 2 and vy1 < h)
-        if cut:             # the view cut a larger object: a fragment confirms nothing
-            continue
-        box = (bx0 * k + vx0, by0 * k + vy0, bx1 * k + vx0, by1 * k + vy0)
-        if fusion.box_iou(box, obj.box) >= 0.5:
-            obj.scores[det.label] = max(obj.scores.get(det.label, 0.0), det.score)
-    obj.source = f"{obj.source}+closer look"
 
 
 def _covers(det: Detection, mask: np.ndarray, scale: float) -> bool:
