@@ -28,3 +28,18 @@ def test_the_sky_reaches_the_ridge_and_stops_there(monkeypatch) -> None:
     spill = grown.union() & ~truth
     assert spill.sum() <= 0.01 * truth.sum()
     assert mask_iou(grown.union(), truth) >= mask_iou(short.union(), truth)
+
+
+def test_a_sky_cut_through_open_sky_is_a_question_not_an_answer() -> None:
+    """A night sky behind a suspension bridge (cincinnati_bridge, tune): the sky-like
+    region runs down between the cables far below the horizon of its open top, where it
+    was cut along a straight row: "the sky" was taken at IoU 0.54 and said found. Now it
+    asks, naming what it left out; a sky whose region ends at its ridge still answers."""
+    from pipelines.localizers import get_localizer
+
+    small, truth = realset.case_at("cincinnati_bridge__sky", 800)
+    found = get_localizer().locate(small, "the sky")
+    assert found.status == "ambiguous" and "goes on below" in found.reason, found.reason
+    assert found.masks and mask_iou(found.masks[0].mask, truth) < 0.8   # why it asks
+    ridge, _ = realset.case_at("aitzgorri__sky", 800)
+    assert get_localizer().locate(ridge, "the sky").status == "resolved"

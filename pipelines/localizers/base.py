@@ -45,7 +45,9 @@ class Evidence(TypedDict, total=False):
     estimate (SAM's IoU); ``colour``: how much of the region is the named colour;
     ``size``: area relative to the largest candidate; ``fill``: how much of its box the
     region fills; ``position``: how well it sits where the phrase says; ``words``: how well
-    its label matches the phrase; ``user``: the user pointed at it (brush, box, click).
+    its label matches the phrase; ``user``: the user pointed at it (brush, box, click);
+    ``continues``: how much more of a sky-like region goes on below where the sky was cut,
+    as a share of the sky kept (``sky.ends_unsure``).
     """
 
     detector: float
@@ -56,6 +58,7 @@ class Evidence(TypedDict, total=False):
     position: float
     words: float
     user: float
+    continues: float
 
 
 def mask_box(mask: np.ndarray) -> Box | None:

@@ -53,7 +53,7 @@ from pipelines.localizers.segment import (
     largest_parts,
     refine_box,
 )
-from pipelines.localizers.sky import backdrop_behind
+from pipelines.localizers.sky import backdrop_behind, ends_unsure
 from pipelines.localizers.support import cut_support
 from pipelines.models import ModelUnavailable, get_manager
 from pipelines.perception import store
@@ -227,7 +227,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
     def _sky(self, rgb: np.ndarray) -> Localization:
         """``scene.any_sky``, then a portrait's backdrop is told from a sky (``backdrop_behind``):
         the people are looked for only when a sky was found."""
-        found = scene.any_sky(rgb)      # a blue, pale or dusk sky, or a storm's grey one
+        found = ends_unsure(scene.any_sky(rgb))    # blue, pale, dusk or a storm's grey
         if found.status != "resolved":
             return found
         frame = shrink(rgb, FRAME_SIDE)

@@ -53,6 +53,11 @@ JOIN_DE = 12.0
 #: the work size but not at this one (tune: skies' p90 0.9-4.2, rock 8-16); the limit is
 #: ``FINE_TIMES`` the sky's own median, and at least ``FINE_MIN``
 FINE_SIDE, FINE_TIMES, FINE_MIN = 1024, 4.0, 4.0
+#: the main sky-like region goes on below the cut under its horizon by this share of what
+#: is kept or more: the cut runs through open sky (a night sky between a bridge's cables,
+#: tune 0.35) rather than along a shore or a skyline (tune 0.00-0.07), and where the sky
+#: ends is a question
+GOES_ON = 0.2
 
 
 def sky_likelihood(small: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -141,7 +146,9 @@ def find_sky(rgb: np.ndarray) -> Localization:
             region = labels == i
             if _same_colour(lab, region, main):
                 sky |= region
-    sky[int(min(h, horizon + BELOW_HORIZON * h)):] = False     # the ground under it
+    cut = int(min(h, horizon + BELOW_HORIZON * h))
+    goes_on = float(np.count_nonzero(sky[cut:])) / max(1, np.count_nonzero(sky[:cut]))
+    sky[cut:] = False     # the ground under it
     sky = _fill_clouds(sky, small)
     sky = reach_edge(sky, small)
     sky = _fill_clouds(_smooth_only(sky, rgb), small)   # a cloud's textured rim came out
@@ -158,7 +165,7 @@ def find_sky(rgb: np.ndarray) -> Localization:
     mask = upsample_region(rgb, sky)
     where = "along the top" if touches_top else "below something that covers the top"
     evidence = {"colour": round(blue_share, 3), "position": 1.0 if touches_top else 0.6,
-                "size": round(share, 3)}
+                "size": round(share, 3), "continues": round(min(1.0, goes_on), 3)}
     cand = Candidate(mask, round(min(0.95, sure), 3), "sky", "sky-colour+smooth+horizon",
                      evidence)
     reason = (f"found the sky ({share:.0%} of the frame, {where}; {bluish:.0%} of it blue, "
@@ -167,6 +174,21 @@ def find_sky(rgb: np.ndarray) -> Localization:
         return Localization([cand], "ambiguous", "a small pale region along the top may "
                             "be an overcast sky or a plain backdrop")
     return Localization([cand], "resolved", reason)
+
+
+def ends_unsure(found: Localization) -> Localization:
+    """``found`` (``find_sky``'s answer), or a question when its sky-like region goes on
+    well below the horizon where it was cut (``GOES_ON``): sky between cables or wires
+    and water or a road under a skyline look alike there, and which it is the user says."""
+    if found.status != "resolved" or not found.masks:
+        return found
+    goes_on = found.masks[0].evidence.get("continues", 0.0)
+    if goes_on < GOES_ON:
+        return found
+    return Localization(found.masks, "ambiguous", f"{found.reason}; but the smooth "
+                        f"sky-coloured region goes on below that horizon ({goes_on:.0%} more "
+                        "of it, left out): is it sky too? Click the sky or paint it with "
+                        "the brush", candidates=found.candidates)
 
 
 def fine_texture(rgb: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
