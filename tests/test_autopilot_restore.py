@@ -226,9 +226,9 @@ def test_a_dark_photo_of_one_hue_gets_its_tone_fixed_in_full() -> None:
 
 
 def test_a_sure_fix_is_only_its_tone_when_the_evaluator_finds_that_far_more_natural() -> None:
-    """A faded sunset: the judge is sure it is degraded, but the whole (per-channel) inverse
-    would neutralise the sunset's colour. The evaluator finds the tone part alone far more
-    natural, so that is applied, and the whole is offered."""
+    """A faded scene in warm evening light: the judge is sure it is degraded, but the whole
+    (per-channel) inverse would neutralise its colour. The evaluator finds the tone part
+    alone far more natural, so that is applied, and the whole is offered."""
     clean = load_photo("after_the_rain", SIZE)       # a validation photo
     faded = BENCH_DEGRADATIONS["faded"](clean)
     est = restore_step.estimate(faded)

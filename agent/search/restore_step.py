@@ -18,7 +18,7 @@ nearly every untouched photo has, and it is what a one-hue scene cannot be confu
 cast makes a photo one-hued, a lack of light does not): there it needs ``SURE``, and only
 the colour part ``SURE_NATURAL``. When the whole inverse is sure, the tone part alone is
 applied instead when the evaluator finds its result far more natural (``TONE_MARGIN``: a
-sunset has no white to balance, and the whole inverse would neutralise it).
+scene in warm evening light has no neutral white, and the whole inverse would neutralise it).
 """
 
 from __future__ import annotations
@@ -66,9 +66,10 @@ MIN_MOVES = 1.0
 #: The tone part is applied instead of a sure whole inverse when the evaluator's predicted
 #: distance to a natural photo (``eval.naturalness``, log(1 + RMSE), its best head) is at
 #: least this much lower after it. Chosen on ``REAL_VALIDATION``: where the whole inverse
-#: was right the tone part was preferred by at most 0.24 (a dark and cool street scene,
-#: whole +21.7 dB better); where the tone part was right by at least 1.01 (a sunset,
-#: under-exposed or faded: the whole inverse neutralised its colour); 0.6 lies between.
+#: was right the tone part was preferred by at most 0.24 (voc_2011_000006 dark and cool,
+#: whole +21.7 dB better); where the tone part was right by at least 1.01 (after_the_rain,
+#: warm evening light, under-exposed or faded: the whole inverse neutralised its colour);
+#: 0.6 lies between.
 TONE_MARGIN = 0.6
 #: The fade's tone part: ``auto_levels`` with this percentage clipped at each end (the
 #: pooled channels' darkest and brightest values; 0 would not move the black).
