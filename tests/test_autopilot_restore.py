@@ -201,3 +201,55 @@ def test_a_hazy_scene_with_a_cast_is_not_stretched_as_if_it_were_faded() -> None
     assert not any(str(c.get("decision", "")).startswith("kept: the photo's black point")
                    for c in result.considered)
     assert psnr(result.image, clean) >= psnr(warm, clean)
+
+
+def _tone_only(result) -> list[dict]:
+    return [c for c in result.considered if str(c.get("decision", "")).startswith(
+        "kept in full, tone only")]
+
+
+def test_a_dark_photo_of_one_hue_gets_its_tone_fixed_in_full() -> None:
+    """A one-hue scene needs 99.6 % for the whole inverse (a cast makes a photo one-hued),
+    but under-exposure does not change its hue: at 90 % the tone part (one gain for all
+    three channels) is applied whole. Wave 9 kept this photo at +1 dB (a part within the
+    bound)."""
+    clean = load_photo("appleflower", SIZE)          # a validation photo, pink blossom
+    dark = BENCH_DEGRADATIONS["one_stop_dark"](clean)
+    est = restore_step.estimate(dark)
+    assert est is not None and restore_step.SURE <= est.probability < restore_step.SURE_NATURAL
+    result = _run(dark)
+    tone = _tone_only(result)
+    assert tone and result.steps[0].action["operation"] == "exposure"
+    assert "one hue" in tone[0]["decision"]
+    assert psnr(result.image, clean) >= psnr(dark, clean) + 20.0
+    assert "tone part of its estimated inverse applied in full" in result.reason
+
+
+def test_a_sure_fix_is_only_its_tone_when_the_evaluator_finds_that_far_more_natural() -> None:
+    """A faded scene in warm evening light: the judge is sure it is degraded, but the whole
+    (per-channel) inverse would neutralise its colour. The evaluator finds the tone part
+    alone far more natural, so that is applied, and the whole is offered."""
+    clean = load_photo("after_the_rain", SIZE)       # a validation photo
+    faded = BENCH_DEGRADATIONS["faded"](clean)
+    est = restore_step.estimate(faded)
+    assert est is not None and restore_step.sure(est, restore_step.SURE)
+    result = _run(faded)
+    assert _tone_only(result) and result.steps[0].action["operation"] == "auto_levels"
+    assert psnr(result.image, clean) >= psnr(faded, clean) + 10.0
+    offered = [s for s in result.suggestions if s["operation"] == FULL_STRENGTH]
+    assert offered and "undid only its tone" in offered[-1]["reason"]
+    whole = accept_full_strength(faded, offered[-1])[-1][0]      # wave 9 applied this
+    assert psnr(result.image, clean) >= psnr(whole, clean) + 8.0
+
+
+@pytest.mark.parametrize("label", ["cheetah_closeup", "retina"])
+def test_the_tone_part_leaves_an_untouched_photo_of_one_hue_alone(label: str) -> None:
+    """The untouched one-hue photos the judge is over 90 % sure of: each has a white in some
+    channel, so the tone part does not move it, and the run stays within 35 dB."""
+    img = load_validation(label, SIZE)
+    est = restore_step.estimate(img)
+    assert est is not None and est.probability >= restore_step.SURE
+    assert restore_step.tone(img, est) is None
+    result = _run(img)
+    assert not _tone_only(result)
+    assert psnr(result.image, img) >= 35.0

@@ -408,10 +408,7 @@ def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3
     est = restore_step.estimate(image) if style is None else None
     need = restore_step.required(context.flags)
     run.faded = run.faded and restore_step.fade_agrees(est)
-    if est is not None and restore_step.sure(est, need):
-        _keep_inverse(run, est, need)
-    elif est is not None and est.probability >= restore_step.PART:
-        _keep_part(run, est, need)
+    toned = _restore(run, est, need)
     for it in range(iterations):
         perception = perception0 if it == 0 else perceive(run.current, mood)
         perception.indices = run.carried.apply(perception.indices)
@@ -457,10 +454,45 @@ def autopilot(image: np.ndarray, *, mood: str | None = None, iterations: int = 3
             "perception": perception0.to_dict(), "context": context.to_dict(),
             "estimate": est.to_dict() if est is not None else None}
     suggestions = restore_step.merge_suggestions(
-        straighten_suggestions(perception0.level) + held_back(run), est, need)
+        straighten_suggestions(perception0.level) + held_back(run), est, need, toned)
     return AutopilotResult(run.current, run.steps, tree, score0, run.score, cancelled,
                            reason(run, context), run.considered, suggestions,
                            context.to_dict())
+
+
+def _restore(run: _Run, est: Any, need: float) -> bool:
+    """The run's first step from the photo's estimated fault (``agent.search.restore_step``):
+    the whole inverse when sure, or its tone part alone when the evaluator prefers that;
+    in a one-hue scene ``SURE`` of, the tone part in full and the colour part within the
+    bound; otherwise, from ``PART``, the part within the bound. Returns whether only the
+    tone part was applied (the whole is then offered)."""
+    if est is None:
+        return False
+    if restore_step.sure(est, need):
+        tone = restore_step.tone(run.current, est)
+        if tone is None or not tone.preferred:
+            _keep_inverse(run, est, need)
+            return False
+        _keep_tone(run, est, tone, need, whole_sure=True)
+        run.fixed = True
+        return True
+    tone = restore_step.tone(run.current, est) if need > restore_step.SURE and \
+        restore_step.sure(est, restore_step.SURE) else None
+    if tone is not None:
+        _keep_tone(run, est, tone, need, whole_sure=False)
+    if est.probability >= restore_step.PART:
+        _keep_part(run, est, need)
+    return tone is not None
+
+
+def _keep_tone(run: _Run, est: Any, tone: Any, need: float, whole_sure: bool) -> None:
+    """Apply the tone part of the estimated inverse in full (``restore_step.tone``); the
+    corrected photo becomes the do-no-harm reference."""
+    result = apply_candidate(run.current, tone.candidate)
+    run.considered.append({"iteration": 0, **restore_step.tone_record(est, tone, need,
+                                                                      whole_sure)})
+    run.keep(tone.candidate, result, run.score_step(tone.candidate, result))
+    run.reference = to_analysis(result, HARM_SIZE)
 
 
 def _keep_inverse(run: _Run, est: Any, need: float) -> None:

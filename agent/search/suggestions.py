@@ -146,8 +146,10 @@ def reason(run: Any, context: SceneContext) -> str:
         part = [c for c in run.considered if str(c.get("decision", "")).startswith(
             "kept in part") and "probability" in c]
         if sure:
+            what = "the tone part of its estimated inverse" if str(sure[0]["decision"]).startswith(
+                "kept in full, tone only") else "its estimated inverse"
             text += (f" ({sure[0]['probability']:.0%} sure the photo was {sure[0]['fault']}: "
-                     f"its estimated inverse applied in full)")
+                     f"{what} applied in full)")
         elif part:
             text += (f" (only {part[0]['probability']:.0%} sure the photo was "
                      f"{part[0]['fault']}: {part[0]['share']:.0%} of its estimated inverse "
