@@ -198,9 +198,15 @@ def _paste(image: np.ndarray, item: dict) -> np.ndarray:
     x0, y0 = round(item["at"][0] * w), round(item["at"][1] * h)
     x1, y1 = min(w, x0 + size[0]), min(h, y0 + size[1])
     soft = soft[:y1 - y0, :x1 - x0]
-    region = image[y0:y1, x0:x1].astype(np.float32)
-    blend = soft[..., None] * rgb[:y1 - y0, :x1 - x0] + (1 - soft[..., None]) * region
-    image[y0:y1, x0:x1] = np.clip(blend + 0.5, 0, 255).astype(np.uint8)
+    # soft·cut-out + (1 − soft)·photo, rounded: where soft is 1 that is the cut-out's
+    # pixel and where it is 0 the photo's, exactly; only the rim in between is blended
+    region, src = image[y0:y1, x0:x1], rgb[:y1 - y0, :x1 - x0]
+    whole = soft >= 1
+    np.copyto(region, src, where=whole[..., None])
+    rim = (soft > 0) & ~whole
+    part = soft[rim][:, None]
+    blend = part * src[rim] + (1 - part) * region[rim].astype(np.float32)
+    region[rim] = np.clip(blend + 0.5, 0, 255).astype(np.uint8)
     out = np.zeros((h, w), bool)
     out[y0:y1, x0:x1] = soft >= 0.5
     return out
@@ -217,27 +223,32 @@ def _profile(width: int, base: float, amp: float, seed: int) -> np.ndarray:
 
 
 def _sky_scene(spec: dict, size: tuple[int, int]) -> Rendered:
-    """Sky crop above a tree skyline; optional canopy over the top, water below a shore."""
+    """Sky crop above a tree skyline; optional canopy over the top, water below a shore.
+
+    Each pixel is taken from one source (sky, ground, water, shore, canopy), each source
+    rounded to uint8 as it would be at the end: picking among uint8 layers is the same
+    picture as picking among float ones and rounding once, at a fraction of the memory."""
     w, h = size
-    sky = _canvas(spec["sky"], size, spec["sky_crop"]).astype(np.float32)
+    sky = _canvas(spec["sky"], size, spec["sky_crop"])
     if spec.get("dark"):
-        sky *= spec["dark"]
+        sky = _u8(sky.astype(np.float32) * spec["dark"])
     ground = _canvas(spec["ground"], size, spec["ground_crop"])
     rows = np.arange(h)[:, None]
     line = (_profile(w, spec["horizon"], spec.get("amp", 0.04), spec.get("seed", 1))
             * h)[None, :]
     is_sky = rows < line
-    image = np.where(is_sky[..., None], sky, ground).astype(np.float32)
+    image = np.where(is_sky[..., None], sky, ground)
     if spec.get("water"):            # the lake below a thin far shore: not sky
         shore = spec["water"]["shore"] * h
         top = spec["water"]["top"] * h
-        water = _canvas("china", size, [330, 235, 560, 300]).astype(np.float32)
+        water = _canvas("china", size, [330, 235, 560, 300])
         water = water[::-1]            # ripples as seen from the shore
         in_water = (rows >= top) & (rows < spec["water"]["bottom"] * h)
-        image = np.where(in_water[..., None], water * spec.get("dark", 1.0), image)
-        band = (rows >= top - shore) & (rows < top)
-        image = np.where(band[..., None], _canvas("china", size, [0, 300, 200, 420])
-                         .astype(np.float32) * 0.8, image)
+        image[in_water[:, 0]] = _u8(water[in_water[:, 0]].astype(np.float32)
+                                    * spec.get("dark", 1.0))
+        band = ((rows >= top - shore) & (rows < top))[:, 0]
+        image[band] = _u8(_canvas("china", size, [0, 300, 200, 420])[band]
+                          .astype(np.float32) * 0.8)
         is_sky &= rows < top - shore
     if spec.get("canopy"):           # trees over the top edge: the sky does not touch it
         edge = (_profile(w, spec["canopy"], 0.05, 7) * h)[None, :]
@@ -245,8 +256,13 @@ def _sky_scene(spec: dict, size: tuple[int, int]) -> Rendered:
         canopy = spec.get("canopy_source", ["china", [0, 340, 300, 427]])
         image = np.where(leaves[..., None], _canvas(canopy[0], size, canopy[1]), image)
         is_sky &= ~leaves
-    image = cv2.GaussianBlur(np.clip(image, 0, 255).astype(np.uint8), (3, 3), 0)
+    image = cv2.GaussianBlur(image, (3, 3), 0)
     return Rendered(image, is_sky)
+
+
+def _u8(values: np.ndarray) -> np.ndarray:
+    """Float pixels clipped to 0–255 and truncated to uint8."""
+    return np.clip(values, 0, 255).astype(np.uint8)
 
 
 def _text(image: np.ndarray, item: dict) -> np.ndarray:

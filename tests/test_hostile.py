@@ -91,7 +91,7 @@ def test_every_attack_is_refused_through_the_service_layer(corpus, manager, phot
     web.open_image(sid, photo, "cat.png")
     _, first = web.edit_turn(sid, "make it warmer")
     assert first["ok"]
-    # loading the sentence model (once per process, ~5 s and ~300 MB with torch) is the
+    # loading the sentence model (once per process, ~0.2 s and ~100 MB in numpy) is the
     # app's start-up cost, not an attack's: measure the attacks with it loaded
     from pipelines.embeddings import sentence_encoder
 

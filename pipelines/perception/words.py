@@ -14,7 +14,7 @@ subject instead.
 
 The labels' pairwise similarity (``class_similarity``, which evidence fusion asks for on
 every request) is shipped beside this file (``label_similarity.npz``, written by
-``write_similarity_table``): loading MiniLM costs several seconds and about 800 MB, and a
+``write_similarity_table``): computing it embeds every label (MiniLM then loads), and a
 request whose noun is in the table ("remove the cup") then never loads it. The table is
 used only while its labels and encoder version match; otherwise it is computed here.
 """
