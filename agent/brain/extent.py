@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import logging
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import cv2
@@ -78,6 +79,10 @@ STRAIGHT_CUT = 0.12
 #: many times the change across lines beside it (no edge runs along it) and weak (ΔE
 #: between points 6 px apart across it)
 STRAIGHT_PEAK, STRAIGHT_WEAK = 1.3, 25.0
+#: a straight stretch with no edge through smooth stuff (the photo's change across it at
+#: most ``SMOOTH_PEAK`` ΔE) at least this many times the area's radius long is a cut: a
+#: thing does not end on a straight line in the middle of a flat region
+SMOOTH_LENGTH, SMOOTH_PEAK = 0.5, 6.0
 #: a change covering this share of the frame is no instance of a named thing (a sky may
 #: fill more of it)
 WHOLE_FRAME, WHOLE_SKY = 0.85, 0.95
@@ -130,12 +135,17 @@ def _names_a_thing(action: Any) -> bool:
         and not WHOLE.search(parse_phrase(phrase).text)
 
 
+def _has(action: Any, flag: str) -> bool:
+    """Whether ``action``'s operation declares ``flag`` (False for an unknown one)."""
+    try:
+        return flag in registry.get(str(getattr(action, "operation", "") or "")).flags
+    except OperationError:   # an unknown or missing operation: no flags
+        return False
+
+
 def _tonal(action: Any) -> bool:
     """A tone or colour adjustment whose change follows each pixel's own value."""
-    try:
-        return "tonal" in registry.get(str(getattr(action, "operation", "") or "")).flags
-    except OperationError:   # an unknown or missing operation: not a tonal adjustment
-        return False
+    return _has(action, "tonal")
 
 
 def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
@@ -206,8 +216,11 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
         # that is no edge of anything; the subject's side is checked as another object
         out.undecided["extent"] = "the background is everything but the subject"
         return out
-    _edges(out, small_b, region, phrase)
-    _floods(out, small_b, region, phrase)
+    # an operation on a whole object works on its mask grown over the object's soft edge
+    # (``object_edge``): the thing starts that far inside, and so does the flood's core
+    grown = _has(action, "object_edge")
+    _edges(out, small_b, region, phrase, sky, grown)
+    _floods(out, small_b, region, phrase, GROWN_REACH if grown else 0.0)
     if sky:
         _one_sky(out, small_b, region, phrase)
     return out
@@ -297,14 +310,20 @@ def _cut(small: np.ndarray, region: np.ndarray, lab: tuple[np.ndarray, np.ndarra
     return float(cut.sum()) / max(1, n), run, n
 
 
-def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str) -> None:
+def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
+           sky: bool = False, grown: bool = False) -> None:
+    """The border of what changed must follow edges in the photo (``_cut``) and must not
+    be a straight line with no edge along it (``straight_stretches``). ``grown``: the
+    operation works on the object's mask grown over its soft edge, whose straight border
+    may lie on the surroundings: the border a grown reach inside is read too."""
     lab = _lab(small)   # read by both cuts
     share, run, n = _cut(small, region, lab)
     # the agent grows an object's mask to cover its soft edge (``growth_limit``: a quarter
     # of its radius): the thing may also end that far inside the edited area's border
     depth = round(GROWN_REACH * np.sqrt(float(region.sum()) / np.pi))
     inner = cv2.erode(region.astype(np.uint8), _disc(max(1, depth))) > 0
-    if depth >= 1 and inner.sum() >= 20:
+    deep = depth >= 1 and inner.sum() >= 20
+    if deep:
         share_in, run_in, n_in = _cut(small, inner, lab)
         if n_in >= 12 and share_in < share:
             share, run = share_in, run_in
@@ -312,15 +331,26 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str)
         out.undecided["extent"] = "the edited area has no border inside the frame"
         return
     out.measures["extent_cut_share"] = round(share, 3)
-    straight = straight_cut(small, region)
+    stretches = straight_stretches(small, region)
+    if deep and grown:
+        inside = straight_stretches(small, inner)
+        if _straight_share(inside) < _straight_share(stretches) or \
+                _smooth_cut(inside, sky) < _smooth_cut(stretches, sky):
+            stretches = inside
+    straight, smooth = _straight_share(stretches), _smooth_cut(stretches, sky)
     out.measures["extent_straight_cut"] = round(straight, 3)
+    out.measures["extent_smooth_cut"] = round(smooth, 3)
     out.measures["extent_longest_cut"] = round(run, 3)
     ok = bool(share <= CUT_SHARE and run <= CUT_RUN)
-    out.checks["extent"] = ok and straight <= STRAIGHT_CUT
+    out.checks["extent"] = ok and straight <= STRAIGHT_CUT and smooth < SMOOTH_LENGTH
     if straight > STRAIGHT_CUT:
         out.fix.append(f"the edited area's border runs straight through '{phrase}' for "
                        f"{straight:.0%} of its length, with no edge in the photo along it "
                        "(a part of it cut off)")
+    elif smooth >= SMOOTH_LENGTH:
+        out.fix.append(f"the edited area stops on a straight line in the middle of a smooth "
+                       f"region (as long as {smooth:.1f} times the area's radius): '{phrase}' "
+                       "goes on past it")
     elif ok:
         out.keep.append(f"the edit ends where '{phrase}' ends (the photo changes along "
                         f"{1 - share:.0%} of its border)")
@@ -330,28 +360,64 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str)
                        "its surroundings, cut through it, or on the wrong thing)")
 
 
+def _straight_share(stretches: list[Stretch]) -> float:
+    """Share of the border made of long straight stretches with no edge along them."""
+    return sum(s.share for s in stretches if s.share >= STRAIGHT_SHARE and s.no_edge)
+
+
+def _smooth_cut(stretches: list[Stretch], sky: bool) -> float:
+    """The longest straight stretch through smooth stuff (no edge, and the photo nearly
+    flat across it), in the edited area's equivalent radius (0 when none). A sky's lower
+    border may fade into haze along the horizon: only its steep stretches count."""
+    return max((s.radii for s in stretches if s.no_edge and s.peak <= SMOOTH_PEAK and
+                not (sky and not s.steep)), default=0.0)
+
+
+@dataclass
+class Stretch:
+    """One straight stretch of an edited area's border (off the frame's edge)."""
+
+    share: float     # of the border's length
+    radii: float     # its length in the area's equivalent radius
+    peak: float      # the photo's change across it, on the line (Lab ΔE)
+    beside: float    # ... and across lines beside it
+    steep: bool      # nearer vertical than horizontal
+
+    @property
+    def no_edge(self) -> bool:
+        """No edge of the photo runs along it: the change across it is weak and does
+        not peak on the line."""
+        return self.peak < STRAIGHT_WEAK and (self.peak + 1.0) < STRAIGHT_PEAK * (
+            self.beside + 1.0)
+
+
 def straight_cut(small: np.ndarray, region: np.ndarray) -> float:
     """The straight stretches of ``region``'s border (off the frame's edge) along which
-    the photo shows no edge, as a share of the border (0 when none).
+    the photo shows no edge, as a share of the border (0 when none)."""
+    return _straight_share(straight_stretches(small, region))
 
-    Each stretch at least ``STRAIGHT_SHARE`` of the border is read across: the mean Lab
-    distance between points 3 px either side of lines parallel to it, 9 px in and out.
-    An edge of the thing peaks on the line; a cut through its interior does not."""
+
+def straight_stretches(small: np.ndarray, region: np.ndarray) -> list[Stretch]:
+    """The straight stretches of ``region``'s border (off the frame's edge), at least
+    ``STRAIGHT_PX`` long, each read across: the mean Lab distance between points 3 px
+    either side of lines parallel to it, 9 px in and out. An edge of the thing peaks on
+    the line; a cut through its interior does not."""
     h, w = region.shape
     contours, _ = cv2.findContours(region.astype(np.uint8), cv2.RETR_EXTERNAL,
                                    cv2.CHAIN_APPROX_NONE)
     perimeter = sum(cv2.arcLength(c, True) for c in contours)
     if perimeter < 24:
-        return 0.0
+        return []
+    radius = max(1.0, float(np.sqrt(float(region.sum()) / np.pi)))
     lab = cv2.cvtColor(cv2.GaussianBlur(small, (3, 3), 0), cv2.COLOR_RGB2LAB)
     lab = lab.astype(np.float32) * np.float32([100 / 255, 1, 1])
     offsets = np.arange(-12, 13, dtype=np.float32)      # 9 px each way, 3 px to read
-    cut = 0.0
+    out = []
     for contour in contours:
         poly = cv2.approxPolyDP(contour, 1.5, True)[:, 0, :].astype(np.float32)
         for p0, p1 in zip(poly, np.roll(poly, -1, axis=0), strict=True):
             length = float(np.hypot(*(p1 - p0)))
-            if length < max(STRAIGHT_PX, STRAIGHT_SHARE * perimeter) or \
+            if length < STRAIGHT_PX or \
                     max(p0[0], p1[0]) <= 2 or min(p0[0], p1[0]) >= w - 3 or \
                     max(p0[1], p1[1]) <= 2 or min(p0[1], p1[1]) >= h - 3:
                 continue    # short, or on the frame's edge (no evidence there)
@@ -364,18 +430,21 @@ def straight_cut(small: np.ndarray, region: np.ndarray) -> float:
                              borderMode=cv2.BORDER_REFLECT)
             across = np.linalg.norm(seen[:, 6:] - seen[:, :-6], axis=2).mean(axis=0)
             at = np.abs(offsets[3:-3])
-            peak = float(across[at <= 2].max())
-            beside = float(np.median(across[at >= 5]))
-            if peak < STRAIGHT_WEAK and (peak + 1.0) < STRAIGHT_PEAK * (beside + 1.0):
-                cut += length / perimeter
-    return cut
+            out.append(Stretch(length / perimeter, length / radius,
+                               float(across[at <= 2].max()),
+                               float(np.median(across[at >= 5])),
+                               abs(float(u[1])) > abs(float(u[0]))))
+    return out
 
 
-def _floods(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str) -> None:
+def _floods(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
+            depth: float = 0.0) -> None:
     """Flood the photo (watershed on its colours) from the edited area's core and from
     everything farther than half its radius: where no edge stops the core's flood before
     the far basin's, the thing goes on past the edit (half a thing, or a region that
-    continues) — the edit's own border plays no part in where the flood stops."""
+    continues) — the edit's own border plays no part in where the flood stops. ``depth``:
+    the core starts this share of each part's radius inside it (a mask grown over the
+    thing's soft edge lies partly on its surroundings)."""
     if region.mean() > FLOOD_AREA:
         return   # the far basin would be a thin strip along the frame: no evidence
     markers = np.zeros(region.shape, np.int32)
@@ -384,7 +453,8 @@ def _floods(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str
     for i in range(1, count):   # each part of a plural edit at its own scale
         part = (parts == i).astype(np.uint8)
         radius = float(np.sqrt(part.sum() / np.pi))
-        markers[cv2.erode(part, _disc(2)) > 0] = 1
+        core = cv2.erode(part, _disc(max(2, round(depth * radius)))) > 0
+        markers[core if core.any() else cv2.erode(part, _disc(2)) > 0] = 1
         near |= cv2.dilate(part, _disc(max(4, int(FLOOD_REACH * radius)))) > 0
     markers[~near] = 2
     if not (markers == 1).any() or not (markers == 2).any():
