@@ -12,7 +12,11 @@ edge of what changed, never through the mask the edit was made with:
   surrounds it. Long runs of such cut border fail the check.
 - **straight cuts** — a half mask is cut along a line through the thing's own interior:
   along a straight stretch of the border the photo's change across it is no stronger
-  than beside it (a real edge peaks on the line). Such stretches fail the check.
+  than beside it (a real edge peaks on the line). Such stretches fail the check, and so
+  does one stretch through smooth stuff half the area's radius long: a thing does not
+  end on a straight line in the middle of a flat region (``agent.brain.extent_lines``).
+- **the background** — everything but the subject: the part left as it was must be
+  outlined by edges of the photo, and an edit of the whole photo kept no subject.
 - **plausible size** — a change that covers (nearly) the whole frame for a named thing
   is larger than any instance of it.
 - **one kind of region** — for a sky, what changed must be smooth and lie above a
@@ -28,15 +32,21 @@ from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
 from typing import Any
 
 import cv2
 import numpy as np
 
+from agent.brain.extent_lines import (
+    SMOOTH_LENGTH,
+    smooth_cut,
+    straight_share,
+    straight_stretches,
+)
 from agent.brain.independent import Independent, named_label, work_copy
 from agent.brain.work_copies import area_resize_in_box
 from pipelines.arrays import channel_max, channel_min
+from pipelines.editors.objects import growth_limit
 from pipelines.layers import mask_bbox
 from pipelines.localizers.phrases import WHOLE, parse_phrase
 from pipelines.operations import registry
@@ -69,20 +79,8 @@ FLOODS = 0.5
 CUT_SHARE = 0.4
 #: a single run of cut border this long (share of the border) is a cut through a region
 CUT_RUN = 0.2
-#: a straight stretch of border at least this share of it (and 8 px) is read on its own:
-#: a half mask is cut along a line through the thing's own interior (one stretch per part
-#: of a plural thing)
-STRAIGHT_SHARE, STRAIGHT_PX = 0.08, 8.0
 #: straight stretches with no edge along them may make up this share of the border
 STRAIGHT_CUT = 0.12
-#: ... and it cuts through one region when the photo's change across it is less than this
-#: many times the change across lines beside it (no edge runs along it) and weak (ΔE
-#: between points 6 px apart across it)
-STRAIGHT_PEAK, STRAIGHT_WEAK = 1.3, 25.0
-#: a straight stretch with no edge through smooth stuff (the photo's change across it at
-#: most ``SMOOTH_PEAK`` ΔE) at least this many times the area's radius long is a cut: a
-#: thing does not end on a straight line in the middle of a flat region
-SMOOTH_LENGTH, SMOOTH_PEAK = 0.5, 6.0
 #: a change covering this share of the frame is no instance of a named thing (a sky may
 #: fill more of it)
 WHOLE_FRAME, WHOLE_SKY = 0.85, 0.95
@@ -104,6 +102,8 @@ RELATIVE = re.compile(r"\b(deeper|richer|bluer|greener|redder|warmer|cooler|brig
 SKY_WORDS = ("sky", "skies", "clouds")
 #: the operations whose relative words ``_relative`` reads
 COLOUR_OPS = ("recolor", "saturation", "vibrance", "hue", "tint", "temperature")
+#: an edit of the background leaves at least this share of the frame (the subject) as it was
+KEPT_SUBJECT = 0.01
 #: words that may name most of the frame
 BACKGROUND = re.compile(r"\b(background|backdrop|surroundings|everything else|rest of)\b")
 #: checks whose failure means the edit's extent is wrong (the words were not followed)
@@ -211,10 +211,11 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
         out.undecided["extent"] = "text is edited in its box, which has no edge of its own"
         return out
     if BACKGROUND.search(phrase.lower()):
-        # everything but the subject: its only edge is the subject's outline, and where
-        # the background is already grey (or dark) a change leaves a ragged inner border
-        # that is no edge of anything; the subject's side is checked as another object
-        out.undecided["extent"] = "the background is everything but the subject"
+        # an object operation grew the mask over the subject's soft edge (``growth_limit``
+        # at full size): the subject's outline lies that far out from what was left
+        grow = 0 if not _has(action, "object_edge") or used is None else round(
+            growth_limit(np.asarray(used_mask, bool)) * used.shape[1] / used_mask.shape[1])
+        _background(out, small_b, used, phrase, grow)
         return out
     # an operation on a whole object works on its mask grown over the object's soft edge
     # (``object_edge``): the thing starts that far inside, and so does the flood's core
@@ -224,6 +225,26 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     if sky:
         _one_sky(out, small_b, region, phrase)
     return out
+
+
+def _background(out: Independent, small: np.ndarray, used: np.ndarray | None,
+                phrase: str, grow: int = 0) -> None:
+    """Everything but the subject: the part the edit was not aimed at is the subject, and
+    its outline must follow edges of the photo (a half, grown or moved background mask
+    cuts through the background or the subject). An edit aimed at the whole photo kept
+    no subject. What changed is not read: where the background is already grey (or
+    dark) it has ragged inner borders that are no edge of anything."""
+    if used is None:
+        out.undecided["extent"] = "the background is everything but the subject"
+        return
+    kept = _filled(~used)
+    if grow > 0 and kept.any():
+        kept = cv2.dilate(kept.astype(np.uint8), _disc(grow)) > 0
+    if kept.mean() < KEPT_SUBJECT:
+        out.checks["extent"] = False
+        out.fix.append(f"the whole photo was edited for '{phrase}': the subject changed too")
+        return
+    _edges(out, small, kept, f"the subject '{phrase}' leaves out")
 
 
 def _region_of(diff: np.ndarray, changed: np.ndarray) -> np.ndarray:
@@ -334,10 +355,10 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
     stretches = straight_stretches(small, region)
     if deep and grown:
         inside = straight_stretches(small, inner)
-        if _straight_share(inside) < _straight_share(stretches) or \
-                _smooth_cut(inside, sky) < _smooth_cut(stretches, sky):
+        if straight_share(inside) < straight_share(stretches) or \
+                smooth_cut(inside, sky) < smooth_cut(stretches, sky):
             stretches = inside
-    straight, smooth = _straight_share(stretches), _smooth_cut(stretches, sky)
+    straight, smooth = straight_share(stretches), smooth_cut(stretches, sky)
     out.measures["extent_straight_cut"] = round(straight, 3)
     out.measures["extent_smooth_cut"] = round(smooth, 3)
     out.measures["extent_longest_cut"] = round(run, 3)
@@ -358,83 +379,6 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
         out.fix.append(f"the edited area does not end where '{phrase}' ends: "
                        f"{share:.0%} of its border runs through one region (grown onto "
                        "its surroundings, cut through it, or on the wrong thing)")
-
-
-def _straight_share(stretches: list[Stretch]) -> float:
-    """Share of the border made of long straight stretches with no edge along them."""
-    return sum(s.share for s in stretches if s.share >= STRAIGHT_SHARE and s.no_edge)
-
-
-def _smooth_cut(stretches: list[Stretch], sky: bool) -> float:
-    """The longest straight stretch through smooth stuff (no edge, and the photo nearly
-    flat across it), in the edited area's equivalent radius (0 when none). A sky's lower
-    border may fade into haze along the horizon: only its steep stretches count."""
-    return max((s.radii for s in stretches if s.no_edge and s.peak <= SMOOTH_PEAK and
-                not (sky and not s.steep)), default=0.0)
-
-
-@dataclass
-class Stretch:
-    """One straight stretch of an edited area's border (off the frame's edge)."""
-
-    share: float     # of the border's length
-    radii: float     # its length in the area's equivalent radius
-    peak: float      # the photo's change across it, on the line (Lab ΔE)
-    beside: float    # ... and across lines beside it
-    steep: bool      # nearer vertical than horizontal
-
-    @property
-    def no_edge(self) -> bool:
-        """No edge of the photo runs along it: the change across it is weak and does
-        not peak on the line."""
-        return self.peak < STRAIGHT_WEAK and (self.peak + 1.0) < STRAIGHT_PEAK * (
-            self.beside + 1.0)
-
-
-def straight_cut(small: np.ndarray, region: np.ndarray) -> float:
-    """The straight stretches of ``region``'s border (off the frame's edge) along which
-    the photo shows no edge, as a share of the border (0 when none)."""
-    return _straight_share(straight_stretches(small, region))
-
-
-def straight_stretches(small: np.ndarray, region: np.ndarray) -> list[Stretch]:
-    """The straight stretches of ``region``'s border (off the frame's edge), at least
-    ``STRAIGHT_PX`` long, each read across: the mean Lab distance between points 3 px
-    either side of lines parallel to it, 9 px in and out. An edge of the thing peaks on
-    the line; a cut through its interior does not."""
-    h, w = region.shape
-    contours, _ = cv2.findContours(region.astype(np.uint8), cv2.RETR_EXTERNAL,
-                                   cv2.CHAIN_APPROX_NONE)
-    perimeter = sum(cv2.arcLength(c, True) for c in contours)
-    if perimeter < 24:
-        return []
-    radius = max(1.0, float(np.sqrt(float(region.sum()) / np.pi)))
-    lab = cv2.cvtColor(cv2.GaussianBlur(small, (3, 3), 0), cv2.COLOR_RGB2LAB)
-    lab = lab.astype(np.float32) * np.float32([100 / 255, 1, 1])
-    offsets = np.arange(-12, 13, dtype=np.float32)      # 9 px each way, 3 px to read
-    out = []
-    for contour in contours:
-        poly = cv2.approxPolyDP(contour, 1.5, True)[:, 0, :].astype(np.float32)
-        for p0, p1 in zip(poly, np.roll(poly, -1, axis=0), strict=True):
-            length = float(np.hypot(*(p1 - p0)))
-            if length < STRAIGHT_PX or \
-                    max(p0[0], p1[0]) <= 2 or min(p0[0], p1[0]) >= w - 3 or \
-                    max(p0[1], p1[1]) <= 2 or min(p0[1], p1[1]) >= h - 3:
-                continue    # short, or on the frame's edge (no evidence there)
-            u = (p1 - p0) / length
-            normal = np.float32([-u[1], u[0]])
-            along = p0 + np.outer(np.arange(0.1, 0.9, 1.0 / length) * length, u)
-            grid = along[:, None, :] + offsets[None, :, None] * normal
-            seen = cv2.remap(lab, grid[..., 0].astype(np.float32),
-                             grid[..., 1].astype(np.float32), cv2.INTER_LINEAR,
-                             borderMode=cv2.BORDER_REFLECT)
-            across = np.linalg.norm(seen[:, 6:] - seen[:, :-6], axis=2).mean(axis=0)
-            at = np.abs(offsets[3:-3])
-            out.append(Stretch(length / perimeter, length / radius,
-                               float(across[at <= 2].max()),
-                               float(np.median(across[at >= 5])),
-                               abs(float(u[1])) > abs(float(u[0]))))
-    return out
 
 
 def _floods(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
