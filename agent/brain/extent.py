@@ -221,7 +221,8 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     # (``object_edge``): the thing starts that far inside, and so does the flood's core
     grown = _has(action, "object_edge")
     _edges(out, small_b, region, phrase, sky, grown)
-    _floods(out, small_b, region, phrase, GROWN_REACH if grown else 0.0)
+    _floods(out, small_b, region, phrase,
+            GROWN_REACH if grown and not _has(action, "removes_target") else 0.0)
     if sky:
         _one_sky(out, small_b, region, phrase)
     return out
