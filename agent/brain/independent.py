@@ -38,7 +38,6 @@ import numpy as np
 from agent.brain.work_copies import work_copy
 from agent.executor import MOVING_OPS  # the operations that move their target: whole reach
 from pipelines.arrays import channel_max
-from pipelines.localizers.assurance import head_nouns
 from pipelines.localizers.fusion import similarity
 from pipelines.localizers.perception import NOT_NOUNS, PerceptionLocalizer, _Models
 from pipelines.localizers.phrases import WHOLE, parse_phrase, places
@@ -403,9 +402,6 @@ def named_label(parsed: Any, phrase: str) -> str | None:
     nouns = [w for w in parsed.unknown if len(w) > 2 and w not in NOT_NOUNS]
     if not nouns:
         return None
-    # the head of the phrase, as the localiser reads it: "the bottle held by the man" is
-    # a bottle, "the cup on the table" a cup (not the last noun)
-    nouns, _ = head_nouns(parsed.words, nouns)
     noun = " ".join(nouns[-2:]) if len(nouns) > 1 else nouns[0]
     match = match_noun(noun, use_embedding=not parsed.colors)
     if match.label == SALIENT and len(nouns) > 1:
