@@ -80,16 +80,3 @@ def test_the_background_is_judged_by_the_subject_it_leaves_out(cases):
     assert any("the subject changed too" in f for f in whole.fix)
     moved = _extent(back, "make the background brighter", wrong_mask(back.mask, "moved"))
     assert moved.checks["extent"] is False
-
-
-@pytest.mark.parametrize(("phrase", "label"), [
-    ("the bottle held by the man on the right", "bottle"),
-    ("the cup on the table", "cup"),
-    ("the person next to the car", "person"),
-    ("the dog on the left", "dog"),
-])
-def test_the_detector_route_looks_for_the_phrases_head(phrase, label):
-    from agent.brain.independent import named_label  # noqa: PLC0415 — the route's words
-    from pipelines.localizers.phrases import parse_phrase  # noqa: PLC0415 — same
-
-    assert named_label(parse_phrase(phrase), phrase) == label
