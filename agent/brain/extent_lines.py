@@ -24,7 +24,7 @@ STRAIGHT_PEAK, STRAIGHT_WEAK = 1.3, 25.0
 #: a straight stretch with no edge through smooth stuff (the photo's change across it at
 #: most ``SMOOTH_PEAK`` ΔE) at least this many times the area's radius long is a cut: a
 #: thing does not end on a straight line in the middle of a flat region
-SMOOTH_LENGTH, SMOOTH_PEAK = 0.5, 6.0
+SMOOTH_LENGTH, SMOOTH_PEAK = 0.6, 6.0
 
 
 def straight_share(stretches: list[Stretch]) -> float:
