@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import pytest
 
+from agent.brain.extent_lines import SMOOTH_LENGTH
 from tests.critic_real_pairs import _edit, labelled_cases, photo, wrong_mask
 
 IDS = {"aitzgorri__sky", "picture_0b__bowl", "picture_1a__pink_brush",
@@ -45,10 +46,11 @@ def test_half_a_sky_cut_off_in_the_open_sky_fails(cases):
     sky = cases["aitzgorri__sky"]            # a sky over a mountain ridge
     half = _extent(sky, "make the sky darker", wrong_mask(sky.mask, "half"))
     assert half.checks["extent"] is False
-    assert half.measures["extent_smooth_cut"] >= 0.5
+    assert half.measures["extent_smooth_cut"] >= SMOOTH_LENGTH
     assert any("straight line in the middle of a smooth region" in f for f in half.fix)
     ok = _extent(sky, "make the sky darker", sky.mask)
-    assert ok.checks["extent"] is True and ok.measures["extent_smooth_cut"] < 0.5, ok.fix
+    assert ok.checks["extent"] is True and ok.measures["extent_smooth_cut"] < SMOOTH_LENGTH, \
+        ok.fix
 
 
 def test_half_a_bowl_fails_and_the_whole_bowl_passes(cases):
