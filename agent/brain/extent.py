@@ -12,7 +12,11 @@ edge of what changed, never through the mask the edit was made with:
   surrounds it. Long runs of such cut border fail the check.
 - **straight cuts** — a half mask is cut along a line through the thing's own interior:
   along a straight stretch of the border the photo's change across it is no stronger
-  than beside it (a real edge peaks on the line). Such stretches fail the check.
+  than beside it (a real edge peaks on the line). Such stretches fail the check, and so
+  does one stretch through smooth stuff half the area's radius long: a thing does not
+  end on a straight line in the middle of a flat region (``agent.brain.extent_lines``).
+- **the background** — everything but the subject: the part left as it was must be
+  outlined by edges of the photo, and an edit of the whole photo kept no subject.
 - **plausible size** — a change that covers (nearly) the whole frame for a named thing
   is larger than any instance of it.
 - **one kind of region** — for a sky, what changed must be smooth and lie above a
@@ -33,9 +37,16 @@ from typing import Any
 import cv2
 import numpy as np
 
+from agent.brain.extent_lines import (
+    SMOOTH_LENGTH,
+    smooth_cut,
+    straight_share,
+    straight_stretches,
+)
 from agent.brain.independent import Independent, named_label, work_copy
 from agent.brain.work_copies import area_resize_in_box
 from pipelines.arrays import channel_max, channel_min
+from pipelines.editors.objects import growth_limit
 from pipelines.layers import mask_bbox
 from pipelines.localizers.phrases import WHOLE, parse_phrase
 from pipelines.operations import registry
@@ -68,16 +79,8 @@ FLOODS = 0.5
 CUT_SHARE = 0.4
 #: a single run of cut border this long (share of the border) is a cut through a region
 CUT_RUN = 0.2
-#: a straight stretch of border at least this share of it (and 8 px) is read on its own:
-#: a half mask is cut along a line through the thing's own interior (one stretch per part
-#: of a plural thing)
-STRAIGHT_SHARE, STRAIGHT_PX = 0.08, 8.0
 #: straight stretches with no edge along them may make up this share of the border
 STRAIGHT_CUT = 0.12
-#: ... and it cuts through one region when the photo's change across it is less than this
-#: many times the change across lines beside it (no edge runs along it) and weak (ΔE
-#: between points 6 px apart across it)
-STRAIGHT_PEAK, STRAIGHT_WEAK = 1.3, 25.0
 #: a change covering this share of the frame is no instance of a named thing (a sky may
 #: fill more of it)
 WHOLE_FRAME, WHOLE_SKY = 0.85, 0.95
@@ -99,6 +102,8 @@ RELATIVE = re.compile(r"\b(deeper|richer|bluer|greener|redder|warmer|cooler|brig
 SKY_WORDS = ("sky", "skies", "clouds")
 #: the operations whose relative words ``_relative`` reads
 COLOUR_OPS = ("recolor", "saturation", "vibrance", "hue", "tint", "temperature")
+#: an edit of the background leaves at least this share of the frame (the subject) as it was
+KEPT_SUBJECT = 0.01
 #: words that may name most of the frame
 BACKGROUND = re.compile(r"\b(background|backdrop|surroundings|everything else|rest of)\b")
 #: checks whose failure means the edit's extent is wrong (the words were not followed)
@@ -130,12 +135,17 @@ def _names_a_thing(action: Any) -> bool:
         and not WHOLE.search(parse_phrase(phrase).text)
 
 
+def _has(action: Any, flag: str) -> bool:
+    """Whether ``action``'s operation declares ``flag`` (False for an unknown one)."""
+    try:
+        return flag in registry.get(str(getattr(action, "operation", "") or "")).flags
+    except OperationError:   # an unknown or missing operation: no flags
+        return False
+
+
 def _tonal(action: Any) -> bool:
     """A tone or colour adjustment whose change follows each pixel's own value."""
-    try:
-        return "tonal" in registry.get(str(getattr(action, "operation", "") or "")).flags
-    except OperationError:   # an unknown or missing operation: not a tonal adjustment
-        return False
+    return _has(action, "tonal")
 
 
 def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
@@ -201,16 +211,41 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
         out.undecided["extent"] = "text is edited in its box, which has no edge of its own"
         return out
     if BACKGROUND.search(phrase.lower()):
-        # everything but the subject: its only edge is the subject's outline, and where
-        # the background is already grey (or dark) a change leaves a ragged inner border
-        # that is no edge of anything; the subject's side is checked as another object
-        out.undecided["extent"] = "the background is everything but the subject"
+        # an object operation grew the mask over the subject's soft edge (``growth_limit``
+        # at full size): the subject's outline lies that far out from what was left
+        grow = 0 if not _has(action, "object_edge") or used is None else round(
+            growth_limit(np.asarray(used_mask, bool)) * used.shape[1] / used_mask.shape[1])
+        _background(out, small_b, used, phrase, grow)
         return out
-    _edges(out, small_b, region, phrase)
-    _floods(out, small_b, region, phrase)
+    # an operation on a whole object works on its mask grown over the object's soft edge
+    # (``object_edge``): the thing starts that far inside, and so does the flood's core
+    grown = _has(action, "object_edge")
+    _edges(out, small_b, region, phrase, sky, grown)
+    _floods(out, small_b, region, phrase,
+            GROWN_REACH if grown and not _has(action, "removes_target") else 0.0)
     if sky:
         _one_sky(out, small_b, region, phrase)
     return out
+
+
+def _background(out: Independent, small: np.ndarray, used: np.ndarray | None,
+                phrase: str, grow: int = 0) -> None:
+    """Everything but the subject: the part the edit was not aimed at is the subject, and
+    its outline must follow edges of the photo (a half, grown or moved background mask
+    cuts through the background or the subject). An edit aimed at the whole photo kept
+    no subject. What changed is not read: where the background is already grey (or
+    dark) it has ragged inner borders that are no edge of anything."""
+    if used is None:
+        out.undecided["extent"] = "the background is everything but the subject"
+        return
+    kept = _filled(~used)
+    if grow > 0 and kept.any():
+        kept = cv2.dilate(kept.astype(np.uint8), _disc(grow)) > 0
+    if kept.mean() < KEPT_SUBJECT:
+        out.checks["extent"] = False
+        out.fix.append(f"the whole photo was edited for '{phrase}': the subject changed too")
+        return
+    _edges(out, small, kept, f"the subject '{phrase}' leaves out")
 
 
 def _region_of(diff: np.ndarray, changed: np.ndarray) -> np.ndarray:
@@ -297,14 +332,20 @@ def _cut(small: np.ndarray, region: np.ndarray, lab: tuple[np.ndarray, np.ndarra
     return float(cut.sum()) / max(1, n), run, n
 
 
-def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str) -> None:
+def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
+           sky: bool = False, grown: bool = False) -> None:
+    """The border of what changed must follow edges in the photo (``_cut``) and must not
+    be a straight line with no edge along it (``straight_stretches``). ``grown``: the
+    operation works on the object's mask grown over its soft edge, whose straight border
+    may lie on the surroundings: the border a grown reach inside is read too."""
     lab = _lab(small)   # read by both cuts
     share, run, n = _cut(small, region, lab)
     # the agent grows an object's mask to cover its soft edge (``growth_limit``: a quarter
     # of its radius): the thing may also end that far inside the edited area's border
     depth = round(GROWN_REACH * np.sqrt(float(region.sum()) / np.pi))
     inner = cv2.erode(region.astype(np.uint8), _disc(max(1, depth))) > 0
-    if depth >= 1 and inner.sum() >= 20:
+    deep = depth >= 1 and inner.sum() >= 20
+    if deep:
         share_in, run_in, n_in = _cut(small, inner, lab)
         if n_in >= 12 and share_in < share:
             share, run = share_in, run_in
@@ -312,15 +353,26 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str)
         out.undecided["extent"] = "the edited area has no border inside the frame"
         return
     out.measures["extent_cut_share"] = round(share, 3)
-    straight = straight_cut(small, region)
+    stretches = straight_stretches(small, region)
+    if deep and grown:
+        inside = straight_stretches(small, inner)
+        if straight_share(inside) < straight_share(stretches) or \
+                smooth_cut(inside, sky) < smooth_cut(stretches, sky):
+            stretches = inside
+    straight, smooth = straight_share(stretches), smooth_cut(stretches, sky)
     out.measures["extent_straight_cut"] = round(straight, 3)
+    out.measures["extent_smooth_cut"] = round(smooth, 3)
     out.measures["extent_longest_cut"] = round(run, 3)
     ok = bool(share <= CUT_SHARE and run <= CUT_RUN)
-    out.checks["extent"] = ok and straight <= STRAIGHT_CUT
+    out.checks["extent"] = ok and straight <= STRAIGHT_CUT and smooth < SMOOTH_LENGTH
     if straight > STRAIGHT_CUT:
         out.fix.append(f"the edited area's border runs straight through '{phrase}' for "
                        f"{straight:.0%} of its length, with no edge in the photo along it "
                        "(a part of it cut off)")
+    elif smooth >= SMOOTH_LENGTH:
+        out.fix.append(f"the edited area stops on a straight line in the middle of a smooth "
+                       f"region (as long as {smooth:.1f} times the area's radius): '{phrase}' "
+                       "goes on past it")
     elif ok:
         out.keep.append(f"the edit ends where '{phrase}' ends (the photo changes along "
                         f"{1 - share:.0%} of its border)")
@@ -330,52 +382,14 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str)
                        "its surroundings, cut through it, or on the wrong thing)")
 
 
-def straight_cut(small: np.ndarray, region: np.ndarray) -> float:
-    """The straight stretches of ``region``'s border (off the frame's edge) along which
-    the photo shows no edge, as a share of the border (0 when none).
-
-    Each stretch at least ``STRAIGHT_SHARE`` of the border is read across: the mean Lab
-    distance between points 3 px either side of lines parallel to it, 9 px in and out.
-    An edge of the thing peaks on the line; a cut through its interior does not."""
-    h, w = region.shape
-    contours, _ = cv2.findContours(region.astype(np.uint8), cv2.RETR_EXTERNAL,
-                                   cv2.CHAIN_APPROX_NONE)
-    perimeter = sum(cv2.arcLength(c, True) for c in contours)
-    if perimeter < 24:
-        return 0.0
-    lab = cv2.cvtColor(cv2.GaussianBlur(small, (3, 3), 0), cv2.COLOR_RGB2LAB)
-    lab = lab.astype(np.float32) * np.float32([100 / 255, 1, 1])
-    offsets = np.arange(-12, 13, dtype=np.float32)      # 9 px each way, 3 px to read
-    cut = 0.0
-    for contour in contours:
-        poly = cv2.approxPolyDP(contour, 1.5, True)[:, 0, :].astype(np.float32)
-        for p0, p1 in zip(poly, np.roll(poly, -1, axis=0), strict=True):
-            length = float(np.hypot(*(p1 - p0)))
-            if length < max(STRAIGHT_PX, STRAIGHT_SHARE * perimeter) or \
-                    max(p0[0], p1[0]) <= 2 or min(p0[0], p1[0]) >= w - 3 or \
-                    max(p0[1], p1[1]) <= 2 or min(p0[1], p1[1]) >= h - 3:
-                continue    # short, or on the frame's edge (no evidence there)
-            u = (p1 - p0) / length
-            normal = np.float32([-u[1], u[0]])
-            along = p0 + np.outer(np.arange(0.1, 0.9, 1.0 / length) * length, u)
-            grid = along[:, None, :] + offsets[None, :, None] * normal
-            seen = cv2.remap(lab, grid[..., 0].astype(np.float32),
-                             grid[..., 1].astype(np.float32), cv2.INTER_LINEAR,
-                             borderMode=cv2.BORDER_REFLECT)
-            across = np.linalg.norm(seen[:, 6:] - seen[:, :-6], axis=2).mean(axis=0)
-            at = np.abs(offsets[3:-3])
-            peak = float(across[at <= 2].max())
-            beside = float(np.median(across[at >= 5]))
-            if peak < STRAIGHT_WEAK and (peak + 1.0) < STRAIGHT_PEAK * (beside + 1.0):
-                cut += length / perimeter
-    return cut
-
-
-def _floods(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str) -> None:
+def _floods(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
+            depth: float = 0.0) -> None:
     """Flood the photo (watershed on its colours) from the edited area's core and from
     everything farther than half its radius: where no edge stops the core's flood before
     the far basin's, the thing goes on past the edit (half a thing, or a region that
-    continues) — the edit's own border plays no part in where the flood stops."""
+    continues) — the edit's own border plays no part in where the flood stops. ``depth``:
+    the core starts this share of each part's radius inside it (a mask grown over the
+    thing's soft edge lies partly on its surroundings)."""
     if region.mean() > FLOOD_AREA:
         return   # the far basin would be a thin strip along the frame: no evidence
     markers = np.zeros(region.shape, np.int32)
@@ -384,7 +398,8 @@ def _floods(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str
     for i in range(1, count):   # each part of a plural edit at its own scale
         part = (parts == i).astype(np.uint8)
         radius = float(np.sqrt(part.sum() / np.pi))
-        markers[cv2.erode(part, _disc(2)) > 0] = 1
+        core = cv2.erode(part, _disc(max(2, round(depth * radius)))) > 0
+        markers[core if core.any() else cv2.erode(part, _disc(2)) > 0] = 1
         near |= cv2.dilate(part, _disc(max(4, int(FLOOD_REACH * radius)))) > 0
     markers[~near] = 2
     if not (markers == 1).any() or not (markers == 2).any():

@@ -1,0 +1,104 @@
+"""Straight stretches of an edited area's border, read across (issue 32, part 4).
+
+A thing rarely ends on a straight line with no edge of the photo along it: a half mask is
+cut along a line through the thing's own interior, a box-shaped mask through what
+surrounds it. ``straight_stretches`` finds the border's straight stretches and reads the
+photo across each; ``agent.brain.extent`` judges them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cv2
+import numpy as np
+
+#: a straight stretch of border at least this share of it (and 8 px) is read on its own:
+#: a half mask is cut along a line through the thing's own interior (one stretch per part
+#: of a plural thing)
+STRAIGHT_SHARE, STRAIGHT_PX = 0.08, 8.0
+#: ... and it cuts through one region when the photo's change across it is less than this
+#: many times the change across lines beside it (no edge runs along it) and weak (ΔE
+#: between points 6 px apart across it)
+STRAIGHT_PEAK, STRAIGHT_WEAK = 1.3, 25.0
+#: a straight stretch with no edge through smooth stuff (the photo's change across it at
+#: most ``SMOOTH_PEAK`` ΔE) at least this many times the area's radius long is a cut: a
+#: thing does not end on a straight line in the middle of a flat region
+SMOOTH_LENGTH, SMOOTH_PEAK = 0.6, 6.0
+
+
+def straight_share(stretches: list[Stretch]) -> float:
+    """Share of the border made of long straight stretches with no edge along them."""
+    return sum(s.share for s in stretches if s.share >= STRAIGHT_SHARE and s.no_edge)
+
+
+def smooth_cut(stretches: list[Stretch], sky: bool) -> float:
+    """The longest straight stretch through smooth stuff (no edge, and the photo nearly
+    flat across it), in the edited area's equivalent radius (0 when none). A sky's lower
+    border may fade into haze along the horizon: only its steep stretches count."""
+    return max((s.radii for s in stretches if s.no_edge and s.peak <= SMOOTH_PEAK and
+                not (sky and not s.steep)), default=0.0)
+
+
+@dataclass
+class Stretch:
+    """One straight stretch of an edited area's border (off the frame's edge)."""
+
+    share: float     # of the border's length
+    radii: float     # its length in the area's equivalent radius
+    peak: float      # the photo's change across it, on the line (Lab ΔE)
+    beside: float    # ... and across lines beside it
+    steep: bool      # nearer vertical than horizontal
+
+    @property
+    def no_edge(self) -> bool:
+        """No edge of the photo runs along it: the change across it is weak and does
+        not peak on the line."""
+        return self.peak < STRAIGHT_WEAK and (self.peak + 1.0) < STRAIGHT_PEAK * (
+            self.beside + 1.0)
+
+
+def straight_cut(small: np.ndarray, region: np.ndarray) -> float:
+    """The straight stretches of ``region``'s border (off the frame's edge) along which
+    the photo shows no edge, as a share of the border (0 when none)."""
+    return straight_share(straight_stretches(small, region))
+
+
+def straight_stretches(small: np.ndarray, region: np.ndarray) -> list[Stretch]:
+    """The straight stretches of ``region``'s border (off the frame's edge), at least
+    ``STRAIGHT_PX`` long, each read across: the mean Lab distance between points 3 px
+    either side of lines parallel to it, 9 px in and out. An edge of the thing peaks on
+    the line; a cut through its interior does not."""
+    h, w = region.shape
+    contours, _ = cv2.findContours(region.astype(np.uint8), cv2.RETR_EXTERNAL,
+                                   cv2.CHAIN_APPROX_NONE)
+    perimeter = sum(cv2.arcLength(c, True) for c in contours)
+    if perimeter < 24:
+        return []
+    radius = max(1.0, float(np.sqrt(float(region.sum()) / np.pi)))
+    lab = cv2.cvtColor(cv2.GaussianBlur(small, (3, 3), 0), cv2.COLOR_RGB2LAB)
+    lab = lab.astype(np.float32) * np.float32([100 / 255, 1, 1])
+    offsets = np.arange(-12, 13, dtype=np.float32)      # 9 px each way, 3 px to read
+    out = []
+    for contour in contours:
+        poly = cv2.approxPolyDP(contour, 1.5, True)[:, 0, :].astype(np.float32)
+        for p0, p1 in zip(poly, np.roll(poly, -1, axis=0), strict=True):
+            length = float(np.hypot(*(p1 - p0)))
+            if length < STRAIGHT_PX or \
+                    max(p0[0], p1[0]) <= 2 or min(p0[0], p1[0]) >= w - 3 or \
+                    max(p0[1], p1[1]) <= 2 or min(p0[1], p1[1]) >= h - 3:
+                continue    # short, or on the frame's edge (no evidence there)
+            u = (p1 - p0) / length
+            normal = np.float32([-u[1], u[0]])
+            along = p0 + np.outer(np.arange(0.1, 0.9, 1.0 / length) * length, u)
+            grid = along[:, None, :] + offsets[None, :, None] * normal
+            seen = cv2.remap(lab, grid[..., 0].astype(np.float32),
+                             grid[..., 1].astype(np.float32), cv2.INTER_LINEAR,
+                             borderMode=cv2.BORDER_REFLECT)
+            across = np.linalg.norm(seen[:, 6:] - seen[:, :-6], axis=2).mean(axis=0)
+            at = np.abs(offsets[3:-3])
+            out.append(Stretch(length / perimeter, length / radius,
+                               float(across[at <= 2].max()),
+                               float(np.median(across[at >= 5])),
+                               abs(float(u[1])) > abs(float(u[0]))))
+    return out
