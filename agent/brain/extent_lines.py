@@ -25,6 +25,8 @@ STRAIGHT_PEAK, STRAIGHT_WEAK = 1.3, 25.0
 #: most ``SMOOTH_PEAK`` ΔE) at least this many times the area's radius long is a cut: a
 #: thing does not end on a straight line in the middle of a flat region
 SMOOTH_LENGTH, SMOOTH_PEAK = 0.6, 6.0
+#: a stretch within this share of the frame's short side of its edge lies on the edge
+FRAME_EDGE = 0.02
 
 
 def straight_share(stretches: list[Stretch]) -> float:
@@ -76,6 +78,9 @@ def straight_stretches(small: np.ndarray, region: np.ndarray) -> list[Stretch]:
     if perimeter < 24:
         return []
     radius = max(1.0, float(np.sqrt(float(region.sum()) / np.pi)))
+    # a border this close to the frame's edge is the frame's (a detector box ending a few
+    # pixels inside the frame clips a cat that goes on out of the picture: chelsea, 3 px)
+    edge = max(2, round(FRAME_EDGE * min(h, w)))
     lab = cv2.cvtColor(cv2.GaussianBlur(small, (3, 3), 0), cv2.COLOR_RGB2LAB)
     lab = lab.astype(np.float32) * np.float32([100 / 255, 1, 1])
     offsets = np.arange(-12, 13, dtype=np.float32)      # 9 px each way, 3 px to read
@@ -85,8 +90,8 @@ def straight_stretches(small: np.ndarray, region: np.ndarray) -> list[Stretch]:
         for p0, p1 in zip(poly, np.roll(poly, -1, axis=0), strict=True):
             length = float(np.hypot(*(p1 - p0)))
             if length < STRAIGHT_PX or \
-                    max(p0[0], p1[0]) <= 2 or min(p0[0], p1[0]) >= w - 3 or \
-                    max(p0[1], p1[1]) <= 2 or min(p0[1], p1[1]) >= h - 3:
+                    max(p0[0], p1[0]) <= edge or min(p0[0], p1[0]) >= w - 1 - edge or \
+                    max(p0[1], p1[1]) <= edge or min(p0[1], p1[1]) >= h - 1 - edge:
                 continue    # short, or on the frame's edge (no evidence there)
             u = (p1 - p0) / length
             normal = np.float32([-u[1], u[0]])
