@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from pipelines.localizers.base import mask_box
 from pipelines.localizers.fusion import box_iou, inside_share
 from pipelines.perception.detectors import Detection
 
@@ -46,10 +47,10 @@ def reached_into_kin(mask: np.ndarray, box: tuple[float, ...], label: str,
     Returns:
         "" when no neighbour of the same kind was taken, else a sentence saying what was.
     """
-    ys, xs = np.nonzero(mask.any(axis=1))[0], np.nonzero(mask.any(axis=0))[0]
-    if not len(xs):
+    outline = mask_box(mask)
+    if outline is None:
         return ""
-    mx0, mx1, my0, my1 = xs[0], xs[-1] + 1, ys[0], ys[-1] + 1
+    mx0, my0, mx1, my1 = outline
     h, w = mask.shape
     for det in seen:
         if det.label != label or det.score < KIN_SCORE or box_iou(det.box, box) >= SAME_THING:

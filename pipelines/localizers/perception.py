@@ -314,8 +314,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             others = [o.box for o in cands[:MAX_REFINED] if o is not obj] + sure
             for cand in self._masks(rgb, [det], "nanodet"):
                 cand.mask, caught = fusion.check_extent(cand.mask, obj.box, others)
-                kin = kin or (obj is cands[0] and reached_into_kin(cand.mask, obj.box,
-                                                                   match.label, seen))
+                if verdict == "take" and obj is cands[0] and not kin:   # the one taken
+                    kin = reached_into_kin(cand.mask, obj.box, match.label, seen)
                 if caught:          # compared with its own evidence before any edit
                     obj.why = f"{obj.why}; {caught}"
                 cand.score = obj.fused
