@@ -47,7 +47,8 @@ class Evidence(TypedDict, total=False):
     region fills; ``position``: how well it sits where the phrase says; ``words``: how well
     its label matches the phrase; ``user``: the user pointed at it (brush, box, click);
     ``continues``: how much more of a sky-like region goes on below where the sky was cut,
-    as a share of the sky kept (``sky.ends_unsure``).
+    as a share of the sky kept (``sky.ends_unsure``); ``rough_edge``: how much of a sky is
+    textured under its open top, by rows (``sky.rough_edge``).
     """
 
     detector: float
@@ -59,6 +60,7 @@ class Evidence(TypedDict, total=False):
     words: float
     user: float
     continues: float
+    rough_edge: float
 
 
 def mask_box(mask: np.ndarray) -> Box | None:

@@ -58,6 +58,12 @@ FINE_SIDE, FINE_TIMES, FINE_MIN = 1024, 4.0, 4.0
 #: tune 0.35) rather than along a shore or a skyline (tune 0.00-0.07), and where the sky
 #: ends is a question
 GOES_ON = 0.2
+#: the sky is textured below its open top where this share of its rows or more are mostly
+#: over twice the fine texture of its top ``TOP_ROWS`` of rows (at least ``ROUGH_FLOOR``):
+#: haze over a distant city was taken in (tune 0.54-0.83 at 800-2048 px) where a sky ends at
+#: its skyline (tune 0.00-0.14 at 640-2048 px; scikit-image's rocket between lattice towers
+#: 0.03-0.06), and where the sky ends is a question
+ROUGH_EDGE, TOP_ROWS, ROUGH_FLOOR = 0.3, 0.1, 0.5
 
 
 def sky_likelihood(small: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -151,7 +157,8 @@ def find_sky(rgb: np.ndarray) -> Localization:
     sky[cut:] = False     # the ground under it
     sky = _fill_clouds(sky, small)
     sky = reach_edge(sky, small)
-    sky = _fill_clouds(_smooth_only(sky, rgb), small)   # a cloud's textured rim came out
+    fine = fine_texture(rgb, sky.shape)
+    sky = _fill_clouds(_smooth_only(sky, fine), small)   # a cloud's textured rim came out
     if not sky.any():
         return Localization([], "unresolved", "no sky: what looked like sky is textured "
                             "(rock, a facade) when seen closer")
@@ -165,7 +172,8 @@ def find_sky(rgb: np.ndarray) -> Localization:
     mask = upsample_region(rgb, sky)
     where = "along the top" if touches_top else "below something that covers the top"
     evidence = {"colour": round(blue_share, 3), "position": 1.0 if touches_top else 0.6,
-                "size": round(share, 3), "continues": round(min(1.0, goes_on), 3)}
+                "size": round(share, 3), "continues": round(min(1.0, goes_on), 3),
+                "rough_edge": round(rough_edge(sky, fine), 3)}
     cand = Candidate(mask, round(min(0.95, sure), 3), "sky", "sky-colour+smooth+horizon",
                      evidence)
     reason = (f"found the sky ({share:.0%} of the frame, {where}; {bluish:.0%} of it blue, "
@@ -177,11 +185,19 @@ def find_sky(rgb: np.ndarray) -> Localization:
 
 
 def ends_unsure(found: Localization) -> Localization:
-    """``found`` (``find_sky``'s answer), or a question when its sky-like region goes on
-    well below the horizon where it was cut (``GOES_ON``): sky between cables or wires
-    and water or a road under a skyline look alike there, and which it is the user says."""
+    """``found`` (``find_sky``'s answer), or a question when much of it is textured under
+    its open top (``ROUGH_EDGE``: haze over a distant city was taken in) or its sky-like region
+    goes on well below the horizon where it was cut (``GOES_ON``): sky between cables or
+    wires and water or a road under a skyline look alike there, and which it is the user
+    says."""
     if found.status != "resolved" or not found.masks:
         return found
+    rough = found.masks[0].evidence.get("rough_edge", 0.0)
+    if rough >= ROUGH_EDGE:
+        return Localization(found.masks, "ambiguous", f"{found.reason}; but {rough:.0%} of "
+                            "it runs through texture under its open top (haze over far "
+                            "buildings or hills?), so where the sky ends is unclear: click "
+                            "the sky or paint it with the brush", candidates=found.candidates)
     goes_on = found.masks[0].evidence.get("continues", 0.0)
     if goes_on < GOES_ON:
         return found
@@ -199,14 +215,29 @@ def fine_texture(rgb: np.ndarray, shape: tuple[int, int]) -> np.ndarray:
     return cv2.resize(fine, (shape[1], shape[0]), interpolation=cv2.INTER_AREA)
 
 
-def _smooth_only(sky: np.ndarray, rgb: np.ndarray) -> np.ndarray:
+def rough_edge(sky: np.ndarray, fine: np.ndarray) -> float:
+    """The share of ``sky``'s rows that are mostly textured (``fine``, the same shape, over
+    twice the sky's own: its median over its top ``TOP_ROWS`` of the rows it spans, the
+    open sky, and at least ``ROUGH_FLOOR``): 0 for an empty sky. By rows, not pixels: sky
+    seen through a lattice or branches is textured at its edges in every column, yet each
+    row is mostly open sky; haze over a far city fills whole rows under the open sky."""
+    rows = np.flatnonzero(sky.any(axis=1))
+    if rows.size == 0:
+        return 0.0
+    top = rows[0] + max(2, int(round(TOP_ROWS * (rows[-1] - rows[0] + 1))))
+    own = float(np.median(fine[:top][sky[:top]]))
+    textured = (fine > 2 * max(own, ROUGH_FLOOR)) & sky
+    per_row = textured[rows].sum(axis=1) / sky[rows].sum(axis=1)
+    return float((per_row > 0.5).mean())
+
+
+def _smooth_only(sky: np.ndarray, fine: np.ndarray) -> np.ndarray:
     """``sky`` without the patches that are textured seen closer (``FINE_SIDE``): a pale
     sunlit peak or facade joins a sky at the work size, where it is smooth and pale too.
     Only patches at least 3 work pixels across leave (a speck of a cloud's edge stays), and
     what they leave cut off and small (under 0.2 % of the frame) leaves with them."""
     if not sky.any():
         return sky
-    fine = fine_texture(rgb, sky.shape)
     limit = max(FINE_MIN, FINE_TIMES * float(np.median(fine[sky])))
     kernel = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (3, 3))
     rough = cv2.morphologyEx(((fine > limit) & sky).astype(np.uint8), cv2.MORPH_OPEN,
