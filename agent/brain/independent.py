@@ -40,7 +40,7 @@ from agent.executor import MOVING_OPS  # the operations that move their target: 
 from pipelines.arrays import channel_max
 from pipelines.localizers.fusion import similarity
 from pipelines.localizers.perception import NOT_NOUNS, PerceptionLocalizer, _Models
-from pipelines.localizers.phrases import WHOLE, parse_phrase, places
+from pipelines.localizers.phrases import WHOLE, noun_words, parse_phrase, places
 from pipelines.perception.words import FACE, SALIENT, TEXT, match_noun
 
 log = logging.getLogger(__name__)
@@ -399,7 +399,7 @@ def names_target(action: Any) -> bool:
 
 def named_label(parsed: Any, phrase: str) -> str | None:
     """The detector label the words name (a COCO class, ``face`` or ``text``), or None."""
-    nouns = [w for w in parsed.unknown if len(w) > 2 and w not in NOT_NOUNS]
+    nouns = noun_words(parsed, NOT_NOUNS)
     if not nouns:
         return None
     noun = " ".join(nouns[-2:]) if len(nouns) > 1 else nouns[0]

@@ -22,6 +22,7 @@ from pipelines.localizers.focus import in_focus
 from pipelines.localizers.phrases import (
     WHOLE,
     Phrase,
+    noun_words,
     parse_phrase,
     select_candidates,
 )
@@ -243,7 +244,7 @@ class EmbeddedLocalizer(Localizer):
             mask &= vspan[parsed.vertical][:, None]
         place = " ".join(x for x in (parsed.vertical, parsed.horizontal) if x)
         label = f"{place} {'corner' if corner else 'region'}"
-        nouns = [w for w in parsed.unknown if len(w) > 2]
+        nouns = noun_words(parsed)
         if nouns:   # "the dog on the left": we know where to look, not what
             return Localization([Candidate(mask, 0.4, label, "position", {"position": 1.0})],
                                 "ambiguous", f"only the place ({label}) was understood; "

@@ -46,7 +46,13 @@ from pipelines.localizers.base import Candidate, Hint, Localization, as_rgb
 from pipelines.localizers.embedded import EmbeddedLocalizer
 from pipelines.localizers.grounded_sam import GroundedSAMLocalizer, detector_prompt
 from pipelines.localizers.kin import UNSURE_END, reached_into_kin
-from pipelines.localizers.phrases import WHOLE, Phrase, parse_phrase, select_candidates
+from pipelines.localizers.phrases import (
+    WHOLE,
+    Phrase,
+    noun_words,
+    parse_phrase,
+    select_candidates,
+)
 from pipelines.localizers.refine import upsample_edge, upsample_region
 from pipelines.localizers.segment import (
     face_ellipse,
@@ -147,7 +153,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             Candidates at the image's size with scores; ``ambiguous`` when unsure.
         """
         parsed = parse_phrase(phrase)
-        nouns = [w for w in parsed.unknown if len(w) > 2 and w not in NOT_NOUNS]
+        nouns = noun_words(parsed, NOT_NOUNS)
         words = set(parsed.words)
         has_hint = hint is not None and (hint.mask is not None or hint.box is not None
                                          or hint.point is not None)
@@ -320,6 +326,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                     obj.why = f"{obj.why}; {caught}"
                 cand.score = obj.fused
                 cand.evidence = {"detector": obj.scores.get(match.label, 0.0),
+                                 "outline": cand.evidence.get("outline", 1.0),
                                  "words": float(match.similarity), "salient": obj.salient,
                                  "fused": obj.fused,
                                  "rival": max((v for k, v in obj.scores.items()
@@ -329,6 +336,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         if not masks:
             return Localization([], "unresolved", f"no {what} found{seen_line(strong)}")
         why = cands[0].why
+        if verdict == "take" and not kin and not masks[0].evidence.get("outline", 1.0):
+            kin = "nothing inside its box stands out from what is around it"
         if verdict == "take" and kin:           # where it ends is not known: ask
             return Localization(masks, "ambiguous", f"{UNSURE_END} {what} ends: {kin}; "
                                 "click it, or paint it with the brush", candidates=masks)
@@ -371,9 +380,17 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                 return [m for m in masks if m.mask.any()]
             except ModelUnavailable as exc:
                 log.warning("SAM unavailable, refining boxes on the CPU: %s", exc)
-        cands = [Candidate(self._refine(rgb, d.box), calibrated(d.score), d.label,
-                           f"{boxes_from}+u2netp+grabcut", {"detector": calibrated(d.score)},
-                           int_box(d.box)) for d in dets]
+        cands = []
+        for d in dets:      # no outline in the box: the box itself, marked as a guess
+            mask = self._refine(rgb, d.box, or_box=False)
+            outline = float(mask.any())
+            if not outline:
+                x0, y0, x1, y1 = int_box(d.box)
+                mask[max(0, y0):max(0, y1), max(0, x0):max(0, x1)] = True
+            cands.append(Candidate(mask, calibrated(d.score), d.label,
+                                   f"{boxes_from}+u2netp+grabcut",
+                                   {"detector": calibrated(d.score), "outline": outline},
+                                   int_box(d.box)))
         return [c for c in cands if c.mask.any()]
 
     def _faces(self, rgb: np.ndarray, parsed: Phrase, match: WordMatch) -> Localization:
@@ -549,11 +566,12 @@ class PerceptionLocalizer(EmbeddedLocalizer):
 
     # --- box → mask --------------------------------------------------------------------
 
-    def _refine(self, rgb: np.ndarray, box: tuple[float, ...]) -> np.ndarray:
+    def _refine(self, rgb: np.ndarray, box: tuple[float, ...], or_box: bool = True
+                ) -> np.ndarray:
         """A pixel mask of the object in ``box`` (``masks.refine_box`` with U²-Net-p)."""
         salient = _Models.get().salient
         return refine_box(rgb, box, lambda crop: salient.saliency(crop, SALIENT_CROP_SIDE),
-                          CROP_SIDE)
+                          CROP_SIDE, or_box)
 
 
 def _role_ready(role: str) -> bool:

@@ -35,6 +35,17 @@ FILLER = {
 }
 
 
+#: nouns of two letters that name a thing (a longer word is a noun candidate by its length;
+#: two-letter words are mostly "up", "me", "so" …): "the tv" is the television
+SHORT_NOUNS = frozenset({"tv", "pc", "ox"})
+
+
+def noun_words(parsed: Phrase, skip: frozenset[str] | set[str] = frozenset()) -> list[str]:
+    """The words of ``parsed`` that may name a thing: its unknown words of three letters or
+    more, or ``SHORT_NOUNS``, less ``skip``."""
+    return [w for w in parsed.unknown if (len(w) > 2 or w in SHORT_NOUNS) and w not in skip]
+
+
 #: materials said instead of a colour: "the wooden cabinet" has wood's orange hues
 #: ("brown" would take shaded beige fur as well)
 MATERIAL_COLOURS: dict[str, tuple[str, ...]] = {"wooden": ("orange",), "timber": ("orange",)}

@@ -269,7 +269,8 @@ def grabcut_object(rgb: np.ndarray, box: Box) -> np.ndarray | None:
     return parts[0] if parts else None
 
 
-def grabcut_seeded(crop: np.ndarray, inner: Box, prob: np.ndarray) -> np.ndarray:
+def grabcut_seeded(crop: np.ndarray, inner: Box, prob: np.ndarray,
+                   or_box: bool = True) -> np.ndarray:
     """GrabCut seeded by a salient-object map, falling back to the map (or the box) when
     it degenerates.
 
@@ -277,6 +278,8 @@ def grabcut_seeded(crop: np.ndarray, inner: Box, prob: np.ndarray) -> np.ndarray
         crop: uint8 RGB working copy.
         inner: the object's box in crop pixels.
         prob: salient-object probability at the crop's size.
+        or_box: when neither GrabCut nor the map finds the object, the whole box (True)
+            or nothing (False: the caller says no outline was found).
 
     Returns:
         A bool foreground mask at the crop's size, inside ``inner``.
@@ -291,6 +294,8 @@ def grabcut_seeded(crop: np.ndarray, inner: Box, prob: np.ndarray) -> np.ndarray
         fg = salient
     if not 0.05 <= fg.sum() / max(1, area) <= 0.98:
         fg = salient if 0.05 <= salient.sum() / max(1, area) else box
+        if fg is box and not or_box:
+            return np.zeros_like(box)
     return largest_parts(unsalient_cut(crop, fg, prob))
 
 
@@ -336,7 +341,8 @@ def unsalient_cut(crop: np.ndarray, fg: np.ndarray, prob: np.ndarray) -> np.ndar
 
 
 def refine_box(rgb: np.ndarray, box: tuple[float, ...],
-               saliency: Callable[[np.ndarray], np.ndarray], side: int = 256) -> np.ndarray:
+               saliency: Callable[[np.ndarray], np.ndarray], side: int = 256,
+               or_box: bool = True) -> np.ndarray:
     """A pixel mask of the object in ``box``: ``saliency`` on the crop seeds GrabCut.
 
     The box is cropped with a margin at native resolution and worked on a small copy, so
@@ -347,10 +353,11 @@ def refine_box(rgb: np.ndarray, box: tuple[float, ...],
         box: (x0, y0, x1, y1) in full-resolution pixels.
         saliency: crop → float map in [0, 1] at the crop's size.
         side: long side of the working copy of the crop.
+        or_box: what to answer when nothing inside the box stands out: the whole box
+            (True) or an empty mask (False).
 
     Returns:
-        A bool mask at the image's size, True only inside ``box`` (the whole box when
-        nothing inside stands out).
+        A bool mask at the image's size, True only inside ``box``.
     """
     h, w = rgb.shape[:2]
     x0, y0, x1, y1 = (int(round(v)) for v in box)
@@ -366,11 +373,11 @@ def refine_box(rgb: np.ndarray, box: tuple[float, ...],
     inner = (int((x0 - cx0) * s), int((y0 - cy0) * s),
              max(int((x0 - cx0) * s) + 1, int(round((x1 - cx0) * s))),
              max(int((y0 - cy0) * s) + 1, int(round((y1 - cy0) * s))))
-    soft = grabcut_seeded(crop, inner, saliency(crop))
+    soft = grabcut_seeded(crop, inner, saliency(crop), or_box)
     mask = to_native(rgb[cy0:cy1, cx0:cx1], soft)
     full[cy0:cy1, cx0:cx1] = mask
     full[:y0], full[y1:], full[:, :x0], full[:, x1:] = False, False, False, False
-    if not full.any():
+    if not full.any() and or_box:
         full[y0:y1, x0:x1] = True
     return full
 
