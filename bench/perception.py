@@ -22,7 +22,10 @@ Usage: ``python bench/perception.py [--repeat 5] [--skip-models]``.
 The last printed line is one JSON
 object with ``latency_ms_12mp`` (per model), ``locate_ms`` and ``locate_cpu_ms`` (per
 scene), ``mean_iou`` (per split of the old box cases), ``mask_iou`` (per outlined case),
-``set_mean_iou``, ``set_right_share`` and ``set_by_kind`` (issue 23's set, per split),
+``set_mean_iou``, ``set_right_share`` and ``set_by_kind`` (issue 23's set, per split;
+``set_clicked_mean_iou`` and ``set_clicked_right_share`` beside them, once the user
+clicks the guess a question offers, and ``set_asked_with_guess``, how many named things
+were such a question),
 ``cases``, ``load_average_start`` and ``load_average`` (at the end). ``locate_cpu_ms`` is
 the process's CPU time (user + sys, all threads) over the same runs as ``locate_ms``:
 on this shared machine the steadier figure. ``locate_thread_ms`` is the calling thread's
@@ -90,7 +93,8 @@ def labelled_set() -> dict:
 
     loc = PerceptionLocalizer()
     out: dict = {"mean_iou": {}, "right_share": {}, "by_kind": {}, "cases": {},
-                 "locate_ms_median": {}}
+                 "locate_ms_median": {}, "clicked_mean_iou": {}, "clicked_right_share": {},
+                 "asked_with_guess": {}}
     for split in ("tune", "held_out"):
         got = evaluate(loc.locate, load_cases(split))
         for o in got:
@@ -100,6 +104,13 @@ def labelled_set() -> dict:
         named = [o.iou for o in got if o.case.expect == "resolved"]
         out["mean_iou"][split] = round(float(np.mean(named)), 3)
         out["right_share"][split] = round(sum(o.right for o in got) / len(got), 3)
+        # beside them: once the user clicks the guess a question offers (issue 32)
+        out["clicked_mean_iou"][split] = round(float(np.mean(
+            [o.clicked_iou for o in got if o.case.expect == "resolved"])), 3)
+        out["clicked_right_share"][split] = round(sum(o.clicked_right for o in got)
+                                                  / len(got), 3)
+        out["asked_with_guess"][split] = sum(o.case.expect == "resolved" and
+                                             o.asked_with_guess for o in got)
         kinds: dict[str, list[bool]] = {}
         for o in got:
             kinds.setdefault(o.case.kind, []).append(o.right)
@@ -169,6 +180,9 @@ def main() -> None:
                       "mean_iou": mean_iou, "mask_iou": outline,
                       "set_mean_iou": labelled["mean_iou"],
                       "set_right_share": labelled["right_share"],
+                      "set_clicked_mean_iou": labelled["clicked_mean_iou"],
+                      "set_clicked_right_share": labelled["clicked_right_share"],
+                      "set_asked_with_guess": labelled["asked_with_guess"],
                       "set_by_kind": labelled["by_kind"], "set_cases": labelled["cases"],
                       "set_locate_ms_median": labelled["locate_ms_median"],
                       "cases": {k: len(v) for k, v in ious.items()},

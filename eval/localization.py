@@ -32,6 +32,7 @@ import numpy as np
 
 from pipelines.editors.objects import growth_limit
 from pipelines.layers import feather_for
+from pipelines.localizers.base import Localization
 
 CASES_FILE = Path(__file__).with_name("data") / "localization" / "cases.json"
 FONT = cv2.FONT_HERSHEY_DUPLEX
@@ -338,7 +339,13 @@ def mask_iou(found: np.ndarray | None, truth: np.ndarray) -> float:
 
 @dataclass
 class Outcome:
-    """How a localiser did on one case."""
+    """How a localiser did on one case.
+
+    ``clicked_iou`` / ``clicked_right``: the same once the user clicks the guess an
+    unsure answer offers to confirm (``Localization.guess``, issue 32: what nothing here
+    can verify is asked, its guess first; ``asked_with_guess``): the guess's IoU where it
+    asked, else ``iou`` and ``right``. A refusal case stays judged as it was (no one
+    clicks a guess for a thing that is not there)."""
 
     case: Case
     status: str
@@ -346,17 +353,29 @@ class Outcome:
     right: bool
     ms: float
     reason: str
+    clicked_iou: float = 0.0
+    clicked_right: bool = False
+    asked_with_guess: bool = False
 
 
 #: mask IoU a resolved answer needs to count as the right target
 RIGHT_IOU = 0.5
 
 
+def offered(found: Localization) -> np.ndarray | None:
+    """The guess an unsure answer offers to confirm (its first ``guess`` masks merged),
+    or None when it offers none (a refusal, or a question with no guess: "which cup?")."""
+    if found.status != "ambiguous" or not found.guess or not found.masks:
+        return None
+    return np.logical_or.reduce([np.asarray(m.mask, bool) for m in found.masks[:found.guess]])
+
+
 def evaluate(locate, cases: list[Case]) -> list[Outcome]:
     """Run ``locate(image, phrase) -> Localization`` on every case.
 
     A ``resolved`` case is right when its answer's mask IoU reaches ``RIGHT_IOU``; a
-    ``refused`` case is right when the answer is anything but ``resolved``.
+    ``refused`` case is right when the answer is anything but ``resolved``. The
+    ``clicked_`` figures judge the guess a question offers (``Outcome``) beside them.
     """
     import time
 
@@ -367,11 +386,16 @@ def evaluate(locate, cases: list[Case]) -> list[Outcome]:
         found = locate(shot.image, case.phrase)
         ms = (time.perf_counter() - start) * 1000
         mask = found.union() if found.status == "resolved" else None
+        guess = offered(found)
         if case.expect == "resolved":
             iou = mask_iou(mask, shot.truth)
             right = iou >= RIGHT_IOU
+            clicked = mask_iou(guess, shot.truth) if mask is None else iou
         else:
             iou, right = 0.0, found.status != "resolved"
+            clicked = 0.0
         out.append(Outcome(case, found.status, round(iou, 3), right, round(ms, 1),
-                           found.reason))
+                           found.reason, round(clicked, 3),
+                           clicked >= RIGHT_IOU if case.expect == "resolved" else right,
+                           guess is not None))
     return out

@@ -11,8 +11,9 @@ import cv2
 import numpy as np
 import pytest
 
-from eval.localization import beyond_reach, evaluate, load_cases, mask_iou, render
+from eval.localization import beyond_reach, evaluate, load_cases, mask_iou, offered, render
 from pipelines.localizers import get_localizer
+from pipelines.localizers.base import Candidate, Localization
 from tests.guesses import confirmed, turn_confirmed
 
 CASES = load_cases()
@@ -206,3 +207,28 @@ def test_the_cup_between_twin_cups_is_a_question_with_both_offered() -> None:
         assert max(mask_iou(m.mask, truth) for m in found.masks) >= 0.8
     picked = get_localizer().locate(left.image, "the left cup")
     assert picked.status == "resolved" and mask_iou(picked.masks[0].mask, left.truth) >= 0.8
+
+
+def test_a_question_is_scored_beside_the_guess_it_offers_to_click() -> None:
+    """The composite's emblem (tune, 12 MP) is the salient subject taken for a word no
+    model knows: a question (issue 32), IoU 0 as an answer, and its offered guess is the
+    emblem once clicked (``clicked_iou``, bench/perception.py's ``set_clicked_*``); a
+    thing that is not there stays judged by the refusal alone."""
+    emblem = next(c for c in CASES if c.id == "emblem_non_coco")
+    giraffe = next(c for c in CASES if c.id == "giraffe_not_there")
+    asked, absent = evaluate(get_localizer().locate, [emblem, giraffe])
+    assert asked.status == "ambiguous" and asked.iou == 0.0 and not asked.right
+    assert asked.asked_with_guess and asked.clicked_iou >= 0.9 and asked.clicked_right
+    assert absent.status != "resolved" and absent.right and absent.clicked_right
+    assert not absent.asked_with_guess
+
+
+def test_only_a_question_with_a_guess_offers_one() -> None:
+    mask = np.zeros((4, 4), bool)
+    mask[1:3, 1:3] = True
+    cand = Candidate(mask, 0.5, "cup", "test")
+    assert offered(Localization([cand], "resolved", "found")) is None
+    assert offered(Localization([cand], "ambiguous", "which cup?")) is None
+    assert offered(Localization([], "unresolved", "no cup")) is None
+    guess = offered(Localization([cand], "ambiguous", "click it to confirm", guess=1))
+    assert guess is not None and (guess == mask).all()
