@@ -109,3 +109,17 @@ def test_two_letter_nouns_name_things() -> None:
     found = PerceptionLocalizer().locate(image, "the TV")
     assert found.status != "unresolved", found.reason
     assert found.masks and mask_iou(found.masks[0].mask, truth) >= 0.8
+
+
+def test_a_compound_the_lexicon_names_as_the_class_is_the_thing_not_a_part() -> None:
+    """"the tv set" was read as a part of a tv ("I can find the tv but not the tv set on
+    it"): WordNet knows "tv set" as one name of a television; "the car door" and "the
+    tv screen" stay parts."""
+    from pipelines.localizers.assurance import part_of
+    from pipelines.perception.words import WordMatch
+
+    assert part_of(["tv", "set"], WordMatch("tv set", "tv", 1.0, "lexicon")) == ""
+    assert part_of(["television", "set"], WordMatch("television set", "tv", 1.0,
+                                                    "lexicon")) == ""
+    assert part_of(["car", "door"], WordMatch("car door", "car", 1.0, "table")) == "car"
+    assert part_of(["tv", "screen"], WordMatch("tv screen", "tv", 1.0, "table")) == "tv"

@@ -39,6 +39,7 @@ from __future__ import annotations
 import numpy as np
 
 from pipelines.localizers.base import Candidate, Localization
+from pipelines.operations.wordnet import lexicon
 from pipelines.perception.words import WordMatch, match_noun
 
 #: a detection of the named class below this is not acted on alone (tune: the absent
@@ -101,8 +102,13 @@ def head_nouns(words: list[str], nouns: list[str]) -> tuple[list[str], bool]:
 def part_of(nouns: list[str], match: WordMatch) -> str:
     """The class a multi-word noun matched through a word that is not its head ("dog"
     for "the dog's tongue", "clock" for "the clock hands"); empty when the head itself
-    names the class ("the coffee mug", "the tennis ball")."""
+    names the class ("the coffee mug", "the tennis ball") or the lexicon knows the words
+    as one name of it ("the tv set"; "the car door" is a door, not a car)."""
     if len(nouns) < 2 or not match.is_class:
+        return ""
+    lex = lexicon()
+    whole = lex.sense(" ".join(nouns[-2:])) if lex is not None else None
+    if whole is not None and whole.label == match.label:   # "tv set": one name of a tv
         return ""
     head = match_noun(nouns[-1])
     return "" if head.label == match.label else match.label
