@@ -1,0 +1,45 @@
+"""The critic's own reading of an edit's extent on real photographs, wave 11 (issue 32,
+part 4): a half edit cut along a faint line inside the thing (a fruit's segment wall)
+fails, the whole thing passes.
+
+Photos: the labelled real set (``eval/data/realphotos``) at ``critic_real_pairs.SIDE``;
+only the extent checks run (no detector), so each case costs well under a second.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.critic_real_pairs import _edit, labelled_cases, photo, wrong_mask
+
+IDS = {"citrus_fruits__lime_middle"}
+
+
+@pytest.fixture(scope="module")
+def cases():
+    found = {c.id: c for c in labelled_cases(IDS)}
+    assert set(found) == IDS   # the labelled set ships these cases
+    return found
+
+
+def _extent(case, words, used):
+    """The extent checks on an edit of ``words`` made through ``used`` (the agent's own
+    planner and executor)."""
+    from agent.brain.extent import extent_checks  # noqa: PLC0415 — the check itself
+    from agent.brain.planner import get_planner  # noqa: PLC0415 — the words' action
+
+    image = photo(case.photo)
+    action = get_planner(name="rules").plan(words, has_mask=True, image_size=(
+        image.shape[1], image.shape[0])).actions[0]
+    return extent_checks(image, _edit(image, words, used, right=True), action, used)
+
+
+def test_half_a_lime_cut_along_a_segment_wall_fails_and_the_whole_lime_passes(cases):
+    """The cut runs along a faint wall between two segments: the photo peaks a little
+    on the line, but both sides of it are the same lime flesh."""
+    lime = cases["citrus_fruits__lime_middle"]   # a lime slice among citrus slices
+    half = _extent(lime, "make the lime slice brighter", wrong_mask(lime.mask, "half"))
+    assert half.checks["extent"] is False, half.measures
+    assert any("runs straight through" in f for f in half.fix)
+    ok = _extent(lime, "make the lime slice brighter", lime.mask)
+    assert ok.checks["extent"] is True, ok.fix
