@@ -1,6 +1,7 @@
 """The critic's own reading of an edit's extent on real photographs, wave 11 (issue 32,
 part 4): a half edit cut along a faint line inside the thing (a fruit's segment wall)
-fails, the whole thing passes.
+fails, the whole thing passes; a mask grown past a flower onto the grass around it fails
+where the flower's own outline lies well inside the edited area.
 
 Photos: the labelled real set (``eval/data/realphotos``) at ``critic_real_pairs.SIDE``;
 only the extent checks run (no detector), so each case costs well under a second.
@@ -12,7 +13,7 @@ import pytest
 
 from tests.critic_real_pairs import _edit, labelled_cases, photo, wrong_mask
 
-IDS = {"citrus_fruits__lime_middle"}
+IDS = {"citrus_fruits__lime_middle", "flowers__pink_centre"}
 
 
 @pytest.fixture(scope="module")
@@ -42,4 +43,17 @@ def test_half_a_lime_cut_along_a_segment_wall_fails_and_the_whole_lime_passes(ca
     assert half.checks["extent"] is False, half.measures
     assert any("runs straight through" in f for f in half.fix)
     ok = _extent(lime, "make the lime slice brighter", lime.mask)
+    assert ok.checks["extent"] is True, ok.fix
+
+
+def test_a_flower_grown_onto_the_grass_fails_where_its_outline_lies_well_inside(cases):
+    """The grown border runs through grass blades (texture on both sides, so the border
+    alone reads as edges here and there); the flower's own outline, a third of the way
+    in, follows the photo's edges all round."""
+    flower = cases["flowers__pink_centre"]   # a pink flower among grass and flowers
+    grown = _extent(flower, "make the pink flower brighter", wrong_mask(flower.mask,
+                                                                         "grown"))
+    assert grown.checks["extent"] is False, grown.measures
+    assert any("ends inside the edited area" in f for f in grown.fix)
+    ok = _extent(flower, "make the pink flower brighter", flower.mask)
     assert ok.checks["extent"] is True, ok.fix
