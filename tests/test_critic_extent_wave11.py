@@ -1,7 +1,8 @@
 """The critic's own reading of an edit's extent on real photographs, wave 11 (issue 32,
 part 4): a half edit cut along a faint line inside the thing (a fruit's segment wall)
 fails, the whole thing passes; a mask grown past a flower onto the grass around it fails
-where the flower's own outline lies well inside the edited area.
+where the flower's own outline lies well inside the edited area; the agent's own removal of
+a dark dog on dark ground passes (its outline peaks twice as high as the ground beside it).
 
 Photos: the labelled real set (``eval/data/realphotos``) at ``critic_real_pairs.SIDE``;
 only the extent checks run (no detector), so each case costs well under a second.
@@ -9,11 +10,12 @@ only the extent checks run (no detector), so each case costs well under a second
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from tests.critic_real_pairs import _edit, labelled_cases, photo, wrong_mask
 
-IDS = {"citrus_fruits__lime_middle", "flowers__pink_centre"}
+IDS = {"citrus_fruits__lime_middle", "flowers__pink_centre", "dogs_under_tree__dog_left"}
 
 
 @pytest.fixture(scope="module")
@@ -57,3 +59,27 @@ def test_a_flower_grown_onto_the_grass_fails_where_its_outline_lies_well_inside(
     assert any("ends inside the edited area" in f for f in grown.fix)
     ok = _extent(flower, "make the pink flower brighter", flower.mask)
     assert ok.checks["extent"] is True, ok.fix
+
+
+def test_the_agents_removal_of_a_dark_dog_on_dark_ground_passes(cases):
+    """The localiser's mask of the dog (IoU 0.87 with the true one), removed by the
+    executor: the border inside the mask's grown edge runs straight along the dog's back,
+    where both sides are dark (3-9 px out) but the outline peaks twice as high as the
+    ground beside it. It was read as a cut and the CLI asked instead of removing."""
+    from agent.brain.extent import extent_checks  # noqa: PLC0415 — the check itself
+    from agent.brain.judge import _target  # noqa: PLC0415 — the mask as the judge grows it
+    from agent.brain.planner import get_planner  # noqa: PLC0415 — the words' action
+    from agent.executor import execute  # noqa: PLC0415 — the agent's own removal
+    from pipelines.localizers import PerceptionLocalizer  # noqa: PLC0415 — its own mask
+
+    dog = cases["dogs_under_tree__dog_left"]   # two dark dogs in a tree's shade
+    image = photo(dog.photo)
+    found = np.asarray(PerceptionLocalizer().locate(image, "dog on the left").masks[0].mask,
+                       bool)
+    assert (found & dog.mask).sum() / (found | dog.mask).sum() > 0.8   # the right dog
+    action = get_planner(name="rules").plan("remove the dog on the left", has_mask=True,
+                                            image_size=(image.shape[1],
+                                                        image.shape[0])).actions[0]
+    after = execute(image, action, found).paste(image)
+    judged = extent_checks(image, after, action, _target(image, action, found, None))
+    assert judged.checks["extent"] is True, judged.fix

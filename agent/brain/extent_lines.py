@@ -22,8 +22,10 @@ STRAIGHT_SHARE, STRAIGHT_PX = 0.08, 8.0
 #: between points 6 px apart across it)
 STRAIGHT_PEAK, STRAIGHT_WEAK = 1.3, 25.0
 #: ... or when the two sides 3-9 px out are the same stuff (their mean colours this close,
-#: ΔE): a faint line inside the thing (a fruit's segment wall) does not end it
-SAME_SIDES = 7.0
+#: ΔE) and the line is faint (its peak under this many times the level beside): a
+#: fruit's segment wall does not end it; a dark dog's outline on dark ground peaks twice
+#: as high and does
+SAME_SIDES, FAINT_PEAK = 7.0, 1.7
 #: a straight stretch with no edge through smooth stuff (the photo's change across it at
 #: most ``SMOOTH_PEAK`` ΔE) at least this many times the area's radius long is a cut: a
 #: thing does not end on a straight line in the middle of a flat region
@@ -60,8 +62,9 @@ class Stretch:
     def no_edge(self) -> bool:
         """No edge of the photo runs along it: the change across it is weak and does
         not peak on the line."""
-        return self.peak < STRAIGHT_WEAK and ((self.peak + 1.0) < STRAIGHT_PEAK * (
-            self.beside + 1.0) or self.sides < SAME_SIDES)
+        ratio = (self.peak + 1.0) / (self.beside + 1.0)
+        return self.peak < STRAIGHT_WEAK and (ratio < STRAIGHT_PEAK or (
+            self.sides < SAME_SIDES and ratio < FAINT_PEAK))
 
 
 def straight_cut(small: np.ndarray, region: np.ndarray) -> float:
