@@ -327,6 +327,27 @@ def test_an_adjective_that_describes_the_target_is_not_the_change(instruction, o
     assert target in action.target
 
 
+@pytest.mark.parametrize("instruction,operation,target", [
+    ("make the blurred dandelion at the bottom right brighter", "brightness",
+     "blurred dandelion"),
+    ("brighten the blurred flower", "brightness", "blurred flower"),
+    ("make the out of focus leaves darker", "brightness", "out of focus leaves"),
+    ("make the blurry leaf blue", "recolor", "blurry leaf"),
+    ("make the noisy sky bluer", "saturation", "sky"),
+    ("make the background blurred", "blur", "background"),   # said of it: the change
+    ("blur the background", "blur", "background"),
+    ("sharpen the blurry leaf", "sharpen", "leaf"),
+])
+def test_a_focus_word_that_describes_the_target_is_not_the_change(instruction, operation,
+                                                                 target) -> None:
+    """"the blurred dandelion": a focus or grain word after "the" says which thing (the
+    real-photo critic pairs found "make the blurred dandelion … brighter" planned as a
+    blur of "dandelion … brighter")."""
+    (action,) = RulePlanner().plan(instruction).actions
+    assert action.operation == operation, action
+    assert target in action.target, action
+
+
 @pytest.mark.parametrize("instruction,operation,sign,target", [
     ("it's way too orange", "temperature", -1, ""),          # "it's" read as "it is"
     ("it\u2019s too blue", "temperature", 1, ""),            # a typographic apostrophe

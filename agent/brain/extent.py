@@ -81,6 +81,12 @@ CUT_SHARE = 0.4
 CUT_RUN = 0.2
 #: straight stretches with no edge along them may make up this share of the border
 STRAIGHT_CUT = 0.12
+#: a border that runs through one region for more than this share while a contour a third
+#: to a half of the area's radius inside follows the photo's edges (its cut share under
+#: ``INNER_CUT`` and under ``INNER_RATIO`` of the border's): the thing ends inside the
+#: edited area, which was grown past it onto its surroundings
+GROWN_PAST, INNER_CUT, INNER_RATIO = 0.2, 0.1, 0.4
+INNER_DEPTHS = (0.3, 0.4, 0.5)
 #: a change covering this share of the frame is no instance of a named thing (a sky may
 #: fill more of it)
 WHOLE_FRAME, WHOLE_SKY = 0.85, 0.95
@@ -220,7 +226,7 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     # an operation on a whole object works on its mask grown over the object's soft edge
     # (``object_edge``): the thing starts that far inside, and so does the flood's core
     grown = _has(action, "object_edge")
-    _edges(out, small_b, region, phrase, sky, grown)
+    _edges(out, small_b, region, phrase, sky, grown, inner=not grown)
     _floods(out, small_b, region, phrase,
             GROWN_REACH if grown and not _has(action, "removes_target") else 0.0)
     if sky:
@@ -333,13 +339,16 @@ def _cut(small: np.ndarray, region: np.ndarray, lab: tuple[np.ndarray, np.ndarra
 
 
 def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
-           sky: bool = False, grown: bool = False) -> None:
+           sky: bool = False, grown: bool = False, inner: bool = False) -> None:
     """The border of what changed must follow edges in the photo (``_cut``) and must not
     be a straight line with no edge along it (``straight_stretches``). ``grown``: the
     operation works on the object's mask grown over its soft edge, whose straight border
-    may lie on the surroundings: the border a grown reach inside is read too."""
+    may lie on the surroundings: the border a grown reach inside is read too. ``inner``:
+    a contour well inside that follows the photo's edges where the border does not fails
+    (``_ends_inside``)."""
     lab = _lab(small)   # read by both cuts
     share, run, n = _cut(small, region, lab)
+    past = inner and n >= 12 and _ends_inside(small, region, lab, share)
     # the agent grows an object's mask to cover its soft edge (``growth_limit``: a quarter
     # of its radius): the thing may also end that far inside the edited area's border
     depth = round(GROWN_REACH * np.sqrt(float(region.sum()) / np.pi))
@@ -364,7 +373,8 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
     out.measures["extent_smooth_cut"] = round(smooth, 3)
     out.measures["extent_longest_cut"] = round(run, 3)
     ok = bool(share <= CUT_SHARE and run <= CUT_RUN)
-    out.checks["extent"] = ok and straight <= STRAIGHT_CUT and smooth < SMOOTH_LENGTH
+    out.checks["extent"] = ok and straight <= STRAIGHT_CUT and smooth < SMOOTH_LENGTH and \
+        not past
     if straight > STRAIGHT_CUT:
         out.fix.append(f"the edited area's border runs straight through '{phrase}' for "
                        f"{straight:.0%} of its length, with no edge in the photo along it "
@@ -373,13 +383,35 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
         out.fix.append(f"the edited area stops on a straight line in the middle of a smooth "
                        f"region (as long as {smooth:.1f} times the area's radius): '{phrase}' "
                        "goes on past it")
-    elif ok:
-        out.keep.append(f"the edit ends where '{phrase}' ends (the photo changes along "
-                        f"{1 - share:.0%} of its border)")
-    else:
+    elif not ok:
         out.fix.append(f"the edited area does not end where '{phrase}' ends: "
                        f"{share:.0%} of its border runs through one region (grown onto "
                        "its surroundings, cut through it, or on the wrong thing)")
+    elif past:
+        out.fix.append(f"'{phrase}' ends inside the edited area: a contour well inside it "
+                       "follows the photo's edges and the edited border does not (grown "
+                       "onto its surroundings)")
+    else:
+        out.keep.append(f"the edit ends where '{phrase}' ends (the photo changes along "
+                        f"{1 - share:.0%} of its border)")
+
+
+def _ends_inside(small: np.ndarray, region: np.ndarray, lab: tuple[np.ndarray, np.ndarray],
+                 share: float) -> bool:
+    """Whether a contour ``INNER_DEPTHS`` of the area's radius inside its border follows
+    the photo's edges far better than the border does (``GROWN_PAST``, ``INNER_CUT``,
+    ``INNER_RATIO``): the thing ends there, and the edit was grown past it."""
+    if share <= GROWN_PAST:
+        return False
+    radius = float(np.sqrt(float(region.sum()) / np.pi))
+    for depth in INNER_DEPTHS:
+        core = cv2.erode(region.astype(np.uint8), _disc(max(1, round(depth * radius)))) > 0
+        if core.sum() < 20:
+            return False
+        inner, _, n = _cut(small, core, lab)
+        if n >= 12 and inner < INNER_CUT and inner < INNER_RATIO * share:
+            return True
+    return False
 
 
 def _floods(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,

@@ -21,6 +21,11 @@ STRAIGHT_SHARE, STRAIGHT_PX = 0.08, 8.0
 #: many times the change across lines beside it (no edge runs along it) and weak (ΔE
 #: between points 6 px apart across it)
 STRAIGHT_PEAK, STRAIGHT_WEAK = 1.3, 25.0
+#: ... or when the two sides 3-9 px out are the same stuff (their mean colours this close,
+#: ΔE) and the line is faint (its peak under this many times the level beside): a
+#: fruit's segment wall does not end it; a dark dog's outline on dark ground peaks twice
+#: as high and does
+SAME_SIDES, FAINT_PEAK = 7.0, 1.7
 #: a straight stretch with no edge through smooth stuff (the photo's change across it at
 #: most ``SMOOTH_PEAK`` ΔE) at least this many times the area's radius long is a cut: a
 #: thing does not end on a straight line in the middle of a flat region
@@ -51,13 +56,15 @@ class Stretch:
     peak: float      # the photo's change across it, on the line (Lab ΔE)
     beside: float    # ... and across lines beside it
     steep: bool      # nearer vertical than horizontal
+    sides: float = 99.0   # the two sides 3-9 px out, their mean colours apart (Lab ΔE)
 
     @property
     def no_edge(self) -> bool:
         """No edge of the photo runs along it: the change across it is weak and does
         not peak on the line."""
-        return self.peak < STRAIGHT_WEAK and (self.peak + 1.0) < STRAIGHT_PEAK * (
-            self.beside + 1.0)
+        ratio = (self.peak + 1.0) / (self.beside + 1.0)
+        return self.peak < STRAIGHT_WEAK and (ratio < STRAIGHT_PEAK or (
+            self.sides < SAME_SIDES and ratio < FAINT_PEAK))
 
 
 def straight_cut(small: np.ndarray, region: np.ndarray) -> float:
@@ -102,8 +109,11 @@ def straight_stretches(small: np.ndarray, region: np.ndarray) -> list[Stretch]:
                              borderMode=cv2.BORDER_REFLECT)
             across = np.linalg.norm(seen[:, 6:] - seen[:, :-6], axis=2).mean(axis=0)
             at = np.abs(offsets[3:-3])
+            one = seen[:, (offsets >= 3) & (offsets <= 9)].reshape(-1, 3).mean(axis=0)
+            other = seen[:, (offsets <= -3) & (offsets >= -9)].reshape(-1, 3).mean(axis=0)
             out.append(Stretch(length / perimeter, length / radius,
                                float(across[at <= 2].max()),
                                float(np.median(across[at >= 5])),
-                               abs(float(u[1])) > abs(float(u[0]))))
+                               abs(float(u[1])) > abs(float(u[0])),
+                               float(np.linalg.norm(one - other))))
     return out

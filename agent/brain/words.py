@@ -167,12 +167,19 @@ _NOT_NOUN = (r"and|or|but|a|an|the|to|of|in|on|at|by|for|with|enough|too|so|very
              r"little|brighter|darker|lighter|warmer|cooler|colder|dimmer|paler")
 
 
-def describing_blanked(clause: str) -> str:
-    """``clause`` with the describing adjectives (``DESCRIBING``) blanked where they stand
-    between a definite determiner and the next word: "make the dark sky brighter" →
-    "make the sky brighter" for reading the change (the sky is still "the dark sky" to
-    the localiser). "Make the sky dark" and "give it a warm look" keep theirs."""
-    return re.sub(rf"\b((?:{_DEFINITE})\s+)(?:{DESCRIBING})\s+(?!(?:{_NOT_NOUN})\b)(?=[a-z])",
+#: focus and grain adjectives that, in the same place, describe the thing ("the blurred
+#: dandelion", "the noisy sky"): a filter's word there names which thing, not the edit
+FOCUS_DESCRIBING = r"blurr?ed|blurry|out[- ]of[- ]focus|unsharp|sharp|noisy|grainy"
+
+
+def describing_blanked(clause: str, *, focus: bool = False) -> str:
+    """``clause`` with the describing adjectives (``DESCRIBING``, or with ``focus``
+    ``FOCUS_DESCRIBING``) blanked where they stand between a definite determiner and the
+    next word: "make the dark sky brighter" → "make the sky brighter" for reading the
+    change (the sky is still "the dark sky" to the localiser). "Make the sky dark" and
+    "give it a warm look" keep theirs."""
+    words = FOCUS_DESCRIBING if focus else DESCRIBING
+    return re.sub(rf"\b((?:{_DEFINITE})\s+)(?:{words})\s+(?!(?:{_NOT_NOUN})\b)(?=[a-z])",
                   r"\1", clause)
 
 
