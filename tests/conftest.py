@@ -56,11 +56,26 @@ def _fresh_endpoint_breakers() -> None:
     reset_breakers()
 
 
+@pytest.fixture(scope="session")
+def _real_photos_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One cache of the real photographs (``eval.realphotos``) for the whole run.
+
+    A photo's cache defaults to ``<LOUPE_DATA_DIR>/photos``, and each test gets a fresh
+    data folder: every test that read a real photo downloaded and unpacked its Debian
+    package again (15 times for test_scene_nouns' 11 tests, 51 of its 75 s). A photo lands
+    in this folder only after its SHA-256 matched ``photos.json`` and is never written
+    again, so a later test reads the same checked bytes. ``test_realphotos`` (whose point
+    is the download) sets a folder of its own; a ``LOUPE_PHOTOS_DIR`` set outside the
+    run is kept."""
+    return os.environ.get("LOUPE_PHOTOS_DIR") or str(tmp_path_factory.mktemp("real-photos"))
+
+
 @pytest.fixture(autouse=True)
 def _isolated_data_dir(tmp_path_factory: pytest.TempPathFactory,
-                       monkeypatch: pytest.MonkeyPatch) -> None:
+                       monkeypatch: pytest.MonkeyPatch, _real_photos_dir: str) -> None:
     """Sessions and caches of a test never land in the user's home."""
     monkeypatch.setenv("LOUPE_DATA_DIR", str(tmp_path_factory.mktemp("loupe-data")))
+    monkeypatch.setenv("LOUPE_PHOTOS_DIR", _real_photos_dir)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
