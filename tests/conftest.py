@@ -6,6 +6,7 @@ import gc
 import logging
 import os
 import sys
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -46,6 +47,26 @@ def coffee() -> np.ndarray:
 def chelsea() -> np.ndarray:
     """300×451 RGB photo of a cat."""
     return _rgb("chelsea")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _nets_remember_more_views() -> Iterator[None]:
+    """The perception nets' memo (``detectors._Net._forward``) keeps more answers here.
+
+    The memo returns a net's earlier answer to the exact same input tensor (keyed by its
+    bytes, so never a stale one; a copy, so never a shared one). The app keeps the last 4
+    of 0.5 MB at most, for its memory budget; the suite asks about the same views again
+    and again across tests (a case located in a module fixture, then edited; the same
+    photo in many tests): in ten perception-heavy files, 227 of 736 forwards (33.4 of
+    102.8 s of CPU) repeated an input seen before. Here each net keeps its last 32 answers
+    of up to 2 MB (the detector's passes included), at most ~130 MB over the nets. The
+    answers are the same bytes the net gives; only how many are kept differs."""
+    from pipelines.perception import detectors
+
+    saved = detectors.FORWARD_MEMO, detectors.FORWARD_MEMO_BYTES
+    detectors.FORWARD_MEMO, detectors.FORWARD_MEMO_BYTES = 32, 2 << 20
+    yield
+    detectors.FORWARD_MEMO, detectors.FORWARD_MEMO_BYTES = saved
 
 
 @pytest.fixture(autouse=True)
