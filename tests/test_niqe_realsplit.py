@@ -12,6 +12,7 @@ from eval import niqe
 from eval.photos import (
     HELDOUT_PHOTOS,
     REAL_HELDOUT,
+    REAL_NOT_FOR_AUTOPILOT,
     REAL_TRAIN,
     REAL_VALIDATION,
     TRAIN_PHOTOS,
@@ -22,9 +23,10 @@ from eval.realphotos import catalogue
 
 def test_the_real_split_is_by_photo_and_covers_every_real_photo_once() -> None:
     parts = [set(TRAIN_PHOTOS), set(REAL_TRAIN), set(REAL_VALIDATION), set(REAL_HELDOUT),
-             set(HELDOUT_PHOTOS)]
+             set(HELDOUT_PHOTOS), set(REAL_NOT_FOR_AUTOPILOT)]
     assert sum(map(len, parts)) == len(set().union(*parts))       # no photo in two parts
-    assert set(REAL_TRAIN) | set(REAL_VALIDATION) | set(REAL_HELDOUT) == set(catalogue())
+    assert set(REAL_TRAIN) | set(REAL_VALIDATION) | set(REAL_HELDOUT) | \
+        set(REAL_NOT_FOR_AUTOPILOT) == set(catalogue())
     assert len(REAL_HELDOUT) >= 8 and "solvay_1927" not in REAL_HELDOUT   # colour only
 
 
