@@ -226,7 +226,7 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     # an operation on a whole object works on its mask grown over the object's soft edge
     # (``object_edge``): the thing starts that far inside, and so does the flood's core
     grown = _has(action, "object_edge")
-    _edges(out, small_b, region, phrase, sky, grown, inner=not grown)
+    _edges(out, small_b, region, phrase, sky, grown, read_inner=not grown)
     _floods(out, small_b, region, phrase,
             GROWN_REACH if grown and not _has(action, "removes_target") else 0.0)
     if sky:
@@ -339,16 +339,16 @@ def _cut(small: np.ndarray, region: np.ndarray, lab: tuple[np.ndarray, np.ndarra
 
 
 def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
-           sky: bool = False, grown: bool = False, inner: bool = False) -> None:
+           sky: bool = False, grown: bool = False, read_inner: bool = False) -> None:
     """The border of what changed must follow edges in the photo (``_cut``) and must not
     be a straight line with no edge along it (``straight_stretches``). ``grown``: the
     operation works on the object's mask grown over its soft edge, whose straight border
-    may lie on the surroundings: the border a grown reach inside is read too. ``inner``:
-    a contour well inside that follows the photo's edges where the border does not fails
-    (``_ends_inside``)."""
+    may lie on the surroundings: the border a grown reach inside is read too.
+    ``read_inner``: a contour well inside that follows the photo's edges where the border
+    does not fails (``_ends_inside``)."""
     lab = _lab(small)   # read by both cuts
     share, run, n = _cut(small, region, lab)
-    past = inner and n >= 12 and _ends_inside(small, region, lab, share)
+    border = share      # the edited border's own (a grown reach inside may replace share)
     # the agent grows an object's mask to cover its soft edge (``growth_limit``: a quarter
     # of its radius): the thing may also end that far inside the edited area's border
     depth = round(GROWN_REACH * np.sqrt(float(region.sum()) / np.pi))
@@ -373,8 +373,10 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
     out.measures["extent_smooth_cut"] = round(smooth, 3)
     out.measures["extent_longest_cut"] = round(run, 3)
     ok = bool(share <= CUT_SHARE and run <= CUT_RUN)
-    out.checks["extent"] = ok and straight <= STRAIGHT_CUT and smooth < SMOOTH_LENGTH and \
-        not past
+    fits = ok and straight <= STRAIGHT_CUT and smooth < SMOOTH_LENGTH
+    # read only where it can decide: every other failure above names its own fix
+    past = fits and read_inner and _ends_inside(small, region, lab, border)
+    out.checks["extent"] = fits and not past
     if straight > STRAIGHT_CUT:
         out.fix.append(f"the edited area's border runs straight through '{phrase}' for "
                        f"{straight:.0%} of its length, with no edge in the photo along it "
