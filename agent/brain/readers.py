@@ -256,8 +256,7 @@ def _yields(keyword: str, clause: str) -> bool:
 def _read_filter(clause: str) -> _Step | None:
     said = describing_blanked(clause, focus=True)   # "the blurred one brighter": which one
     for op in _FILTERS:
-        pattern = op.keyword_pattern()
-        match = re.search(pattern, said)
+        match = re.search(pattern := op.keyword_pattern(), said)
         if not match or _yields(match.group(0), clause):
             continue
         if op.complaint and re.search(rf"{COMPLAINT}(?:{op.complaint})\b", clause):
