@@ -313,15 +313,15 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                                 "it with the brush")
         if verdict == "ask" and not twins:  # shown to click: not what looks more like
             cands = fusion.to_offer(cands, match.label)      # another class than the named one
-        masks, kin = [], ""
+        masks, unsure = [], ""
         sure = [o.box for o in objects if o.best_class[1] >= fusion.SURE_OTHER]
         for obj in cands[:MAX_REFINED]:
             det = Detection(obj.box, obj.fused, match.label)
             others = [o.box for o in cands[:MAX_REFINED] if o is not obj] + sure
             for cand in self._masks(rgb, [det], "nanodet"):
                 cand.mask, caught = fusion.check_extent(cand.mask, obj.box, others)
-                if verdict == "take" and obj is cands[0] and not kin:   # the one taken
-                    kin = reached_into_kin(cand.mask, obj.box, match.label, seen)
+                if verdict == "take" and obj is cands[0] and not unsure:   # the one taken
+                    unsure = reached_into_kin(cand.mask, obj.box, match.label, seen)
                 if caught:          # compared with its own evidence before any edit
                     obj.why = f"{obj.why}; {caught}"
                 cand.score = obj.fused
@@ -336,10 +336,10 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         if not masks:
             return Localization([], "unresolved", f"no {what} found{seen_line(strong)}")
         why = cands[0].why
-        if verdict == "take" and not kin and not masks[0].evidence.get("outline", 1.0):
-            kin = "nothing inside its box stands out from what is around it"
-        if verdict == "take" and kin:           # where it ends is not known: ask
-            return Localization(masks, "ambiguous", f"{UNSURE_END} {what} ends: {kin}; "
+        if verdict == "take" and not unsure and not masks[0].evidence.get("outline", 1.0):
+            unsure = "nothing inside its box stands out from what is around it"
+        if verdict == "take" and unsure:           # where it ends is not known: ask
+            return Localization(masks, "ambiguous", f"{UNSURE_END} {what} ends: {unsure}; "
                                 "click it, or paint it with the brush", candidates=masks)
         if verdict == "take":
             found = Localization([masks[0]], "resolved", f"found the {what}, confidence "
