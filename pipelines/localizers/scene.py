@@ -99,6 +99,8 @@ FLAT = 0.07
 DARK = 0.25
 #: water mirrors what is above it this well, or is blue this much (share of it)
 MIRROR, BLUISH = 0.15, 0.5
+#: a mirror this clear is a shore even where the smooth run under it is not level
+CLEAR_MIRROR = 0.3
 #: a colour word narrows a region when this share of it has the colour ("the green
 #: hills" under olive light are still the hills)
 TINTED = 0.4
@@ -254,14 +256,17 @@ def water(small: np.ndarray, land: np.ndarray) -> np.ndarray:
     if np.mean(reach > 0.05) < 0.6:        # water spans most of the width
         return np.zeros((h, w), bool)
     wet = tops[reach > 0.05]
-    flat = float(np.percentile(wet, 75) - np.percentile(wet, 25))
-    if flat > FLAT * h:                     # a shore is level; a hill's foot is not
-        log.debug("water: no level shore (spread %.3f)", flat / h)
-        return np.zeros((h, w), bool)
     # still water mirrors its shore: the shore is the row about which it mirrors best
     # (searched between the runs' tops); without a mirror, a low percentile of the tops
     rows = range(int(np.percentile(wet, 5)), int(np.percentile(wet, 75)) + 1)
     mirror, shore = max(((reflection(small, r), r) for r in rows), default=(0.0, h))
+    flat = float(np.percentile(wet, 75) - np.percentile(wet, 25))
+    # a shore is level, a hill's foot is not; but a clear mirror is a shore even where
+    # ripples break the smooth run (a tune lake, brightened by a gamma of 0.8: its hill
+    # was taken with its reflection)
+    if flat > FLAT * h and mirror < CLEAR_MIRROR:
+        log.debug("water: no level shore (spread %.3f)", flat / h)
+        return np.zeros((h, w), bool)
     if mirror < MIRROR:
         shore = int(np.percentile(wet, SHORE_PCT))
     out = np.zeros((h, w), bool)
