@@ -122,6 +122,14 @@ def head_last(words: list[str], nouns: list[str]) -> bool:
     return words.index(nouns[-1]) - words.index(nouns[-2]) == 1
 
 
+def sky_named(words: list[str], nouns: list[str]) -> bool:
+    """Whether the phrase names the sky, not a thing in it: "the sky", "the sky above
+    the hills"; in "the writing in the sky" or "the bird in the sky" the sky says where."""
+    if "sky" not in words:
+        return False
+    return all(words.index(n) > words.index("sky") for n in nouns if n in words)
+
+
 #: nouns whose shape is a round blob: a colour region that is round may stand for them
 ROUND = frozenset({"ball", "balls", "sphere", "spheres", "globe", "globes", "orb", "orbs",
                    "marble", "marbles", "bead", "beads", "coin", "coins", "balloon",
@@ -260,6 +268,9 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
     if "detector" in ev:
         if part_of:
             return _unsure(found, f"I can find the {part_of} but not the {noun} on it", noun)
+        if ev.get("larger"):
+            return _unsure(found, f"the detector also draws a larger {noun} around it "
+                           f"({ev['larger']:.2f}): where it ends is not known", noun)
         if best.box is not None:
             x0, y0, x1, y1 = best.box
             fill = float(best.mask[max(0, y0):y1, max(0, x0):x1].sum()) / max(

@@ -48,7 +48,8 @@ class Evidence(TypedDict, total=False):
     its label matches the phrase; ``user``: the user pointed at it (brush, box, click);
     ``continues``: how much more of a sky-like region goes on below where the sky was cut,
     as a share of the sky kept (``sky.ends_unsure``); ``rough_edge``: how much of a sky is
-    textured under its open top, by rows (``sky.rough_edge``).
+    textured under its open top, by rows (``sky.rough_edge``); ``larger``: the score of a
+    larger box of the named class around the one taken (``fusion.larger_reading``).
     """
 
     detector: float
@@ -61,6 +62,7 @@ class Evidence(TypedDict, total=False):
     user: float
     continues: float
     rough_edge: float
+    larger: float
 
 
 def mask_box(mask: np.ndarray) -> Box | None:

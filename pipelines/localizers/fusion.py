@@ -63,6 +63,12 @@ CLOSE = 0.1
 #: with plural, size, place or ordinal words, candidates need this share of the best
 #: one's fused score (a weak stray box is not a third motorcycle)
 COMPARABLE = 0.5
+#: a box of the named class this much larger, holding the taken one (this share of it
+#: inside), is a second reading of its extent (``larger_reading``)
+LARGER_AREA, LARGER_INSIDE = 1.5, 0.85
+#: ... when it is about as sure (this share of the taken box's score; a composite's cup
+#: has a taller box at 0.55 of its own, a crouching man his whole body at 0.86)
+LARGER_SHARE = 0.6
 #: an object whose box lies this much inside a better one's is part of it (a handle)
 PART = 0.5
 #: appearance similarity (histogram intersection of Lab colours) of look-alike instances
@@ -263,14 +269,16 @@ def explained(obj: ObjectEvidence, label: str) -> str:
 
 def inside_other(obj: ObjectEvidence, label: str, objects: list[ObjectEvidence]) -> str:
     """A weak object lying inside a much larger, sure object of an unrelated class is
-    more likely a part of it (a camera's grip is no "bird" in the cameraman's hands)."""
-    if obj.evidence >= SURE_OTHER:
-        return ""
+    more likely a part of it (a camera's grip is no "bird" in the cameraman's hands); so
+    is even a sure one inside a sure object of a kindred class (a tune photo's white dog,
+    "dog" as a whole, has a head a crop of it calls "cat 0.68")."""
     x0, y0, x1, y1 = obj.box
     area = max(1.0, (x1 - x0) * (y1 - y0))
     for big in objects:
         cls, score = big.best_class
-        if big is obj or score < SURE_OTHER or similarity(label, cls) >= RELATED:
+        kindred = cls != label and similarity(label, cls) >= RELATED
+        if big is obj or score < SURE_OTHER or not (kindred or obj.evidence < SURE_OTHER
+                                                    and similarity(label, cls) < RELATED):
             continue
         bx0, by0, bx1, by1 = big.box
         ix = max(0.0, min(x1, bx1) - max(x0, bx0))
@@ -278,6 +286,31 @@ def inside_other(obj: ObjectEvidence, label: str, objects: list[ObjectEvidence])
         if ix * iy >= 0.8 * area and (bx1 - bx0) * (by1 - by0) >= 3 * area:
             return f"part of a {cls} ({score:.2f})"
     return ""
+
+
+def larger_reading(obj: ObjectEvidence, objects: list[ObjectEvidence], label: str) -> float:
+    """The score of the strongest box of ``label`` that holds ``obj``'s box and is at least
+    ``LARGER_AREA`` times its size, when it is ``LARGER_SHARE`` of ``obj``'s own score; else
+    0. The detector then reads the thing two ways, as the part and as the whole (a
+    crouching man: his upper body 0.45, the whole of him 0.30), and where it ends is not
+    known."""
+    own = obj.scores.get(label, 0.0)
+    x0, y0, x1, y1 = obj.box
+    area = max(1.0, (x1 - x0) * (y1 - y0))
+    best = 0.0
+    for big in objects:
+        score = big.scores.get(label, 0.0)
+        bx0, by0, bx1, by1 = big.box
+        if big is obj or score < LARGER_SHARE * own or score < FLOOR or \
+                (bx1 - bx0) * (by1 - by0) < LARGER_AREA * area:
+            continue
+        # a box that also holds another instance about as sure is a group's
+        group = any(o is not obj and o is not big and box_iou(o.box, obj.box) < 0.3
+                    and o.scores.get(label, 0.0) >= LARGER_SHARE * own
+                    and inside_share(o.box, big.box) >= LARGER_INSIDE for o in objects)
+        if inside_share(obj.box, big.box) >= LARGER_INSIDE and not group:
+            best = max(best, score)
+    return best
 
 
 def evidenced(objects: list[ObjectEvidence], label: str) -> list[ObjectEvidence]:

@@ -54,11 +54,7 @@ from pipelines.localizers.phrases import (
     select_candidates,
 )
 from pipelines.localizers.refine import upsample_edge, upsample_region
-from pipelines.localizers.segment import (
-    face_ellipse,
-    largest_parts,
-    refine_box,
-)
+from pipelines.localizers.segment import face_ellipse, largest_parts, refine_box
 from pipelines.localizers.sky import backdrop_behind, ends_unsure
 from pipelines.localizers.support import cut_support
 from pipelines.models import ModelUnavailable, get_manager
@@ -157,7 +153,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         words = set(parsed.words)
         has_hint = hint is not None and (hint.mask is not None or hint.box is not None
                                          or hint.point is not None)
-        if "sky" in words and not has_hint and not WHOLE.search(parsed.text):
+        if assurance.sky_named(parsed.words, nouns) and not has_hint and \
+                not WHOLE.search(parsed.text):
             return self._sky(as_rgb(image))
         if has_hint or WHOLE.search(parsed.text):
             return super().locate(image, phrase, hint)
@@ -328,7 +325,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                 cand.evidence = {"detector": obj.scores.get(match.label, 0.0),
                                  "outline": cand.evidence.get("outline", 1.0),
                                  "words": float(match.similarity), "salient": obj.salient,
-                                 "fused": obj.fused,
+                                 "fused": obj.fused, "larger": 0.0 if parsed.plural
+                                 else fusion.larger_reading(obj, objects, match.label),
                                  "rival": max((v for k, v in obj.scores.items()
                                                if k != match.label), default=0.0)}
                 masks.append(cand)
@@ -437,7 +435,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             cands.append(Candidate(mask, calibrated(d.score), TEXT, "ppocr-det+ink",
                                    {"detector": calibrated(d.score)}))
         picks = parsed.ordinal or parsed.last or parsed.size or parsed.spatial
-        return decide(cands, parsed if picks else replace(parsed, plural=True), "text", [])
+        return text_regions.lines_only(decide(
+            cands, parsed if picks else replace(parsed, plural=True), "text", []))
 
     # --- subject / background ----------------------------------------------------------
 
