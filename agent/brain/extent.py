@@ -176,10 +176,13 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     diff = channel_max(cv2.absdiff(small_b, small_a))
     changed = cv2.morphologyEx((diff > CHANGE_LEVEL).astype(np.uint8), cv2.MORPH_OPEN,
                                np.ones((3, 3), np.uint8)) > 0
-    if changed.sum() < 20:
-        return out     # nothing changed: the operation's own check says so
     # the mask the edit was made with, at the work size (read once: it is 12 MP)
     used = _fit(used_mask, changed.shape) if used_mask is not None else None
+    if changed.sum() < 20 and (used is None or not _tonal(action) or used.sum() < 20):
+        # nothing changed: the operation's own check says so. A tone change aimed at stuff
+        # already at its limit (white pins made brighter) barely shows; the area it was
+        # aimed at is still the edit's extent, and is judged as such
+        return out
     _relative(out, small_b, small_a, changed, changed if used is None else used, words,
               action)
     if not _names_a_thing(action):
@@ -197,7 +200,7 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
         return out
     # what the edit changed (the mask handed over may be wider than what the operation
     # touched: an object mask grown for the edit's edge)
-    region = _region_of(diff, changed)
+    region = _region_of(diff, changed) if changed.any() else changed
     if used is not None and not np.asarray(used_mask).all():
         # bridge the pixels an operation leaves as they were (black under "brighter",
         # grey under a recolour) without taking the unchanged rim of a grown mask

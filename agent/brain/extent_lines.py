@@ -26,6 +26,15 @@ STRAIGHT_PEAK, STRAIGHT_WEAK = 1.3, 25.0
 #: fruit's segment wall does not end it; a dark dog's outline on dark ground peaks twice
 #: as high and does
 SAME_SIDES, FAINT_PEAK = 7.0, 1.7
+#: ... or when the photo's own fine change 5-9 px out is as strong on one side as on the
+#: other (the weaker at least this share of the stronger) and the line peaks less than
+#: ``TEXTURE_PEAK`` times above it: the line runs through one textured thing (petals, a
+#: fruit's flesh, a car's bodywork), where an edge has plainer stuff on one side (a plate's
+#: letters against the bumper, a sign against the grille)
+SAME_TEXTURE, TEXTURE_PEAK = 0.8, 1.5
+#: a stretch of border where the area is narrower than this (px) is no evidence: lines
+#: beside it (5-9 px in) read what lies past the thing on its other side (a pole, a rib)
+THIN = 5
 #: a straight stretch with no edge through smooth stuff (the photo's change across it at
 #: most ``SMOOTH_PEAK`` ΔE) at least this many times the area's radius long is a cut: a
 #: thing does not end on a straight line in the middle of a flat region
@@ -57,12 +66,20 @@ class Stretch:
     beside: float    # ... and across lines beside it
     steep: bool      # nearer vertical than horizontal
     sides: float = 99.0   # the two sides 3-9 px out, their mean colours apart (Lab ΔE)
+    textures: tuple[float, float] = (0.0, 99.0)   # the change across lines 5-9 px out,
+    #                                               each side's (Lab ΔE)
+    thin: bool = False   # the area is narrower than ``THIN`` px across it
 
     @property
     def no_edge(self) -> bool:
         """No edge of the photo runs along it: the change across it is weak and does
         not peak on the line."""
+        if self.thin:
+            return False    # both sides read past the thing: no evidence either way
         ratio = (self.peak + 1.0) / (self.beside + 1.0)
+        weaker, stronger = sorted(self.textures)
+        if (weaker + 1.0) / (stronger + 1.0) >= SAME_TEXTURE and ratio < TEXTURE_PEAK:
+            return True     # the same texture on both sides and no edge standing out
         return self.peak < STRAIGHT_WEAK and (ratio < STRAIGHT_PEAK or (
             self.sides < SAME_SIDES and ratio < FAINT_PEAK))
 
@@ -91,6 +108,7 @@ def straight_stretches(small: np.ndarray, region: np.ndarray) -> list[Stretch]:
     lab = cv2.cvtColor(cv2.GaussianBlur(small, (3, 3), 0), cv2.COLOR_RGB2LAB)
     lab = lab.astype(np.float32) * np.float32([100 / 255, 1, 1])
     offsets = np.arange(-12, 13, dtype=np.float32)      # 9 px each way, 3 px to read
+    area = region.astype(np.float32)
     out = []
     for contour in contours:
         poly = cv2.approxPolyDP(contour, 1.5, True)[:, 0, :].astype(np.float32)
@@ -107,13 +125,21 @@ def straight_stretches(small: np.ndarray, region: np.ndarray) -> list[Stretch]:
             seen = cv2.remap(lab, grid[..., 0].astype(np.float32),
                              grid[..., 1].astype(np.float32), cv2.INTER_LINEAR,
                              borderMode=cv2.BORDER_REFLECT)
+            # the area's width across the stretch: is it inside THIN px out on either side?
+            wide = cv2.remap(area, grid[..., 0].astype(np.float32),
+                             grid[..., 1].astype(np.float32), cv2.INTER_NEAREST,
+                             borderMode=cv2.BORDER_CONSTANT).mean(axis=0)
+            thin = max(float(wide[offsets == THIN][0]), float(wide[offsets == -THIN][0])) < 0.5
             across = np.linalg.norm(seen[:, 6:] - seen[:, :-6], axis=2).mean(axis=0)
             at = np.abs(offsets[3:-3])
+            out_at = offsets[3:-3]
             one = seen[:, (offsets >= 3) & (offsets <= 9)].reshape(-1, 3).mean(axis=0)
             other = seen[:, (offsets <= -3) & (offsets >= -9)].reshape(-1, 3).mean(axis=0)
             out.append(Stretch(length / perimeter, length / radius,
                                float(across[at <= 2].max()),
                                float(np.median(across[at >= 5])),
                                abs(float(u[1])) > abs(float(u[0])),
-                               float(np.linalg.norm(one - other))))
+                               float(np.linalg.norm(one - other)),
+                               (float(np.median(across[out_at >= 5])),
+                                float(np.median(across[out_at <= -5]))), thin))
     return out
