@@ -7,7 +7,10 @@ the share of right answers (IoU >= 0.8 when resolved, else the expected question
 refusal), mean mask IoU and boundary F-score (2 px) of the cases that name a thing, right
 per class, and the silent failures (resolved and wrong). ``--upscale MP`` runs the photos
 below 12 MP upscaled to MP (Lanczos). ``--overlays DIR`` saves a picture of every wrong
-case (truth green, answer magenta).
+case (truth green, answer magenta). ``--print flip|gamma0.8|gamma1.25|scale0.6`` runs
+each case on another print of its photo (``eval.realset.printed``: mirrored with "left"
+and "right" swapped, lighter or darker mid-tones, a 0.6 × copy): the same scene, so an
+answer right on one print and said found wrong on another was right by luck.
 
 ``--edits`` instead runs every case's ``edits`` through ``python -m agent edit PHOTO "…"
 --out X`` (fresh process each; slow) and counts right / WRONG (silent failures) / honest
@@ -15,8 +18,8 @@ case (truth green, answer magenta).
 
 Usage: ``python bench/realset.py [--split tune] [--upscale 16] [--overlays DIR] [--edits]``.
 The last printed line is one JSON object: ``right_share``, ``mean_iou``, ``boundary_f``,
-``by_class``, ``silent_failures``, ``cases`` (each per split), plus ``upscale_mp`` and
-``load_average``; with ``--edits``: ``edits`` (counts per split and verdict),
+``by_class``, ``silent_failures``, ``cases`` (each per split), plus ``upscale_mp``,
+``print`` and ``load_average``; with ``--edits``: ``edits`` (counts per split and verdict),
 ``silent_failures`` (per split) and ``done_right_share`` (per split, of the edits whose
 case expects a resolved target).
 """
@@ -36,11 +39,13 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from eval.realset import (  # noqa: E402
+    PRINTS,
     SPLITS,
     evaluate,
     load_cases,
     overlay,
     photo,
+    printed,
     summarise,
     upscaled,
 )
@@ -50,7 +55,7 @@ def _localise(cases, args) -> dict:
     from pipelines.localizers import PerceptionLocalizer
 
     got = evaluate(PerceptionLocalizer().locate, cases, upscale_to=args.upscale,
-                   keep_masks=bool(args.overlays))
+                   keep_masks=bool(args.overlays), print_as=args.print_as)
     for o in got:
         print(f"{o.case.split:8s} {o.case.cls:13s} {o.case.id:44s} want {o.case.expect:8s} "
               f"got {o.kind:8s} IoU {o.iou:.3f} F {o.bf:.3f} "
@@ -59,6 +64,8 @@ def _localise(cases, args) -> dict:
             image, truth = photo(o.case.photo), o.case.truth()
             if args.upscale:
                 image, truth = upscaled(image, truth, args.upscale)
+            if args.print_as:
+                image, truth, _ = printed(image, truth, "", args.print_as)
             folder = Path(args.overlays)
             folder.mkdir(parents=True, exist_ok=True)
             Image.fromarray(overlay(image, truth, o.found)).save(folder / f"{o.case.id}.png")
@@ -115,6 +122,9 @@ def main() -> None:
     parser.add_argument("--upscale", type=float, help="run photos < 12 MP upscaled to MP")
     parser.add_argument("--overlays", help="folder for pictures of the wrong cases")
     parser.add_argument("--edits", action="store_true", help="run the edits through the CLI")
+    parser.add_argument("--print", dest="print_as", choices=PRINTS,
+                        help="locate on another print of each photo (mirrored, lighter, "
+                        "darker, smaller)")
     args = parser.parse_args()
     print("load average at start:", os.getloadavg(), flush=True)
     cases = load_cases(args.split)
@@ -126,6 +136,7 @@ def main() -> None:
         cases = [c for c in cases if c.id in wanted]
     result = _edits(cases, args) if args.edits else _localise(cases, args)
     result["upscale_mp"] = args.upscale
+    result["print"] = args.print_as
     result["load_average"] = [round(v, 2) for v in os.getloadavg()]
     print(json.dumps(result))
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import re
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -252,6 +253,33 @@ def upscaled(image: np.ndarray, mask: np.ndarray | None, target_mp: float
     return big, soft >= 0.5
 
 
+#: other prints of a photo that show the same scene (``printed``): mirrored left to
+#: right, brighter or darker mid-tones (gamma 0.8 / 1.25), a smaller copy (0.6 ×)
+PRINTS = ("flip", "gamma0.8", "gamma1.25", "scale0.6")
+
+
+def printed(image: np.ndarray, mask: np.ndarray | None, phrase: str, how: str
+            ) -> tuple[np.ndarray, np.ndarray | None, str]:
+    """Another print of a case (one of ``PRINTS``): the photo, its mask and the phrase
+    ("left" and "right" swap in a mirror image). A localiser that is right on a photo
+    but says "found" on a wrong answer on another print of it is right by luck."""
+    if how == "flip":
+        swap = {"left": "right", "right": "left"}
+        words = re.sub(r"\b(left|right)\b", lambda m: swap[m.group(1)], phrase)
+        return (np.ascontiguousarray(image[:, ::-1]),
+                None if mask is None else np.ascontiguousarray(mask[:, ::-1]), words)
+    if how.startswith("gamma"):
+        lut = np.round(255 * (np.arange(256) / 255.0) ** float(how[5:])).astype(np.uint8)
+        return lut[image], mask, phrase
+    if how.startswith("scale"):
+        k = float(how[5:])
+        size = (max(1, round(image.shape[1] * k)), max(1, round(image.shape[0] * k)))
+        small = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+        return small, None if mask is None else cv2.resize(
+            mask.astype(np.uint8), size, interpolation=cv2.INTER_NEAREST) > 0, phrase
+    raise ValueError(f"unknown print {how!r}: one of {', '.join(PRINTS)}")
+
+
 # ----------------------------------------------------------------------- evaluate
 
 
@@ -288,7 +316,7 @@ def judge(case: RealCase, kind: str, found: np.ndarray | None,
 
 
 def evaluate(locate: Callable, cases: Iterable[RealCase], upscale_to: float | None = None,
-             keep_masks: bool = False) -> list[Outcome]:
+             keep_masks: bool = False, print_as: str | None = None) -> list[Outcome]:
     """Run ``locate(image, phrase) -> Localization`` on every case.
 
     Args:
@@ -297,6 +325,7 @@ def evaluate(locate: Callable, cases: Iterable[RealCase], upscale_to: float | No
         upscale_to: None runs each photo at its own size; a number of megapixels runs the
             photos below 12 MP upscaled to it (within 12–20 MP), the mask with them.
         keep_masks: keep each resolved mask on its outcome (for overlays).
+        print_as: run each case on another print of its photo (``printed``).
 
     Returns:
         One ``Outcome`` per case, in order.
@@ -306,8 +335,11 @@ def evaluate(locate: Callable, cases: Iterable[RealCase], upscale_to: float | No
         image, truth = photo(case.photo), case.truth()
         if upscale_to is not None:
             image, truth = upscaled(image, truth, upscale_to)
+        phrase = case.phrase
+        if print_as is not None:
+            image, truth, phrase = printed(image, truth, phrase, print_as)
         start = time.perf_counter()
-        answer = locate(image, case.phrase)
+        answer = locate(image, phrase)
         ms = (time.perf_counter() - start) * 1000
         kind = KIND[answer.status]
         found = answer.union() if kind == "resolved" else None
