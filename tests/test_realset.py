@@ -101,6 +101,23 @@ def test_upscaled_reaches_12_to_20_mp_and_keeps_the_mask_aligned() -> None:
     assert realset.mask_iou(bright, big_mask) > 0.98
 
 
+@pytest.mark.parametrize("how", realset.PRINTS)
+def test_another_print_keeps_the_mask_on_its_thing_and_left_and_right_where_they_are(
+        how) -> None:
+    image = np.zeros((600, 800, 3), np.uint8)
+    mask = _disc(600, 800, 300, 200, 100)               # a disc on the left
+    image[mask] = 200
+    out, out_mask, phrase = realset.printed(image, mask, "the disc on the left", how)
+    assert out_mask.shape == out.shape[:2]
+    assert realset.mask_iou(out[..., 0] > 100, out_mask) > 0.98
+    on_left = out_mask[:, : out.shape[1] // 2].sum() > out_mask[:, out.shape[1] // 2:].sum()
+    assert ("left" in phrase) == on_left                # the words follow the mirror
+    if how.startswith("gamma"):
+        assert bool((out[mask] > 200).all()) == (how == "gamma0.8")     # lighter, or darker
+    with pytest.raises(ValueError, match="unknown print"):
+        realset.printed(image, mask, "x", "rotate")
+
+
 def _write(tmp_path, rows) -> list[RealCase]:
     path = tmp_path / "bridge.json"
     path.write_text(json.dumps(rows))
