@@ -70,6 +70,22 @@ def test_nouns_reach_what_the_detectors_know(lex) -> None:
     assert understood(squirrel) == "squirrel: an animal"
 
 
+def test_a_word_is_no_class_of_another_kind_however_alike_the_words(lex) -> None:
+    """The sentence encoder put "the hand" next to "handbag" (a new tune photo's hand
+    holding a pen was refused as "no hand (handbag) found"), "hair" next to "hair drier"
+    and "pot" next to "potted plant". WordNet knows a hand and a nose are body parts, hair
+    a natural object and a pot a container: no detector class of another kind stands for
+    them. A compound still names its whole ("the dog tongue": the dog's part)."""
+    from pipelines.perception.words import SALIENT, match_noun
+
+    for noun, kind in (("hand", "body part"), ("nose", "body part"), ("hair", "natural object"),
+                       ("pot", "container")):
+        found = match_noun(noun)
+        assert (found.label, found.category) == (SALIENT, kind), found
+    assert match_noun("mug").label == "cup" and match_noun("yacht").label == "boat"
+    assert match_noun("dog tongue").label == "dog"
+
+
 def test_an_animal_the_detector_calls_by_another_class_is_still_found() -> None:
     """On a real photo (scikit-image's Chelsea, a cat): "the carnivore" is close to no
     detector class; WordNet says it is an animal, so the salient animal (which the detector

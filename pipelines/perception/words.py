@@ -81,6 +81,10 @@ CATEGORY_CLASSES: dict[str, tuple[str, ...]] = {
                "giraffe", "teddy bear"),
     "vehicle": ("bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat"),
 }
+#: kinds of thing no detector class is ("the hand" was a handbag by the embedding and
+#: refused; "the nose" is no whole face): the salient subject stands in, as the lexicon
+#: says
+NO_CLASS = frozenset({"body part"})
 
 
 @dataclass(frozen=True)
@@ -133,6 +137,8 @@ def match_noun(noun: str, use_embedding: bool = True) -> WordMatch:
     if sense is not None and sense.label:                   # "sedan" → car, "tabby" → cat
         return WordMatch(text, sense.label, 1.0, "lexicon", category)
     kinds = CATEGORY_CLASSES.get(category)
+    if category in NO_CLASS and " " not in text:   # ("the dog tongue": the dog's part)
+        return WordMatch(text, SALIENT, 0.0, "lexicon", category)
     if not text or not use_embedding:
         return WordMatch(text, SALIENT, 0.0, "lexicon" if kinds else "none", category)
     vec = embed([f"a photo of a {text}"])[0]
@@ -141,10 +147,22 @@ def match_noun(noun: str, use_embedding: bool = True) -> WordMatch:
         sims = np.where([label in kinds for label in _LABELS], sims, -1.0)
     best = int(np.argmax(sims))
     label = _LABELS[best]
-    if sims[best] < MATCH:   # "squirrel": an animal no class names → the salient animal
+    if sims[best] < MATCH or " " not in text and _other_kind(lex, label, category):
+        # "squirrel": an animal no class names → the salient animal; "hair" (a natural
+        # object) is no hair drier (a device), however alike the words (a compound may
+        # name its whole first: "the dog tongue" is the dog's, asked as a part of it)
         return WordMatch(text, SALIENT, float(sims[best]), "lexicon" if kinds else "none",
                          category)
     return WordMatch(text, label, float(sims[best]), "embedding", category)
+
+
+def _other_kind(lex: object, label: str, category: str) -> bool:
+    """Whether the lexicon puts the class ``label`` under another specific kind of thing
+    than the noun's ``category`` ("object" and unknown kinds fit every class)."""
+    if lex is None or not category or category == "object":
+        return False
+    sense = lex.sense(label)
+    return sense is not None and sense.category not in ("", "object", category)
 
 
 def understood(match: WordMatch) -> str:
