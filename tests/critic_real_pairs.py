@@ -276,3 +276,22 @@ def pairs(split: str | None = None, classes: tuple[str, ...] | None = None,
                 # the words' colour pushed to its full strength inside the true mask
                 yield Pair(case, words, "to the limit", image, _edit(image, words, case.mask),
                            case.mask)
+
+
+def labelled_by_id(ids: set[str]) -> dict[str, Case]:
+    """The labelled cases of ``ids`` by id (each must ship in the set)."""
+    found = {c.id: c for c in labelled_cases(ids)}
+    assert set(found) == ids   # the labelled set ships these cases
+    return found
+
+
+def extent_of(case: Case, words: str, used: np.ndarray) -> list:
+    """The critic's extent checks on an edit of ``words`` made through ``used`` (the
+    agent's own planner and executor)."""
+    from agent.brain.extent import extent_checks  # noqa: PLC0415 — the check itself
+    from agent.brain.planner import get_planner  # noqa: PLC0415 — the words' action
+
+    image = photo(case.photo)
+    action = get_planner(name="rules").plan(words, has_mask=True, image_size=(
+        image.shape[1], image.shape[0])).actions[0]
+    return extent_checks(image, _edit(image, words, used, right=True), action, used)

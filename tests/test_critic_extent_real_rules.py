@@ -1,8 +1,15 @@
-"""The critic's own reading of an edit's extent on real photographs, wave 11 (issue 32,
-part 4): a half edit cut along a faint line inside the thing (a fruit's segment wall)
+"""The critic's own reading of an edit's extent on real photographs (issue 32, part 4).
+
+Wave 11: a half edit cut along a faint line inside the thing (a fruit's segment wall)
 fails, the whole thing passes; a mask grown past a flower onto the grass around it fails
 where the flower's own outline lies well inside the edited area; the agent's own removal of
 a dark dog on dark ground passes (its outline peaks twice as high as the ground beside it).
+
+Wave 12: a half edit cut straight through a textured thing fails where the photo's fine
+change is as strong on both sides of the line (the same stuff goes on past it); a tone
+change aimed at stuff already at its limit (white pins made brighter) is still judged by
+the area it was aimed at; a thing thinner than the reading beside its border (a beach
+umbrella's ribs and pole) is not read as cut along it.
 
 Photos: the labelled real set (``eval/data/realphotos``) at ``critic_real_pairs.SIDE``;
 only the extent checks run (no detector), so each case costs well under a second.
@@ -13,38 +20,31 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.critic_real_pairs import _edit, labelled_cases, photo, wrong_mask
+from tests.critic_real_pairs import extent_of, labelled_by_id, photo, wrong_mask
 
-IDS = {"citrus_fruits__lime_middle", "flowers__pink_centre", "dogs_under_tree__dog_left"}
+IDS = {
+    "circuit_board__pins",
+    "citrus_fruits__lime_middle",
+    "citrus_fruits__orange_bottom",
+    "clouds_beach__umbrella",
+    "dogs_under_tree__dog_left",
+    "flowers__pink_centre",
+}
 
 
 @pytest.fixture(scope="module")
 def cases():
-    found = {c.id: c for c in labelled_cases(IDS)}
-    assert set(found) == IDS   # the labelled set ships these cases
-    return found
-
-
-def _extent(case, words, used):
-    """The extent checks on an edit of ``words`` made through ``used`` (the agent's own
-    planner and executor)."""
-    from agent.brain.extent import extent_checks  # noqa: PLC0415 — the check itself
-    from agent.brain.planner import get_planner  # noqa: PLC0415 — the words' action
-
-    image = photo(case.photo)
-    action = get_planner(name="rules").plan(words, has_mask=True, image_size=(
-        image.shape[1], image.shape[0])).actions[0]
-    return extent_checks(image, _edit(image, words, used, right=True), action, used)
+    return labelled_by_id(IDS)
 
 
 def test_half_a_lime_cut_along_a_segment_wall_fails_and_the_whole_lime_passes(cases):
     """The cut runs along a faint wall between two segments: the photo peaks a little
     on the line, but both sides of it are the same lime flesh."""
     lime = cases["citrus_fruits__lime_middle"]   # a lime slice among citrus slices
-    half = _extent(lime, "make the lime slice brighter", wrong_mask(lime.mask, "half"))
+    half = extent_of(lime, "make the lime slice brighter", wrong_mask(lime.mask, "half"))
     assert half.checks["extent"] is False, half.measures
     assert any("runs straight through" in f for f in half.fix)
-    ok = _extent(lime, "make the lime slice brighter", lime.mask)
+    ok = extent_of(lime, "make the lime slice brighter", lime.mask)
     assert ok.checks["extent"] is True, ok.fix
 
 
@@ -53,11 +53,11 @@ def test_a_flower_grown_onto_the_grass_fails_where_its_outline_lies_well_inside(
     alone reads as edges here and there); the flower's own outline, a third of the way
     in, follows the photo's edges all round."""
     flower = cases["flowers__pink_centre"]   # a pink flower among grass and flowers
-    grown = _extent(flower, "make the pink flower brighter", wrong_mask(flower.mask,
+    grown = extent_of(flower, "make the pink flower brighter", wrong_mask(flower.mask,
                                                                          "grown"))
     assert grown.checks["extent"] is False, grown.measures
     assert any("ends inside the edited area" in f for f in grown.fix)
-    ok = _extent(flower, "make the pink flower brighter", flower.mask)
+    ok = extent_of(flower, "make the pink flower brighter", flower.mask)
     assert ok.checks["extent"] is True, ok.fix
 
 
@@ -83,3 +83,37 @@ def test_the_agents_removal_of_a_dark_dog_on_dark_ground_passes(cases):
     after = execute(image, action, found).paste(image)
     judged = extent_checks(image, after, action, _target(image, action, found, None))
     assert judged.checks["extent"] is True, judged.fix
+
+def test_half_an_orange_slice_cut_through_its_flesh_fails_and_the_whole_slice_passes(cases):
+    """The cut runs across the slice's segments: the line peaks a little where it meets a
+    segment wall, but the flesh's fine texture is as strong on both sides of it."""
+    orange = cases["citrus_fruits__orange_bottom"]   # citrus slices side by side
+    words = "make the orange slice at the bottom in the middle brighter"
+    half = extent_of(orange, words, wrong_mask(orange.mask, "half"))
+    assert half.checks["extent"] is False, half.measures
+    assert any("runs straight through" in f for f in half.fix)
+    ok = extent_of(orange, words, orange.mask)
+    assert ok.checks["extent"] is True, ok.fix
+
+
+def test_white_pins_made_brighter_through_half_their_mask_fail(cases):
+    """The pins are near white: "brighter" changes little more than the feather's rim, so
+    the change alone says nothing; the area the edit was aimed at is cut down the middle
+    of a pin. The whole row of pins passes."""
+    pins = cases["circuit_board__pins"]   # a connector's pins on a circuit board
+    words = "make the connector pins on the left edge brighter"
+    half = extent_of(pins, words, wrong_mask(pins.mask, "half"))
+    assert half.checks.get("extent") is False, (half.measures, half.undecided)
+    ok = extent_of(pins, words, pins.mask)
+    assert ok.checks["extent"] is True, ok.fix
+
+
+def test_a_thin_beach_umbrella_made_brighter_on_its_own_outline_passes(cases):
+    """At the critic's work size the umbrella's canopy and pole are a few pixels wide:
+    lines 5-9 px in from its border lie on the sand and sky past it, so its straight
+    stretches (the ribs, the pole) read as the same stuff on both sides. They are no
+    evidence of a cut; the edit on the hand-drawn outline passes."""
+    umbrella = cases["clouds_beach__umbrella"]   # a small umbrella on a beach
+    for words in ("make the umbrella brighter", "make the umbrella darker"):
+        ok = extent_of(umbrella, words, umbrella.mask)
+        assert ok.checks["extent"] is True, (words, ok.fix)
