@@ -94,3 +94,19 @@ def test_ids_stay_unique_when_a_localiser_sets_some() -> None:
     found = Localization(masks, "ambiguous", "")
     assert sorted(c.id for c in found.candidates) == ["c0", "c1", "c2"]
     assert [c.score for c in found.candidates] == [0.9, 0.5, 0.3]
+
+
+def test_words_that_name_nothing_known_are_refused_saying_what_the_user_can_do() -> None:
+    """"The light" (a shade word, no noun) on a real photo: the perception localiser has
+    detection models, so its refusal must not say none is configured; it says to click
+    the thing, as every refusal does since click-to-select."""
+    from skimage import data
+
+    from pipelines.localizers.embedded import EmbeddedLocalizer
+    from pipelines.localizers.perception import PerceptionLocalizer
+
+    seen = PerceptionLocalizer().locate(data.coffee(), "the light")
+    assert seen.status == "unresolved" and "click it" in seen.reason
+    assert "no detection model" not in seen.reason
+    plain = EmbeddedLocalizer().locate(data.coffee(), "the light")
+    assert "no detection model is configured" in plain.reason

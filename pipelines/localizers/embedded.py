@@ -47,6 +47,9 @@ class EmbeddedLocalizer(Localizer):
     """Brush masks, boxes (GrabCut), colour and spatial words — no weights."""
 
     name = "embedded"
+    #: why words that name nothing it knows are refused
+    unnamed = "names no colour or place the embedded localiser can find (no detection " \
+        "model is configured)"
 
     def locate(self, image: np.ndarray, phrase: str, hint: Hint | None = None) -> Localization:
         """Find the target of ``phrase`` in ``image``.
@@ -84,10 +87,8 @@ class EmbeddedLocalizer(Localizer):
             found = self._region(small, parsed)
         else:
             what = f"{parsed.text!r}" if parsed.text else "an empty phrase"
-            return Localization([], "unresolved",
-                                f"{what} names no colour or place the embedded localiser "
-                                "can find (no detection model is configured); paint a mask, "
-                                "draw a box, or name its colour or position")
+            return Localization([], "unresolved", f"{what} {self.unnamed}; click it, paint "
+                                "a mask, draw a box, or name its colour or position")
         return _upscale(found, shape)
 
     # --- hints --------------------------------------------------------------------

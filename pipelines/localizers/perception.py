@@ -124,6 +124,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
 
     name = "perception"
     requires_weights = True
+    unnamed = "names no thing, colour or place I know how to look for"
     priority = -1        # the CPU fallback: any heavier model localiser goes first
 
     @classmethod
