@@ -102,7 +102,6 @@ def test_words_that_name_nothing_known_are_refused_saying_what_the_user_can_do()
     the thing, as every refusal does since click-to-select."""
     from skimage import data
 
-    from pipelines.localizers.embedded import EmbeddedLocalizer
     from pipelines.localizers.perception import PerceptionLocalizer
 
     seen = PerceptionLocalizer().locate(data.coffee(), "the light")
