@@ -71,7 +71,7 @@ def changed_as_asked(instruction: str, before: np.ndarray, after: np.ndarray,
                      truth: np.ndarray) -> tuple[bool, str]:
     """Whether the named thing (``truth``) changed the way the instruction asks:
     removed (most of it changed); otherwise at least ``COVERED`` of it changed and:
-    brighter / darker (mean luma ±8), "a deeper / more blue" (saturation and the colour's
+    brighter / darker (mean luma ±8), "a deeper / more blue", "bluer" (saturation and the colour's
     lead up, but by a relative amount: at most ``RELATIVE`` times + 30, and not driven to
     the limit), "make it <colour>" (``COVERED_RECOLOUR`` of it changed, and the colour's
     channel leads on most of it). Returns (ok, why)."""
@@ -85,7 +85,8 @@ def changed_as_asked(instruction: str, before: np.ndarray, after: np.ndarray,
         re.search(r"\b(deeper|richer|more|less|bluer|greener|redder)\b", text)
     if share < (COVERED_RECOLOUR if recolour else COVERED):
         return False, f"only {share:.0%} of the thing changed"
-    if re.search(r"\b(deeper|richer|more (saturated|vivid|blue))\b", text):
+    if re.search(r"\b(deeper|richer|more (saturated|vivid|blue|green|red)|bluer|greener|"
+                 r"redder)\b", text):
         ch = next((COLOURS[c] for c in COLOURS if c in text), 2)
         lead_b = float((b[:, ch].astype(float) - b.mean(axis=-1)).mean())
         lead_a = float((a[:, ch].astype(float) - a.mean(axis=-1)).mean())

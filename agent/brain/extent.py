@@ -46,6 +46,7 @@ from agent.brain.extent_lines import (
 from agent.brain.independent import Independent, named_label, work_copy
 from agent.brain.work_copies import area_resize_in_box
 from pipelines.arrays import channel_max, channel_min
+from pipelines.color import delta_e76, rgb_to_lab
 from pipelines.editors.objects import growth_limit
 from pipelines.layers import mask_bbox
 from pipelines.localizers.phrases import WHOLE, parse_phrase
@@ -98,6 +99,10 @@ SATURATED_NEW = 0.1
 #: levels) must rise at least this much, or the change is too small to see (a pale
 #: overcast sky "a deeper blue": chroma 19 -> 21)
 VISIBLE_CHROMA = 3.0
+#: ... and its colour move this much on average (CIE76 ΔE; about one just-noticeable
+#: difference): a grey overcast sky made "bluer" by saturation rose 4.4 chroma levels,
+#: mostly where it was already tinted, and moved ΔE 1.6: nothing to see, said done
+VISIBLE_DE = 2.0
 #: relative words that ask for more colour
 MORE_COLOUR = re.compile(r"\b(deeper|richer|bluer|greener|redder|more (saturated|vivid|"
                          r"intense|colou?rful))\b")
@@ -466,6 +471,13 @@ def _one_sky(out: Independent, small: np.ndarray, region: np.ndarray, phrase: st
                        "facade, trees or ground, not sky")
 
 
+def _delta_e(small_b: np.ndarray, small_a: np.ndarray, where: np.ndarray) -> float:
+    """Mean CIE76 colour difference of ``where`` between two copies."""
+    if not where.any():
+        return 0.0
+    return float(delta_e76(rgb_to_lab(small_b[where]), rgb_to_lab(small_a[where])).mean())
+
+
 def _chroma(small: np.ndarray, where: np.ndarray) -> float:
     """Mean chroma (largest minus smallest channel, grey levels) of ``where``."""
     return float((channel_max(small).astype(np.int16) - channel_min(small))[where].mean())
@@ -503,11 +515,14 @@ def _relative(out: Independent, small_b: np.ndarray, small_a: np.ndarray,
     aimed = aimed & lit
     if MORE_COLOUR.search(words) and op in ("saturation", "vibrance") and aimed.sum() >= 20:
         chroma_b, chroma_a = _chroma(small_b, aimed), _chroma(small_a, aimed)
+        moved = _delta_e(small_b, small_a, aimed)
         out.measures["chroma_rise"] = round(chroma_a - chroma_b, 2)
-        if chroma_a - chroma_b < VISIBLE_CHROMA:
+        out.measures["colour_moved"] = round(moved, 2)
+        if chroma_a - chroma_b < VISIBLE_CHROMA or moved < VISIBLE_DE:
             out.checks["relative_visible"] = False
             out.fix.append(f"'{words}' asks for more colour, but the region's chroma rose "
-                           f"by {chroma_a - chroma_b:.1f} levels only: too little to see")
+                           f"by {chroma_a - chroma_b:.1f} levels and its colour moved "
+                           f"ΔE {moved:.1f} on average: too little to see")
     limit_b = float((hb[..., 1][area] >= 242).mean())
     limit_a = float((ha[..., 1][area] >= 242).mean())
     new = max(0.0, limit_a - limit_b)

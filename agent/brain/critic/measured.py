@@ -253,6 +253,8 @@ class MeasuredCritic:
             undecided.update(independent.undecided)
             if any(independent.checks.get(k) is False for k in TARGET_CHECKS + EXTENT_CHECKS):
                 score = min(score, WRONG_TARGET_CAP)
+            if independent.checks.get("relative_visible") is False:
+                retry.update(stronger(op, params))   # too little to see: more of it
         if not all(checks.values()):
             score = min(score, FAILED_CHECK_CAP)
         return Critique(round(score, 2), unique(keep), unique(fix),
