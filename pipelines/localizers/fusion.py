@@ -271,7 +271,7 @@ def inside_other(obj: ObjectEvidence, label: str, objects: list[ObjectEvidence])
     """A weak object lying inside a much larger, sure object of an unrelated class is
     more likely a part of it (a camera's grip is no "bird" in the cameraman's hands); so
     is even a sure one inside a sure object of a kindred class (a tune photo's white dog,
-    "dog" as a whole, has a head a crop of it calls "cat 0.68")."""
+    "dog" as a whole, has a head a crop of it calls "cat 0.63")."""
     x0, y0, x1, y1 = obj.box
     area = max(1.0, (x1 - x0) * (y1 - y0))
     for big in objects:
@@ -292,8 +292,8 @@ def larger_reading(obj: ObjectEvidence, objects: list[ObjectEvidence], label: st
     """The score of the strongest box of ``label`` that holds ``obj``'s box and is at least
     ``LARGER_AREA`` times its size, when it is ``LARGER_SHARE`` of ``obj``'s own score; else
     0. The detector then reads the thing two ways, as the part and as the whole (a
-    crouching man: his upper body 0.45, the whole of him 0.30), and where it ends is not
-    known."""
+    crouching man, mirrored: his upper body 0.36, the whole of him 0.31), and where it
+    ends is not known."""
     own = obj.scores.get(label, 0.0)
     x0, y0, x1, y1 = obj.box
     area = max(1.0, (x1 - x0) * (y1 - y0))

@@ -5,7 +5,8 @@ The text detector's boxes are found on a ≤ 960-px copy and unclipped by half a
 height on every side, so a one-line caption's box is about twice its ink. ``tighten``
 finds the ink inside the box (pixels far from the box border's own colour) and keeps its
 extent. ``with_marks`` adds the connected high-contrast marks next to the line (a logo's
-graphic), as their convex outlines.
+graphic), as their convex outlines. ``lines_only`` turns an answer whose region is
+taller than a line of text into a question.
 """
 
 from __future__ import annotations
