@@ -193,13 +193,17 @@ def case_at(case_id: str, side: int) -> tuple[np.ndarray, np.ndarray | None]:
     case = next(c for c in load_cases() if c.id == case_id)
     image = photo(case.photo)[..., :3]
     k = side / max(image.shape[:2])
-    size = (round(image.shape[1] * k), round(image.shape[0] * k))
+    return _resized(image, case.truth(), (round(image.shape[1] * k),
+                                          round(image.shape[0] * k)))
+
+
+def _resized(image: np.ndarray, mask: np.ndarray | None, size: tuple[int, int]
+             ) -> tuple[np.ndarray, np.ndarray | None]:
+    """The photo at ``size`` (area average) and its mask with it (nearest)."""
     small = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
-    truth = case.truth()
-    if truth is None:
+    if mask is None:
         return small, None
-    return small, cv2.resize(truth.astype(np.uint8), size,
-                             interpolation=cv2.INTER_NEAREST) > 0
+    return small, cv2.resize(mask.astype(np.uint8), size, interpolation=cv2.INTER_NEAREST) > 0
 
 
 # ----------------------------------------------------------------------- measures
@@ -274,9 +278,7 @@ def printed(image: np.ndarray, mask: np.ndarray | None, phrase: str, how: str
     if how.startswith("scale"):
         k = float(how[5:])
         size = (max(1, round(image.shape[1] * k)), max(1, round(image.shape[0] * k)))
-        small = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
-        return small, None if mask is None else cv2.resize(
-            mask.astype(np.uint8), size, interpolation=cv2.INTER_NEAREST) > 0, phrase
+        return *_resized(image, mask, size), phrase
     raise ValueError(f"unknown print {how!r}: one of {', '.join(PRINTS)}")
 
 

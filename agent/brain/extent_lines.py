@@ -109,6 +109,9 @@ def straight_stretches(small: np.ndarray, region: np.ndarray) -> list[Stretch]:
     lab = lab.astype(np.float32) * np.float32([100 / 255, 1, 1])
     offsets = np.arange(-12, 13, dtype=np.float32)      # 9 px each way, 3 px to read
     area = region.astype(np.float32)
+    out_at = offsets[3:-3]            # where each change across is read, signed
+    at = np.abs(out_at)
+    one_side, other_side = (offsets >= 3) & (offsets <= 9), (offsets <= -3) & (offsets >= -9)
     out = []
     for contour in contours:
         poly = cv2.approxPolyDP(contour, 1.5, True)[:, 0, :].astype(np.float32)
@@ -122,19 +125,15 @@ def straight_stretches(small: np.ndarray, region: np.ndarray) -> list[Stretch]:
             normal = np.float32([-u[1], u[0]])
             along = p0 + np.outer(np.arange(0.1, 0.9, 1.0 / length) * length, u)
             grid = along[:, None, :] + offsets[None, :, None] * normal
-            seen = cv2.remap(lab, grid[..., 0].astype(np.float32),
-                             grid[..., 1].astype(np.float32), cv2.INTER_LINEAR,
-                             borderMode=cv2.BORDER_REFLECT)
+            gx, gy = grid[..., 0].astype(np.float32), grid[..., 1].astype(np.float32)
+            seen = cv2.remap(lab, gx, gy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
             # the area's width across the stretch: is it inside THIN px out on either side?
-            wide = cv2.remap(area, grid[..., 0].astype(np.float32),
-                             grid[..., 1].astype(np.float32), cv2.INTER_NEAREST,
+            wide = cv2.remap(area, gx, gy, cv2.INTER_NEAREST,
                              borderMode=cv2.BORDER_CONSTANT).mean(axis=0)
             thin = max(float(wide[offsets == THIN][0]), float(wide[offsets == -THIN][0])) < 0.5
             across = np.linalg.norm(seen[:, 6:] - seen[:, :-6], axis=2).mean(axis=0)
-            at = np.abs(offsets[3:-3])
-            out_at = offsets[3:-3]
-            one = seen[:, (offsets >= 3) & (offsets <= 9)].reshape(-1, 3).mean(axis=0)
-            other = seen[:, (offsets <= -3) & (offsets >= -9)].reshape(-1, 3).mean(axis=0)
+            one = seen[:, one_side].reshape(-1, 3).mean(axis=0)
+            other = seen[:, other_side].reshape(-1, 3).mean(axis=0)
             out.append(Stretch(length / perimeter, length / radius,
                                float(across[at <= 2].max()),
                                float(np.median(across[at >= 5])),

@@ -276,9 +276,11 @@ def inside_other(obj: ObjectEvidence, label: str, objects: list[ObjectEvidence])
     area = max(1.0, (x1 - x0) * (y1 - y0))
     for big in objects:
         cls, score = big.best_class
-        kindred = cls != label and similarity(label, cls) >= RELATED
-        if big is obj or score < SURE_OTHER or not (kindred or obj.evidence < SURE_OTHER
-                                                    and similarity(label, cls) < RELATED):
+        if big is obj or score < SURE_OTHER:
+            continue
+        related = similarity(label, cls) >= RELATED
+        kindred = related and cls != label        # even a sure reading is its part
+        if not (kindred or obj.evidence < SURE_OTHER and not related):
             continue
         bx0, by0, bx1, by1 = big.box
         ix = max(0.0, min(x1, bx1) - max(x0, bx0))

@@ -81,7 +81,7 @@ def _joined(region: np.ndarray, colours: np.ndarray, part: str,
     # paler, so no darker than most of the region (the gums round a tongue are darker)
     light = colours[..., 2] >= np.percentile(colours[..., 2][region], 25)
     near = (pale & light & inside) | region
-    count, labels = cv2.connectedComponents(near.astype(np.uint8), connectivity=8)
+    _, labels = cv2.connectedComponents(near.astype(np.uint8), connectivity=8)
     keep = np.unique(labels[region])
     return _filled(np.isin(labels, keep[keep > 0]))
 

@@ -259,7 +259,9 @@ def water(small: np.ndarray, land: np.ndarray) -> np.ndarray:
     # still water mirrors its shore: the shore is the row about which it mirrors best
     # (searched between the runs' tops); without a mirror, a low percentile of the tops
     rows = range(int(np.percentile(wet, 5)), int(np.percentile(wet, 75)) + 1)
-    mirror, shore = max(((reflection(small, r), r) for r in rows), default=(0.0, h))
+    grey = cv2.GaussianBlur(cv2.cvtColor(small, cv2.COLOR_RGB2GRAY).astype(np.float32),
+                            (5, 5), 0)     # read once for every row tried
+    mirror, shore = max(((reflection(grey, r), r) for r in rows), default=(0.0, h))
     flat = float(np.percentile(wet, 75) - np.percentile(wet, 25))
     # a shore is level, a hill's foot is not; but a clear mirror is a shore even where
     # ripples break the smooth run (a tune lake, brightened by a gamma of 0.8: its hill
@@ -282,16 +284,14 @@ def water(small: np.ndarray, land: np.ndarray) -> np.ndarray:
     return out
 
 
-def reflection(small: np.ndarray, shore: int) -> float:
+def reflection(grey: np.ndarray, shore: int) -> float:
     """How much the band under ``shore`` mirrors the band above it (normalised
     correlation of the grey bands' structure along the rows, the upper band flipped):
-    still water reflects the shore."""
-    h = small.shape[0]
+    still water reflects the shore. ``grey``: the work copy in grey, float, blurred 5×5."""
+    h = grey.shape[0]
     band = min(shore, h - shore, max(4, int(0.15 * h)))
     if band < 4:
         return 0.0
-    grey = cv2.GaussianBlur(cv2.cvtColor(small, cv2.COLOR_RGB2GRAY).astype(np.float32),
-                            (5, 5), 0)
     above = grey[shore - band:shore][::-1]
     below = grey[shore:shore + band]
     # the fine structure along the rows only (ramps of light are no mirror)

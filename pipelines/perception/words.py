@@ -30,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from pipelines.embeddings import sentence_encoder
-from pipelines.operations.wordnet import lexicon
+from pipelines.operations.wordnet import Lexicon, lexicon
 from pipelines.perception.detectors import COCO_CLASSES
 
 log = logging.getLogger(__name__)
@@ -156,7 +156,7 @@ def match_noun(noun: str, use_embedding: bool = True) -> WordMatch:
     return WordMatch(text, label, float(sims[best]), "embedding", category)
 
 
-def _other_kind(lex: object, label: str, category: str) -> bool:
+def _other_kind(lex: Lexicon | None, label: str, category: str) -> bool:
     """Whether the lexicon puts the class ``label`` under another specific kind of thing
     than the noun's ``category`` ("object" and unknown kinds fit every class)."""
     if lex is None or not category or category == "object":
