@@ -487,6 +487,24 @@ def test_keeps_the_best_attempt_after_three(astronaut, tmp_path):
     step = result.steps[0]
     assert len(step.attempts) == 3 and step.chosen == 1 and step.status == "applied"
     assert np.array_equal(session.current_image(), _kept(astronaut, critic.seen[0][1]))
+    # the brushed area is the user's extent: kept, but not passed off as checked
+    assert "kept unverified: my check did not pass" in result.message
+    assert "say 'undo' to drop it" in result.message
+
+
+def test_a_found_thing_is_not_changed_on_a_failed_check(scene, tmp_path):
+    """Issue 32: the agent never reports done on an edit its critic fails. A thing it found
+    itself keeps no attempt that scored under the bar, even above the keep floor."""
+    image, disc, _ = scene
+    critic = _ScriptedCritic([(6.0, {"amount": 0.5}), (5.0, {"amount": 0.7}), (5.5, {})])
+    session = EditSession.create(image, tmp_path / "s", critic=critic)
+    result = session.turn("make the red circle brighter")
+    step = result.steps[0]
+    assert len(step.attempts) == 3   # it tried, as the critic asked
+    assert not result.ok and not result.changed
+    assert step.status == "rolled_back" and "did not pass my check" in result.message
+    assert "Nothing was changed" in result.message
+    assert session.head == "n0" and np.array_equal(session.current_image(), image)
 
 
 def test_rolls_back_when_even_the_best_attempt_is_poor(astronaut, tmp_path):

@@ -299,14 +299,16 @@ class TurnRunner:
             step.message = "; ".join(a.error for a in step.attempts if a.error) or "failed"
             return None
         step.chosen, step.score = best.attempt.index, best.attempt.score
-        if best.attempt.wrong_extent and not best.attempt.passed and \
-                action.region.type is RegionType.phrase:
+        named = action.region.type is RegionType.phrase
+        if best.attempt.wrong_extent and not best.attempt.passed and named:
             # never "done" on an edit the critic finds off the named thing: ask instead
             raise _NeedsMask(*_unsure(action, best.attempt, region))
-        if best.attempt.score < self.policy.min_score:
+        if best.attempt.score < self.policy.min_score or (named and not best.attempt.passed):
+            # a thing the agent found itself is changed only when the critic passes it; a
+            # brushed, boxed or whole-frame edit is the user's extent: kept, said unverified
             step.status = "rolled_back"
             step.message = (f"rolled back: the best of {len(step.attempts)} attempt(s) "
-                            f"scored {best.attempt.score:.1f}/10 — "
+                            f"scored {best.attempt.score:.1f}/10 and did not pass my check — "
                             + ("; ".join(best.attempt.fix) or "not good enough"))
             return None
         stored = best.composed.layer()   # diffed (and encoded) while the critic looked
@@ -319,6 +321,10 @@ class TurnRunner:
         step.status, step.bbox = "applied", list(stored.bbox)
         step.message = f"score {best.attempt.score:.1f}/10 after {len(step.attempts)} " \
                        f"attempt{'s' if len(step.attempts) > 1 else ''}"
+        if not best.attempt.passed:
+            step.message += (", kept unverified: my check did not pass ("
+                             + ("; ".join(best.attempt.fix) or "below the bar")
+                             + "); say 'undo' to drop it")
         return best.composed.bands()
 
     def _run_frame_step(self, step: StepResult, action: Action) -> list[StoredLayer] | None:
