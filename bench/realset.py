@@ -88,7 +88,7 @@ def _edits(cases, args) -> dict:
     done_right: dict = {}
     for case in cases:
         for instruction in case.edits:
-            o = run_edit(case, instruction)
+            o = run_edit(case, instruction, print_as=args.print_as)
             print(f"{case.split:8s} {case.cls:13s} {case.id:44s} {instruction[:40]:40s} "
                   f"{o.verdict:6s} exit {o.exit} {o.seconds:5.0f} s  {o.why[:100]}",
                   flush=True)
@@ -98,17 +98,19 @@ def _edits(cases, args) -> dict:
             if case.expect == "resolved":
                 done_right.setdefault(case.split, []).append(o.verdict == "right")
             if args.overlays and o.verdict == "WRONG" and o.after is not None:
-                _edit_overlay(case, o, Path(args.overlays))
+                _edit_overlay(case, o, Path(args.overlays), args.print_as)
     return {"edits": counts, "silent_failures": silent,
             "done_right_share": {k: round(float(np.mean(v)), 3) for k, v in
                                  done_right.items()}}
 
 
-def _edit_overlay(case, o, folder: Path) -> None:
+def _edit_overlay(case, o, folder: Path, print_as: str | None) -> None:
     """The result with what changed tinted red and the true mask outlined green."""
-    before = photo(case.photo)
+    before, truth = photo(case.photo), case.truth()
+    if print_as:
+        before, truth, _ = printed(before, truth, "", print_as)
     changed = np.abs(o.after.astype(int) - before.astype(int)).max(axis=-1) > 0
-    view = overlay(o.after, case.truth(), changed)
+    view = overlay(o.after, truth, changed)
     folder.mkdir(parents=True, exist_ok=True)
     slug = "".join(ch if ch.isalnum() else "_" for ch in o.instruction)[:40]
     Image.fromarray(view).save(folder / f"edit__{case.id}__{slug}.png")
@@ -123,8 +125,8 @@ def main() -> None:
     parser.add_argument("--overlays", help="folder for pictures of the wrong cases")
     parser.add_argument("--edits", action="store_true", help="run the edits through the CLI")
     parser.add_argument("--print", dest="print_as", choices=PRINTS,
-                        help="locate on another print of each photo (mirrored, lighter, "
-                        "darker, smaller)")
+                        help="locate (or, with --edits, edit) on another print of each "
+                        "photo (mirrored, lighter, darker, smaller)")
     args = parser.parse_args()
     print("load average at start:", os.getloadavg(), flush=True)
     cases = load_cases(args.split)

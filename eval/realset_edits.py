@@ -28,7 +28,7 @@ from PIL import Image
 
 from eval import realphotos
 from eval.localization import beyond_reach
-from eval.realset import RealCase, photo
+from eval.realset import RealCase, photo, printed
 
 ROOT = Path(__file__).resolve().parents[1]
 #: a pixel changed when a channel moved more than this (JPEG-free PNG out, so 0 is exact)
@@ -110,13 +110,20 @@ def changed_as_asked(instruction: str, before: np.ndarray, after: np.ndarray,
     return share > 0.3, f"{share:.0%} of the thing changed (no specific check)"
 
 
-def run_edit(case: RealCase, instruction: str, timeout: float = 600) -> EditOutcome:
-    """One instruction on the case's photo through ``python -m agent edit`` (module doc)."""
+def run_edit(case: RealCase, instruction: str, timeout: float = 600,
+             print_as: str | None = None) -> EditOutcome:
+    """One instruction on the case's photo through ``python -m agent edit`` (module doc);
+    ``print_as`` runs it on another print of the photo (``eval.realset.printed``: the
+    photo, its true mask and the instruction's "left"/"right" go together)."""
     source = realphotos.photo_path(case.photo)
     before = photo(case.photo)
     truth = case.truth()
     with tempfile.TemporaryDirectory(prefix="loupe-realset-") as tmp:
         out = Path(tmp) / "out.png"
+        if print_as:
+            before, truth, instruction = printed(before, truth, instruction, print_as)
+            source = Path(tmp) / "print.png"   # lossless: the CLI reads this print exactly
+            Image.fromarray(before).save(source)
         start = time.perf_counter()
         try:
             run = subprocess.run([sys.executable, "-m", "agent", "edit", str(source),

@@ -204,3 +204,20 @@ def test_every_mask_is_a_1_bit_png_at_its_photos_size_and_names_a_part() -> None
             assert img.mode in ("1", "L"), case.id
             share = np.asarray(img.convert("L").reduce(4)).mean() / 255
         assert 0.0003 < share < 0.95, (case.id, share)
+
+
+def test_an_edit_runs_on_another_print_of_its_photo() -> None:
+    """``bench/realset.py --edits --print flip``: the CLI edits the mirrored photo and the
+    mirrored true mask judges what changed (judged against the photo as shot, a removal
+    on the mirror image would have changed pixels all over)."""
+    from eval.localization import beyond_reach
+    from eval.realset_edits import run_edit
+
+    case = next(c for c in load_cases("tune") if c.id == "kitten_white__kitten")
+    done = run_edit(case, "remove the kitten", print_as="flip")
+    assert done.verdict == "right" and done.exit == 0, done.why
+    as_shot = realset.photo(case.photo)
+    assert done.after is not None and done.after.shape == as_shot.shape
+    far = beyond_reach(np.ascontiguousarray(case.truth()[:, ::-1]))
+    assert np.array_equal(done.after[far], as_shot[:, ::-1][far])
+    assert not np.array_equal(done.after[far], as_shot[far])
