@@ -99,13 +99,19 @@ def _horizon(region: np.ndarray) -> float:
 
 
 def _same_colour(lab: np.ndarray, region: np.ndarray, sky: np.ndarray) -> bool:
-    """Whether ``region`` has the sky's colour (``JOIN_DE``), compared over the rows they
-    share (a sky pales towards its horizon), or over the whole sky when they share none."""
-    rows = region.any(axis=1)
-    near = sky & rows[:, None]
-    ref = lab[near] if near.any() else lab[sky]
-    return float(np.linalg.norm(np.median(lab[region], axis=0) - np.median(ref, axis=0))) \
-        <= JOIN_DE
+    """Whether ``region`` has the sky's colour (``JOIN_DE``), compared row by row over the
+    rows they share (a sky pales towards its horizon: a piece low on the right is matched
+    with the sky's own low rows, however few of them there are), or with the whole sky
+    when they share none."""
+    rows = np.flatnonzero(region.any(axis=1) & sky.any(axis=1))
+    if rows.size == 0:
+        return float(np.linalg.norm(np.median(lab[region], axis=0) -
+                                    np.median(lab[sky], axis=0))) <= JOIN_DE
+    per_row = np.array([np.median(lab[r][sky[r]], axis=0) for r in rows])
+    weight = region[rows].sum(axis=1).astype(np.float32)
+    expected = (per_row * weight[:, None]).sum(axis=0) / weight.sum()
+    seen = np.median(lab[rows][region[rows]], axis=0)
+    return float(np.linalg.norm(seen - expected)) <= JOIN_DE
 
 
 def find_sky(rgb: np.ndarray) -> Localization:
