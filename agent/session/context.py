@@ -25,7 +25,8 @@ from pipelines.localizers import Localizer, get_localizer
 #: Critique score at or above which an attempt is accepted without retrying: the critic's
 #: one pass threshold (``Critique.passed``), not a second number.
 ACCEPT_SCORE = PASS_SCORE
-#: Critique score below which even the best attempt is rolled back (the keep floor).
+#: Critique score below which even the best attempt is rolled back (the keep floor); an
+#: edit of a thing the agent found itself must also pass the critic (``Critique.passed``)
 MIN_SCORE = 4.0
 MAX_ATTEMPTS = 3
 

@@ -41,7 +41,8 @@ class Attempt:
 class StepResult:
     """One action of a turn and what became of it.
 
-    ``status`` is ``applied``, ``rolled_back`` (the best attempt was unacceptable),
+    ``status`` is ``applied``, ``rolled_back`` (the best attempt was unacceptable: under
+    the keep floor, or a found target's edit the critic did not pass),
     ``unchanged`` (the edit changed no pixel), ``failed``, ``skipped`` (it depended on a
     step that did not apply), ``needs_mask``, ``unsupported`` or ``undo``.
     """
