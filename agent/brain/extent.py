@@ -221,7 +221,10 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
             region = _filled(used)
     if region.sum() < 20:
         return out
-    if named_label(parse_phrase(phrase), phrase) == "text":
+    # the phrase's last nouns, as the rules below were measured with: "the writing in the
+    # sand" is strokes with edges of their own, judged like any thing (its head alone,
+    # "writing", would read as a text box and leave its grown and moved masks unjudged)
+    if named_label(parse_phrase(phrase), phrase, head=False) == "text":
         out.undecided["extent"] = "text is edited in its box, which has no edge of its own"
         return out
     if BACKGROUND.search(phrase.lower()):
