@@ -374,12 +374,14 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
         return
     out.measures["extent_cut_share"] = round(share, 3)
     stretches = straight_stretches(small, region)
-    if deep and grown:
-        inside = straight_stretches(small, inner)
-        if straight_share(inside) < straight_share(stretches) or \
-                smooth_cut(inside, sky) < smooth_cut(stretches, sky):
-            stretches = inside
     straight, smooth = straight_share(stretches), smooth_cut(stretches, sky)
+    if deep and grown:
+        # the border or the contour a grown reach inside: whichever reads fewer cuts, each
+        # reading on its own (taking the inner contour whole because it read better on one
+        # of them gave a tv's recolour the straight cuts of a contour inside its screen)
+        inside = straight_stretches(small, inner)
+        straight = min(straight, straight_share(inside))
+        smooth = min(smooth, smooth_cut(inside, sky))
     out.measures["extent_straight_cut"] = round(straight, 3)
     out.measures["extent_smooth_cut"] = round(smooth, 3)
     out.measures["extent_longest_cut"] = round(run, 3)
@@ -493,7 +495,12 @@ def extent_applies(action: Any) -> bool:
 
 
 def _words(action: Any) -> str:
-    return str(getattr(action, "instruction", "") or "").lower()
+    """The instruction's words less the words naming the target: "the white sweater" or
+    "the yellow loader" end in "-er" before the colour asked for, which is no relative
+    word ("make the loader blue" is a recolour, not "a deeper blue")."""
+    words = str(getattr(action, "instruction", "") or "").lower()
+    phrase = _phrase(action).lower()
+    return words.replace(phrase, " ") if phrase else words
 
 
 def _relative_applies(words: str, action: Any) -> bool:
