@@ -8,6 +8,8 @@ pair the critic failed, and each test also keeps a wrong extent of the same thin
   is a recolour; "loader blue" is no "-er blue" relative word ("a deeper blue");
 - **the detector looks for the thing itself**: "the bottle held by the man on the right"
   names a bottle, not the man (the bottle was judged as a person, 3 % of him changed);
+- **a removed part leaves its whole**: "remove the person's legs" removed them, and the
+  detector rightly still found the person there ("a person is still found");
 - **the area aimed at spans the thing**: "darker" barely moves a dark coat, so the change
   alone spans part of the person found again; the mask the edit was made with spans him;
 - **plain stuff on one side of a straight stretch, texture on the other, is an edge**:
@@ -35,7 +37,7 @@ from tests.critic_real_pairs import (
 )
 
 IDS = {"kpa_snow__loader", "aquarium__man_photo", "tv_in_leaves__tv",
-       "kpa_pool__man_white", "voc_2011_000003__bottle"}
+       "kpa_pool__man_white", "voc_2011_000003__bottle", "kpa_donna_2__legs"}
 
 
 @pytest.fixture(scope="module")
@@ -136,3 +138,15 @@ def test_a_man_removed_on_his_own_outline_passes(cases):
     grown = _extent(man, "make the man in the white sweater brighter",
                     wrong_mask(man.mask, "grown"))
     assert grown.checks["extent"] is False, grown.measures
+
+
+def test_removing_a_part_of_a_person_is_not_failed_for_the_person_still_there(cases):
+    """The legs are removed (the floor filled in where they stood); the person they belong
+    to is still in the photo, and the detector route found a person where they were
+    removed. The words name a part of the person: whether the person is gone is no
+    question; the legs' removal passes."""
+    legs = cases["kpa_donna_2__legs"]   # a seated person's legs and shoes on a floor
+    verdict = _judge(legs, "remove the person's legs", legs.mask)
+    checks = verdict["steps"][0]["checks"]
+    assert checks.get("target_gone") is not False, verdict["reasons"]
+    assert verdict["passed"], verdict["reasons"]

@@ -386,7 +386,11 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     _others(out, changed, seen, target, used_mask, parsed, label,
             REACH if removal or moves else REACH_IN_PLACE)
     if removal and target and label is not None:
-        _gone(out, small_a, target, label, models)
+        if PART_WORDS.search(phrase.lower()):
+            # "remove the person's legs": the person stays, and is rightly found again
+            out.undecided["target_gone"] = f"the words name a part of the {label}"
+        else:
+            _gone(out, small_a, target, label, models)
     return out
 
 
