@@ -8,6 +8,9 @@ pair the critic failed, and each test also keeps a wrong extent of the same thin
   is a recolour; "loader blue" is no "-er blue" relative word ("a deeper blue");
 - **the detector looks for the thing itself**: "the bottle held by the man on the right"
   names a bottle, not the man (the bottle was judged as a person, 3 % of him changed);
+- **an object operation's grown mask is not the thing's size**: the judge hands a recolour
+  its mask grown to the photo's edges, which on a wide floor reached 90 % of the frame
+  ("far more than 'wooden floor'") while the recolour changed 65 %;
 - **a removed part leaves its whole**: "remove the person's legs" removed them, and the
   detector rightly still found the person there ("a person is still found");
 - **the area aimed at spans the thing**: "darker" barely moves a dark coat, so the change
@@ -37,7 +40,8 @@ from tests.critic_real_pairs import (
 )
 
 IDS = {"kpa_snow__loader", "aquarium__man_photo", "tv_in_leaves__tv",
-       "kpa_pool__man_white", "voc_2011_000003__bottle", "kpa_donna_2__legs"}
+       "kpa_pool__man_white", "voc_2011_000003__bottle", "kpa_donna_2__legs",
+       "kpa_donna_2__floor"}
 
 
 @pytest.fixture(scope="module")
@@ -150,3 +154,16 @@ def test_removing_a_part_of_a_person_is_not_failed_for_the_person_still_there(ca
     checks = verdict["steps"][0]["checks"]
     assert checks.get("target_gone") is not False, verdict["reasons"]
     assert verdict["passed"], verdict["reasons"]
+
+
+def test_a_wide_floor_recoloured_is_sized_by_what_changed(cases):
+    """A wooden floor covering two thirds of the photo, made blue: the mask the judge grows
+    for the recolour's soft edge reaches the photo's far edges (90 % of the frame), and the
+    floor was called larger than any floor. What changed (65 %) is its size; the floor
+    grown onto the whole frame still fails."""
+    floor = cases["kpa_donna_2__floor"]   # a seated person's legs on a wooden floor
+    ok = _extent(floor, "make the wooden floor blue", floor.mask)
+    assert ok.checks.get("plausible_size") is not False, ok.fix
+    assert ok.checks["extent"] is True, ok.fix
+    whole = _extent(floor, "make the wooden floor blue", wrong_mask(floor.mask, "grown"))
+    assert whole.checks.get("plausible_size") is False, whole.measures

@@ -196,7 +196,11 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     share = float(changed.mean())
     out.measures["extent_changed_share"] = round(share, 4)
     sky = any(w in phrase.lower().split() for w in SKY_WORDS)
-    masked = float(used.mean()) if used is not None else 0.0
+    # the area aimed at counts where a tone change barely shows (white made brighter); an
+    # operation on a whole object is handed its mask grown to the photo's edges, which on
+    # a wide floor reached 90 % of the frame while the recolour changed 65 %
+    masked = float(used.mean()) if used is not None and not _has(action, "object_edge") \
+        else 0.0
     limit = WHOLE_SKY if sky else WHOLE_FRAME
     if max(share, masked) >= limit and not BACKGROUND.search(phrase.lower()):
         out.checks["plausible_size"] = False
