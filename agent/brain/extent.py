@@ -196,7 +196,11 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     share = float(changed.mean())
     out.measures["extent_changed_share"] = round(share, 4)
     sky = any(w in phrase.lower().split() for w in SKY_WORDS)
-    masked = float(used.mean()) if used is not None else 0.0
+    # the area aimed at counts where a tone change barely shows (white made brighter); an
+    # operation on a whole object is handed its mask grown to the photo's edges, which on
+    # a wide floor reached 90 % of the frame while the recolour changed 65 %
+    masked = float(used.mean()) if used is not None and not _has(action, "object_edge") \
+        else 0.0
     limit = WHOLE_SKY if sky else WHOLE_FRAME
     if max(share, masked) >= limit and not BACKGROUND.search(phrase.lower()):
         out.checks["plausible_size"] = False
@@ -221,7 +225,10 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
             region = _filled(used)
     if region.sum() < 20:
         return out
-    if named_label(parse_phrase(phrase), phrase) == "text":
+    # the phrase's last nouns, as the rules below were measured with: "the writing in the
+    # sand" is strokes with edges of their own, judged like any thing (its head alone,
+    # "writing", would read as a text box and leave its grown and moved masks unjudged)
+    if named_label(parse_phrase(phrase), phrase, head=False) == "text":
         out.undecided["extent"] = "text is edited in its box, which has no edge of its own"
         return out
     if BACKGROUND.search(phrase.lower()):
@@ -371,12 +378,14 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
         return
     out.measures["extent_cut_share"] = round(share, 3)
     stretches = straight_stretches(small, region)
-    if deep and grown:
-        inside = straight_stretches(small, inner)
-        if straight_share(inside) < straight_share(stretches) or \
-                smooth_cut(inside, sky) < smooth_cut(stretches, sky):
-            stretches = inside
     straight, smooth = straight_share(stretches), smooth_cut(stretches, sky)
+    if deep and grown:
+        # the border or the contour a grown reach inside: whichever reads fewer cuts, each
+        # reading on its own (taking the inner contour whole because it read better on one
+        # of them gave a tv's recolour the straight cuts of a contour inside its screen)
+        inside = straight_stretches(small, inner)
+        straight = min(straight, straight_share(inside))
+        smooth = min(smooth, smooth_cut(inside, sky))
     out.measures["extent_straight_cut"] = round(straight, 3)
     out.measures["extent_smooth_cut"] = round(smooth, 3)
     out.measures["extent_longest_cut"] = round(run, 3)
@@ -490,7 +499,12 @@ def extent_applies(action: Any) -> bool:
 
 
 def _words(action: Any) -> str:
-    return str(getattr(action, "instruction", "") or "").lower()
+    """The instruction's words less the words naming the target: "the white sweater" or
+    "the yellow loader" end in "-er" before the colour asked for, which is no relative
+    word ("make the loader blue" is a recolour, not "a deeper blue")."""
+    words = str(getattr(action, "instruction", "") or "").lower()
+    phrase = _phrase(action).lower()
+    return words.replace(phrase, " ") if phrase else words
 
 
 def _relative_applies(words: str, action: Any) -> bool:

@@ -32,6 +32,9 @@ SAME_SIDES, FAINT_PEAK = 7.0, 1.7
 #: fruit's flesh, a car's bodywork), where an edge has plainer stuff on one side (a plate's
 #: letters against the bumper, a sign against the grille)
 SAME_TEXTURE, TEXTURE_PEAK = 0.8, 1.5
+#: ... but never when one side is plain and the other textured (the weaker side's fine
+#: change under this share of the stronger's)
+OTHER_TEXTURE = 0.2
 #: a stretch of border where the area is narrower than this (px) is no evidence: lines
 #: beside it (5-9 px in) read what lies past the thing on its other side (a pole, a rib)
 THIN = 5
@@ -76,8 +79,10 @@ class Stretch:
         not peak on the line."""
         if self.thin:
             return False    # both sides read past the thing: no evidence either way
-        ratio = (self.peak + 1.0) / (self.beside + 1.0)
         weaker, stronger = sorted(self.textures)
+        if (weaker + 1.0) / (stronger + 1.0) < OTHER_TEXTURE:
+            return False    # plain stuff on one side, textured on the other: an edge
+        ratio = (self.peak + 1.0) / (self.beside + 1.0)
         if (weaker + 1.0) / (stronger + 1.0) >= SAME_TEXTURE and ratio < TEXTURE_PEAK:
             return True     # the same texture on both sides and no edge standing out
         return self.peak < STRAIGHT_WEAK and (ratio < STRAIGHT_PEAK or (
