@@ -18,7 +18,12 @@ them is wrong while it looks done:
   taken even at a low score;
 * **one of twins** — "the dog" where the detector sees two dogs about as surely: which
   one is meant is the user's call;
+* **lifted by a closer look** — "the tv" where the whole photo showed three boxes of the
+  class about as weakly (0.18–0.26) and a crop around one of them (a framed page) read it
+  at 0.60: the crop took away what told them apart, so which one is meant is asked;
 * **a part cut out for the whole** — the outline fills a sixth of the detector's box;
+* **an outline that stops inside the photo where the detector's box runs out of it** —
+  a black dog on a black backdrop, its body left out;
 * **a part named through its whole** — "the dog's tongue", "the clock hands": the
   detector finds the dog or the clock, never the part.
 
@@ -53,6 +58,13 @@ DETECTOR_ABSENT = 0.26
 #: every right answer 0.61-0.69; the right-hand man's outline 0.17 of his box, a brush
 #: 0.26: only a part was cut out)
 FILLS_BOX = 0.35
+#: a detector box this close to the frame's side (share of the frame) says the thing runs
+#: out of the photo there ...
+AT_EDGE = 0.01
+#: ... and an outline that stops this far short of that side (share of the box) was cut
+#: inside the thing (tune: a black dog on a near-black backdrop, its box at the photo's
+#: right side, its outline 18 % of the box short of it: the dark body left out, IoU 0.75)
+SHORT_OF_EDGE = 0.1
 #: a second instance this close to the best one (share of its detector score) is a twin
 TWIN_SHARE = 0.6
 #: ... with at least this much of the detector's own evidence
@@ -177,6 +189,23 @@ def _overlap(a: np.ndarray, b: np.ndarray) -> float:
     return inter / max(1, min(int(a.sum()), int(b.sum())))
 
 
+def stops_short(mask: np.ndarray, box: tuple[int, int, int, int]) -> str:
+    """The side of the frame ("left", "top", "right", "bottom") that the detector's box
+    reaches but the outline stops short of (module constants), or "" when none."""
+    h, w = mask.shape
+    x0, y0, x1, y1 = box
+    ys, xs = np.nonzero(mask)
+    if xs.size == 0:
+        return ""
+    bw, bh = max(1, x1 - x0), max(1, y1 - y0)
+    sides = (("left", x0 <= AT_EDGE * w, xs.min(), bw),
+             ("top", y0 <= AT_EDGE * h, ys.min(), bh),
+             ("right", x1 >= (1 - AT_EDGE) * w, w - 1 - xs.max(), bw),
+             ("bottom", y1 >= (1 - AT_EDGE) * h, h - 1 - ys.max(), bh))
+    return next((side for side, reaches, gap, size in sides
+                 if reaches and gap > SHORT_OF_EDGE * size), "")
+
+
 def _twin(best: Candidate, others: list[Candidate]) -> Candidate | None:
     """Another detected instance about as sure as ``best`` (its fused score, detector
     and salient map together, or else its detector score) that is not the same thing."""
@@ -278,12 +307,26 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
             if fill < FILLS_BOX:
                 return _unsure(found, f"the outline I cut fills only {fill:.0%} of the box "
                                f"the detector drew around the {noun}", noun)
+            short = stops_short(best.mask, best.box)
+            if short:       # which thing it is stands; where it ends does not
+                best.evidence["end_unsure"] = 1.0
+                return _unsure(found, f"the detector's box runs out of the photo at the "
+                               f"{short}, but the outline I cut stops short of it", noun)
         # chosen by place among look-alikes: the class must be sure somewhere in the photo
         pool = found.candidates if selectors else []
         surest = max([ev["detector"]] + [c.evidence.get("detector", 0.0) for c in pool])
         if surest < DETECTOR_SURE:
             return _unsure(found, f"the detector is only {surest:.0%} sure this is "
                            f"'{noun}'", noun)
+        lifted = ev.get("frame", ev["detector"])
+        if not selectors and lifted < DETECTOR_SURE <= ev["detector"]:
+            rivals = [c for c in others if c.evidence.get("detector", 0.0) >= TWIN_FLOOR
+                      and c.evidence.get("frame", 0.0) >= TWIN_SHARE * lifted]
+            if rivals:
+                return _unsure(found, f"only a closer look made the detector sure of this "
+                               f"{noun} ({lifted:.2f} on the whole photo, then "
+                               f"{ev['detector']:.2f}), and {len(rivals)} other(s) there "
+                               "looked about as much like one", noun)
         if not selectors and len(found.masks) == 1:
             twin = _twin(best, found.candidates)
             if twin is not None:
