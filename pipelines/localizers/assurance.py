@@ -13,7 +13,9 @@ them is wrong while it looks done:
 * **a colour region for a named thing** — "the red hill", "the white tubes" answered by
   the largest region of that colour (unless a detection of the named class, however
   weak, lies on it, or the noun is a round thing and the region is round: "the red
-  ball"); a round shape word ("the grey disc") asks for a round region too;
+  ball"); a round shape word ("the grey disc") asks for a round region too; and a phrase
+  that relates the thing to another ("the man in the red shirt") may give the colour of
+  that other: its region is the shirt (brightened, IoU 0.45 said found), not the man;
 * **a weak detection** — "the cow" at detector 0.37 where there is none: a unique box is
   taken even at a low score;
 * **one of twins** — "the dog" where the detector sees two dogs about as surely: which
@@ -289,6 +291,9 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
     chosen = {id(m) for m in found.masks}
     others = [c for c in found.candidates if id(c) not in chosen
               and _overlap(best.mask, c.mask) < 0.3]
+    if related and best.source == "colour" and names_thing:
+        return _unsure(found, f"the region of that colour may be something the {noun} "
+                       "has or wears, not the whole of it", noun)
     if related and others:
         return _unsure(found, f"I cannot check how the {noun} relates to the rest of the "
                        "phrase, and there is more than one", noun)
