@@ -201,14 +201,17 @@ def stops_short(mask: np.ndarray, box: tuple[int, int, int, int]) -> str:
     reaches but the outline stops short of (module constants), or "" when none."""
     h, w = mask.shape
     x0, y0, x1, y1 = box
-    ys, xs = np.nonzero(mask)
-    if xs.size == 0:
+    reach = (x0 <= AT_EDGE * w, y0 <= AT_EDGE * h, x1 >= (1 - AT_EDGE) * w,
+             y1 >= (1 - AT_EDGE) * h)
+    if not any(reach):      # the common case: no projection of a large mask is needed
+        return ""
+    cols, rows = np.flatnonzero(mask.any(axis=0)), np.flatnonzero(mask.any(axis=1))
+    if cols.size == 0:
         return ""
     bw, bh = max(1, x1 - x0), max(1, y1 - y0)
-    sides = (("left", x0 <= AT_EDGE * w, xs.min(), bw),
-             ("top", y0 <= AT_EDGE * h, ys.min(), bh),
-             ("right", x1 >= (1 - AT_EDGE) * w, w - 1 - xs.max(), bw),
-             ("bottom", y1 >= (1 - AT_EDGE) * h, h - 1 - ys.max(), bh))
+    sides = (("left", reach[0], cols[0], bw), ("top", reach[1], rows[0], bh),
+             ("right", reach[2], w - 1 - cols[-1], bw),
+             ("bottom", reach[3], h - 1 - rows[-1], bh))
     return next((side for side, reaches, gap, size in sides
                  if reaches and gap > SHORT_OF_EDGE * size), "")
 
