@@ -13,12 +13,19 @@ them is wrong while it looks done:
 * **a colour region for a named thing** — "the red hill", "the white tubes" answered by
   the largest region of that colour (unless a detection of the named class, however
   weak, lies on it, or the noun is a round thing and the region is round: "the red
-  ball"); a round shape word ("the grey disc") asks for a round region too;
+  ball"); a round shape word ("the grey disc") asks for a round region too; and a phrase
+  that relates the thing to another ("the man in the red shirt") may give the colour of
+  that other: its region is the shirt (brightened, IoU 0.45 said found), not the man;
 * **a weak detection** — "the cow" at detector 0.37 where there is none: a unique box is
   taken even at a low score;
 * **one of twins** — "the dog" where the detector sees two dogs about as surely: which
   one is meant is the user's call;
+* **lifted by a closer look** — "the tv" where the whole photo showed three boxes of the
+  class about as weakly (0.18–0.26) and a crop around one of them (a framed page) read it
+  at 0.60: the crop took away what told them apart, so which one is meant is asked;
 * **a part cut out for the whole** — the outline fills a sixth of the detector's box;
+* **an outline that stops inside the photo where the detector's box runs out of it** —
+  a black dog on a black backdrop, its body left out;
 * **a part named through its whole** — "the dog's tongue", "the clock hands": the
   detector finds the dog or the clock, never the part.
 
@@ -53,10 +60,22 @@ DETECTOR_ABSENT = 0.26
 #: every right answer 0.61-0.69; the right-hand man's outline 0.17 of his box, a brush
 #: 0.26: only a part was cut out)
 FILLS_BOX = 0.35
+#: a detector box this close to the frame's side (share of the frame: the box was cut by
+#: the frame, one pixel of the detector's copy) says the thing runs out of the photo there
+#: (a cup's box that ends 0.5 % above the bottom holds the saucer under it) ...
+AT_EDGE = 0.002
+#: ... and an outline that stops this far short of that side (share of the box) was cut
+#: inside the thing (tune: a black dog on a near-black backdrop, its box at the photo's
+#: right side, its outline 18 % of the box short of it: the dark body left out, IoU 0.75)
+SHORT_OF_EDGE = 0.1
 #: a second instance this close to the best one (share of its detector score) is a twin
 TWIN_SHARE = 0.6
 #: ... with at least this much of the detector's own evidence
 TWIN_FLOOR = 0.2
+#: ... or, whatever the salient map says, the detector alone this sure of it and as close
+#: (mirrored, a crouching man at the photo's side scored person 0.36 beside the other's
+#: 0.50, but his salience was 0.03: "the man" was the other one, said found)
+TWIN_DETECTOR = 0.3
 #: words a colour phrase may carry that do not name a thing ("the red part", "the blue
 #: square")
 GENERIC = frozenset({"region", "regions", "area", "areas", "part", "parts", "bit", "bits",
@@ -177,16 +196,37 @@ def _overlap(a: np.ndarray, b: np.ndarray) -> float:
     return inter / max(1, min(int(a.sum()), int(b.sum())))
 
 
+def stops_short(mask: np.ndarray, box: tuple[int, int, int, int]) -> str:
+    """The side of the frame ("left", "top", "right", "bottom") that the detector's box
+    reaches but the outline stops short of (module constants), or "" when none."""
+    h, w = mask.shape
+    x0, y0, x1, y1 = box
+    reach = (x0 <= AT_EDGE * w, y0 <= AT_EDGE * h, x1 >= (1 - AT_EDGE) * w,
+             y1 >= (1 - AT_EDGE) * h)
+    if not any(reach):      # the common case: no projection of a large mask is needed
+        return ""
+    cols, rows = np.flatnonzero(mask.any(axis=0)), np.flatnonzero(mask.any(axis=1))
+    if cols.size == 0:
+        return ""
+    bw, bh = max(1, x1 - x0), max(1, y1 - y0)
+    sides = (("left", reach[0], cols[0], bw), ("top", reach[1], rows[0], bh),
+             ("right", reach[2], w - 1 - cols[-1], bw),
+             ("bottom", reach[3], h - 1 - rows[-1], bh))
+    return next((side for side, reaches, gap, size in sides
+                 if reaches and gap > SHORT_OF_EDGE * size), "")
+
+
 def _twin(best: Candidate, others: list[Candidate]) -> Candidate | None:
     """Another detected instance about as sure as ``best`` (its fused score, detector
     and salient map together, or else its detector score) that is not the same thing."""
     key = "fused" if "fused" in best.evidence else "detector"
-    score = best.evidence.get(key, 0.0)
+    score, detector = best.evidence.get(key, 0.0), best.evidence.get("detector", 0.0)
     for cand in others:
-        if cand is best or cand.evidence.get("detector", 0.0) < TWIN_FLOOR:
+        det = cand.evidence.get("detector", 0.0)
+        if cand is best or det < TWIN_FLOOR or _overlap(best.mask, cand.mask) >= 0.3:
             continue
-        if cand.evidence.get(key, 0.0) >= TWIN_SHARE * score and \
-                _overlap(best.mask, cand.mask) < 0.3:
+        if cand.evidence.get(key, 0.0) >= TWIN_SHARE * score or \
+                (det >= TWIN_DETECTOR and det >= TWIN_SHARE * detector):
             return cand
     return None
 
@@ -255,6 +295,9 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
     chosen = {id(m) for m in found.masks}
     others = [c for c in found.candidates if id(c) not in chosen
               and _overlap(best.mask, c.mask) < 0.3]
+    if related and best.source == "colour" and names_thing:
+        return _unsure(found, f"the region of that colour may be something the {noun} "
+                       "has or wears, not the whole of it", noun)
     if related and others:
         return _unsure(found, f"I cannot check how the {noun} relates to the rest of the "
                        "phrase, and there is more than one", noun)
@@ -278,12 +321,26 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
             if fill < FILLS_BOX:
                 return _unsure(found, f"the outline I cut fills only {fill:.0%} of the box "
                                f"the detector drew around the {noun}", noun)
+            short = stops_short(best.mask, best.box)
+            if short:       # which thing it is stands; where it ends does not
+                best.evidence["end_unsure"] = 1.0
+                return _unsure(found, f"the detector's box runs out of the photo at the "
+                               f"{short}, but the outline I cut stops short of it", noun)
         # chosen by place among look-alikes: the class must be sure somewhere in the photo
         pool = found.candidates if selectors else []
         surest = max([ev["detector"]] + [c.evidence.get("detector", 0.0) for c in pool])
         if surest < DETECTOR_SURE:
             return _unsure(found, f"the detector is only {surest:.0%} sure this is "
                            f"'{noun}'", noun)
+        lifted = ev.get("frame", ev["detector"])
+        if not selectors and lifted < DETECTOR_SURE <= ev["detector"]:
+            rivals = [c for c in others if c.evidence.get("detector", 0.0) >= TWIN_FLOOR
+                      and c.evidence.get("frame", 0.0) >= TWIN_SHARE * lifted]
+            if rivals:
+                return _unsure(found, f"only a closer look made the detector sure of this "
+                               f"{noun} ({lifted:.2f} on the whole photo, then "
+                               f"{ev['detector']:.2f}), and {len(rivals)} other(s) there "
+                               "looked about as much like one", noun)
         if not selectors and len(found.masks) == 1:
             twin = _twin(best, found.candidates)
             if twin is not None:

@@ -91,6 +91,7 @@ class ObjectEvidence:
         source: ``detector``, ``salient`` or ``look-alike``.
         fused: the combined score against the words (``fuse``).
         why: the evidence that decided, in words.
+        frame: ``scores`` as the whole frame gave them, kept when a closer look changed them.
     """
 
     box: tuple[float, float, float, float]
@@ -100,6 +101,7 @@ class ObjectEvidence:
     fused: float = 0.0
     why: str = ""
     evidence: float = 0.0
+    frame: dict[str, float] = field(default_factory=dict)
 
     @property
     def best_class(self) -> tuple[str, float]:
@@ -582,6 +584,7 @@ def look_closer(detector: ObjectDetector, rgb: np.ndarray, obj: ObjectEvidence
     view = shrink(rgb[vy0:vy1, vx0:vx1], 2 * 416)
     k = (vx1 - vx0) / view.shape[1]
     vh, vw = view.shape[:2]
+    obj.frame = obj.frame or dict(obj.scores)
     for det in detector.detect(view, FLOOR):
         bx0, by0, bx1, by1 = det.box
         cut = (bx0 <= 2 and vx0 > 0) or (by0 <= 2 and vy0 > 0) or \

@@ -143,7 +143,11 @@ def find_part(locate: Callable[[np.ndarray, str], Localization], rgb: np.ndarray
     """"the dog's tongue": ``locate`` the whole ("the dog"), then its part by colour
     (``part_within``); the part is never surer than ``SURE`` nor than its whole."""
     owner = locate(rgb, f"the {whole}")
-    if owner.status != "resolved" or not owner.masks:
+    # a whole known but for where it ends (``assurance``) still holds its part
+    sure_of_it = owner.status == "resolved" or (
+        owner.status == "ambiguous" and owner.masks
+        and owner.masks[0].evidence.get("end_unsure"))
+    if not sure_of_it or not owner.masks:
         return Localization([], "unresolved", f"{part} of the {whole}: the {whole} itself "
                             f"was not found for sure ({owner.reason})",
                             candidates=owner.candidates)

@@ -12,8 +12,7 @@ whole image) and adds what people actually name:
 4. plural words take every instance, "left/biggest/second…" pick one, a low score is
    ``ambiguous`` with what was seen (the turn loop then asks for a brush).
 
-"the background" is everything but the salient subject and the people in it (and "the
-subject" is that union).
+"the background" is everything but the salient subject and the people in it ("the subject").
 Registered as ``perception`` and preferred over ``embedded`` when its files are
 installed; GroundingDINO+SAM (``grounded-sam``) stays first when both weights are here.
 Per role otherwise: with GroundingDINO's weights alone its open-vocabulary boxes replace
@@ -324,6 +323,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                     obj.why = f"{obj.why}; {caught}"
                 cand.score = obj.fused
                 cand.evidence = {"detector": obj.scores.get(match.label, 0.0),
+                                 "frame": (obj.frame or obj.scores).get(match.label, 0.0),
                                  "outline": cand.evidence.get("outline", 1.0),
                                  "words": float(match.similarity), "salient": obj.salient,
                                  "fused": obj.fused, "larger": 0.0 if parsed.plural
