@@ -307,7 +307,7 @@ class TurnRunner:
             # a thing the agent found itself is changed only when the critic passes it; a
             # brushed, boxed or whole-frame edit is the user's extent: kept, said unverified
             step.status = "rolled_back"
-            step.message = (f"rolled back: the best of {len(step.attempts)} attempt(s) "
+            step.message = (f"the best of {len(step.attempts)} attempt(s) "
                             f"scored {best.attempt.score:.1f}/10 and did not pass my check — "
                             + ("; ".join(best.attempt.fix) or "not good enough"))
             return None
