@@ -354,9 +354,9 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
         crop_level = _crop_seen(small_b, cbox, label, models)
         # the edited thing itself, seen under a class close to the words' class (the red
         # ball as a "frisbee"): the detector confusing two look-alike classes
-        if used_mask is not None:
-            masked = cv2.resize(_bytes(used_mask), (w, h),
-                                interpolation=cv2.INTER_NEAREST) > 0
+        masked = None if used_mask is None else cv2.resize(
+            _bytes(used_mask), (w, h), interpolation=cv2.INTER_NEAREST) > 0
+        if masked is not None:
             frame_level += [s for s in seen if s.label != label and _same_thing(s, masked)
                             and similarity(s.label, label) >= LOOK_ALIKE]
         cands = _dedupe(frame_level + crop_level)
@@ -377,8 +377,7 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
                 # the area the edit was aimed at spans the thing, not only what visibly
                 # changed: "darker" barely moves a man's black coat, "brighter" his white
                 # sweater, and the change alone spans 0.66-0.77 of the person found again
-                aimed = changed if used_mask is None else changed | (cv2.resize(
-                    _bytes(used_mask), (w, h), interpolation=cv2.INTER_NEAREST) > 0)
+                aimed = changed if masked is None else changed | masked
                 _covers(out, aimed, target[0], label, phrase)
     else:
         out.undecided["second_route"] = f"no detector knows what {phrase!r} names"

@@ -437,8 +437,9 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
         region = land.copy()
         for part, most in ((water(small, land), FRONT_WATER), (ground(small, land), FRONT)):
             if MIN_SHARE * land.size <= part.sum() <= most * land.sum():
-                front |= in_front(part) & region
-                region &= ~in_front(part)
+                ahead = in_front(part)
+                front |= ahead & region
+                region &= ~ahead
     elif kind == "ground":
         region = ground(small, land)
     elif kind == "water":
@@ -451,10 +452,11 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
             cv2.resize((~land).astype(np.uint8), (ww, wh), interpolation=cv2.INTER_NEAREST) > 0
         region = snow(work, above)
     if parsed.colors and kind not in ("cloud", "snow"):
-        tinted = region & colour_mask(small, parsed.colors)
+        named = colour_mask(small, parsed.colors)
+        tinted = region & named
         if tinted.sum() >= TINTED * region.sum():   # else the colour word is loose
             region = tinted
-        front &= colour_mask(small, parsed.colors)
+        front &= named
     parts = _parts(region, SPECK if kind == "snow" else MIN_SHARE)
     if not parts:
         return Localization([], "unresolved", f"{lead}no {noun} found: {KIND_WORDS[kind]} "
