@@ -369,3 +369,16 @@ def test_casts_ranges_and_complaints_plan_the_remedy(instruction, operation, sig
     assert action.operation == operation, action
     assert action.params.get("amount", 1.0) * sign > 0, action
     assert action.target == target if not target else target in action.target, action
+
+
+@pytest.mark.parametrize("instruction, target, region", [
+    ("make the light dimmer", "light", "phrase"),     # a lamp is dimmed: found or asked
+    ("dim the lights", "lights", "phrase"),
+    ("make the light warmer", "", "image"),           # the light's tone: the lighting
+    ("make the lighting dimmer", "", "image"),
+    ("make the light brighter", "", "image"),
+])
+def test_light_is_a_lamp_only_when_dimmed_or_switched(instruction: str, target: str,
+                                                      region: str) -> None:
+    (action,) = RulePlanner().plan(instruction).actions
+    assert (action.target, action.region.type.value) == (target, region)

@@ -299,6 +299,12 @@ def follow_up(text: str, memory: MemoryLike | None) -> str:
     return f"{intent} slightly" if re.search(r"\b(?:bit|touch|tad|little)\b", low) else intent
 
 
+#: "light" named as a thing that is switched or dimmed (a lamp); said of tone, the lighting
+_LAMPS = frozenset({"light", "lights", "lamp", "lamps"})
+_LAMP_VERBS = re.compile(r"\b(?:dim|dims|dimmed|dimmer|dimmest|turn (?:on|off)|switch(?:ed)? "
+                         r"(?:on|off)|(?:turn|switch) (?:it|them) (?:on|off))\b")
+
+
 class _Unresolved(ValueError):
     """A reference the planner cannot resolve; the message tells the user what to say."""
 
@@ -322,6 +328,10 @@ def _resolve_target(step: _Step, ctx: _Context) -> tuple[str, Region]:
     target, is_mask = _region_for(raw, ctx)
     if is_mask:
         return "", Region(type=RegionType.mask)
+    if target in _LAMPS and _LAMP_VERBS.search(step.clause):
+        # "dim the light", "make the lights dimmer": lamps, not the photo's lighting (a
+        # lit lamp in the frame is found or asked about; none found is said, not guessed)
+        return target, Region(type=RegionType.phrase, phrase=target)
     if target in WHOLE:
         if step.kind == "remove" and clean(raw) in DEICTIC:
             raise _Unresolved("Nothing is selected, so I don't know what 'this' is: click it "
