@@ -171,7 +171,7 @@ def _neighbour_pairs(split: str) -> Iterator[Pair]:
     for words in ("make the cup blue", "make the cup red"):
         yield Pair(split, "astronaut-cup", words, image, _edit(image, words, cup), True,
                    "good", cup)
-        spill = cup | (_grow(cup, 45) & person)
+        spill = cup | (_grow(cup, 60) & person)
         yield Pair(split, "astronaut-cup", words, image, _edit(image, words, spill), False,
                    "touching neighbour", spill)
 

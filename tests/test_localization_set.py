@@ -135,7 +135,7 @@ def test_a_mask_grows_over_its_edge_but_never_into_a_touching_neighbour() -> Non
     image = cv2.GaussianBlur(image, (0, 0), 1.5)          # anti-aliased edges
     short = cv2.erode(left.astype(np.uint8), np.ones((9, 9), np.uint8)) > 0
     alone, _ = grow_object_mask(image, short)
-    assert (alone & right).sum() > 100                    # the failure this guards against
+    assert (alone & right).sum() > 50                     # the failure this guards against
     grown, _ = grow_object_mask(image, short, avoid=right)
     assert not (grown & right).any()
     assert (left & ~grown).sum() < 0.01 * left.sum()       # its own edge is taken

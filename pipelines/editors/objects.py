@@ -31,6 +31,9 @@ EDGE_NOISE_FACTOR = 1.15
 MIN_EXCESS = 2.0
 #: rings kept beyond the last one that still differed (the anti-aliased tail)
 SAFETY_PX = 1
+#: how much more of a ring than of the ring ``max(3, limit // 4)`` px farther out must
+#: stand out for the growth to go on (an edge or a shadow fades outwards; clutter does not)
+EDGE_DECLINE = 0.05
 
 
 @dataclass(frozen=True)
@@ -166,17 +169,26 @@ def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None,
     threshold = EDGE_NOISE_FACTOR * noise + MIN_EXCESS
     grown = 0
     # ring d holds the free pixels with d - 1 < distance <= d: sorted by ring once, each
-    # ring's deviations are one slice (the same values, so the same percentiles)
-    near = free & (distance > 0) & (distance <= limit)    # ceil(distance) <= limit
+    # ring's deviations are one slice (the same values, so the same percentiles); the
+    # rings run ``ahead`` px past the limit, for the decline test
+    ahead = max(3, limit // 4)
+    near = free & (distance > 0) & (distance <= limit + ahead)
     rings, values = np.ceil(distance[near]).astype(np.int32), deviation[near]
     order = np.argsort(rings, kind="stable")
     rings, values = rings[order], values[order]
-    starts = np.searchsorted(rings, np.arange(1, limit + 2))
+    starts = np.searchsorted(rings, np.arange(1, limit + ahead + 2))
+    share = [float(np.mean(values[starts[d - 1]:starts[d]] > threshold))
+             if starts[d] > starts[d - 1] else 0.0 for d in range(1, limit + ahead + 1)]
     for d in range(1, limit + 1):
         ring = values[starts[d - 1]:starts[d]]
         if ring.size < 4:
             break
         if float(np.percentile(ring, 90)) > threshold:
+            # an edge or a shadow fades outwards: the share of the ring that stands out
+            # must still fall over the next ``ahead`` px; a cluttered surround (a bezel,
+            # cables) stands out as much at every distance and is not the object's
+            if share[d - 1] - share[d - 1 + ahead] < EDGE_DECLINE:
+                break
             grown = d
     reach = min(limit, grown + SAFETY_PX) if grown else 0
     out = mask | ((distance <= reach) & free) if reach else mask.copy()
