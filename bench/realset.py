@@ -45,6 +45,7 @@ from eval.realset import (  # noqa: E402
     load_cases,
     overlay,
     photo,
+    printable,
     printed,
     summarise,
     upscaled,
@@ -126,7 +127,8 @@ def main() -> None:
     parser.add_argument("--edits", action="store_true", help="run the edits through the CLI")
     parser.add_argument("--print", dest="print_as", choices=PRINTS,
                         help="locate (or, with --edits, edit) on another print of each "
-                        "photo (mirrored, lighter, darker, smaller)")
+                        "photo (mirrored, lighter, darker, smaller, cropped round the "
+                        "target: only the cases a crop keeps, eval.realset.printable)")
     args = parser.parse_args()
     print("load average at start:", os.getloadavg(), flush=True)
     cases = load_cases(args.split)
@@ -136,6 +138,7 @@ def main() -> None:
     if args.cases:
         wanted = set(args.cases.split(","))
         cases = [c for c in cases if c.id in wanted]
+    cases = [c for c in cases if printable(c, args.print_as)]
     result = _edits(cases, args) if args.edits else _localise(cases, args)
     result["upscale_mp"] = args.upscale
     result["print"] = args.print_as

@@ -258,8 +258,39 @@ def upscaled(image: np.ndarray, mask: np.ndarray | None, target_mp: float
 
 
 #: other prints of a photo that show the same scene (``printed``): mirrored left to
-#: right, brighter or darker mid-tones (gamma 0.8 / 1.25), a smaller copy (0.6 ×)
-PRINTS = ("flip", "gamma0.8", "gamma1.25", "scale0.6")
+#: right, brighter or darker mid-tones (gamma 0.8 / 1.25), a smaller copy (0.6 ×), and a
+#: crop 0.6 × each side around the target (what else is in the frame changes: the main
+#: subject, the detector's context; only for ``printable`` cases)
+PRINTS = ("flip", "gamma0.8", "gamma1.25", "scale0.6", "crop0.6")
+#: words whose meaning a crop may change (where a thing is, or what it is next to)
+_PLACE_WORDS = re.compile(
+    r"\b(?:left|right|top|bottom|middle|centre|center|upper|lower|corner|front|back|behind|"
+    r"above|below|under|over|near|next|beside|between|by|held|holding|on|in|at|first|"
+    r"second|third|last|biggest|largest|smallest|tallest|far|farthest|closest|nearest|"
+    r"it|its|other)\b")
+
+
+def printable(case: RealCase, how: str | None) -> bool:
+    """Whether ``printed(…, how)`` keeps a case's answer: a crop keeps only a resolved
+    case whose words name no place or neighbour and whose whole target fits the window
+    (an ask case may lose the look-alikes that made it one)."""
+    if how is None or not how.startswith("crop"):
+        return True
+    if case.expect != "resolved" or _PLACE_WORDS.search(case.phrase.lower()):
+        return False
+    truth = case.truth()
+    if truth is None or not truth.any():
+        return False
+    k = float(how[4:])
+    ys, xs = np.nonzero(truth)
+    return bool(np.ptp(ys) + 1 <= k * truth.shape[0] and np.ptp(xs) + 1 <= k * truth.shape[1])
+
+
+def _window(size: int, k: float, low: int, high: int) -> tuple[int, int]:
+    """A window of ``k * size`` px along one side, centred on ``low..high``, in the frame."""
+    span = max(1, round(k * size))
+    start = int(np.clip(round((low + high) / 2 - span / 2), 0, size - span))
+    return start, start + span
 
 
 def printed(image: np.ndarray, mask: np.ndarray | None, phrase: str, how: str
@@ -279,6 +310,17 @@ def printed(image: np.ndarray, mask: np.ndarray | None, phrase: str, how: str
         k = float(how[5:])
         size = (max(1, round(image.shape[1] * k)), max(1, round(image.shape[0] * k)))
         return *_resized(image, mask, size), phrase
+    if how.startswith("crop"):
+        k = float(how[4:])
+        h, w = image.shape[:2]
+        if mask is not None and mask.any():
+            ys, xs = np.nonzero(mask)
+            (y0, y1), (x0, x1) = (_window(h, k, ys.min(), ys.max()),
+                                  _window(w, k, xs.min(), xs.max()))
+        else:
+            (y0, y1), (x0, x1) = _window(h, k, 0, h - 1), _window(w, k, 0, w - 1)
+        return (np.ascontiguousarray(image[y0:y1, x0:x1]),
+                None if mask is None else np.ascontiguousarray(mask[y0:y1, x0:x1]), phrase)
     raise ValueError(f"unknown print {how!r}: one of {', '.join(PRINTS)}")
 
 

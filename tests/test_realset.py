@@ -110,12 +110,29 @@ def test_another_print_keeps_the_mask_on_its_thing_and_left_and_right_where_they
     out, out_mask, phrase = realset.printed(image, mask, "the disc on the left", how)
     assert out_mask.shape == out.shape[:2]
     assert realset.mask_iou(out[..., 0] > 100, out_mask) > 0.98
-    on_left = out_mask[:, : out.shape[1] // 2].sum() > out_mask[:, out.shape[1] // 2:].sum()
-    assert ("left" in phrase) == on_left                # the words follow the mirror
+    if not how.startswith("crop"):      # a crop is centred on its thing (see below)
+        on_left = out_mask[:, : out.shape[1] // 2].sum() > out_mask[:, out.shape[1] // 2:].sum()
+        assert ("left" in phrase) == on_left            # the words follow the mirror
     if how.startswith("gamma"):
         assert bool((out[mask] > 200).all()) == (how == "gamma0.8")     # lighter, or darker
     with pytest.raises(ValueError, match="unknown print"):
         realset.printed(image, mask, "x", "rotate")
+
+
+def test_a_crop_print_keeps_its_whole_target_and_only_cases_it_cannot_change() -> None:
+    """The crop print is 0.6 × each side around the target, the whole target inside; it
+    is run only on resolved cases whose words name no place or neighbour ("the cat" on a
+    cropped frame is still the cat; "the dog on the left" may not be)."""
+    cases = {c.id: c for c in realset.load_cases("tune")}
+    cat = cases["cat_watching_tv__cat"]
+    image, truth = realset.photo(cat.photo), cat.truth()
+    out, out_mask, phrase = realset.printed(image, truth, cat.phrase, "crop0.6")
+    assert out.shape[:2] == (round(0.6 * image.shape[0]), round(0.6 * image.shape[1]))
+    assert out_mask.sum() == truth.sum() and phrase == cat.phrase
+    assert realset.printable(cat, "crop0.6") and realset.printable(cat, "flip")
+    assert not realset.printable(cases["dogs_under_tree__dog_left"], "crop0.6")   # a place
+    assert not realset.printable(cases["cat_watching_tv__tv"], "crop0.6")         # an ask
+    assert not realset.printable(cases["dog_on_floor__dog"], "crop0.6")   # wider than 0.6
 
 
 def _write(tmp_path, rows) -> list[RealCase]:
