@@ -487,6 +487,8 @@ SPILL = 0.15
 
 #: share of a target mask lying in a neighbour's box (beyond its own box) that is caught
 NEIGHBOUR = 0.01
+#: a caught mask's note begins so; a taken target's is then asked (what is left is a guess)
+CAUGHT = "over-large mask caught and shrunk"
 
 
 def check_extent(mask: np.ndarray, box: tuple[float, ...],
@@ -539,7 +541,7 @@ def check_extent(mask: np.ndarray, box: tuple[float, ...],
             notes.append("it reached into another object")
     if not notes:
         return mask, ""
-    return out, "over-large mask caught and shrunk: " + "; ".join(notes)
+    return out, f"{CAUGHT}: " + "; ".join(notes)
 
 
 def explainer(covering: list[Detection], explained: float) -> Detection | None:

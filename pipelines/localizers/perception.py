@@ -45,13 +45,7 @@ from pipelines.localizers.base import Candidate, Hint, Localization, as_rgb
 from pipelines.localizers.embedded import EmbeddedLocalizer
 from pipelines.localizers.grounded_sam import GroundedSAMLocalizer, detector_prompt
 from pipelines.localizers.kin import UNSURE_END, reached_into_kin
-from pipelines.localizers.phrases import (
-    WHOLE,
-    Phrase,
-    noun_words,
-    parse_phrase,
-    select_candidates,
-)
+from pipelines.localizers.phrases import WHOLE, Phrase, noun_words, parse_phrase, select_candidates
 from pipelines.localizers.refine import upsample_edge, upsample_region
 from pipelines.localizers.segment import face_ellipse, largest_parts, refine_box
 from pipelines.localizers.sky import backdrop_behind, ends_unsure
@@ -318,7 +312,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             for cand in self._masks(rgb, [det], "nanodet"):
                 cand.mask, caught = fusion.check_extent(cand.mask, obj.box, others)
                 if verdict == "take" and obj is cands[0] and not unsure:   # the one taken
-                    unsure = reached_into_kin(cand.mask, obj.box, match.label, seen)
+                    unsure = reached_into_kin(cand.mask, obj.box, match.label, seen) or \
+                        caught.replace(fusion.CAUGHT, "the outline I cut ran past its box")
                 if caught:          # compared with its own evidence before any edit
                     obj.why = f"{obj.why}; {caught}"
                 cand.score = obj.fused
