@@ -61,3 +61,24 @@ def test_colour_regions_counts_distinct_regions_not_texture() -> None:
     assert colour_regions(np.vstack([dark, light])) == 2
     rim = np.column_stack([rng.normal(85, 2, 60), np.zeros(60), np.zeros(60)])
     assert colour_regions(np.vstack([dark, rim])) == 1   # a thin rim is no region
+
+
+def test_a_fill_drawn_by_a_model_is_not_judged_as_a_copy_from_the_surroundings() -> None:
+    """The rule says what a fill copied from the surroundings cannot do; a diffusion
+    inpainter draws new pixels, so its fill of the same hole is not refused by it."""
+    from agent.actions import Action
+    from agent.brain.critic import Scene
+    from agent.brain.critic.measured import MeasuredCritic
+    from pipelines.operations.fill import inpaint
+
+    image, truth = realset.case_at("cat_watching_tv__cat", SIDE)
+    assert truth is not None
+    after = inpaint(np.ascontiguousarray(image), truth)
+    action = Action(kind="remove", operation="inpaint", params={}, target="",
+                    region={"type": "mask"})
+    critic = MeasuredCritic(independent=False)
+    copied = critic.critique(image, after, action, truth, scene=Scene(image))
+    drawn = critic.critique(image, after, action, truth, scene=Scene(image, model_fill=True))
+    assert copied.checks["fill_continues_surround"] is False
+    assert "fill_continues_surround" not in drawn.checks or \
+        drawn.checks["fill_continues_surround"] is True
