@@ -372,8 +372,9 @@ def _deep_across_regions(la: np.ndarray, inside: np.ndarray, frame_side: float
 
 def _check_inpaint(op: Operation, p: dict[str, Any], lb: np.ndarray, la: np.ndarray,
                    inside: np.ndarray, frame_side: float = 0.0) -> Verdict:
-    """The fill matches a ring around it (colour, lightness spread, fine-detail energy) and
-    no pixel of the object's colour is left within ``RIM_PX`` of the old edge."""
+    """The fill matches a ring around it (colour, lightness spread, fine-detail energy), no
+    pixel of the object's colour is left within ``RIM_PX`` of the old edge, and the hole is
+    not one a fill from the surroundings cannot make convincing (``DEEP_HOLE``)."""
     area = int(inside.sum())
     reach = int(max(6, min(40, 0.3 * math.sqrt(area))))
     ring = dilate(inside, reach + RIM_PX) & ~dilate(inside, RIM_PX)
