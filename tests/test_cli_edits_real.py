@@ -85,6 +85,13 @@ def test_a_cli_edit_changes_only_the_named_thing(tmp_path, case_id, instruction,
     run = subprocess.run([sys.executable, "-m", "agent", "edit", str(photo), instruction,
                           "--session", str(tmp_path / "s"), "--out", str(out), *confirm],
                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    if run.returncode != 0 and "could not fill the hole convincingly" in run.stdout:
+        # the cup (5 % of the frame) covers where a roof, the lake and a tree meet: the fill
+        # check refuses so deep a hole among several regions (``fill.DEEP_HOLE``) and says
+        # so, nothing is written (issue 32: no "done" on a fill it cannot vouch for)
+        assert "brush a smaller area" in run.stdout and "Nothing was changed" in run.stdout
+        assert not out.exists()
+        return
     if run.returncode != 0 and case_id == "cup_low_score":
         # the localiser's cup stops in a straight line across the cup's body (its bottom
         # and handle left out): the critic's extent check says so and the agent asks

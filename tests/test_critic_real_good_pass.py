@@ -153,7 +153,10 @@ def test_removing_a_part_of_a_person_is_not_failed_for_the_person_still_there(ca
     verdict = _judge(legs, "remove the person's legs", legs.mask)
     checks = verdict["steps"][0]["checks"]
     assert checks.get("target_gone") is not False, verdict["reasons"]
-    assert verdict["passed"], verdict["reasons"]
+    # the legs leave a hole deep for the photo where the floor and the clothes meet: the
+    # fill check refuses such holes (wave 14, ``fill.DEEP_HOLE``); nothing else fails
+    failed = [name for name, ok in checks.items() if ok is False]
+    assert failed in ([], ["fill_continues_surround"]), verdict["reasons"]
 
 
 def test_a_wide_floor_recoloured_is_sized_by_what_changed(cases):

@@ -437,12 +437,14 @@ class TurnRunner:
             done = executor.run(layer, request, knobs.editor, feather=knobs.feather,
                                 frame_size=self.graph.size)
             composed = LayerDraft(layer.patch, done.patch, layer.bbox[:2])
+            drawn = getattr(knobs.editor, "requires_weights", False) is True   # by a model
             critique = self.backends.critic.critique(layer.patch, done.patch, action,
                                                      done.changed_area, feather=done.feather,
                                                      params=knobs.params,
                                                      scene=Scene(self._image(),
                                                                  layer.bbox[:2],
-                                                                 self.next_action))
+                                                                 self.next_action,
+                                                                 drawn))
             attempt.score = float(critique.score)
             attempt.keep, attempt.fix = list(critique.keep), list(critique.fix)
             attempt.passed = bool(getattr(critique, "passed", attempt.score >= 7.0))

@@ -18,7 +18,14 @@ from pipelines.editors.objects import cut_out, move_matrix, moved_mask
 from pipelines.operations.base import Family, Operation, ParamSpec
 from pipelines.operations.engines import FloatOp
 from pipelines.operations.errors import EditError
-from pipelines.operations.measures import Measured, Verdict, dilate, erode, grad
+from pipelines.operations.measures import (
+    Measured,
+    Verdict,
+    colour_regions,
+    dilate,
+    erode,
+    grad,
+)
 from pipelines.operations.pixels import sigma_blur, to_u8
 
 log = logging.getLogger(__name__)
@@ -332,12 +339,42 @@ _METHODS = ("auto", "patch", "telea", "ns")
 #: edge still has the object's colour
 RIM_PX = 8
 RIM_SHARE = 0.005
+#: a hole this deep (its inscribed radius over the square root of the photo's area, so
+#: no print size changes it) whose surround holds two or more distinct colour regions is
+#: not filled convincingly from its surround: the fill must invent where the regions'
+#: boundaries run across the hole, and on the real photos it carries one side's colour
+#: across, leaves blocks of copied edges or ghosts (a kitten in front of a monitor's
+#: bezel, a dark screen and a sheet). A deep hole in one kind of surround (sky, grass, a
+#: wall) and a shallow one across bands (a plate on a bumper) are filled plausibly.
+DEEP_HOLE = 0.055
+
+
+def _deep_across_regions(la: np.ndarray, inside: np.ndarray, frame_side: float
+                         ) -> tuple[float, int]:
+    """The hole's depth (``DEEP_HOLE``'s measure) and, when it is deep, how many distinct
+    colour regions its surround holds (measured where the hole is at most 128 px across);
+    (0, 1) when the frame is not known."""
+    if frame_side <= 0:
+        return 0.0, 1
+    depth = float(cv2.distanceTransform(inside.astype(np.uint8), cv2.DIST_L2, 3).max()) / \
+        frame_side
+    if depth < DEEP_HOLE:
+        return depth, 1
+    rows, cols = np.nonzero(inside)
+    k = min(1.0, 128.0 / (max(np.ptp(rows), np.ptp(cols)) + 1))
+    size = (max(1, round(inside.shape[1] * k)), max(1, round(inside.shape[0] * k)))
+    small = cv2.GaussianBlur(cv2.resize(la, size, interpolation=cv2.INTER_AREA), (0, 0), 1.0)
+    hole = cv2.resize(inside.astype(np.uint8), size, interpolation=cv2.INTER_NEAREST) > 0
+    reach = int(max(6, min(40, 0.3 * math.sqrt(hole.sum()))))
+    ring = dilate(hole, reach + 3) & ~dilate(hole, 3)
+    return depth, colour_regions(small[ring]) if ring.any() else 1
 
 
 def _check_inpaint(op: Operation, p: dict[str, Any], lb: np.ndarray, la: np.ndarray,
-                   inside: np.ndarray) -> Verdict:
-    """The fill matches a ring around it (colour, lightness spread, fine-detail energy) and
-    no pixel of the object's colour is left within ``RIM_PX`` of the old edge."""
+                   inside: np.ndarray, frame_side: float = 0.0) -> Verdict:
+    """The fill matches a ring around it (colour, lightness spread, fine-detail energy), no
+    pixel of the object's colour is left within ``RIM_PX`` of the old edge, and the hole is
+    not one a fill from the surroundings cannot make convincing (``DEEP_HOLE``)."""
     area = int(inside.sum())
     reach = int(max(6, min(40, 0.3 * math.sqrt(area))))
     ring = dilate(inside, reach + RIM_PX) & ~dilate(inside, RIM_PX)
@@ -386,6 +423,15 @@ def _check_inpaint(op: Operation, p: dict[str, Any], lb: np.ndarray, la: np.ndar
         verdict.fix.append("the filled area looks " + ("smeared" if min(texture, detail) < 0.35
                                                        else "busier than its surroundings"))
         verdict.retry = verdict.retry or retry
+    depth, regions = _deep_across_regions(la, inside, frame_side)
+    m["hole_depth"], m["surround_regions"] = round(depth, 3), regions
+    verdict.checks["fill_continues_surround"] = regions < 2
+    if regions >= 2:   # no other fill or radius does better: no retry
+        verdict.achieved *= 0.3
+        verdict.fix.append(f"I could not fill the hole convincingly: it is wide and {regions} "
+                           "different regions meet around it (a fill from the surroundings "
+                           "cannot tell where their edges run across it); brush a smaller "
+                           "area or remove it in parts")
     if not verdict.fix:
         verdict.keep.append("the removed area blends with its surroundings, no rim is left")
     return verdict
@@ -443,7 +489,7 @@ class Inpaint(Operation):
         return {"method": "patch"}
 
     def check(self, m: Measured) -> Verdict:
-        return _check_inpaint(self, m.params, m.lb, m.la, m.inside)
+        return _check_inpaint(self, m.params, m.lb, m.la, m.inside, m.frame_side)
 
 
 @family

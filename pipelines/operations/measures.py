@@ -146,12 +146,15 @@ class Measured:
         after: the composed patch after the edit, same size.
         inside: the target mask (bool HxW).
         params: the parameters the user asked for (the action's).
+        frame_side: the square root of the whole frame's area, in the patch's pixels
+            (0: the frame is not known), for measures relative to the photo's size.
     """
 
     before: np.ndarray
     after: np.ndarray
     inside: np.ndarray
     params: dict[str, Any]
+    frame_side: float = 0.0
 
     @cached_property
     def lb(self) -> np.ndarray:
@@ -163,3 +166,33 @@ class Measured:
         """CIE Lab of ``after``."""
         return lab(self.after)
 
+
+
+#: two colour clusters of a surround closer than this (ΔE, Lab centres) are one region
+REGION_DE = 20.0
+#: a cluster smaller than this share of the surround is no region of its own
+REGION_SHARE = 0.15
+
+
+def colour_regions(lab_px: np.ndarray, most: int = 4) -> int:
+    """How many distinct colour regions a set of Lab pixels holds: the most k-means
+    clusters (up to ``most``) whose centres are all ``REGION_DE`` apart and that each
+    hold ``REGION_SHARE`` of the pixels (1 for a surround of one kind, however textured).
+    """
+    values = np.ascontiguousarray(lab_px, dtype=np.float32).reshape(-1, 3)
+    if len(values) < 40:
+        return 1
+    if len(values) > 4000:   # a spread sample is as good and bounded
+        values = values[np.linspace(0, len(values) - 1, 4000).astype(int)]
+    criteria = (cv2.TERM_CRITERIA_EPS + cv2.TERM_CRITERIA_MAX_ITER, 20, 0.5)
+    cv2.setRNGSeed(0)
+    found = 1
+    for k in range(2, most + 1):
+        _, labels, centres = cv2.kmeans(values, k, None, criteria, 3, cv2.KMEANS_PP_CENTERS)
+        shares = np.bincount(labels.ravel(), minlength=k) / len(values)
+        gaps = np.linalg.norm(centres[:, None] - centres[None], axis=2)
+        gaps[np.eye(k, dtype=bool)] = np.inf
+        if shares.min() < REGION_SHARE or gaps.min() < REGION_DE:
+            break
+        found = k
+    return found

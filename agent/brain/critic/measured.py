@@ -203,7 +203,9 @@ class MeasuredCritic:
         elif spec.has("fine_detail"):  # fine detail: a full-resolution crop
             verdict = spec.check(Measured(*_detail_crop(before, after, full_inside), params))
         else:
-            measured = Measured(work.before, work.after, inside, params)
+            frame_side = math.sqrt(scene.before.shape[0] * scene.before.shape[1]) * \
+                work.scale if scene is not None and not scene.model_fill else 0.0
+            measured = Measured(work.before, work.after, inside, params, frame_side)
             measured.lb, measured.la = lb, la   # already computed: reuse
             verdict = spec.check(measured)
         score = 10.0 * verdict.achieved

@@ -69,11 +69,15 @@ class Scene:
         offset: (x0, y0) of the patch in the frame.
         next_action: the action the turn runs on this attempt's result if it is kept (a
             critic may start looking at that frame early; None: none follows).
+        model_fill: the edit's pixels were drawn by a model (an editor with weights), not
+            copied from the photo: a check of what a fill from the surroundings can do
+            (``fill.DEEP_HOLE``) says nothing about them.
     """
 
     before: np.ndarray
     offset: tuple[int, int] = (0, 0)
     next_action: Any = None
+    model_fill: bool = False
 
     def frames(self, after_patch: np.ndarray, mask: np.ndarray | None, *,
                pixels: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
