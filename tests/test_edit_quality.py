@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -146,6 +148,18 @@ def test_removal_on_photographic_textures_leaves_no_rim(kind, large_hole, monkey
         monkeypatch.setattr(completion, "LARGE_HOLE", large_hole)
     before, bg = _textured(kind, "magenta")
     obj = _object_pixels(before, bg)
+    if kind == "coffee":
+        # the disc covers where the cup's white rim, the coffee and the red saucer meet:
+        # no fill from the surround continues three regions across so deep a hole (by
+        # eye every fill tried was wrong: the rim's white or the saucer's red carried
+        # across), so the removal is refused with the reason, and nothing changes
+        with tempfile.TemporaryDirectory() as tmp:
+            session = EditSession.create(before, Path(tmp) / "s")
+            step = session.turn("remove the magenta disc").steps[0]
+            assert step.status == "rolled_back", step.message
+            assert "could not fill the hole convincingly" in step.message
+            assert np.array_equal(session.current_image()[..., :3], before)
+        return
     out = _remove(before, "the magenta disc")
     assert _rim(out, bg, obj, parse_color("magenta")) == 0
     de, spread = _fill_stats_match(out, obj)
