@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from eval import realset
-from eval.localization import mask_iou
+from eval.localization import beyond_reach, mask_iou
 from pipelines.localizers import get_localizer
 
 
@@ -31,3 +31,25 @@ def test_land_under_an_unclear_colour_skyline_is_asked() -> None:
     found = loc.locate(photo, "the hills")
     assert found.status == "resolved", found.reason
     assert mask_iou(found.union(), truth) >= 0.9
+
+
+def test_mist_on_a_rock_face_is_not_sky() -> None:
+    """Lighter (a gamma of 0.8), a wisp of mist on the rock face under a crest was pale and
+    smooth like a cloud and went with the sky: "make the sky darker" changed 65k px of
+    the rock's mist and said done. A pale piece apart from the sky's body is sky only
+    where sky surrounds it; the mist lies among rock."""
+    loc = get_localizer()
+    photo, truth = realset.case_at("picosdeeuropa__sky", 1024)
+    found = loc.locate(_print(photo, "gamma0.8"), "the sky")
+    assert found.status == "resolved", found.reason
+    assert not (found.union() & beyond_reach(truth)).any()
+    assert mask_iou(found.union(), truth) >= 0.9
+
+
+def test_pale_sky_between_cables_stays() -> None:
+    """The pale pieces of sky between a bridge's cables at its horizon lie among cables and
+    land too, but with sky beyond the cables (a third of the band round them): they stay."""
+    photo, truth = realset.case_at("bridge__sky", 1024)
+    found = get_localizer().locate(photo, "the sky")
+    assert found.status == "resolved", found.reason
+    assert mask_iou(found.union(), truth) >= 0.95
