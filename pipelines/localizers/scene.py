@@ -91,6 +91,12 @@ SURE, FALLBACK = 0.6, 0.45
 #: rest's (over their spread) and the skyline steps no more than this share of the height
 #: between columns (tune: storm skies over hills 1.5-2.6 and 0.04; a dog on a floor 0.47)
 CONTRAST, STEP = 1.4, 0.08
+#: without a sky found, the land under a skyline read from colours alone is edited only
+#: when the split is this clear: at 1.0-1.7 (a storm over hazy ridges, every print) GrabCut
+#: took a grey cloud bank at the frame's side for land (150k px of "the mountains" beyond
+#: the true ones), the same doubt that makes ``grey_sky`` ask; 2.2-2.9 drew the hills under
+#: a storm sky right on every print
+FALLBACK_CONTRAST = 2.0
 #: the shore is this percentile of the columns' smooth-run tops (reflections of a
 #: textured shore stop some runs short of it)
 SHORE_PCT = 25
@@ -431,7 +437,7 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
         sure = SURE if clear else WEAK
     else:
         how = f"read from the colours of the top and bottom rows (no sky found; {split})"
-        sure = FALLBACK if clear else WEAK
+        sure = FALLBACK if clear and contrast >= FALLBACK_CONTRAST else WEAK
     front = np.zeros((h, w), bool)
     if kind == "land":        # the hills, less a lake or a field in front of them
         region = land.copy()

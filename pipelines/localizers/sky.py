@@ -64,6 +64,12 @@ GOES_ON = 0.2
 #: its skyline (tune 0.00-0.14 at 640-2048 px; scikit-image's rocket between lattice towers
 #: 0.03-0.06), and where the sky ends is a question
 ROUGH_EDGE, TOP_ROWS, ROUGH_FLOOR = 0.3, 0.1, 0.5
+#: a piece of the sky apart from its main body, off the top border and mostly pale, is
+#: mist or a pale surface on the land when less than ``MIST_SKY`` of the band ``MIST_RING``
+#: work px wide round it is sky (tune: mist on a rock face under a crest, pale sea under a
+#: beach's horizon 0.03-0.20, all of it beyond the true sky; pale pieces of sky between a
+#: bridge's cables at its horizon 0.34-0.40)
+MIST_RING, MIST_SKY = 15, 0.25
 
 
 def sky_likelihood(small: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -165,6 +171,7 @@ def find_sky(rgb: np.ndarray) -> Localization:
     sky = reach_edge(sky, small)
     fine = fine_texture(rgb, sky.shape)
     sky = _fill_clouds(_smooth_only(sky, fine), small)   # a cloud's textured rim came out
+    sky = _without_mist(sky, small)
     if not sky.any():
         return Localization([], "unresolved", "no sky: what looked like sky is textured "
                             "(rock, a facade) when seen closer")
@@ -279,6 +286,34 @@ def reach_edge(sky: np.ndarray, small: np.ndarray) -> np.ndarray:
         if not grown.any():
             break
         out |= grown
+    return out
+
+
+def _without_mist(sky: np.ndarray, small: np.ndarray) -> np.ndarray:
+    """``sky`` without its pale pieces that lie among the land (``MIST_SKY``): a wisp of
+    mist on a rock face under a crest, a pale sea under a far horizon, is smooth and pale
+    like a cloud, yet a cloud is sky only where sky surrounds it. Only pieces apart from
+    the main body and off the top border are judged."""
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(sky.astype(np.uint8), 8)
+    if count <= 2:
+        return sky
+    main = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
+    hsv = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2HSV)
+    pale = (hsv[..., 1] <= 0.2) & (hsv[..., 2] >= 0.6)
+    band = np.ones((2 * MIST_RING + 1, 2 * MIST_RING + 1), np.uint8)
+    out = sky.copy()
+    for i in range(1, count):
+        if i == main or stats[i, cv2.CC_STAT_TOP] == 0:
+            continue
+        x, y, bw, bh, _ = stats[i]
+        y0, x0 = max(0, y - MIST_RING), max(0, x - MIST_RING)
+        y1, x1 = y + bh + MIST_RING + 1, x + bw + MIST_RING + 1
+        piece = labels[y0:y1, x0:x1] == i
+        if pale[y0:y1, x0:x1][piece].mean() < 0.5:
+            continue
+        ring = (cv2.dilate(piece.astype(np.uint8), band) > 0) & ~piece
+        if ring.any() and float(sky[y0:y1, x0:x1][ring].mean()) < MIST_SKY:
+            out[y0:y1, x0:x1][piece] = False
     return out
 
 
