@@ -44,12 +44,15 @@ CURVE_OPS = operations_with("curve")
 OBJECT_EDGE_OPS = operations_with("object_edge")
 #: Operations that move the target (their layer holds where it lands as well).
 MOVING_OPS = operations_with("moves_target")
+#: Removals: the hole takes every ring that stands out around the object (a halo; the
+#: fill check's measures were set on such holes); the others grow only while it fades.
+REMOVING_OPS = operations_with("removes_target")
 #: Object operations that keep the object where it is (a recolour): ``coverage`` unmixes
 #: its edge pixels by colour, so its mask grows over the anti-aliased edge and the
 #: localiser's scale-up error only (``EDGE_BAND`` of the long side), not over a cast
 #: shadow as far as a removal's: on a bus among buses and trees the quarter-radius growth
 #: (44 px at 500 px) took a neighbour's orange and specks of foliage, recoloured blue.
-IN_PLACE_OBJECT_OPS = OBJECT_EDGE_OPS - MOVING_OPS - operations_with("removes_target")
+IN_PLACE_OBJECT_OPS = OBJECT_EDGE_OPS - MOVING_OPS - REMOVING_OPS
 EDGE_BAND, EDGE_BAND_MIN = 0.005, 4
 #: Smooth gain fields (carried over from a small copy on large frames).
 LOW_FREQUENCY_OPS = operations_with("low_frequency")
@@ -124,7 +127,8 @@ def cut(image: np.ndarray, mask: np.ndarray, request: EditRequest, editor: Edito
     if request.operation in OBJECT_EDGE_OPS:
         band = max(EDGE_BAND_MIN, round(EDGE_BAND * max(image.shape[:2]))) \
             if request.operation in IN_PLACE_OBJECT_OPS else None
-        mask, _ = grow_object_mask(image, mask, avoid, band=band)
+        mask, _ = grow_object_mask(image, mask, avoid, band=band,
+                                   fade=request.operation not in REMOVING_OPS)
     if request.operation in MOVING_OPS:   # the box must hold where the target lands too
         params = get_operation(request.operation).validate(request.params)
         height, width = image.shape[:2]

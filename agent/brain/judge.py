@@ -83,8 +83,8 @@ def _target(image: np.ndarray, action: Any, mask: np.ndarray | None,
         if not masks:
             return None
         found = masks[0]
-    if get_operation(action.operation).has("object_edge"):
-        found, _ = grow_object_mask(image, found)
+    if get_operation(action.operation).has("object_edge"):   # the most an edit may grow
+        found, _ = grow_object_mask(image, found, fade=False)
     return found
 
 

@@ -118,7 +118,8 @@ def _spread_mean(values: np.ndarray, where: np.ndarray, sigma: float,
 
 
 def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None,
-                 avoid: np.ndarray | None = None, band: int | None = None) -> EdgeGrowth:
+                 avoid: np.ndarray | None = None, band: int | None = None,
+                 fade: bool = True) -> EdgeGrowth:
     """Grow ``mask`` over the object's anti-aliased edge and cast shadow.
 
     The background is measured in a reference ring just beyond the growth limit (its local
@@ -139,6 +140,10 @@ def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None,
         band: the most the result may reach beyond ``mask`` (px): the growth runs as
             above (its reference ring past ``limit``, its neighbour rules) and is then cut
             to this.
+        fade: grow only while the share of a ring that stands out still falls over the
+            next rings (``EDGE_DECLINE``: an edge or a shadow fades outwards, a cluttered
+            surround does not); False grows while a ring stands out at all (a removal's
+            hole, on which the fill check's measures were set).
 
     Returns:
         An ``EdgeGrowth``.
@@ -187,7 +192,7 @@ def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None,
             # an edge or a shadow fades outwards: the share of the ring that stands out
             # must still fall over the next ``ahead`` px; a cluttered surround (a bezel,
             # cables) stands out as much at every distance and is not the object's
-            if share[d - 1] - share[d - 1 + ahead] < EDGE_DECLINE:
+            if fade and share[d - 1] - share[d - 1 + ahead] < EDGE_DECLINE:
                 break
             grown = d
     reach = min(limit, grown + SAFETY_PX) if grown else 0
@@ -369,7 +374,7 @@ def _erode_wide(mask: np.ndarray, kernel: np.ndarray, budget: int = 8_000_000
 
 
 def grow_object_mask(image: np.ndarray, mask: np.ndarray, avoid: np.ndarray | None = None,
-                     band: int | None = None) -> tuple[np.ndarray, int]:
+                     band: int | None = None, fade: bool = True) -> tuple[np.ndarray, int]:
     """``grow_to_edge`` at native resolution, worked on the mask's box plus its margin only.
 
     Args:
@@ -377,6 +382,7 @@ def grow_object_mask(image: np.ndarray, mask: np.ndarray, avoid: np.ndarray | No
         mask: bool (H, W) object mask.
         avoid: bool (H, W), the other objects seen (see ``grow_to_edge``).
         band: the most the result may reach beyond ``mask`` (see ``grow_to_edge``).
+        fade: see ``grow_to_edge``.
 
     Returns:
         ``(grown mask at the frame's size, pixels grown)``; a whole-frame or empty mask is
@@ -391,7 +397,8 @@ def grow_object_mask(image: np.ndarray, mask: np.ndarray, avoid: np.ndarray | No
     y0, y1 = max(0, y - pad), min(mask.shape[0], y + h + pad)
     x0, x1 = max(0, x - pad), min(mask.shape[1], x + w + pad)
     near = None if avoid is None else np.asarray(avoid, bool)[y0:y1, x0:x1]
-    found = grow_to_edge(image[y0:y1, x0:x1, :3], mask[y0:y1, x0:x1], limit, near, band)
+    found = grow_to_edge(image[y0:y1, x0:x1, :3], mask[y0:y1, x0:x1], limit, near, band,
+                         fade)
     if found.grown == 0:
         return mask, 0
     out = mask.copy()
