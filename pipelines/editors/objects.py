@@ -174,16 +174,17 @@ def grow_to_edge(rgb: np.ndarray, mask: np.ndarray, limit: int | None = None,
     threshold = EDGE_NOISE_FACTOR * noise + MIN_EXCESS
     grown = 0
     # ring d holds the free pixels with d - 1 < distance <= d: sorted by ring once, each
-    # ring's deviations are one slice (the same values, so the same percentiles); the
-    # rings run ``ahead`` px past the limit, for the decline test
-    ahead = max(3, limit // 4)
+    # ring's deviations are one slice (the same values, so the same percentiles); with
+    # ``fade`` the rings run ``ahead`` px past the limit, for the decline test
+    ahead = max(3, limit // 4) if fade else 0
     near = free & (distance > 0) & (distance <= limit + ahead)
     rings, values = np.ceil(distance[near]).astype(np.int32), deviation[near]
     order = np.argsort(rings, kind="stable")
     rings, values = rings[order], values[order]
     starts = np.searchsorted(rings, np.arange(1, limit + ahead + 2))
     share = [float(np.mean(values[starts[d - 1]:starts[d]] > threshold))
-             if starts[d] > starts[d - 1] else 0.0 for d in range(1, limit + ahead + 1)]
+             if starts[d] > starts[d - 1] else 0.0
+             for d in range(1, limit + ahead + 1)] if fade else []
     for d in range(1, limit + 1):
         ring = values[starts[d - 1]:starts[d]]
         if ring.size < 4:

@@ -349,6 +349,11 @@ RIM_SHARE = 0.005
 DEEP_HOLE = 0.055
 
 
+def _ring_reach(area: int) -> int:
+    """How wide a ring round a hole of ``area`` pixels the fill checks read (6–40 px)."""
+    return int(max(6, min(40, 0.3 * math.sqrt(area))))
+
+
 def _deep_across_regions(la: np.ndarray, inside: np.ndarray, frame_side: float
                          ) -> tuple[float, int]:
     """The hole's depth (``DEEP_HOLE``'s measure) and, when it is deep, how many distinct
@@ -365,7 +370,7 @@ def _deep_across_regions(la: np.ndarray, inside: np.ndarray, frame_side: float
     size = (max(1, round(inside.shape[1] * k)), max(1, round(inside.shape[0] * k)))
     small = cv2.GaussianBlur(cv2.resize(la, size, interpolation=cv2.INTER_AREA), (0, 0), 1.0)
     hole = cv2.resize(inside.astype(np.uint8), size, interpolation=cv2.INTER_NEAREST) > 0
-    reach = int(max(6, min(40, 0.3 * math.sqrt(hole.sum()))))
+    reach = _ring_reach(int(hole.sum()))
     ring = dilate(hole, reach + 3) & ~dilate(hole, 3)
     return depth, colour_regions(small[ring]) if ring.any() else 1
 
@@ -376,7 +381,7 @@ def _check_inpaint(op: Operation, p: dict[str, Any], lb: np.ndarray, la: np.ndar
     pixel of the object's colour is left within ``RIM_PX`` of the old edge, and the hole is
     not one a fill from the surroundings cannot make convincing (``DEEP_HOLE``)."""
     area = int(inside.sum())
-    reach = int(max(6, min(40, 0.3 * math.sqrt(area))))
+    reach = _ring_reach(area)
     ring = dilate(inside, reach + RIM_PX) & ~dilate(inside, RIM_PX)
     if ring.sum() < 10:
         return Verdict(0.5, fix=["the target fills the whole patch; nothing to match it to"])
