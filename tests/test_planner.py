@@ -321,7 +321,7 @@ def test_an_adjective_that_describes_the_target_is_not_the_change(instruction, o
                                                                   sign, target) -> None:
     """"the dark sky", "the cool lake": the adjective after "the" says which thing; the
     comparative after it is the change (these were planned darker, or as temperature)."""
-    (action,) = RulePlanner().plan(instruction).actions
+    action = RulePlanner().plan(instruction).actions[0]
     assert action.operation == operation, action
     assert action.params["amount"] * sign > 0, action
     assert target in action.target
@@ -343,7 +343,7 @@ def test_a_focus_word_that_describes_the_target_is_not_the_change(instruction, o
     """"the blurred dandelion": a focus or grain word after "the" says which thing (the
     real-photo critic pairs found "make the blurred dandelion … brighter" planned as a
     blur of "dandelion … brighter")."""
-    (action,) = RulePlanner().plan(instruction).actions
+    action = RulePlanner().plan(instruction).actions[0]
     assert action.operation == operation, action
     assert target in action.target, action
 

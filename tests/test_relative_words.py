@@ -111,3 +111,23 @@ def test_removing_a_look_goes_back_to_before_it(rocket, tmp_path) -> None:
     result = session.turn("remove the vintage look")
     assert result.ok, result.message
     assert np.array_equal(session.current_image()[..., :3], rocket)
+
+
+def test_bluer_turns_the_grey_of_a_hazy_sky_blue_too() -> None:
+    """"Make the sky bluer" on a hazy sea sky (kpa_skagen, a tune photo, on its lighter
+    print) raised the saturation only: the blue left half turned bluer and the grey right
+    quarter stayed as it was, and the agent said done. A comparative of the region's own
+    colour adds a cast toward it, so the whole sky moves, within the size a relative word
+    allows, and nothing beyond the sky changes (the CLI, judged by the real-set judge)."""
+    from eval import realset
+    from eval.realset_edits import run_edit
+
+    case = next(c for c in realset.load_cases("tune") if c.id == "kpa_skagen__sky")
+    done = run_edit(case, "make the sky bluer", print_as="gamma0.8")
+    assert done.exit == 0 and done.verdict == "right", done.why
+    before, truth, _ = realset.printed(realset.photo(case.photo), case.truth(), "",
+                                       "gamma0.8")
+    shift = rgb_to_lab(done.after)[..., 2] - rgb_to_lab(before)[..., 2]
+    grey = truth & (before.max(axis=-1).astype(int) - before.min(axis=-1) < 12)
+    assert grey.sum() > 0.1 * truth.sum()           # the haze is there to move
+    assert float(shift[grey].mean()) <= -1.0        # and it moved toward blue

@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from agent.brain.framing import Reading, read_frame, read_transform
 from agent.brain.intents import default_matcher
-from agent.brain.shades import REGION_DRAMA, RELATIVE_SHADE, drama, shade
+from agent.brain.shades import REGION_DRAMA, RELATIVE_SHADE, drama, shade, toward
 from agent.brain.words import (
     COLOR_RE,
     COMPARATIVE,
@@ -337,7 +337,9 @@ def _read_recolor(clause: str, ctx: _Context) -> _Step | list[_Step] | None:
         color = COMPARATIVE.get(comp.group("w") or "", comp.groupdict().get("c") or "")
         target = strip_degrees(comp.group("t"))
         if natural_colour(target) == color:        # "bluer sky": more of its own blue
-            return _relative(clause, target, "richer")
+            return _relative(clause, target, "richer") + [
+                _Step("adjust", name, params, target=clean(target), clause=clause)
+                for name, params in toward(color, degree(clause))]
         strength = clamp(0.4 * degree(clause), _RECOLOUR, "strength")
         return _Step("adjust", _RECOLOUR, {"color": _color_value(color), "strength": strength},
                      target=target, clause=clause)

@@ -24,6 +24,11 @@ SHADE_STEPS = {"deeper": (1.5, -0.5), "darker": (0.5, -1.0), "lighter": (-0.5, 1
                "brighter": (0.5, 0.5), "paler": (-1.0, 0.5), "softer": (-1.0, 0.0),
                "richer": (1.0, 0.0), "more vivid": (1.0, 0.0), "more intense": (1.0, 0.0),
                "stronger": (1.0, 0.0), "more saturated": (1.0, 0.0)}
+#: a region's own colour asked for by a comparative ("bluer sky", "greener grass"): a cast
+#: toward it, in the operation's default steps, beside the saturation step, which alone
+#: leaves the grey of an overcast sky or a pale haze as it was (a hazy sea sky made "bluer"
+#: kept a quarter of itself grey)
+TOWARD = {"blue": ("temperature", -0.5), "green": ("tint", -1.0)}
 #: frame looks that, said of a region ("a more dramatic sky"), mean its contrast
 REGION_DRAMA = {"moody", "low_key"}
 
@@ -38,6 +43,15 @@ def shade(word: str, factor: float) -> list[tuple[str, dict[str, Any]]]:
     saturation, brightness = SHADE_STEPS[word]
     return [_step(name, steps * factor) for name, steps in
             (("saturation", saturation), ("brightness", brightness)) if steps]
+
+
+def toward(colour: str, factor: float) -> list[tuple[str, dict[str, Any]]]:
+    """(operation, params) of the cast toward ``colour`` ("bluer sky"), at degree
+    ``factor``; none for a colour no cast moves toward."""
+    if colour not in TOWARD:
+        return []
+    name, steps = TOWARD[colour]
+    return [_step(name, steps * factor)]
 
 
 def drama(factor: float) -> list[tuple[str, dict[str, Any]]]:
