@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from agent.brain.framing import Reading, read_frame, read_transform
 from agent.brain.intents import default_matcher
-from agent.brain.shades import REGION_DRAMA, RELATIVE_SHADE, drama, shade, toward
+from agent.brain.shades import MORE_OF_IT, REGION_DRAMA, RELATIVE_SHADE, drama, shade, toward
 from agent.brain.words import (
     COLOR_RE,
     COMPARATIVE,
@@ -337,18 +337,16 @@ def _read_recolor(clause: str, ctx: _Context) -> _Step | list[_Step] | None:
         color = COMPARATIVE.get(comp.group("w") or "", comp.groupdict().get("c") or "")
         target = strip_degrees(comp.group("t"))
         if natural_colour(target) == color:        # "bluer sky": more of its own blue
-            return _relative(clause, target, "richer") + [
-                _Step("adjust", name, params, target=clean(target), clause=clause)
-                for name, params in toward(color, degree(clause))]
+            return _relative(clause, target, "richer", color)
         strength = clamp(0.4 * degree(clause), _RECOLOUR, "strength")
         return _Step("adjust", _RECOLOUR, {"color": _color_value(color), "strength": strength},
                      target=target, clause=clause)
     relative = re.match(rf"^(?:(?:make|turn|give)\s+(?P<t>.+?)\s+(?:a\s+|an\s+)?)?"
                         rf"(?:a\s+)?(?:{SLIGHT}\s+)?(?P<r>{RELATIVE_SHADE})\s+(?:shade of\s+)?"
-                        rf"(?:{COLOR_RE})(?:\s+(?P<t2>[a-z ]+))?$", clause)
+                        rf"(?P<c>{COLOR_RE})(?:\s+(?P<t2>[a-z ]+))?$", clause)
     if relative and (relative.group("t") or relative.group("t2")):
         return _relative(clause, relative.group("t") or relative.group("t2"),
-                         relative.group("r"))
+                         relative.group("r"), relative.group("c"))
     match = re.match(rf"^(?:make|paint|colou?r|recolou?r|turn|change|dye|set|tint|do)\s+"
                      rf"(?P<t>.+?)(?<!\bless)\s+(?:to\s+|into\s+|in\s+)?(?:be\s+)?(?:a\s+|an\s+)?"
                      rf"(?:(?:bright|deep|pale|pastel|soft|nice|warm|cool|strong)\s+)?"
@@ -365,12 +363,16 @@ def _read_recolor(clause: str, ctx: _Context) -> _Step | list[_Step] | None:
     return None
 
 
-def _relative(clause: str, target: str, word: str) -> list[_Step]:
+def _relative(clause: str, target: str, word: str, colour: str = "") -> list[_Step]:
     """A relative colour word on a region ("a deeper blue", "bluer sky"): its saturation
-    and brightness (``agent.brain.shades``), sized by the words."""
+    and brightness (``agent.brain.shades``), sized by the words; more of the region's own
+    colour ("bluer sky", "a deeper blue sky") adds a cast toward it."""
     target = clean(strip_degrees(target))
+    steps = shade(word, degree(clause))
+    if colour and natural_colour(target) == colour and word in MORE_OF_IT:
+        steps += toward(colour, degree(clause))
     return [_Step("adjust", name, params, target=target, clause=clause)
-            for name, params in shade(word, degree(clause))]
+            for name, params in steps]
 
 
 def _read_look(clause: str) -> list[_Step] | None:

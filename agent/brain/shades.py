@@ -29,6 +29,8 @@ SHADE_STEPS = {"deeper": (1.5, -0.5), "darker": (0.5, -1.0), "lighter": (-0.5, 1
 #: leaves the grey of an overcast sky or a pale haze as it was (a hazy sea sky made "bluer"
 #: kept a quarter of itself grey)
 TOWARD = {"blue": ("temperature", -0.5), "green": ("tint", -1.0)}
+#: the shade words that ask for more of the colour they name ("a deeper blue sky")
+MORE_OF_IT = ("deeper", "richer", "more vivid", "more intense", "stronger", "more saturated")
 #: frame looks that, said of a region ("a more dramatic sky"), mean its contrast
 REGION_DRAMA = {"moody", "low_key"}
 
