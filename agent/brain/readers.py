@@ -16,7 +16,7 @@ from typing import Any, Protocol
 
 from agent.brain.framing import Reading, read_frame, read_transform
 from agent.brain.intents import default_matcher
-from agent.brain.shades import MORE_OF_IT, REGION_DRAMA, RELATIVE_SHADE, drama, shade, toward
+from agent.brain.shades import REGION_DRAMA, RELATIVE_SHADE, drama, shade
 from agent.brain.words import (
     COLOR_RE,
     COMPARATIVE,
@@ -364,15 +364,11 @@ def _read_recolor(clause: str, ctx: _Context) -> _Step | list[_Step] | None:
 
 
 def _relative(clause: str, target: str, word: str, colour: str = "") -> list[_Step]:
-    """A relative colour word on a region ("a deeper blue", "bluer sky"): its saturation
-    and brightness (``agent.brain.shades``), sized by the words; more of the region's own
-    colour ("bluer sky", "a deeper blue sky") adds a cast toward it."""
+    """A relative colour word on a region ("a deeper blue", "bluer sky"): its saturation and
+    brightness, and a cast when it asks for more of the region's own colour (``shades``)."""
     target = clean(strip_degrees(target))
-    steps = shade(word, degree(clause))
-    if colour and natural_colour(target) == colour and word in MORE_OF_IT:
-        steps += toward(colour, degree(clause))
     return [_Step("adjust", name, params, target=target, clause=clause)
-            for name, params in steps]
+            for name, params in shade(word, degree(clause), colour, target)]
 
 
 def _read_look(clause: str) -> list[_Step] | None:

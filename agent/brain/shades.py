@@ -9,10 +9,12 @@ saturation step is +0.25, so "a deeper blue" never drives saturation to its end)
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from agent.brain.words import clamp
+from agent.brain.words import clamp, natural_colour
 from pipelines.operations import get as get_operation
+from pipelines.operations import with_flag
 
 #: the relative shade words ("a deeper blue")
 RELATIVE_SHADE = (r"deeper|darker|lighter|brighter|richer|more vivid|more intense|stronger|"
@@ -28,7 +30,8 @@ SHADE_STEPS = {"deeper": (1.5, -0.5), "darker": (0.5, -1.0), "lighter": (-0.5, 1
 #: toward it, in the operation's default steps, beside the saturation step, which alone
 #: leaves the grey of an overcast sky or a pale haze as it was (a hazy sea sky made "bluer"
 #: kept a quarter of itself grey)
-TOWARD = {"blue": ("temperature", -0.5), "green": ("tint", -1.0)}
+#: (the word that asks a colour-balance operation for it, its steps)
+TOWARD = {"blue": ("cooler", 0.5), "green": ("green", 1.0)}
 #: the shade words that ask for more of the colour they name ("a deeper blue sky")
 MORE_OF_IT = ("deeper", "richer", "more vivid", "more intense", "stronger", "more saturated")
 #: frame looks that, said of a region ("a more dramatic sky"), mean its contrast
@@ -40,20 +43,27 @@ def _step(name: str, steps: float) -> tuple[str, dict[str, Any]]:
     return name, {op.main_param: round(clamp(op.base * steps, name, op.main_param), 3)}
 
 
-def shade(word: str, factor: float) -> list[tuple[str, dict[str, Any]]]:
-    """(operation, params) for a relative shade word at degree ``factor``."""
+def shade(word: str, factor: float, colour: str = "",
+          target: str = "") -> list[tuple[str, dict[str, Any]]]:
+    """(operation, params) for a relative shade word at degree ``factor``; when ``colour``
+    is the ``target`` region's own ("a deeper blue sky") and the word asks for more of it,
+    a cast toward it follows the saturation step."""
     saturation, brightness = SHADE_STEPS[word]
-    return [_step(name, steps * factor) for name, steps in
-            (("saturation", saturation), ("brightness", brightness)) if steps]
+    steps = [_step(name, steps * factor) for name, steps in
+             (("saturation", saturation), ("brightness", brightness)) if steps]
+    if colour in TOWARD and natural_colour(target) == colour and word in MORE_OF_IT:
+        steps += _cast(*TOWARD[colour], factor)
+    return steps
 
 
-def toward(colour: str, factor: float) -> list[tuple[str, dict[str, Any]]]:
-    """(operation, params) of the cast toward ``colour`` ("bluer sky"), at degree
-    ``factor``; none for a colour no cast moves toward."""
-    if colour not in TOWARD:
-        return []
-    name, steps = TOWARD[colour]
-    return [_step(name, steps * factor)]
+def _cast(word: str, size: float, factor: float) -> list[tuple[str, dict[str, Any]]]:
+    """The colour-balance operation whose words ask for ``word`` ("cooler"), signed."""
+    for name in sorted(with_flag("colour_balance")):
+        op = get_operation(name)
+        for pattern, sign in ((getattr(op, "negative", ""), -1), (getattr(op, "positive", ""), 1)):
+            if pattern and re.fullmatch(pattern, word):
+                return [_step(name, sign * size * factor)]
+    return []
 
 
 def drama(factor: float) -> list[tuple[str, dict[str, Any]]]:
