@@ -131,3 +131,17 @@ def test_bluer_turns_the_grey_of_a_hazy_sky_blue_too() -> None:
     grey = truth & (before.max(axis=-1).astype(int) - before.min(axis=-1) < 12)
     assert grey.sum() > 0.1 * truth.sum()           # the haze is there to move
     assert float(shift[grey].mean()) <= -1.0        # and it moved toward blue
+
+
+def test_a_deep_blue_sky_is_left_as_it_is_and_the_words_quoted_as_said() -> None:
+    """A sky already near full saturation (this_is_not_windows, a tune photo) made "a
+    deeper blue" would be driven to the limit: rolled back, nothing changed, and the reason
+    quotes the words as the user said them (it read "'make the   a deeper blue'", the
+    target cut out of them)."""
+    from eval import realset
+    from eval.realset_edits import run_edit
+
+    case = next(c for c in realset.load_cases("tune") if c.id == "this_is_not_windows__sky")
+    done = run_edit(case, "make the sky a deeper blue")
+    assert done.exit == 1 and done.verdict == "honest", done.why
+    assert "'make the sky a deeper blue' asks for a relative change" in done.why, done.why

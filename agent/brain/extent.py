@@ -520,6 +520,7 @@ def _relative(out: Independent, small_b: np.ndarray, small_a: np.ndarray,
     if not _relative_applies(words, action):
         return
     op = str(getattr(action, "operation", "") or "")
+    said = " ".join(str(getattr(action, "instruction", "") or words).split())  # as asked
     hb = cv2.cvtColor(small_b, cv2.COLOR_RGB2HSV_FULL)
     ha = cv2.cvtColor(small_a, cv2.COLOR_RGB2HSV_FULL)
     lit = ha[..., 2] > 40
@@ -534,7 +535,7 @@ def _relative(out: Independent, small_b: np.ndarray, small_a: np.ndarray,
         out.measures["colour_moved"] = round(moved, 2)
         if chroma_a - chroma_b < VISIBLE_CHROMA or moved < VISIBLE_DE:
             out.checks["relative_visible"] = False
-            out.fix.append(f"'{words}' asks for more colour, but the region's chroma rose "
+            out.fix.append(f"'{said}' asks for more colour, but the region's chroma rose "
                            f"by {chroma_a - chroma_b:.1f} levels and its colour moved "
                            f"ΔE {moved:.1f} on average: too little to see")
     limit_b = float((hb[..., 1][area] >= 242).mean())
@@ -546,5 +547,5 @@ def _relative(out: Independent, small_b: np.ndarray, small_a: np.ndarray,
     if ok:
         out.keep.append("the change keeps the size the words ask for")
     else:
-        out.fix.append(f"'{words}' asks for a relative change, but {new:.0%} of the "
+        out.fix.append(f"'{said}' asks for a relative change, but {new:.0%} of the "
                        "region was driven to full saturation")
