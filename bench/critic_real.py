@@ -7,14 +7,16 @@ Usage::
 Pairs come from ``tests/critic_real_pairs.py``: on every labelled case (a real photo, the
 phrase naming one thing, its true mask, its failure class) an operation is applied by the
 agent's own planner and executor inside the TRUE mask (good), and through a grown mask, a
-mask moved onto what lies beside it, a half mask and the whole frame (bad). Each pair is
+mask moved onto what lies beside it, a half mask and the whole frame (bad); a removal
+whose fill was judged wrong by eye is a bad pair too ("wrong fill"). Each pair is
 judged as the turn loop judges it: ``agent.brain.judge.critique_images`` with the mask the
 edit was made with, the critic looking at the whole frame.
 
 ``--show`` lists the misjudged pairs of the tune split only; held-out figures are printed
 as aggregates (nobody tunes on them). The last printed line is one JSON object:
 ``{"splits": {split: {"all": {...}, "classes": {cls: {...}}, "kinds": {...}}}}`` where each
-``{...}`` holds ``good_pass_rate``, ``bad_fail_rate``, ``good``, ``bad`` (counts).
+``{...}`` holds ``good_pass_rate``, ``bad_fail_rate``, ``good``, ``bad`` (counts), and
+``stale_fills`` lists the removals whose fill changed since it was judged by eye.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.brain.judge import critique_images  # noqa: E402
-from tests.critic_real_pairs import SIDE, pairs  # noqa: E402
+from tests.critic_real_pairs import SIDE, STALE_FILLS, pairs  # noqa: E402
 
 
 def _rates(rows: list[tuple[bool, bool]]) -> dict:
@@ -69,6 +71,7 @@ def main() -> None:
     start = time.perf_counter()
     for split in ("tune", "held_out") if args.split == "both" else (args.split,):
         out["splits"][split] = judge_split(split, args.show)
+    out["stale_fills"] = sorted(STALE_FILLS) if args.split == "tune" else len(STALE_FILLS)
     out["seconds"] = round(time.perf_counter() - start, 1)
     out["load_average"] = [round(v, 2) for v in os.getloadavg()]
     print(json.dumps(out))
