@@ -20,10 +20,7 @@ pair the critic failed, and each test also keeps a wrong extent of the same thin
   five times the frame's);
 - **the border or a contour a grown reach inside, each reading on its own**: a recolour
   of a tv read the straight cuts of a contour inside its screen because that contour read
-  better on the other measure;
-- **a recolour's hue is read on the object's core** (wave 15), as its colour distance and
-  shading are: the grown edge band mixes in what surrounds the thing, and a fig made
-  blue read 34° off blue through the red bowl around it.
+  better on the other measure.
 
 Photos: the labelled real set (``eval/data/realphotos``) and labelme's polygons, at
 ``critic_real_pairs.SIDE``.
@@ -44,7 +41,7 @@ from tests.critic_real_pairs import (
 
 IDS = {"kpa_snow__loader", "aquarium__man_photo", "tv_in_leaves__tv",
        "kpa_pool__man_white", "voc_2011_000003__bottle", "kpa_donna_2__legs",
-       "kpa_donna_2__floor", "picture_0b__fig"}
+       "kpa_donna_2__floor"}
 
 
 @pytest.fixture(scope="module")
@@ -173,16 +170,3 @@ def test_a_wide_floor_recoloured_is_sized_by_what_changed(cases):
     assert ok.checks["extent"] is True, ok.fix
     whole = _extent(floor, "make the wooden floor blue", wrong_mask(floor.mask, "grown"))
     assert whole.checks.get("plausible_size") is False, whole.measures
-
-
-def test_a_recolour_is_judged_blue_on_its_core_not_its_grown_band(cases):
-    """A fig in a red bowl made blue: its core is ΔE 3 from blue, but the hue of the mask
-    as the judge grows it (over the fig's soft edge, onto the bowl) read 34° off and the
-    correct recolour failed ("push it closer"). The hue is read on the core; the fig's
-    recolour through a half mask still fails."""
-    fig = cases["picture_0b__fig"]   # half a fig in a red wooden bowl on concrete
-    verdict = _judge(fig, "make the fig blue", fig.mask)
-    assert verdict["passed"], verdict["reasons"]
-    assert verdict["steps"][0]["measures"]["hue_distance_deg"] < 25
-    half = _judge(fig, "make the fig blue", wrong_mask(fig.mask, "half"))
-    assert not half["passed"]

@@ -540,14 +540,14 @@ def _check_recolor(op: Recolor, m: Measured) -> Verdict:
     rgb = np.array([[parse_color(p["color"])]], dtype=np.uint8)
     target = lab(rgb)[0, 0]
     t_chroma = math.hypot(target[1], target[2])
-    # shading, colour and hue on the object's core: the grown edge band mixes in the
-    # background (its colour pulled a blue fig's hue 34° off in a red bowl)
+    a_mean, b_mean = float(la[..., 1][inside].mean()), float(la[..., 2][inside].mean())
+    chroma_after = float(chroma(la)[inside].mean())
+    measures: dict[str, float] = {"chroma_after": round(chroma_after, 2)}
+    verdict = Verdict(1.0, measures=measures)
+    # shading is judged on the object's core (as the editor defines it): the grown edge
+    # band mixes in the background, whose contrast with the object a new lightness flips
     core = object_core(inside, growth_limit(inside))
     core = core if core.sum() >= 20 else inside
-    a_mean, b_mean = float(la[..., 1][core].mean()), float(la[..., 2][core].mean())
-    chroma_after = float(chroma(la)[core].mean())
-    verdict = Verdict(1.0, measures={"chroma_after": round(chroma_after, 2)})
-    measures: dict[str, float] = verdict.measures
     light_b, light_a = lb[..., 0][core], la[..., 0][core]
     if light_b.std() > 3 and light_a.std() > 0.5:
         corr = float(np.corrcoef(light_b, light_a)[0, 1])
