@@ -293,8 +293,10 @@ def fill_seen(case: Case, after: np.ndarray) -> str:
 
 
 def pairs(split: str | None = None, classes: tuple[str, ...] | None = None,
-          kinds: tuple[str, ...] = ("good", *BAD_KINDS)) -> Iterator[Pair]:
-    """Every good and bad pair of ``split`` (built on demand)."""
+          kinds: tuple[str, ...] = ("good", *BAD_KINDS), bad_words: int = BAD_WORDS
+          ) -> Iterator[Pair]:
+    """Every good and bad pair of ``split`` (built on demand); the wrong masks are edited
+    with a case's first ``bad_words`` instructions (3: brighter, darker and the colour)."""
     inside = "good" in kinds or "wrong fill" in kinds
     for case in cases(split):
         if classes and case.cls not in classes:
@@ -303,7 +305,7 @@ def pairs(split: str | None = None, classes: tuple[str, ...] | None = None,
         for n, words in enumerate(instructions(case, image)):
             made = [k for k in ("good", *MASK_KINDS) if k in kinds or (k == "good" and inside)]
             for kind in made:
-                if (kind != "good" and n >= BAD_WORDS) or "deeper" in words:
+                if (kind != "good" and n >= bad_words) or "deeper" in words:
                     continue
                 used = case.mask if kind == "good" else wrong_mask(case.mask, kind)
                 if not used.any():
