@@ -2,19 +2,21 @@
 
 Usage::
 
-    .venv/bin/python bench/critic_real.py [--split tune|held_out|both] [--show]
+    .venv/bin/python bench/critic_real.py [--split tune|held_out|both] [--show] [--bad-words 3]
 
 Pairs come from ``tests/critic_real_pairs.py``: on every labelled case (a real photo, the
 phrase naming one thing, its true mask, its failure class) an operation is applied by the
 agent's own planner and executor inside the TRUE mask (good), and through a grown mask, a
-mask moved onto what lies beside it, a half mask and the whole frame (bad). Each pair is
+mask moved onto what lies beside it, a half mask and the whole frame (bad); a removal
+whose fill was judged wrong by eye is a bad pair too ("wrong fill"). Each pair is
 judged as the turn loop judges it: ``agent.brain.judge.critique_images`` with the mask the
 edit was made with, the critic looking at the whole frame.
 
 ``--show`` lists the misjudged pairs of the tune split only; held-out figures are printed
 as aggregates (nobody tunes on them). The last printed line is one JSON object:
 ``{"splits": {split: {"all": {...}, "classes": {cls: {...}}, "kinds": {...}}}}`` where each
-``{...}`` holds ``good_pass_rate``, ``bad_fail_rate``, ``good``, ``bad`` (counts).
+``{...}`` holds ``good_pass_rate``, ``bad_fail_rate``, ``good``, ``bad`` (counts), and
+``stale_fills`` lists the removals whose fill changed since it was judged by eye.
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.brain.judge import critique_images  # noqa: E402
-from tests.critic_real_pairs import SIDE, pairs  # noqa: E402
+from tests.critic_real_pairs import BAD_WORDS, SIDE, STALE_FILLS, pairs  # noqa: E402
 
 
 def _rates(rows: list[tuple[bool, bool]]) -> dict:
@@ -41,11 +43,11 @@ def _rates(rows: list[tuple[bool, bool]]) -> dict:
             "good": len(good), "bad": len(bad)}
 
 
-def judge_split(split: str, show: bool) -> dict:
+def judge_split(split: str, show: bool, bad_words: int = BAD_WORDS) -> dict:
     by_class: dict[str, list] = defaultdict(list)
     by_kind: dict[str, list] = defaultdict(list)
     every: list = []
-    for pair in pairs(split):
+    for pair in pairs(split, bad_words=bad_words):
         verdict = critique_images(pair.before, pair.after, pair.instruction, pair.used_mask)
         row = (pair.good, bool(verdict["passed"]))
         every.append(row)
@@ -64,11 +66,15 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--split", default="both", choices=("tune", "held_out", "both"))
     parser.add_argument("--show", action="store_true", help="list misjudged tune pairs")
+    parser.add_argument("--bad-words", type=int, default=BAD_WORDS,
+                        help="edit the wrong masks with this many of a case's instructions "
+                             "(default 1, 'brighter'; 3 adds 'darker' and the colour)")
     args = parser.parse_args()
-    out: dict = {"side": SIDE, "splits": {}}
+    out: dict = {"side": SIDE, "bad_words": args.bad_words, "splits": {}}
     start = time.perf_counter()
     for split in ("tune", "held_out") if args.split == "both" else (args.split,):
-        out["splits"][split] = judge_split(split, args.show)
+        out["splits"][split] = judge_split(split, args.show, args.bad_words)
+    out["stale_fills"] = sorted(STALE_FILLS) if args.split == "tune" else len(STALE_FILLS)
     out["seconds"] = round(time.perf_counter() - start, 1)
     out["load_average"] = [round(v, 2) for v in os.getloadavg()]
     print(json.dumps(out))

@@ -12,7 +12,11 @@ From each case:
   a deeper blue for a sky) applied by ``agent.executor`` inside the TRUE mask;
 * **bad** pairs — the same instruction through a wrong extent: the mask grown onto what
   surrounds it, moved onto its neighbour or support, cut to one half, or the whole frame;
-  and for "a deeper blue", the colour pushed to its limit inside the true mask.
+  and for "a deeper blue", the colour pushed to its limit inside the true mask;
+* a removal inside the true mask is only good when its fill is: each removal's fill was
+  judged by eye (``tests/data/critic_real_fills.json``); a fill that is visibly wrong (a
+  ghost, copied or invented structure, a gap) is a bad pair of its own kind, "wrong fill",
+  and an undecided one is left out.
 
 The critic is handed the mask each edit was made with, as the turn loop does: only
 checks that do not trust that mask can catch a wrong extent.
@@ -20,7 +24,9 @@ checks that do not trust that mask can catch a wrong extent.
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -31,6 +37,8 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from eval import realphotos
+
+log = logging.getLogger(__name__)
 
 #: long side every photo is edited and judged at (fast; large enough for the detectors)
 SIDE = 768
@@ -45,7 +53,13 @@ HELD_OUT = frozenset({"dragonfly", "sunset", "christmas_table", "dogs_on_grass",
 #: the wrong extents are made with a case's first this many instructions (goods with all)
 BAD_WORDS = 1
 #: the wrong extents every case is edited through
-BAD_KINDS = ("grown", "moved", "half", "whole frame", "to the limit")
+BAD_KINDS = ("grown", "moved", "half", "whole frame", "to the limit", "wrong fill")
+#: the kinds made through a wrong mask (the others are made inside the true mask)
+MASK_KINDS = ("grown", "moved", "half", "whole frame")
+#: removal fills judged by eye: case id -> {"fill": plausible|wrong|undecided, ...}
+FILLS_FILE = Path(__file__).resolve().parent / "data" / "critic_real_fills.json"
+#: ids whose fill no longer is the one judged (its fingerprint changed): look again
+STALE_FILLS: set[str] = set()
 
 
 @dataclass
@@ -256,22 +270,52 @@ def wrong_mask(mask: np.ndarray, kind: str) -> np.ndarray:
     raise ValueError(kind)
 
 
+@cache
+def fill_verdicts() -> dict[str, dict]:
+    """The removal fills judged by eye, by case id (``FILLS_FILE``)."""
+    return json.loads(FILLS_FILE.read_text())["fills"]
+
+
+def fill_seen(case: Case, after: np.ndarray) -> str:
+    """How the true-mask removal's fill of ``case`` looked: "plausible", "wrong",
+    "undecided" or "unjudged"; a fill unlike the one judged is logged and kept in
+    ``STALE_FILLS`` (its verdict still holds until someone looks again)."""
+    row = fill_verdicts().get(case.id)
+    if row is None:
+        log.warning("removal fill of %s was never judged by eye; counted as good", case.id)
+        return "unjudged"
+    print_ = hashlib.sha1(np.ascontiguousarray(after[case.mask]).tobytes()).hexdigest()[:12]
+    if print_ != row["fill_sha1"]:
+        STALE_FILLS.add(case.id)
+        log.warning("removal fill of %s changed since it was judged (%s); look again",
+                    case.id, row["fill"])
+    return str(row["fill"])
+
+
 def pairs(split: str | None = None, classes: tuple[str, ...] | None = None,
-          kinds: tuple[str, ...] = ("good", *BAD_KINDS)) -> Iterator[Pair]:
-    """Every good and bad pair of ``split`` (built on demand)."""
+          kinds: tuple[str, ...] = ("good", *BAD_KINDS), bad_words: int = BAD_WORDS
+          ) -> Iterator[Pair]:
+    """Every good and bad pair of ``split`` (built on demand); the wrong masks are edited
+    with a case's first ``bad_words`` instructions (3: brighter, darker and the colour)."""
+    inside = "good" in kinds or "wrong fill" in kinds
     for case in cases(split):
         if classes and case.cls not in classes:
             continue
         image = photo(case.photo)
         for n, words in enumerate(instructions(case, image)):
-            for kind in (k for k in kinds if k != "to the limit"):
-                if (kind != "good" and n >= BAD_WORDS) or "deeper" in words:
+            made = [k for k in ("good", *MASK_KINDS) if k in kinds or (k == "good" and inside)]
+            for kind in made:
+                if (kind != "good" and n >= bad_words) or "deeper" in words:
                     continue
                 used = case.mask if kind == "good" else wrong_mask(case.mask, kind)
                 if not used.any():
                     continue
-                yield Pair(case, words, kind, image,
-                           _edit(image, words, used, right=kind == "good"), used)
+                after = _edit(image, words, used, right=kind == "good")
+                if kind == "good" and words.startswith("remove"):
+                    seen = fill_seen(case, after)
+                    kind = {"wrong": "wrong fill", "undecided": ""}.get(seen, kind)
+                if kind in kinds:
+                    yield Pair(case, words, kind, image, after, used)
             if "deeper" in words and "to the limit" in kinds:
                 # the words' colour pushed to its full strength inside the true mask
                 yield Pair(case, words, "to the limit", image, _edit(image, words, case.mask),
