@@ -153,6 +153,7 @@ def rim_layer(image: np.ndarray, layer: Layer, grow: int, request: EditRequest,
     adds nothing to ``layer``.
     """
     height, width = image.shape[:2]
+    target = np.asarray(target, bool)
     box = mask_bbox(target)
     if box is None or target.all():
         return None
