@@ -143,26 +143,29 @@ def cut(image: np.ndarray, mask: np.ndarray, request: EditRequest, editor: Edito
 
 
 def rim_layer(image: np.ndarray, layer: Layer, grow: int, request: EditRequest,
-              editor: Editor, target: np.ndarray, avoid: np.ndarray | None = None
+              editor: Editor, target: np.ndarray | None, avoid: np.ndarray | None = None
               ) -> Layer | None:
     """The layer of a retry that covers a rim the last attempt left (``layer``'s mask
     dilated by ``grow`` px, cut again), never farther from ``target`` (the thing as
     located, bool at the image's size) than its edge may grow (``growth_limit``): past
     that the "rim" is the surround's own colour (a drop's dark glow on a darker print
-    went with it, 10 px beyond the drop's reach, and was reported done). None when that
-    adds nothing to ``layer``.
+    went with it, 10 px beyond the drop's reach, and was reported done). ``target=None``
+    (the user's own brush or box, which may have missed the object): no such bound.
+    None when the retry adds nothing to ``layer``.
     """
     height, width = image.shape[:2]
-    target = np.asarray(target, bool)
-    box = mask_bbox(target)
-    if box is None or target.all():
-        return None
-    reach = growth_limit(target)
-    x0, y0 = max(0, box[0] - reach - 1), max(0, box[1] - reach - 1)
-    x1, y1 = min(width, box[2] + reach + 1), min(height, box[3] + reach + 1)
-    within = np.zeros((height, width), bool)
-    far = cv2.distanceTransform((~target[y0:y1, x0:x1]).view(np.uint8), cv2.DIST_L2, 5)
-    within[y0:y1, x0:x1] = far <= reach
+    within = None
+    if target is not None:
+        target = np.asarray(target, bool)
+        box = mask_bbox(target)
+        if box is None or target.all():
+            return None
+        reach = growth_limit(target)
+        x0, y0 = max(0, box[0] - reach - 1), max(0, box[1] - reach - 1)
+        x1, y1 = min(width, box[2] + reach + 1), min(height, box[3] + reach + 1)
+        within = np.zeros((height, width), bool)
+        far = cv2.distanceTransform((~target[y0:y1, x0:x1]).view(np.uint8), cv2.DIST_L2, 5)
+        within[y0:y1, x0:x1] = far <= reach
     mask = np.zeros((height, width), bool)
     lx0, ly0, lx1, ly1 = layer.bbox
     mask[ly0:ly1, lx0:lx1] = layer.mask

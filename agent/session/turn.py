@@ -473,8 +473,10 @@ class TurnRunner:
                 knobs.params, knobs.change = clean, "new parameters"
                 return True
         grow = int(getattr(critique, "grow", 0) or 0)
+        located = None if region.source.split(" (try")[0] in ("brush mask", "box") \
+            else region.mask
         wider = executor.rim_layer(image, knobs.layer, grow, action.to_request(
-            seed=self.policy.seed), knobs.editor, region.mask, region.neighbours) \
+            seed=self.policy.seed), knobs.editor, located, region.neighbours) \
             if grow > 0 and knobs.change != "a larger area" else None
         if wider is not None:   # a rim was left: cover it, as far as an edge may grow
             knobs.layer, knobs.change = wider, "a larger area"
