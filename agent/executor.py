@@ -28,7 +28,7 @@ import numpy as np
 
 from agent.actions import Action
 from pipelines.editors.base import Editor, EditRequest
-from pipelines.editors.objects import grow_object_mask, moved_mask
+from pipelines.editors.objects import grow_object_mask, growth_limit, moved_mask
 from pipelines.editors.operations import get_operation, operations_with
 from pipelines.editors.registry import pick_editor
 from pipelines.images import downscale
@@ -115,20 +115,23 @@ def context_for(operation: str, editor: Editor, mask: np.ndarray) -> float | Non
 
 
 def cut(image: np.ndarray, mask: np.ndarray, request: EditRequest, editor: Editor,
-        avoid: np.ndarray | None = None) -> Layer:
+        avoid: np.ndarray | None = None, within: np.ndarray | None = None) -> Layer:
     """The layer an edit of ``request`` by ``editor`` works on.
 
     For operations on a whole object (remove, recolour, move) the mask is first grown over
     the object's anti-aliased edge and cast shadow (``objects.grow_object_mask``; a
     recolour over its edge only, ``IN_PLACE_OBJECT_OPS``), so no rim of the old object is
     left outside it; never into ``avoid`` (the other objects the localiser saw, bool at
-    the image's size) or pixels nearer their colour.
+    the image's size) or pixels nearer their colour, nor beyond ``within`` (bool, the
+    image's size) when given.
     """
     if request.operation in OBJECT_EDGE_OPS:
         band = max(EDGE_BAND_MIN, round(EDGE_BAND * max(image.shape[:2]))) \
             if request.operation in IN_PLACE_OBJECT_OPS else None
         mask, _ = grow_object_mask(image, mask, avoid, band=band,
                                    fade=request.operation not in REMOVING_OPS)
+    if within is not None:
+        mask = mask & within
     if request.operation in MOVING_OPS:   # the box must hold where the target lands too
         params = get_operation(request.operation).validate(request.params)
         height, width = image.shape[:2]
@@ -137,6 +140,42 @@ def cut(image: np.ndarray, mask: np.ndarray, request: EditRequest, editor: Edito
         rows, cols = whole.slices
         return Layer(whole.bbox, whole.patch, np.ascontiguousarray(mask[rows, cols]))
     return decompose(image, mask, context=context_for(request.operation, editor, mask))
+
+
+def rim_layer(image: np.ndarray, layer: Layer, grow: int, request: EditRequest,
+              editor: Editor, target: np.ndarray | None, avoid: np.ndarray | None = None
+              ) -> Layer | None:
+    """The layer of a retry that covers a rim the last attempt left (``layer``'s mask
+    dilated by ``grow`` px, cut again), never farther from ``target`` (the thing as
+    located, bool at the image's size) than its edge may grow (``growth_limit``): past
+    that the "rim" is the surround's own colour (a drop's dark glow on a darker print
+    went with it, 10 px beyond the drop's reach, and was reported done). ``target=None``
+    (the user's own brush or box, which may have missed the object): no such bound.
+    None when the retry adds nothing to ``layer``.
+    """
+    height, width = image.shape[:2]
+    within = None
+    if target is not None:
+        target = np.asarray(target, bool)
+        box = mask_bbox(target)
+        if box is None or target.all():
+            return None
+        reach = growth_limit(target)
+        x0, y0 = max(0, box[0] - reach - 1), max(0, box[1] - reach - 1)
+        x1, y1 = min(width, box[2] + reach + 1), min(height, box[3] + reach + 1)
+        within = np.zeros((height, width), bool)
+        far = cv2.distanceTransform((~target[y0:y1, x0:x1]).view(np.uint8), cv2.DIST_L2, 5)
+        within[y0:y1, x0:x1] = far <= reach
+    mask = np.zeros((height, width), bool)
+    lx0, ly0, lx1, ly1 = layer.bbox
+    mask[ly0:ly1, lx0:lx1] = layer.mask
+    kernel = np.ones((2 * grow + 1, 2 * grow + 1), np.uint8)
+    wider = cut(image, cv2.dilate(mask.view(np.uint8), kernel).astype(bool), request, editor,
+                avoid, within)
+    wx0, wy0, wx1, wy1 = wider.bbox
+    if not (mask[wy0:wy1, wx0:wx1] < wider.mask).any():
+        return None
+    return wider
 
 
 def run(layer: Layer, request: EditRequest, editor: Editor, *, feather: int | None = None,

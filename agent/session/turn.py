@@ -16,7 +16,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import cv2
 import numpy as np
 
 from agent import executor
@@ -474,15 +473,13 @@ class TurnRunner:
                 knobs.params, knobs.change = clean, "new parameters"
                 return True
         grow = int(getattr(critique, "grow", 0) or 0)
-        if grow > 0 and knobs.change != "a larger area":   # a rim was left: cover it
-            x0, y0, x1, y1 = knobs.layer.bbox
-            mask = np.zeros(image.shape[:2], bool)
-            mask[y0:y1, x0:x1] = knobs.layer.mask
-            kernel = np.ones((2 * grow + 1, 2 * grow + 1), np.uint8)
-            mask = cv2.dilate(mask.view(np.uint8), kernel).astype(bool)
-            knobs.layer = executor.cut(image, mask, action.to_request(seed=self.policy.seed),
-                                       knobs.editor, region.neighbours)
-            knobs.change = "a larger area"
+        located = None if region.source.split(" (try")[0] in ("brush mask", "box") \
+            else region.mask
+        wider = executor.rim_layer(image, knobs.layer, grow, action.to_request(
+            seed=self.policy.seed), knobs.editor, located, region.neighbours) \
+            if grow > 0 and knobs.change != "a larger area" else None
+        if wider is not None:   # a rim was left: cover it, as far as an edge may grow
+            knobs.layer, knobs.change = wider, "a larger area"
             return True
         fix_text = " ".join(getattr(critique, "fix", []) or []).lower()
         if region.alternatives and any(w in fix_text for w in ("region", "mask", "target",

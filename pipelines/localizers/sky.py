@@ -14,6 +14,9 @@ bright (haze, overcast, clouds). Sky-like regions are then judged as regions:
   water, a road, a reflection under a shore line — is not sky;
 * holes of cloud colour inside the sky are filled (clouds are sky), other holes (a bird,
   a plane, a tower) stay out.
+* a smooth grey region too dark to read as pale joins it when it reaches the top
+  border, ends above the horizon and goes on from the sky with no edge between them (the
+  overcast half of a monochrome sky, ``_grey_above``).
 
 The region is found on a copy of about ``WORK_SIDE`` px and brought to full resolution
 with ``refine.upsample_edge`` (a guided filter on the edge band). The answer's reason
@@ -70,6 +73,8 @@ ROUGH_EDGE, TOP_ROWS, ROUGH_FLOOR = 0.3, 0.1, 0.5
 #: beach's horizon 0.03-0.20, all of it beyond the true sky; pale pieces of sky between a
 #: bridge's cables at its horizon 0.34-0.40)
 MIST_RING, MIST_SKY = 15, 0.25
+#: the most saturation (HSV) of a grey region that may go on from the sky (``_grey_above``)
+GREY_SAT = 0.16
 
 
 def sky_likelihood(small: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -164,6 +169,7 @@ def find_sky(rgb: np.ndarray) -> Localization:
             region = labels == i
             if _same_colour(lab, region, main):
                 sky |= region
+    sky |= _grey_above(sky, smooth, small, horizon)
     cut = int(min(h, horizon + BELOW_HORIZON * h))
     goes_on = float(np.count_nonzero(sky[cut:])) / max(1, np.count_nonzero(sky[:cut]))
     sky[cut:] = False     # the ground under it
@@ -263,6 +269,30 @@ def _smooth_only(sky: np.ndarray, fine: np.ndarray) -> np.ndarray:
     count, labels, stats, _ = cv2.connectedComponentsWithStats(out.astype(np.uint8), 8)
     small = np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] < 0.002 * sky.size) + 1
     out[np.isin(labels, small)] = False
+    return out
+
+
+def _grey_above(sky: np.ndarray, smooth: np.ndarray, small: np.ndarray,
+                horizon: float) -> np.ndarray:
+    """Smooth colourless regions too dark to read as pale that reach the top border, end
+    above the sky's horizon and go on from the sky with no edge between them (a boundary
+    of smooth pixels at least as long as the region is tall): the grey overcast half of a
+    monochrome sky, darker on a darker print (tune: the beach's right half, 6-19k work px,
+    its boundary 2.1-2.4 times its height, on every print). A roof or a wall against the
+    sky is parted from it by its edge (no smooth pixels there)."""
+    h, w = sky.shape
+    hsv = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2HSV)
+    count, labels, stats = _regions(smooth & (hsv[..., 1] <= GREY_SAT) & ~sky)
+    touch = cv2.dilate(sky.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+    out = np.zeros_like(sky)
+    for i in range(1, count):
+        _, y, _, bh, area = stats[i]
+        if y != 0 or area < 0.002 * h * w:
+            continue
+        region = labels == i
+        if _horizon(region) <= horizon + 0.02 * h and \
+                np.count_nonzero(region & touch) >= bh:
+            out |= region
     return out
 
 
