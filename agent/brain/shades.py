@@ -26,11 +26,11 @@ SHADE_STEPS = {"deeper": (1.5, -0.5), "darker": (0.5, -1.0), "lighter": (-0.5, 1
                "brighter": (0.5, 0.5), "paler": (-1.0, 0.5), "softer": (-1.0, 0.0),
                "richer": (1.0, 0.0), "more vivid": (1.0, 0.0), "more intense": (1.0, 0.0),
                "stronger": (1.0, 0.0), "more saturated": (1.0, 0.0)}
-#: a region's own colour asked for by a comparative ("bluer sky", "greener grass"): a cast
-#: toward it, in the operation's default steps, beside the saturation step, which alone
-#: leaves the grey of an overcast sky or a pale haze as it was (a hazy sea sky made "bluer"
-#: kept a quarter of itself grey)
-#: (the word that asks a colour-balance operation for it, its steps)
+#: a region's own colour asked for by a comparative ("bluer sky", "greener grass") adds a
+#: cast toward it beside the saturation step, which alone leaves the grey of an overcast
+#: sky or a pale haze as it was (a hazy sea sky made "bluer" kept a quarter of itself
+#: grey): the colour -> (the word that asks a colour-balance operation for that cast, its
+#: size in the operation's default steps)
 TOWARD = {"blue": ("cooler", 0.5), "green": ("green", 1.0)}
 #: the shade words that ask for more of the colour they name ("a deeper blue sky")
 MORE_OF_IT = ("deeper", "richer", "more vivid", "more intense", "stronger", "more saturated")
