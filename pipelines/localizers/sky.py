@@ -138,6 +138,8 @@ def find_sky(rgb: np.ndarray) -> Localization:
     small = shrink(rgb[..., :3], WORK_SIDE)
     h, w = small.shape[:2]
     smooth, colour = sky_likelihood(small)
+    hsv = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2HSV)
+    pale = (hsv[..., 1] <= 0.2) & (hsv[..., 2] >= 0.6)   # cloud-coloured
     count, labels, stats = _regions(smooth & colour)
     best, best_score = 0, 0.0
     for i in range(1, count):
@@ -169,21 +171,20 @@ def find_sky(rgb: np.ndarray) -> Localization:
             region = labels == i
             if _same_colour(lab, region, main):
                 sky |= region
-    sky |= _grey_above(sky, smooth, small, horizon)
+    sky |= _grey_above(sky, smooth, hsv, horizon)
     cut = int(min(h, horizon + BELOW_HORIZON * h))
     goes_on = float(np.count_nonzero(sky[cut:])) / max(1, np.count_nonzero(sky[:cut]))
     sky[cut:] = False     # the ground under it
-    sky = _fill_clouds(sky, small)
+    sky = _fill_clouds(sky, pale)
     sky = reach_edge(sky, small)
     fine = fine_texture(rgb, sky.shape)
-    sky = _fill_clouds(_smooth_only(sky, fine), small)   # a cloud's textured rim came out
-    sky = _without_mist(sky, small)
+    sky = _fill_clouds(_smooth_only(sky, fine), pale)   # a cloud's textured rim came out
+    sky = _without_mist(sky, pale)
     if not sky.any():
         return Localization([], "unresolved", "no sky: what looked like sky is textured "
                             "(rock, a facade) when seen closer")
     share = float(sky.mean())
     blue_share = float(colour[sky].mean())
-    hsv = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2HSV)
     bluish = float(((hsv[..., 0] >= 185) & (hsv[..., 0] <= 265) & (hsv[..., 1] >= 0.12))[sky]
                    .mean())
     touches_top = bool(sky[0].any())
@@ -272,7 +273,7 @@ def _smooth_only(sky: np.ndarray, fine: np.ndarray) -> np.ndarray:
     return out
 
 
-def _grey_above(sky: np.ndarray, smooth: np.ndarray, small: np.ndarray,
+def _grey_above(sky: np.ndarray, smooth: np.ndarray, hsv: np.ndarray,
                 horizon: float) -> np.ndarray:
     """Smooth colourless regions too dark to read as pale that reach the top border, end
     above the sky's horizon and go on from the sky with no edge between them (a boundary
@@ -281,7 +282,6 @@ def _grey_above(sky: np.ndarray, smooth: np.ndarray, small: np.ndarray,
     its boundary 2.1-2.4 times its height, on every print). A roof or a wall against the
     sky is parted from it by its edge (no smooth pixels there)."""
     h, w = sky.shape
-    hsv = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2HSV)
     count, labels, stats = _regions(smooth & (hsv[..., 1] <= GREY_SAT) & ~sky)
     touch = cv2.dilate(sky.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
     out = np.zeros_like(sky)
@@ -319,7 +319,7 @@ def reach_edge(sky: np.ndarray, small: np.ndarray) -> np.ndarray:
     return out
 
 
-def _without_mist(sky: np.ndarray, small: np.ndarray) -> np.ndarray:
+def _without_mist(sky: np.ndarray, pale: np.ndarray) -> np.ndarray:
     """``sky`` without its pale pieces that lie among the land (``MIST_SKY``): a wisp of
     mist on a rock face under a crest, a pale sea under a far horizon, is smooth and pale
     like a cloud, yet a cloud is sky only where sky surrounds it. Only pieces apart from
@@ -328,8 +328,6 @@ def _without_mist(sky: np.ndarray, small: np.ndarray) -> np.ndarray:
     if count <= 2:
         return sky
     main = 1 + int(np.argmax(stats[1:, cv2.CC_STAT_AREA]))
-    hsv = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2HSV)
-    pale = (hsv[..., 1] <= 0.2) & (hsv[..., 2] >= 0.6)
     band = np.ones((2 * MIST_RING + 1, 2 * MIST_RING + 1), np.uint8)
     out = sky.copy()
     for i in range(1, count):
@@ -347,13 +345,11 @@ def _without_mist(sky: np.ndarray, small: np.ndarray) -> np.ndarray:
     return out
 
 
-def _fill_clouds(sky: np.ndarray, small: np.ndarray) -> np.ndarray:
-    """Holes of the sky that are cloud-coloured (pale, or the sky's own colours) join it;
-    other holes (a bird, a tower) stay out."""
+def _fill_clouds(sky: np.ndarray, pale: np.ndarray) -> np.ndarray:
+    """Holes of the sky that are mostly ``pale`` (cloud-coloured) join it; other holes (a
+    bird, a tower) stay out."""
     holes = ~sky
     count, labels, stats, _ = cv2.connectedComponentsWithStats(holes.astype(np.uint8), 8)
-    hsv = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2HSV)
-    pale = (hsv[..., 1] <= 0.2) & (hsv[..., 2] >= 0.6)
     out = sky.copy()
     h, w = sky.shape
     for i in range(1, count):
