@@ -79,6 +79,8 @@ class _Region:
     source: str
     alternatives: list[np.ndarray] = field(default_factory=list)
     neighbours: np.ndarray | None = None
+    #: the user's own brush or box, not a thing located (a rim retry is not bounded by it)
+    drawn: bool = False
 
 
 @dataclass
@@ -354,7 +356,7 @@ class TurnRunner:
         height, width = image.shape[:2]
         kind = action.region.type
         if kind is RegionType.mask:
-            return _Region(self.mask, "brush mask")
+            return _Region(self.mask, "brush mask", drawn=True)
         if kind is RegionType.image:
             return _Region(np.ones((height, width), bool), "whole image")
         if kind is RegionType.box:
@@ -364,7 +366,7 @@ class TurnRunner:
             if not mask.any():
                 raise _NeedsMask(f"the box {action.region.box} lies outside the "
                                  f"{width}x{height} image. Nothing was changed.")
-            return _Region(mask, "box")
+            return _Region(mask, "box", drawn=True)
         return self._locate_phrase(action, image)
 
     def _locate_phrase(self, action: Action, image: np.ndarray) -> _Region:
@@ -387,7 +389,7 @@ class TurnRunner:
             # changed how it looks ("make the red circle blue" … "make it brighter")
             return _Region(known, f"'{phrase}' as located earlier", masks)
         if self.mask is not None:
-            return _Region(self.mask, "brush mask")
+            return _Region(self.mask, "brush mask", drawn=True)
         why = found.reason or ("several candidates match" if found.status == "ambiguous"
                                else "it was not found")
         offered = candidates_of(found) if found.status == "ambiguous" else {}
@@ -473,8 +475,7 @@ class TurnRunner:
                 knobs.params, knobs.change = clean, "new parameters"
                 return True
         grow = int(getattr(critique, "grow", 0) or 0)
-        located = None if region.source.split(" (try")[0] in ("brush mask", "box") \
-            else region.mask
+        located = None if region.drawn else region.mask
         wider = executor.rim_layer(image, knobs.layer, grow, action.to_request(
             seed=self.policy.seed), knobs.editor, located, region.neighbours) \
             if grow > 0 and knobs.change != "a larger area" else None
