@@ -167,7 +167,6 @@ class Measured:
         return lab(self.after)
 
 
-
 #: two colour clusters of a surround closer than this (ΔE, Lab centres) are one region
 REGION_DE = 20.0
 #: a cluster smaller than this share of the surround is no region of its own
