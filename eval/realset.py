@@ -48,7 +48,7 @@ MASKS_DIR = SET_DIR / "masks"
 HELD_OUT = frozenset({
     "dragonfly", "sunset", "christmas_table", "dogs_on_grass", "free", "friends",
     "castle_maintenon", "european_honey_bee", "butterfly", "voc_2011_000006",
-    "street_truck", "after_the_rain", "wine"})
+    "street_truck", "after_the_rain", "wine", "kpa_skagen_2", "kpa_anne_helene"})
 SPLITS = ("tune", "held_out")
 EXPECTS = ("resolved", "ask", "refuse")
 CLASSES = ("support", "sky_boundary", "focus", "touching", "logo_text", "people", "text",

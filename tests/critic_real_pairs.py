@@ -49,7 +49,8 @@ MASKS_DIR = DATA_DIR / "masks"
 #: the split is by photo and fixed (see the labelled set's notes)
 HELD_OUT = frozenset({"dragonfly", "sunset", "christmas_table", "dogs_on_grass", "free",
                       "friends", "castle_maintenon", "european_honey_bee", "butterfly",
-                      "voc_2011_000006", "street_truck", "after_the_rain", "wine"})
+                      "voc_2011_000006", "street_truck", "after_the_rain", "wine",
+                      "kpa_skagen_2", "kpa_anne_helene"})
 #: the wrong extents are made with a case's first this many instructions (goods with all)
 BAD_WORDS = 1
 #: the wrong extents every case is edited through

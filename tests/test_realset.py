@@ -205,7 +205,7 @@ def test_the_set_is_well_formed_and_split_by_photo() -> None:
     for case in cases:
         assert case.split == ("held_out" if case.photo in HELD_OUT else "tune")
         assert case.photo in table
-    assert len(HELD_OUT) == 13 and HELD_OUT <= set(table)
+    assert len(HELD_OUT) == 15 and HELD_OUT <= set(table)
     for expect in ("resolved", "ask", "refuse"):
         assert any(c.expect == expect for c in cases)
 
