@@ -431,8 +431,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             cands.append(Candidate(mask, calibrated(d.score), TEXT, "ppocr-det+ink",
                                    {"detector": calibrated(d.score)}))
         picks = parsed.ordinal or parsed.last or parsed.size or parsed.spatial
-        return text_regions.lines_only(decide(
-            cands, parsed if picks else replace(parsed, plural=True), "text", []))
+        found = decide(cands, parsed if picks else replace(parsed, plural=True), "text", [])
+        return text_regions.unread(text_regions.lines_only(found),
+                                   [w for w in parsed.words if w not in parsed.colors], picks)
 
     # --- subject / background ----------------------------------------------------------
 

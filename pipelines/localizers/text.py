@@ -95,6 +95,32 @@ def with_marks(rgb: np.ndarray, box: Box) -> np.ndarray:
     return mask
 
 
+#: words of a text phrase that say nothing of what its text reads or what it is on: the
+#: text nouns, the marks beside text, articles and the words that join them
+PLAIN = frozenset({
+    "the", "a", "an", "all", "any", "every", "this", "that", "these", "those", "some",
+    "of", "in", "on", "at", "from", "with", "its", "it", "s", "photo", "picture", "image",
+    "text", "texts", "writing", "words", "word", "letters", "lettering", "caption",
+    "captions", "title", "subtitle", "subtitles", "label", "labels", "watermark",
+    "watermarks", "inscription", "signature", "date", "timestamp", "handwriting", "script",
+    "scrawl", "scribble", "scribbles", "graffiti", "calligraphy", "logo", "logos", "stamp"})
+
+
+def unread(found: Localization, words: list[str], picked: bool) -> Localization:
+    """``found`` (text regions), or a question when the phrase says what the text reads or
+    what it is on ("the LAS VEGAS lettering", "the script on the bumper"): the detector
+    finds where text is but reads none of it, so which region says that is a guess (tune:
+    a bus's bumper script, not detected, "found" as the one text region elsewhere, IoU 0).
+    Place, size and ordinal words (``picked``) choose among the regions and are checked;
+    colour words are left to the regions' colour."""
+    said = [w for w in words if w not in PLAIN]
+    if found.status != "resolved" or picked or not said:
+        return found
+    return Localization(found.masks, "ambiguous", f"{found.reason}; but I cannot read "
+                        f"text, so which writing is the '{' '.join(said)}' one is a guess: "
+                        "click it or paint it with the brush", candidates=found.candidates)
+
+
 def lines_only(found: Localization) -> Localization:
     """``found`` (text regions), or a question when a region taken is taller than a line
     of text (``LINE`` of the photo's height): its box holds more than the writing."""
