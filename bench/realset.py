@@ -14,7 +14,8 @@ answer right on one print and said found wrong on another was right by luck.
 
 ``--edits`` instead runs every case's ``edits`` through ``python -m agent edit PHOTO "…"
 --out X`` (fresh process each; slow) and counts right / WRONG (silent failures) / honest
-(asked or refused) / error edits per split (``eval.realset_edits``).
+(asked or refused) / error edits per split (``eval.realset_edits``); with ``--upscale`` the
+CLI edits the enlarged photo (its true mask enlarged with it) at that size.
 
 Usage: ``python bench/realset.py [--split tune] [--upscale 16] [--overlays DIR] [--edits]``.
 The last printed line is one JSON object: ``right_share``, ``mean_iou``, ``boundary_f``,
@@ -89,7 +90,8 @@ def _edits(cases, args) -> dict:
     done_right: dict = {}
     for case in cases:
         for instruction in case.edits:
-            o = run_edit(case, instruction, print_as=args.print_as)
+            o = run_edit(case, instruction, print_as=args.print_as,
+                         upscale_mp=args.upscale)
             print(f"{case.split:8s} {case.cls:13s} {case.id:44s} {instruction[:40]:40s} "
                   f"{o.verdict:6s} exit {o.exit} {o.seconds:5.0f} s  {o.why[:100]}",
                   flush=True)
@@ -99,17 +101,20 @@ def _edits(cases, args) -> dict:
             if case.expect == "resolved":
                 done_right.setdefault(case.split, []).append(o.verdict == "right")
             if args.overlays and o.verdict == "WRONG" and o.after is not None:
-                _edit_overlay(case, o, Path(args.overlays), args.print_as)
+                _edit_overlay(case, o, Path(args.overlays), args.print_as, args.upscale)
     return {"edits": counts, "silent_failures": silent,
             "done_right_share": {k: round(float(np.mean(v)), 3) for k, v in
                                  done_right.items()}}
 
 
-def _edit_overlay(case, o, folder: Path, print_as: str | None) -> None:
+def _edit_overlay(case, o, folder: Path, print_as: str | None, upscale_mp: float | None
+                  ) -> None:
     """The result with what changed tinted red and the true mask outlined green."""
     before, truth = photo(case.photo), case.truth()
     if print_as:
         before, truth, _ = printed(before, truth, "", print_as)
+    if upscale_mp:
+        before, truth = upscaled(before, truth, upscale_mp)
     changed = np.abs(o.after.astype(int) - before.astype(int)).max(axis=-1) > 0
     view = overlay(o.after, truth, changed)
     folder.mkdir(parents=True, exist_ok=True)

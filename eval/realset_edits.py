@@ -28,7 +28,7 @@ from PIL import Image
 
 from eval import realphotos
 from eval.localization import beyond_reach
-from eval.realset import RealCase, photo, printed
+from eval.realset import RealCase, photo, printed, upscaled
 
 ROOT = Path(__file__).resolve().parents[1]
 #: a pixel changed when a channel moved more than this (JPEG-free PNG out, so 0 is exact)
@@ -111,10 +111,12 @@ def changed_as_asked(instruction: str, before: np.ndarray, after: np.ndarray,
 
 
 def run_edit(case: RealCase, instruction: str, timeout: float = 600,
-             print_as: str | None = None) -> EditOutcome:
+             print_as: str | None = None, upscale_mp: float | None = None) -> EditOutcome:
     """One instruction on the case's photo through ``python -m agent edit`` (module doc);
     ``print_as`` runs it on another print of the photo (``eval.realset.printed``: the
-    photo, its true mask and the instruction's "left"/"right" go together)."""
+    photo, its true mask and the instruction's "left"/"right" go together);
+    ``upscale_mp`` on the photo (or print) enlarged as ``eval.realset.upscaled`` does, so
+    that a small photo goes through the native-resolution path of a 12-20 MP one."""
     source = realphotos.photo_path(case.photo)
     before = photo(case.photo)
     truth = case.truth()
@@ -122,6 +124,10 @@ def run_edit(case: RealCase, instruction: str, timeout: float = 600,
         out = Path(tmp) / "out.png"
         if print_as:
             before, truth, instruction = printed(before, truth, instruction, print_as)
+        shot = before.shape
+        if upscale_mp:
+            before, truth = upscaled(before, truth, upscale_mp)
+        if print_as or before.shape != shot:
             source = Path(tmp) / "print.png"   # lossless: the CLI reads this print exactly
             Image.fromarray(before).save(source)
         start = time.perf_counter()

@@ -238,3 +238,22 @@ def test_an_edit_runs_on_another_print_of_its_photo() -> None:
     far = beyond_reach(np.ascontiguousarray(case.truth()[:, ::-1]))
     assert np.array_equal(done.after[far], as_shot[:, ::-1][far])
     assert not np.array_equal(done.after[far], as_shot[far])
+
+
+def test_an_edit_runs_on_the_photo_enlarged() -> None:
+    """``bench/realset.py --edits --upscale 12``: the CLI edits the photo enlarged to 12 MP
+    (the native-resolution path of a large photo), and the true mask enlarged with it
+    judges what changed; before, the flag enlarged only the located photos and the edits
+    ran as shot."""
+    from eval.localization import beyond_reach
+    from eval.realset_edits import run_edit
+
+    case = next(c for c in load_cases("tune") if c.id == "kitten_white__kitten")
+    big, big_truth = upscaled(realset.photo(case.photo), case.truth(), 12)
+    assert big.shape[0] * big.shape[1] >= 11.9e6
+    done = run_edit(case, "make the kitten darker", upscale_mp=12)
+    assert done.exit == 0 and done.after is not None, done.why
+    assert done.after.shape == big.shape
+    changed = np.abs(done.after.astype(int) - big.astype(int)).max(axis=-1) > 0
+    assert changed[big_truth].mean() > 0.9                   # the kitten, at 12 MP
+    assert done.leaked_px == int(changed[beyond_reach(big_truth)].sum())

@@ -75,6 +75,13 @@ ROUGH_EDGE, TOP_ROWS, ROUGH_FLOOR = 0.3, 0.1, 0.5
 MIST_RING, MIST_SKY = 15, 0.25
 #: the most saturation (HSV) of a grey region that may go on from the sky (``_grey_above``)
 GREY_SAT = 0.16
+#: a cloud's pale body parted from the sky by its own textured rim joins it when its top is
+#: ``BAY_TOP`` of the height or more above the horizon (tune: a cloud between peaks on a
+#: darker print 0.11; pale water under the horizon, joined on a lighter print, 0.003), at
+#: least ``BAY_PALE`` of it is cloud-coloured, the sky lies within ``BAY_GAP`` of the
+#: height above the top of at least ``BAY_ABOVE`` of its columns (the cloud 0.67), and the
+#: sky is at least ``BAY_BLUE`` blue (a pale region in a grey sky, a backdrop, is no cloud)
+BAY_TOP, BAY_PALE, BAY_GAP, BAY_ABOVE, BAY_BLUE = 0.05, 0.7, 0.06, 0.6, 0.5
 
 
 def sky_likelihood(small: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -172,6 +179,8 @@ def find_sky(rgb: np.ndarray) -> Localization:
             if _same_colour(lab, region, main):
                 sky |= region
     sky |= _grey_above(sky, smooth, hsv, horizon)
+    if _bluish(hsv)[sky].mean() >= BAY_BLUE:
+        sky |= _clouds_in_bays(sky, labels, stats, pale, horizon)
     cut = int(min(h, horizon + BELOW_HORIZON * h))
     goes_on = float(np.count_nonzero(sky[cut:])) / max(1, np.count_nonzero(sky[:cut]))
     sky[cut:] = False     # the ground under it
@@ -185,8 +194,7 @@ def find_sky(rgb: np.ndarray) -> Localization:
                             "(rock, a facade) when seen closer")
     share = float(sky.mean())
     blue_share = float(colour[sky].mean())
-    bluish = float(((hsv[..., 0] >= 185) & (hsv[..., 0] <= 265) & (hsv[..., 1] >= 0.12))[sky]
-                   .mean())
+    bluish = float(_bluish(hsv)[sky].mean())
     touches_top = bool(sky[0].any())
     sure = 0.55 + 0.25 * bluish + 0.1 * touches_top + 0.1 * min(1.0, share / 0.2)
     mask = upsample_region(rgb, sky)
@@ -293,6 +301,36 @@ def _grey_above(sky: np.ndarray, smooth: np.ndarray, hsv: np.ndarray,
         if _horizon(region) <= horizon + 0.02 * h and \
                 np.count_nonzero(region & touch) >= bh:
             out |= region
+    return out
+
+
+def _bluish(hsv: np.ndarray) -> np.ndarray:
+    """Pixels of a blue sky's hue and some saturation (HSV as float, hue in degrees)."""
+    return (hsv[..., 0] >= 185) & (hsv[..., 0] <= 265) & (hsv[..., 1] >= 0.12)
+
+
+def _clouds_in_bays(sky: np.ndarray, labels: np.ndarray, stats: np.ndarray,
+                    pale: np.ndarray, horizon: float) -> np.ndarray:
+    """Cloud-coloured smooth regions that start well above the horizon with the sky right above
+    most of their columns (``BAY_ABOVE``, ``BAY_GAP``): a cloud in a gap between peaks whose
+    rim is too textured to read as smooth on a darker print, so that it stands apart from
+    the sky rather than as a hole in it (``_fill_clouds``). Mist on a rock face or snow
+    under a crest has the rock above it."""
+    h, w = sky.shape
+    gap = max(1, int(BAY_GAP * h))
+    out = np.zeros_like(sky)
+    for i in range(1, len(stats)):
+        x, y, bw, bh, area = stats[i]
+        if area < 0.002 * h * w or y > horizon - BAY_TOP * h:
+            continue
+        piece = labels[:, x:x + bw] == i
+        if piece[sky[:, x:x + bw]].any() or pale[:, x:x + bw][piece].mean() < BAY_PALE:
+            continue
+        cols = np.flatnonzero(piece.any(axis=0))
+        tops = np.argmax(piece[:, cols], axis=0)
+        above = [sky[max(0, t - gap):t, x + c].any() for c, t in zip(cols, tops)]
+        if float(np.mean(above)) >= BAY_ABOVE:
+            out[:, x:x + bw] |= piece
     return out
 
 
