@@ -72,8 +72,10 @@ def test_the_agents_removal_of_a_dark_dog_on_dark_ground_passes(cases, monkeypat
     from agent.brain.judge import _target  # noqa: PLC0415 — the mask as the judge grows it
     from agent.brain.planner import get_planner  # noqa: PLC0415 — the words' action
     from agent.executor import execute  # noqa: PLC0415 — the agent's own removal
-    from pipelines.localizers import PerceptionLocalizer  # noqa: PLC0415 — its own mask
-    from pipelines.localizers import assurance  # noqa: PLC0415 — the look-alikes' strip
+    from pipelines.localizers import (  # noqa: PLC0415 — its own mask, the look-alikes' strip
+        PerceptionLocalizer,
+        assurance,
+    )
 
     monkeypatch.setattr(assurance, "SHARED", 2.0)       # no outline shares twice itself
 
