@@ -78,8 +78,6 @@ CROP_SIDE = 256
 SALIENT_CROP_SIDE = 224
 #: most candidates refined to pixel masks for one phrase
 MAX_REFINED = 8
-#: words that make a text target its text and the mark drawn beside it
-MARK_WORDS = {"watermark", "watermarks", "logo", "logos", "signature", "stamp"}
 #: weak candidates looked at again on a crop where they fill the detector's view
 LOOK_CLOSER = 3
 #: long side of the copy the salient map is computed on for a whole frame
@@ -419,7 +417,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         dets = _Models.get().text.detect(rgb)
         if not dets:
             return Localization([], "unresolved", "no text found; paint it with the brush")
-        marks = bool(MARK_WORDS & set(parsed.words))
+        marks = bool(text_regions.MARK_WORDS & set(parsed.words))
         cands = []
         for d in dets[:MAX_REFINED * 2]:
             box = text_regions.tighten(rgb, int_box(d.box))

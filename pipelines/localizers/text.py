@@ -15,6 +15,7 @@ import cv2
 import numpy as np
 
 from pipelines.localizers.base import Localization, mask_box
+from pipelines.perception.words import SYNONYMS, TEXT
 
 #: a pixel is ink when a channel differs this much from the local background colour
 INK = 48
@@ -95,15 +96,14 @@ def with_marks(rgb: np.ndarray, box: Box) -> np.ndarray:
     return mask
 
 
+#: words that make a text target its text and the mark drawn beside it
+MARK_WORDS = frozenset({"watermark", "watermarks", "logo", "logos", "signature", "stamp"})
 #: words of a text phrase that say nothing of what its text reads or what it is on: the
 #: text nouns, the marks beside text, articles and the words that join them
-PLAIN = frozenset({
-    "the", "a", "an", "all", "any", "every", "this", "that", "these", "those", "some",
-    "of", "in", "on", "at", "from", "with", "its", "it", "s", "photo", "picture", "image",
-    "text", "texts", "writing", "words", "word", "letters", "lettering", "caption",
-    "captions", "title", "subtitle", "subtitles", "label", "labels", "watermark",
-    "watermarks", "inscription", "signature", "date", "timestamp", "handwriting", "script",
-    "scrawl", "scribble", "scribbles", "graffiti", "calligraphy", "logo", "logos", "stamp"})
+PLAIN = frozenset(w for w, label in SYNONYMS.items() if label == TEXT) | MARK_WORDS | \
+    frozenset({"the", "a", "an", "all", "any", "every", "this", "that", "these", "those",
+               "some", "of", "in", "on", "at", "from", "with", "its", "it", "s", "photo",
+               "picture", "image"})
 
 
 def unread(found: Localization, words: list[str], picked: bool) -> Localization:
