@@ -450,11 +450,7 @@ def _ends_inside(small: np.ndarray, region: np.ndarray, lab: tuple[np.ndarray, n
     ``INNER_RATIO``): the thing ends there, and the edit was grown past it."""
     if share <= GROWN_PAST:
         return False
-    radius = float(np.sqrt(float(region.sum()) / np.pi))
-    for depth in INNER_DEPTHS:
-        core = cv2.erode(region.astype(np.uint8), _disc(max(1, round(depth * radius)))) > 0
-        if core.sum() < 20:
-            return False
+    for core in _insides(region, INNER_DEPTHS):   # deeper ones are only ever smaller
         inner, _, n = _cut(small, core, lab)
         if n >= 12 and inner < INNER_CUT and inner < INNER_RATIO * share:
             return True
