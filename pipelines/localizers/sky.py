@@ -179,7 +179,8 @@ def find_sky(rgb: np.ndarray) -> Localization:
             if _same_colour(lab, region, main):
                 sky |= region
     sky |= _grey_above(sky, smooth, hsv, horizon)
-    if _bluish(hsv)[sky].mean() >= BAY_BLUE:
+    blue = _bluish(hsv)
+    if blue[sky].mean() >= BAY_BLUE:
         sky |= _clouds_in_bays(sky, labels, stats, pale, horizon)
     cut = int(min(h, horizon + BELOW_HORIZON * h))
     goes_on = float(np.count_nonzero(sky[cut:])) / max(1, np.count_nonzero(sky[:cut]))
@@ -194,7 +195,7 @@ def find_sky(rgb: np.ndarray) -> Localization:
                             "(rock, a facade) when seen closer")
     share = float(sky.mean())
     blue_share = float(colour[sky].mean())
-    bluish = float(_bluish(hsv)[sky].mean())
+    bluish = float(blue[sky].mean())
     touches_top = bool(sky[0].any())
     sure = 0.55 + 0.25 * bluish + 0.1 * touches_top + 0.1 * min(1.0, share / 0.2)
     mask = upsample_region(rgb, sky)
