@@ -207,10 +207,10 @@ def _apart(best: Candidate, twins: list[Candidate]) -> None:
     if not twins:
         return
     shared = best.mask & np.logical_or.reduce([c.mask for c in twins])
-    count = int(shared.sum())
-    if count and count >= SHARED * int(best.mask.sum()):
+    count, area = int(shared.sum()), int(best.mask.sum())
+    if count and count >= SHARED * area:
         best.mask = best.mask & ~shared
-        best.evidence["shared_cut"] = round(count / max(1, int(best.mask.sum())), 3)
+        best.evidence["shared_cut"] = round(count / area, 3)     # of the outline, as SHARED
 
 
 def stops_short(mask: np.ndarray, box: tuple[int, int, int, int]) -> str:
