@@ -110,11 +110,9 @@ def _edits(cases, args) -> dict:
 def _edit_overlay(case, o, folder: Path, print_as: str | None, upscale_mp: float | None
                   ) -> None:
     """The result with what changed tinted red and the true mask outlined green."""
-    before, truth = photo(case.photo), case.truth()
-    if print_as:
-        before, truth, _ = printed(before, truth, "", print_as)
-    if upscale_mp:
-        before, truth = upscaled(before, truth, upscale_mp)
+    from eval.realset_edits import edited_print
+
+    before, truth, _ = edited_print(case, "", print_as, upscale_mp)
     changed = np.abs(o.after.astype(int) - before.astype(int)).max(axis=-1) > 0
     view = overlay(o.after, truth, changed)
     folder.mkdir(parents=True, exist_ok=True)

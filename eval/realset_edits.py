@@ -110,6 +110,20 @@ def changed_as_asked(instruction: str, before: np.ndarray, after: np.ndarray,
     return share > 0.3, f"{share:.0%} of the thing changed (no specific check)"
 
 
+def edited_print(case: RealCase, instruction: str = "", print_as: str | None = None,
+                 upscale_mp: float | None = None
+                 ) -> tuple[np.ndarray, np.ndarray | None, str]:
+    """The photo, true mask and words an edit of ``case`` runs on (``run_edit``): as shot,
+    or another print of it (``eval.realset.printed``), enlarged to ``upscale_mp``
+    (``eval.realset.upscaled``) when given."""
+    before, truth = photo(case.photo), case.truth()
+    if print_as:
+        before, truth, instruction = printed(before, truth, instruction, print_as)
+    if upscale_mp:
+        before, truth = upscaled(before, truth, upscale_mp)
+    return before, truth, instruction
+
+
 def run_edit(case: RealCase, instruction: str, timeout: float = 600,
              print_as: str | None = None, upscale_mp: float | None = None) -> EditOutcome:
     """One instruction on the case's photo through ``python -m agent edit`` (module doc);
@@ -118,16 +132,10 @@ def run_edit(case: RealCase, instruction: str, timeout: float = 600,
     ``upscale_mp`` on the photo (or print) enlarged as ``eval.realset.upscaled`` does, so
     that a small photo goes through the native-resolution path of a 12-20 MP one."""
     source = realphotos.photo_path(case.photo)
-    before = photo(case.photo)
-    truth = case.truth()
+    before, truth, instruction = edited_print(case, instruction, print_as, upscale_mp)
     with tempfile.TemporaryDirectory(prefix="loupe-realset-") as tmp:
         out = Path(tmp) / "out.png"
-        if print_as:
-            before, truth, instruction = printed(before, truth, instruction, print_as)
-        shot = before.shape
-        if upscale_mp:
-            before, truth = upscaled(before, truth, upscale_mp)
-        if print_as or before.shape != shot:
+        if print_as or before.shape != photo(case.photo).shape:
             source = Path(tmp) / "print.png"   # lossless: the CLI reads this print exactly
             Image.fromarray(before).save(source)
         start = time.perf_counter()
