@@ -340,13 +340,26 @@ def unsalient_cut(crop: np.ndarray, fg: np.ndarray, prob: np.ndarray) -> np.ndar
     return out if out.any() else fg
 
 
+#: a mask that runs along a side of the detector's box (off the frame's edge) for at least
+#: this share of that side is cut by the box: a white cat's ears above the box drawn round
+#: its head end on the box's straight top edge
+BOX_CUT = 0.25
+#: ... the box is grown on each such side by this share of its size and the object cut
+#: again; what the new cut finds past the box, joined to the first cut, is added when the
+#: object ends inside the grown box (it runs along none of its grown sides for
+#: ``BOX_CUT``) and it is at most ``BOX_GROWTH`` of the first cut
+BOX_REACH, BOX_GROWTH = 0.25, 0.5
+
+
 def refine_box(rgb: np.ndarray, box: tuple[float, ...],
                saliency: Callable[[np.ndarray], np.ndarray], side: int = 256,
                or_box: bool = True) -> np.ndarray:
     """A pixel mask of the object in ``box``: ``saliency`` on the crop seeds GrabCut.
 
     The box is cropped with a margin at native resolution and worked on a small copy, so
-    a 20-MP photo costs about what a 256-px crop does.
+    a 20-MP photo costs about what a 256-px crop does. A mask cut off by a side of the box
+    (``BOX_CUT``) is cut again in a box grown on that side (``BOX_REACH``), kept when the
+    object ends inside it.
 
     Args:
         rgb: uint8 RGB image at full resolution.
@@ -357,11 +370,57 @@ def refine_box(rgb: np.ndarray, box: tuple[float, ...],
             (True) or an empty mask (False).
 
     Returns:
-        A bool mask at the image's size, True only inside ``box``.
+        A bool mask at the image's size, True only inside ``box`` (or its grown sides).
     """
     h, w = rgb.shape[:2]
     x0, y0, x1, y1 = (int(round(v)) for v in box)
     x0, y0, x1, y1 = max(0, x0), max(0, y0), min(w, x1), min(h, y1)
+    full = _cut_in_box(rgb, (x0, y0, x1, y1), saliency, side, or_box)
+    cut = _box_cut_sides(full, (x0, y0, x1, y1))
+    if not cut:
+        return full
+    bw, bh = x1 - x0, y1 - y0
+    grown = (max(0, x0 - round(BOX_REACH * bw)) if 0 in cut else x0,
+             max(0, y0 - round(BOX_REACH * bh)) if 1 in cut else y0,
+             min(w, x1 + round(BOX_REACH * bw)) if 2 in cut else x1,
+             min(h, y1 + round(BOX_REACH * bh)) if 3 in cut else y1)
+    again = _cut_in_box(rgb, grown, saliency, side, or_box)
+    if any(k in _box_cut_sides(again, grown) for k in cut):
+        return full         # it runs on past the grown box too: not an end cut off
+    past = again.copy()
+    past[y0:y1, x0:x1] = False
+    # only what continues the first cut across the box's side; inside the box it stands
+    count, labels = cv2.connectedComponents((past | full).astype(np.uint8), connectivity=8)
+    keep = np.unique(labels[full])
+    past &= np.isin(labels, keep[keep > 0])
+    if not past.any() or past.sum() > BOX_GROWTH * full.sum():
+        return full
+    log.info("the mask ran along the box's side(s) %s: %d px past it added", sorted(cut),
+             int(past.sum()))
+    return full | past
+
+
+def _box_cut_sides(mask: np.ndarray, box: tuple[int, int, int, int]) -> set[int]:
+    """The sides of ``box`` (0 left, 1 top, 2 right, 3 bottom) off the frame's edge along
+    which ``mask`` runs for at least ``BOX_CUT`` of the side (within 2 px of it)."""
+    h, w = mask.shape
+    x0, y0, x1, y1 = box
+    if x1 - x0 < 8 or y1 - y0 < 8 or not mask.any():
+        return set()
+    bands = {0: (x0 > 0, mask[y0:y1, x0:x0 + 2].any(axis=1)),
+             1: (y0 > 0, mask[y0:y0 + 2, x0:x1].any(axis=0)),
+             2: (x1 < w, mask[y0:y1, x1 - 2:x1].any(axis=1)),
+             3: (y1 < h, mask[y1 - 2:y1, x0:x1].any(axis=0))}
+    return {k for k, (inside, run) in bands.items() if inside and run.mean() >= BOX_CUT}
+
+
+def _cut_in_box(rgb: np.ndarray, box: tuple[int, int, int, int],
+                saliency: Callable[[np.ndarray], np.ndarray], side: int, or_box: bool
+                ) -> np.ndarray:
+    """``refine_box``'s one cut: the object in the (clamped) ``box``, a mask at the image's
+    size that is True only inside it."""
+    h, w = rgb.shape[:2]
+    x0, y0, x1, y1 = box
     full = np.zeros((h, w), bool)
     if x1 - x0 < 2 or y1 - y0 < 2:
         return full
