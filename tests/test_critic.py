@@ -112,6 +112,30 @@ def test_real_inpaint_of_a_ball_blends_in(chelsea):
     assert crit.measures["rim_share"] <= 0.005 and crit.checks["no_rim"]
 
 
+@pytest.mark.parametrize("k", [1, 4])
+def test_a_rim_left_asks_to_grow_by_pixels_of_the_photo(chelsea, k):
+    """A removal that leaves the object's colour along its old edge asks the next attempt
+    to grow the area by the rim's width, in pixels of the photo: the rim is measured on a
+    copy of at most ``WORK_PIXELS``, so on the photo enlarged 4 times (2.2 MP) the band is
+    twice as wide in the photo's pixels (it asked for 8 px there, the copy's width)."""
+    image = cv2.resize(chelsea, None, fx=k, fy=k, interpolation=cv2.INTER_CUBIC)
+    centre, r = (330 * k, 90 * k), 22 * k
+    cv2.circle(image, centre, r, (230, 20, 20), -1)
+    mask = np.zeros(image.shape[:2], bool)
+    cv2.circle(mask.view(np.uint8), centre, r + 4 * k, 1, -1)
+    action = _action("inpaint", "remove")
+    layer = decompose(image, mask)    # judged on the whole frame, as the agent does
+    after = compose(image, layer, ClassicalEditor().edit(layer.patch, layer.mask,
+                                                         action.to_request()))
+    cv2.circle(after, centre, r + 2 * k, (230, 20, 20), 3 * k)   # a red ring is left
+    crit = CRITIC.critique(image, after, action, mask)
+    assert not crit.checks["no_rim"], crit.measures
+    h, w = mask.shape
+    scale = min(1.0, (600_000 / (h * w)) ** 0.5)
+    assert crit.grow == int(np.ceil(8 / scale))
+    assert (crit.grow == 8) == (k == 1)
+
+
 def test_real_text_is_detected(coffee_small):
     action = _action("text", "add", text="HELLO", color="white")
     mask = _box_mask(coffee_small, (20, 10, 280, 70))

@@ -209,6 +209,10 @@ class MeasuredCritic:
             measured.lb, measured.la = lb, la   # already computed: reuse
             verdict = spec.check(measured)
         score = 10.0 * verdict.achieved
+        # a rim's width, read on the work copy (a detail crop is at full resolution), in
+        # the photo's pixels: the retry dilates the full-resolution layer by it
+        grow = verdict.grow if spec is not None and spec.has("fine_detail") else \
+            math.ceil(verdict.grow / work.scale)
         checks.update(verdict.checks)
         if spec is not None and spec.has("removes_target") and checks["changed"] and (
                 independent is None or "target_gone" not in independent.checks):
@@ -261,7 +265,7 @@ class MeasuredCritic:
             score = min(score, FAILED_CHECK_CAP)
         return Critique(round(score, 2), unique(keep), unique(fix),
                         valid_retry(op, from_tried(retry, params, tried)), measures,
-                        checks, verdict.grow, undecided)
+                        checks, grow, undecided)
 
     def _independent(self, scene: Scene | None, after: np.ndarray, full_inside: np.ndarray,
                      whole: bool, action: Any, spec: Any) -> Independent | None:
