@@ -46,7 +46,6 @@ from __future__ import annotations
 import numpy as np
 
 from pipelines.localizers.base import Candidate, Localization
-from pipelines.localizers.segment import largest_parts
 from pipelines.operations.wordnet import lexicon
 from pipelines.perception.words import WordMatch, match_noun
 
@@ -204,15 +203,13 @@ def _overlap(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _apart(best: Candidate, twins: list[Candidate]) -> None:
-    """``best`` without the pixels its outline shares with its look-alikes' (``SHARED``),
-    and without the specks that cut leaves (``segment.largest_parts``): a feather round a
-    one-pixel speck is a bright spot on the ground."""
+    """``best`` without the pixels its outline shares with its look-alikes' (``SHARED``)."""
     if not twins:
         return
     shared = best.mask & np.logical_or.reduce([c.mask for c in twins])
     count, area = int(shared.sum()), int(best.mask.sum())
     if count and count >= SHARED * area:
-        best.mask = largest_parts(best.mask & ~shared)
+        best.mask = best.mask & ~shared
         best.evidence["shared_cut"] = round(count / area, 3)     # of the outline, as SHARED
 
 
