@@ -56,6 +56,15 @@ JOIN_DE = 12.0
 #: the work size but not at this one (tune: skies' p90 0.9-4.2, rock 8-16); the limit is
 #: ``FINE_TIMES`` the sky's own median, and at least ``FINE_MIN``
 FINE_SIDE, FINE_TIMES, FINE_MIN = 1024, 4.0, 4.0
+#: the textured patches that leave the sky take with them the pixels joined to them, not of
+#: a blue sky's colour, whose fine texture is ``TRIM_LOW`` of the limit or more, where they
+#: are ``TRIM_OPEN`` work px thick: pale rock under a mist at a crest (fine 3-5, limit 4)
+#: and pale sea under a horizon stayed as sky only because they were a little less
+#: textured than the limit, 2-8 work px beyond the true sky, past what a 16-MP edit may
+#: touch (tune at 16 MP: the mountains' sky 654 px beyond the reach, the cold beach's
+#: 132). Blue sky is never taken (a bright sky between cables), nor a band thinner than
+#: ``TRIM_OPEN`` (the blur of the texture along a skyline)
+TRIM_LOW, TRIM_OPEN = 0.75, 3
 #: the main sky-like region goes on below the cut under its horizon by this share of what
 #: is kept or more: the cut runs through open sky (a night sky between a bridge's cables,
 #: tune 0.35) rather than along a shore or a skyline (tune 0.00-0.07), and where the sky
@@ -188,11 +197,15 @@ def find_sky(rgb: np.ndarray) -> Localization:
     sky = _fill_clouds(sky, pale)
     sky = reach_edge(sky, small)
     fine = fine_texture(rgb, sky.shape)
-    sky = _fill_clouds(_smooth_only(sky, fine), pale)   # a cloud's textured rim came out
-    sky = _without_mist(sky, pale)
+    grown = sky      # a cloud's textured rim comes out, then the mist among the land
+    sky = _without_mist(_fill_clouds(_smooth_only(grown, fine), pale), pale)
     if not sky.any():
         return Localization([], "unresolved", "no sky: what looked like sky is textured "
                             "(rock, a facade) when seen closer")
+    # how far the sky ran into texture is read before the trim takes the textured land out
+    rough = rough_edge(sky, fine)
+    trimmed = _without_mist(_fill_clouds(_smooth_only(grown, fine, ~blue), pale), pale)
+    sky = trimmed if trimmed.any() else sky
     share = float(sky.mean())
     blue_share = float(colour[sky].mean())
     bluish = float(blue[sky].mean())
@@ -202,7 +215,7 @@ def find_sky(rgb: np.ndarray) -> Localization:
     where = "along the top" if touches_top else "below something that covers the top"
     evidence = {"colour": round(blue_share, 3), "position": 1.0 if touches_top else 0.6,
                 "size": round(share, 3), "continues": round(min(1.0, goes_on), 3),
-                "rough_edge": round(rough_edge(sky, fine), 3)}
+                "rough_edge": round(rough, 3)}
     cand = Candidate(mask, round(min(0.95, sure), 3), "sky", "sky-colour+smooth+horizon",
                      evidence)
     reason = (f"found the sky ({share:.0%} of the frame, {where}; {bluish:.0%} of it blue, "
@@ -262,11 +275,16 @@ def rough_edge(sky: np.ndarray, fine: np.ndarray) -> float:
     return float((per_row > 0.5).mean())
 
 
-def _smooth_only(sky: np.ndarray, fine: np.ndarray) -> np.ndarray:
+def _smooth_only(sky: np.ndarray, fine: np.ndarray, loose: np.ndarray | None = None
+                 ) -> np.ndarray:
     """``sky`` without the patches that are textured seen closer (``FINE_SIDE``): a pale
     sunlit peak or facade joins a sky at the work size, where it is smooth and pale too.
     Only patches at least 3 work pixels across leave (a speck of a cloud's edge stays), and
-    what they leave cut off and small (under 0.2 % of the frame) leaves with them."""
+    what they leave cut off and small (under 0.2 % of the frame) leaves with them.
+
+    With ``loose`` (bool, the pixels that are not a blue sky's colour), a patch also takes
+    the ``loose`` pixels joined to it that are less textured, down to ``TRIM_LOW`` of the
+    limit, where they are ``TRIM_OPEN`` work px thick or more (``TRIM_LOW``)."""
     if not sky.any():
         return sky
     limit = max(FINE_MIN, FINE_TIMES * float(np.median(fine[sky])))
@@ -275,6 +293,13 @@ def _smooth_only(sky: np.ndarray, fine: np.ndarray) -> np.ndarray:
                              kernel) > 0
     if not rough.any():
         return sky
+    if loose is not None:
+        _, labels = cv2.connectedComponents(((fine > TRIM_LOW * limit) & sky & loose)
+                                            .astype(np.uint8), connectivity=8)
+        seeds = np.unique(labels[rough])
+        joined = np.isin(labels, seeds[seeds > 0]) & ~rough
+        thick = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (TRIM_OPEN, TRIM_OPEN))
+        rough |= cv2.morphologyEx(joined.astype(np.uint8), cv2.MORPH_OPEN, thick) > 0
     out = sky & ~rough
     count, labels, stats, _ = cv2.connectedComponentsWithStats(out.astype(np.uint8), 8)
     small = np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] < 0.002 * sky.size) + 1
