@@ -54,12 +54,6 @@ REMOVING_OPS = operations_with("removes_target")
 #: (44 px at 500 px) took a neighbour's orange and specks of foliage, recoloured blue.
 IN_PLACE_OBJECT_OPS = OBJECT_EDGE_OPS - MOVING_OPS - REMOVING_OPS
 EDGE_BAND, EDGE_BAND_MIN = 0.005, 4
-#: An adjustment of a located thing (brighter, warmer, …) feathers outward by this share
-#: of ``default_feather``: its outline was decided at native resolution along the photo's
-#: own edges (``pipelines.localizers.refine``), so the feather only hides the seam, and a
-#: full one paints a halo on the ground (a dark dog brightened on a pale floor at 16 MP:
-#: a 24-px glow, 549 px of it past the dog's reach)
-ADJUST_FEATHER = 0.5
 #: Smooth gain fields (carried over from a small copy on large frames).
 LOW_FREQUENCY_OPS = operations_with("low_frequency")
 #: Frame size (pixels) above which the fast strategies are worth their setup.
@@ -192,7 +186,7 @@ def run(layer: Layer, request: EditRequest, editor: Editor, *, feather: int | No
         layer: from ``cut`` (or ``decompose``).
         request: what to do.
         editor: who does it.
-        feather: the feather width; default ``default_band(layer, operation)``.
+        feather: the feather width; default ``default_feather(layer)``.
         fast: allow the look-up-table / gain-map strategies on whole frames.
         frame_size: the full frame's ``(width, height)``, for operations measured in
             fractions of the frame (``transform``).
@@ -200,7 +194,7 @@ def run(layer: Layer, request: EditRequest, editor: Editor, *, feather: int | No
     Returns:
         The ``Execution``.
     """
-    band = default_band(layer, request.operation) if feather is None else int(feather)
+    band = default_feather(layer) if feather is None else int(feather)
     if request.operation in MOVING_OPS:
         return _run_move(layer, request, editor, band, frame_size)
     whole = bool(layer.mask.all())
@@ -211,17 +205,6 @@ def run(layer: Layer, request: EditRequest, editor: Editor, *, feather: int | No
     else:
         edited = editor.edit(layer.patch, layer.mask, request, margin=band)
     return Execution(layer, _compose_patch(layer, edited, band), band)
-
-
-def default_band(layer: Layer, operation: str) -> int:
-    """The feather ``run`` uses when none is given: ``default_feather`` for operations on
-    a whole object or the frame, ``ADJUST_FEATHER`` of it (at least 1 px) for a
-    pointwise adjustment of part of the frame."""
-    band = default_feather(layer)
-    if operation in POINTWISE_OPS and operation not in OBJECT_EDGE_OPS and \
-            not layer.mask.all():
-        return max(1, round(ADJUST_FEATHER * band))
-    return band
 
 
 def execute(image: np.ndarray, action: Action | EditRequest, mask: np.ndarray | None = None,
