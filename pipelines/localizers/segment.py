@@ -344,9 +344,8 @@ def unsalient_cut(crop: np.ndarray, fg: np.ndarray, prob: np.ndarray) -> np.ndar
 
 
 #: a mask that runs along a side of the detector's box (off the frame's edge) for at least
-#: this share of that side, where the salient map reads the object past it too, is cut by
-#: the box: a white cat's ears above the box drawn round its head end on the box's
-#: straight top edge (a cup's flat side along its box is not cut: nothing salient past it)
+#: this share of that side is cut by the box: a white cat's ears above the box drawn round
+#: its head end on the box's straight top edge
 BOX_CUT = 0.25
 #: ... the box is grown on each such side by this share of its size and the object cut
 #: again; what the new cut finds past the box, joined to the first cut, is added when the
@@ -379,8 +378,8 @@ def refine_box(rgb: np.ndarray, box: tuple[float, ...],
     h, w = rgb.shape[:2]
     x0, y0, x1, y1 = (int(round(v)) for v in box)
     x0, y0, x1, y1 = max(0, x0), max(0, y0), min(w, x1), min(h, y1)
-    full, salient = _cut_in_box(rgb, (x0, y0, x1, y1), saliency, side, or_box)
-    cut = _box_cut_sides(full, (x0, y0, x1, y1)) & salient
+    full = _cut_in_box(rgb, (x0, y0, x1, y1), saliency, side, or_box)
+    cut = _box_cut_sides(full, (x0, y0, x1, y1))
     if not cut:
         return full
     bw, bh = x1 - x0, y1 - y0
@@ -388,7 +387,7 @@ def refine_box(rgb: np.ndarray, box: tuple[float, ...],
              max(0, y0 - round(BOX_REACH * bh)) if 1 in cut else y0,
              min(w, x1 + round(BOX_REACH * bw)) if 2 in cut else x1,
              min(h, y1 + round(BOX_REACH * bh)) if 3 in cut else y1)
-    again, _ = _cut_in_box(rgb, grown, saliency, side, or_box)
+    again = _cut_in_box(rgb, grown, saliency, side, or_box)
     if any(k in _box_cut_sides(again, grown) for k in cut):
         return full         # it runs on past the grown box too: not an end cut off
     past = again.copy()
@@ -420,16 +419,14 @@ def _box_cut_sides(mask: np.ndarray, box: tuple[int, int, int, int]) -> set[int]
 
 def _cut_in_box(rgb: np.ndarray, box: tuple[int, int, int, int],
                 saliency: Callable[[np.ndarray], np.ndarray], side: int, or_box: bool
-                ) -> tuple[np.ndarray, set[int]]:
+                ) -> np.ndarray:
     """``refine_box``'s one cut: the object in the (clamped) ``box``, a mask at the image's
-    size that is True only inside it; and the sides (as ``_box_cut_sides``) past which the
-    salient map, on the crop's margin beyond where the cut meets the side, still reads the
-    object (mean >= 0.5), or that have no margin to read (the crop's edge)."""
+    size that is True only inside it."""
     h, w = rgb.shape[:2]
     x0, y0, x1, y1 = box
     full = np.zeros((h, w), bool)
     if x1 - x0 < 2 or y1 - y0 < 2:
-        return full, set()
+        return full
     pad = max(4, (x1 - x0 + y1 - y0) // 16)
     cx0, cy0, cx1, cy1 = max(0, x0 - pad), max(0, y0 - pad), min(w, x1 + pad), \
         min(h, y1 + pad)
@@ -438,32 +435,13 @@ def _cut_in_box(rgb: np.ndarray, box: tuple[int, int, int, int],
     inner = (int((x0 - cx0) * s), int((y0 - cy0) * s),
              max(int((x0 - cx0) * s) + 1, int(round((x1 - cx0) * s))),
              max(int((y0 - cy0) * s) + 1, int(round((y1 - cy0) * s))))
-    prob = saliency(crop)
-    soft = grabcut_seeded(crop, inner, prob, or_box)
+    soft = grabcut_seeded(crop, inner, saliency(crop), or_box)
     mask = to_native(rgb[cy0:cy1, cx0:cx1], soft)
     full[cy0:cy1, cx0:cx1] = mask
     full[:y0], full[y1:], full[:, :x0], full[:, x1:] = False, False, False, False
     if not full.any() and or_box:
         full[y0:y1, x0:x1] = True
-    return full, _salient_past(soft >= 0.5, prob, inner)
-
-
-def _salient_past(soft: np.ndarray, prob: np.ndarray, inner: tuple[int, int, int, int]
-                  ) -> set[int]:
-    """The sides of ``inner`` (work px) past which ``prob`` reads the object where ``soft``
-    meets the side (the margin's mean there >= 0.5), or with no margin to read."""
-    ix0, iy0, ix1, iy1 = inner
-    out = set()
-    for k, at, beyond in ((0, soft[iy0:iy1, ix0], prob[iy0:iy1, :ix0].T),
-                          (1, soft[iy0, ix0:ix1], prob[:iy0, ix0:ix1]),
-                          (2, soft[iy0:iy1, min(ix1, soft.shape[1]) - 1],
-                           prob[iy0:iy1, ix1:].T),
-                          (3, soft[min(iy1, soft.shape[0]) - 1, ix0:ix1], prob[iy1:, ix0:ix1])):
-        if beyond.size == 0 or not at.any():
-            out.add(k)
-        elif float(beyond[:, at[:beyond.shape[1]]].mean()) >= 0.5:
-            out.add(k)
-    return out
+    return full
 
 
 #: a working copy at least this many times smaller than the native crop has its edge
