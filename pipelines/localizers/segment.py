@@ -390,17 +390,21 @@ def refine_box(rgb: np.ndarray, box: tuple[float, ...],
     again = _cut_in_box(rgb, grown, saliency, side, or_box)
     if any(k in _box_cut_sides(again, grown) for k in cut):
         return full         # it runs on past the grown box too: not an end cut off
-    past = again.copy()
-    past[y0:y1, x0:x1] = False
-    # only what continues the first cut across the box's side; inside the box it stands
-    count, labels = cv2.connectedComponents((past | full).astype(np.uint8), connectivity=8)
-    keep = np.unique(labels[full])
+    # only what continues the first cut across the box's side; inside the box it stands.
+    # Both cuts lie in the grown box: its window is read, not the frame (50 MP at most)
+    gx0, gy0, gx1, gy1 = grown
+    first = full[gy0:gy1, gx0:gx1]
+    past = again[gy0:gy1, gx0:gx1].copy()
+    past[y0 - gy0:y1 - gy0, x0 - gx0:x1 - gx0] = False
+    _, labels = cv2.connectedComponents((past | first).astype(np.uint8), connectivity=8)
+    keep = np.unique(labels[first])
     past &= np.isin(labels, keep[keep > 0])
     if not past.any() or past.sum() > BOX_GROWTH * full.sum():
         return full
     log.info("the mask ran along the box's side(s) %s: %d px past it added", sorted(cut),
              int(past.sum()))
-    return full | past
+    full[gy0:gy1, gx0:gx1] |= past
+    return full
 
 
 def _box_cut_sides(mask: np.ndarray, box: tuple[int, int, int, int]) -> set[int]:
