@@ -10,17 +10,17 @@ import cv2
 import numpy as np
 
 from eval import realset
+from eval.realset_edits import edited_print
 from pipelines.editors.objects import growth_limit
 from pipelines.layers import feather_for
 from pipelines.localizers.sky import ends_unsure, find_sky
 
 
 def _at_16mp(case_id: str, how: str | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The case's photo (or print) and true mask as the bench's 16-MP edits see them."""
     case = next(c for c in realset.load_cases() if c.id == case_id)
-    image, truth = realset.photo(case.photo)[..., :3], case.truth()
-    if how:
-        image, truth, _ = realset.printed(image, truth, "", how)
-    return realset.upscaled(image, truth, 16)
+    image, truth, _ = edited_print(case, "", how, 16)
+    return image, truth
 
 
 def _overshoot(mask: np.ndarray, truth: np.ndarray) -> float:
