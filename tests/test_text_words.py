@@ -1,20 +1,64 @@
 """Issue 32: text the user names by what it reads or what it is on. The text detector
-finds where text is but reads none of it, so "the Leyland script on the bumper" was
-"found" as the one text region the detector saw (elsewhere on the bus, IoU 0), reported
-done after an edit. Checked on the tune photos that showed it."""
+finds where text is; PP-OCRv4's recogniser (from the same registry package) reads each
+region, and the regions that read a named word are the answer. "The Leyland script on the
+bumper" was "found" as the one text region the detector saw (elsewhere on the bus, IoU 0),
+reported done; now that region is read ("EBY·584", the number plate), it says no such
+thing, and Loupe asks, saying what it read. Checked on the tune photos that showed it."""
 
 from __future__ import annotations
 
+from agent.brain.frontend import normalise
 from eval import realset
 from pipelines.localizers.perception import PerceptionLocalizer
+from pipelines.localizers.text import reads_as
+from pipelines.perception.detectors import TextReader
 
 
-def test_text_named_by_what_it_reads_or_is_on_is_asked() -> None:
-    for case_id in ("voc_2011_000025__bumper_script", "kpa_cold_water__las_vegas"):
-        case = next(c for c in realset.load_cases("tune") if c.id == case_id)
-        found = PerceptionLocalizer().locate(realset.photo(case.photo), case.phrase)
-        assert found.status == "ambiguous", (case_id, found.reason)
-        assert "cannot read" in found.reason and "click" in found.reason
+def _case(case_id: str) -> realset.RealCase:
+    return next(c for c in realset.load_cases("tune") if c.id == case_id)
+
+
+def test_text_named_by_what_it_reads_is_found_by_reading() -> None:
+    """A neon "LAS VEGAS" over a street with other writing: the region that reads it (as
+    'LASVEGASS') is the answer, the other one is not."""
+    case = _case("kpa_cold_water__las_vegas")
+    found = PerceptionLocalizer().locate(realset.photo(case.photo), case.phrase)
+    assert found.status == "resolved", found.reason
+    assert "reads" in found.reason and len(found.masks) == 1
+    assert realset.mask_iou(found.union(), case.truth()) >= 0.8
+
+
+def test_text_that_reads_otherwise_is_asked_with_what_was_read() -> None:
+    case = _case("voc_2011_000025__bumper_script")
+    found = PerceptionLocalizer().locate(realset.photo(case.photo), case.phrase)
+    assert found.status == "ambiguous", found.reason
+    assert "I read 'EBY" in found.reason and "leyland" in found.reason
+    assert "click" in found.reason
+
+
+def test_the_reader_reads_a_number_plate() -> None:
+    image = realset.photo("voc_2011_000025")
+    text, confidence = TextReader().read(image, (223, 309, 296, 328))
+    assert text.replace("·", " ").split() == ["EBY", "584"] and confidence > 0.8
+
+
+def test_a_reading_matches_a_name_with_a_slip_or_cut_short() -> None:
+    assert reads_as(["las", "vegas"], "LASVEGASS")
+    assert reads_as(["eristoff"], "ERSTO")            # a piece of the word, one slip
+    assert reads_as(["stop"], "STOP")
+    assert not reads_as(["leyland", "bumper"], "EBY·584")
+    assert not reads_as(["open"], "CLOSED")
+    assert not reads_as(["sale"], "S")                # too little read to say
+
+
+def test_a_capitalised_name_is_not_spell_corrected() -> None:
+    """"Leyland" is a name, not a slip for "eland" (the antelope the lexicon knows)."""
+    for typed in ("make the Leyland script on the bumper darker",
+                  "make the LEYLAND sign above the grille darker"):
+        read = normalise(typed)
+        assert "leyland" in read.text and not read.corrections, read
+    assert normalise("remove the squirel").corrections == [("squirel", "squirrel")]
+    assert normalise("Squirel in the corner, remove it").corrections   # first word
 
 
 def test_all_the_text_and_a_place_among_it_are_still_found() -> None:
