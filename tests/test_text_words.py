@@ -10,7 +10,7 @@ from __future__ import annotations
 from agent.brain.frontend import normalise
 from eval import realset
 from pipelines.localizers.perception import PerceptionLocalizer
-from pipelines.localizers.text import reads_as
+from pipelines.localizers.text import plate_like, reads_as
 from pipelines.perception.detectors import TextReader
 
 
@@ -40,6 +40,19 @@ def test_the_reader_reads_a_number_plate() -> None:
     image = realset.photo("voc_2011_000025")
     text, confidence = TextReader().read(image, (223, 309, 296, 328))
     assert text.replace("·", " ").split() == ["EBY", "584"] and confidence > 0.8
+
+
+def test_the_number_plate_is_the_writing_that_reads_like_one() -> None:
+    """"Blur the number plate", the commonest privacy edit: the plate is the text region
+    whose reading has letters and digits ('EBY·584'); it was refused before ("the main
+    subject is a bus, not a number plate")."""
+    case = _case("voc_2011_000025__plate")
+    found = PerceptionLocalizer().locate(realset.photo(case.photo), case.phrase)
+    assert found.status == "resolved", found.reason
+    assert "EBY" in found.reason
+    assert realset.mask_iou(found.union(), case.truth()) >= 0.8
+    assert plate_like("EBY·584") and plate_like("AB12 CDE") and plate_like("7XYZ123")
+    assert not plate_like("LASVEGAS") and not plate_like("2024") and not plate_like("12")
 
 
 def test_a_reading_matches_a_name_with_a_slip_or_cut_short() -> None:

@@ -174,6 +174,40 @@ def reading(reader: Any, rgb: np.ndarray, lines: dict[int, Box]
     return read
 
 
+#: a phrase naming a number plate: its writing is the plate, told from other writing by
+#: what it reads (``plate_like``)
+PLATE = frozenset({"plate", "plates", "numberplate", "numberplates"})
+
+
+def plate_like(text: str) -> bool:
+    """A number plate's reading: 4-10 letters and digits, two or more of them digits and
+    one or more a letter (a year or a price alone is no plate)."""
+    got = _letters(text)
+    digits = sum(ch.isdigit() for ch in got)
+    return 4 <= len(got) <= 10 and digits >= 2 and digits < len(got)
+
+
+def _plates(found: Localization, plural: bool,
+            read: Callable[[Candidate], tuple[str, float]] | None) -> Localization:
+    """The text regions that read like a number plate: one (or, for "plates", every one);
+    else a question that says what was read. Without a reader nothing tells a plate from a
+    sticker or a sign, and it is asked."""
+    regions = found.candidates or found.masks
+    readings = [(c, *read(c)) for c in regions] if read is not None else []
+    plates = [(c, t) for c, t, conf in readings if conf >= READ_CONF and plate_like(t)]
+    if plates and (plural or len(plates) == 1):
+        return Localization([c for c, _ in plates], "resolved", "found the number plate"
+                            f"{'s' if len(plates) > 1 else ''} reading "
+                            f"{', '.join(repr(t) for _, t in plates)}",
+                            candidates=found.candidates)
+    heard = (f"I read {', '.join(repr(t) for _, t, _ in readings[:4])}" if readings else
+             "I cannot read text")
+    return Localization(found.masks, "ambiguous", f"{found.reason}; {heard}, and "
+                        f"{len(plates)} of it read{'s' if len(plates) == 1 else ''} like a "
+                        "number plate: click the plate or paint it with the brush",
+                        candidates=found.candidates)
+
+
 def unread(found: Localization, words: list[str], picked: bool,
            read: Callable[[Candidate], tuple[str, float]] | None = None) -> Localization:
     """``found`` (text regions), or the regions that read what the phrase names, or a
@@ -187,8 +221,12 @@ def unread(found: Localization, words: list[str], picked: bool,
     bumper script, not detected, "found" as the one text region elsewhere, IoU 0); the
     question says what was read. Place, size and ordinal words (``picked``) choose among
     the regions and are checked; colour words are left to the regions' colour."""
+    if found.status != "resolved" or picked:
+        return found
+    if PLATE & set(words):
+        return _plates(found, bool({"plates", "numberplates"} & set(words)), read)
     said = [w for w in words if w not in PLAIN]
-    if found.status != "resolved" or picked or not said:
+    if not said:
         return found
     regions = found.candidates or found.masks
     readings = [(c, *read(c)) for c in regions] if read is not None else []
