@@ -141,6 +141,12 @@ def _near(word: str, text: str) -> int:
     return min(_distance(word, r) for r in runs)
 
 
+def near_reading(was: str, now: str) -> bool:
+    """Does ``now`` read as ``was`` did (at most ``READ_SLACK`` of its letters differ)?"""
+    a, b = _letters(was), _letters(now)
+    return bool(a) and len(b) >= READ_CHARS and _distance(a, b) <= int(READ_SLACK * len(a))
+
+
 def reads_as(words: list[str], text: str) -> bool:
     """Does a region reading ``text`` say what ``words`` name? The words are joined
     ("las vegas" is "lasvegas") and also taken one by one (3+ letters); each may differ
@@ -196,10 +202,10 @@ def _plates(found: Localization, plural: bool,
     readings = [(c, *read(c)) for c in regions] if read is not None else []
     plates = [(c, t) for c, t, conf in readings if conf >= READ_CONF and plate_like(t)]
     if plates and (plural or len(plates) == 1):
+        # the reading tells them from the other regions: those are no twins to ask about
         return Localization([c for c, _ in plates], "resolved", "found the number plate"
                             f"{'s' if len(plates) > 1 else ''} reading "
-                            f"{', '.join(repr(t) for _, t in plates)}",
-                            candidates=found.candidates)
+                            f"{', '.join(repr(t) for _, t in plates)}")
     heard = (f"I read {', '.join(repr(t) for _, t, _ in readings[:4])}" if readings else
              "I cannot read text")
     return Localization(found.masks, "ambiguous", f"{found.reason}; {heard}, and "
@@ -237,7 +243,7 @@ def unread(found: Localization, words: list[str], picked: bool,
         shown = ", ".join(f"'{text}'" for _, text in hits)
         return Localization([c for c, _ in hits], "resolved", f"found the writing that reads "
                             f"{shown} ('{' '.join(said)}'; {len(hits)} of {len(regions)} "
-                            "text regions)", candidates=found.candidates)
+                            "text regions)")     # read apart from the others: no twins
     heard = (f"I read {', '.join(repr(t) for _, t in legible[:4])} and nothing that reads "
              f"'{' '.join(said)}'" if legible else
              "but I cannot read text" if read is None else "but I could read none of it")
