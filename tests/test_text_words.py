@@ -7,10 +7,13 @@ thing, and Loupe asks, saying what it read. Checked on the tune photos that show
 
 from __future__ import annotations
 
+import numpy as np
+
 from agent.brain.frontend import normalise
 from eval import realset
 from pipelines.localizers.perception import PerceptionLocalizer
-from pipelines.localizers.text import plate_like, reads_as
+from pipelines.localizers.base import Candidate, Localization
+from pipelines.localizers.text import plate_like, reads_as, unread
 from pipelines.perception.detectors import TextReader
 
 
@@ -84,3 +87,24 @@ def test_all_the_text_and_a_place_among_it_are_still_found() -> None:
     left = PerceptionLocalizer().locate(image, "the text on the left")
     assert left.status == "resolved", left.reason
     assert len(left.masks) == 1
+
+
+def test_two_regions_that_read_the_name_once_named_are_asked_about() -> None:
+    """The reading picks the regions; for a thing named once, two that read it are a
+    question (a bus's "LEYLAND" sign and badge), for a plural they are the answer."""
+    def region(x: int) -> Candidate:
+        mask = np.zeros((40, 100), bool)
+        mask[10:20, x:x + 20] = True
+        return Candidate(mask, 0.8, "text", "test")
+
+    sign, badge, plate = region(0), region(40), region(70)
+    said = {id(sign): "LEYLAND", id(badge): "LEYLAND", id(plate): "EBY 584"}
+
+    def read(c: Candidate) -> tuple[str, float]:
+        return said[id(c)], 0.9
+
+    found = Localization([sign, badge, plate], "resolved", "all 3 text regions")
+    once = unread(found, ["the", "leyland", "lettering"], False, read)
+    assert once.status == "ambiguous" and len(once.masks) == 2, once.reason
+    every = unread(found, ["the", "leyland", "letters"], False, read, plural=True)
+    assert every.status == "resolved" and len(every.masks) == 2, every.reason

@@ -437,7 +437,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         found = decide(cands, parsed if picks else replace(parsed, plural=True), "text", [])
         return text_regions.unread(text_regions.lines_only(found),
                                    [w for w in parsed.words if w not in parsed.colors], picks,
-                                   text_regions.reading(models.reader, rgb, lines))
+                                   text_regions.reading(models.reader, rgb, lines), parsed.plural)
 
     # --- subject / background ----------------------------------------------------------
 

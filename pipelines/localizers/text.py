@@ -215,7 +215,8 @@ def _plates(found: Localization, plural: bool,
 
 
 def unread(found: Localization, words: list[str], picked: bool,
-           read: Callable[[Candidate], tuple[str, float]] | None = None) -> Localization:
+           read: Callable[[Candidate], tuple[str, float]] | None = None,
+           plural: bool = False) -> Localization:
     """``found`` (text regions), or the regions that read what the phrase names, or a
     question when the phrase says what the text reads or what it is on ("the LAS VEGAS
     lettering", "the script on the bumper").
@@ -225,7 +226,8 @@ def unread(found: Localization, words: list[str], picked: bool,
     when no region reads a named word (the writing meant may not be found, or the word
     names what it is on), which region is meant is a guess and is asked (tune: a bus's
     bumper script, not detected, "found" as the one text region elsewhere, IoU 0); the
-    question says what was read. Place, size and ordinal words (``picked``) choose among
+    question says what was read. Several regions that read it for a thing named once are
+    asked about. Place, size and ordinal words (``picked``) choose among
     the regions and are checked; colour words are left to the regions' colour."""
     if found.status != "resolved" or picked:
         return found
@@ -239,6 +241,11 @@ def unread(found: Localization, words: list[str], picked: bool,
     legible = [(c, text) for c, text, conf in readings
                if conf >= READ_CONF and len(_letters(text)) >= READ_CHARS]
     hits = [(c, text) for c, text in legible if reads_as(said, text)]
+    if len(hits) > 1 and not plural:    # one named, several read so: which is a question
+        return Localization([c for c, _ in hits], "ambiguous", f"{len(hits)} text regions "
+                            f"read '{' '.join(said)}' "
+                            f"({', '.join(repr(t) for _, t in hits[:4])}): click the one "
+                            "you mean", candidates=[c for c, _ in hits])
     if hits:
         shown = ", ".join(f"'{text}'" for _, text in hits)
         return Localization([c for c, _ in hits], "resolved", f"found the writing that reads "
