@@ -11,8 +11,8 @@ import numpy as np
 
 from agent.brain.frontend import normalise
 from eval import realset
-from pipelines.localizers.perception import PerceptionLocalizer
 from pipelines.localizers.base import Candidate, Localization
+from pipelines.localizers.perception import PerceptionLocalizer
 from pipelines.localizers.text import plate_like, reads_as, unread
 from pipelines.perception.detectors import TextReader
 
