@@ -531,6 +531,8 @@ class TextReader(_Net):
     #: the widest line read at once (the trained shape is 48 × 320; longer lines are
     #: squeezed to this width rather than cut)
     max_width = 640
+    #: a line read less surely than this is read mirrored too, and the surer reading kept
+    mirrored_below = 0.8
 
     def __init__(self) -> None:
         super().__init__()
@@ -559,6 +561,15 @@ class TextReader(_Net):
         line = cv2.resize(crop[..., ::-1], (width, self.height),     # BGR, as trained
                           interpolation=cv2.INTER_AREA if crop.shape[0] > self.height
                           else cv2.INTER_CUBIC)
+        text, conf = self._decode(line)
+        if conf < self.mirrored_below:      # writing seen in a mirror, or a mirrored photo
+            flipped = self._decode(np.ascontiguousarray(line[:, ::-1]))
+            if flipped[1] > conf:
+                return flipped
+        return text, conf
+
+    def _decode(self, line: np.ndarray) -> tuple[str, float]:
+        """Greedy CTC decoding of one 48-px line (BGR)."""
         blob = ((line.astype(np.float32) / 255.0 - 0.5) / 0.5).transpose(2, 0, 1)[None]
         probs = self._forward(blob.copy())[0][0]
         chars = self._characters()
