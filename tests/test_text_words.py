@@ -114,3 +114,20 @@ def test_two_regions_that_read_the_name_once_named_are_asked_about() -> None:
     assert once.status == "ambiguous" and len(once.masks) == 2, once.reason
     every = unread(found, ["the", "leyland", "letters"], False, read, plural=True)
     assert every.status == "resolved" and len(every.masks) == 2, every.reason
+
+
+def test_a_plate_like_reading_off_any_vehicle_is_no_number_plate() -> None:
+    """A shop sign that reads "OPEN 24H" reads like a plate; on no vehicle it is asked."""
+    mask = np.zeros((60, 100), bool)
+    mask[40:50, 30:60] = True
+    sign = Candidate(mask, 0.8, "text", "test")
+    found = Localization([sign], "resolved", "all 1 text regions")
+
+    def read(c: Candidate) -> tuple[str, float]:
+        return "OPEN 24H", 0.95
+
+    words = ["the", "number", "plate"]
+    off = unread(found, words, False, read, vehicles=lambda: [(0, 0, 100, 20)])
+    assert off.status == "ambiguous" and "vehicle" in off.reason, off.reason
+    on = unread(found, words, False, read, vehicles=lambda: [(10, 30, 90, 60)])
+    assert on.status == "resolved", on.reason

@@ -415,8 +415,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         return decide(cands, parsed, "face", [])
 
     def _text(self, rgb: np.ndarray, parsed: Phrase) -> Localization:
-        """Text regions (PP-OCRv4's detector): "the text" means all of it, unless a place,
-        size or ordinal word picks one line."""
+        """Text regions (``text``): "the text" is all of it, unless a word picks one."""
         models = _Models.get()
         dets = models.text.detect(rgb)
         if not dets:
@@ -435,9 +434,10 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             lines[id(cands[-1])] = int_box(d.box)   # read with the detector's margin
         picks = parsed.ordinal or parsed.last or parsed.size or parsed.spatial
         found = decide(cands, parsed if picks else replace(parsed, plural=True), "text", [])
-        return text_regions.unread(text_regions.lines_only(found),
-                                   [w for w in parsed.words if w not in parsed.colors], picks,
-                                   text_regions.reading(models.reader, rgb, lines), parsed.plural)
+        return text_regions.unread(
+            text_regions.lines_only(found), [w for w in parsed.words if w not in parsed.colors],
+            picks, text_regions.reading(models.reader, rgb, lines), parsed.plural,
+            lambda: text_regions.vehicles(models.objects, shrink(rgb, FRAME_SIDE), rgb.shape))
 
     # --- subject / background ----------------------------------------------------------
 

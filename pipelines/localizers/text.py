@@ -193,14 +193,36 @@ def plate_like(text: str) -> bool:
     return 4 <= len(got) <= 10 and digits >= 2 and digits < len(got)
 
 
+#: vehicles a number plate is on (the detector's classes)
+VEHICLES = frozenset({"car", "truck", "bus", "motorcycle"})
+
+
+def vehicles(detector: Any, frame: np.ndarray, shape: tuple[int, ...]) -> list[Box]:
+    """The detector's sure vehicle boxes on ``frame`` (a small copy of a photo of
+    ``shape``), in the photo's pixels."""
+    k = shape[1] / frame.shape[1]
+    return [tuple(int(round(v * k)) for v in d.box) for d in detector.detect(frame, 0.4)
+            if d.label in VEHICLES]
+
+
 def _plates(found: Localization, plural: bool,
-            read: Callable[[Candidate], tuple[str, float]] | None) -> Localization:
-    """The text regions that read like a number plate: one (or, for "plates", every one);
-    else a question that says what was read. Without a reader nothing tells a plate from a
-    sticker or a sign, and it is asked."""
+            read: Callable[[Candidate], tuple[str, float]] | None,
+            on: list[Box]) -> Localization:
+    """The text regions that read like a number plate and lie on a vehicle (``on``): one
+    (or, for "plates", every one); else a question that says what was read. Without a
+    reader nothing tells a plate from a sticker, and a shop sign that reads "OPEN 24H" is
+    on no vehicle: either is asked."""
     regions = found.candidates or found.masks
     readings = [(c, *read(c)) for c in regions] if read is not None else []
-    plates = [(c, t) for c, t, conf in readings if conf >= READ_CONF and plate_like(t)]
+
+    def on_vehicle(c: Candidate) -> bool:
+        box = c.bbox
+        if box is None:
+            return False
+        cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+        return any(v[0] <= cx <= v[2] and v[1] <= cy <= v[3] for v in on)
+    plates = [(c, t) for c, t, conf in readings
+              if conf >= READ_CONF and plate_like(t) and on_vehicle(c)]
     if plates and (plural or len(plates) == 1):
         # the reading tells them from the other regions: those are no twins to ask about
         return Localization([c for c, _ in plates], "resolved", "found the number plate"
@@ -210,13 +232,15 @@ def _plates(found: Localization, plural: bool,
              "I cannot read text")
     return Localization(found.masks, "ambiguous", f"{found.reason}; {heard}, and "
                         f"{len(plates)} of it read{'s' if len(plates) == 1 else ''} like a "
-                        "number plate: click the plate or paint it with the brush",
+                        f"number plate on one of the {len(on)} vehicle(s) I see: click the "
+                        "plate or paint it with the brush",
                         candidates=found.candidates)
 
 
 def unread(found: Localization, words: list[str], picked: bool,
            read: Callable[[Candidate], tuple[str, float]] | None = None,
-           plural: bool = False) -> Localization:
+           plural: bool = False, vehicles: Callable[[], list[Box]] | None = None
+           ) -> Localization:
     """``found`` (text regions), or the regions that read what the phrase names, or a
     question when the phrase says what the text reads or what it is on ("the LAS VEGAS
     lettering", "the script on the bumper").
@@ -232,7 +256,8 @@ def unread(found: Localization, words: list[str], picked: bool,
     if found.status != "resolved" or picked:
         return found
     if PLATE & set(words):
-        return _plates(found, bool({"plates", "numberplates"} & set(words)), read)
+        return _plates(found, bool({"plates", "numberplates"} & set(words)), read,
+                       vehicles() if vehicles is not None else [])
     said = [w for w in words if w not in PLAIN]
     if not said:
         return found
