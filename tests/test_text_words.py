@@ -131,3 +131,19 @@ def test_a_plate_like_reading_off_any_vehicle_is_no_number_plate() -> None:
     assert off.status == "ambiguous" and "vehicle" in off.reason, off.reason
     on = unread(found, words, False, read, vehicles=lambda: [(10, 30, 90, 60)])
     assert on.status == "resolved", on.reason
+
+
+def test_the_name_read_elsewhere_than_the_place_named_is_asked() -> None:
+    """On an enlarged view the detector also finds the bus's LEYLAND sign above the grille;
+    "the Leyland script on the bumper" then read as that sign would be a wrong answer said
+    done. A reading that accounts for the name but not for "bumper" is only a guess."""
+    mask = np.zeros((60, 100), bool)
+    mask[5:15, 20:80] = True
+    sign = Candidate(mask, 0.8, "text", "test")
+    found = Localization([sign], "resolved", "all 1 text regions")
+    asked = unread(found, ["the", "leyland", "script", "on", "the", "bumper"], False,
+                   lambda c: ("LEYLAND", 0.98))
+    assert asked.status == "ambiguous" and asked.guess == 1, asked.reason
+    assert "bumper" in asked.reason
+    named = unread(found, ["the", "leyland", "lettering"], False, lambda c: ("LEYLAND", 0.98))
+    assert named.status == "resolved", named.reason

@@ -147,6 +147,15 @@ def near_reading(was: str, now: str) -> bool:
     return bool(a) and len(b) >= READ_CHARS and _distance(a, b) <= int(READ_SLACK * len(a))
 
 
+def unread_words(words: list[str], text: str) -> list[str]:
+    """The named words (3+ letters) a region reading ``text`` does not account for: not
+    read there, alone or joined with the others ("on the bumper" is read nowhere)."""
+    names = [w for w in words if len(_letters(w)) >= 3]
+    if len(names) > 1 and reads_as(["".join(names)], text):
+        return []
+    return [w for w in names if not reads_as([w], text)]
+
+
 def reads_as(words: list[str], text: str) -> bool:
     """Does a region reading ``text`` say what ``words`` name? The words are joined
     ("las vegas" is "lasvegas") and also taken one by one (3+ letters); each may differ
@@ -251,8 +260,10 @@ def unread(found: Localization, words: list[str], picked: bool,
     names what it is on), which region is meant is a guess and is asked (tune: a bus's
     bumper script, not detected, "found" as the one text region elsewhere, IoU 0); the
     question says what was read. Several regions that read it for a thing named once are
-    asked about. Place, size and ordinal words (``picked``) choose among
-    the regions and are checked; colour words are left to the regions' colour."""
+    asked about, and so is a reading of the name when other named words ("on the
+    bumper") are read nowhere: where the writing is cannot be checked. Place, size and
+    ordinal words (``picked``) choose among the regions and are checked; colour words are
+    left to the regions' colour."""
     if found.status != "resolved" or picked:
         return found
     if PLATE & set(words):
@@ -266,6 +277,12 @@ def unread(found: Localization, words: list[str], picked: bool,
     legible = [(c, text) for c, text, conf in readings
                if conf >= READ_CONF and len(_letters(text)) >= READ_CHARS]
     hits = [(c, text) for c, text in legible if reads_as(said, text)]
+    rest = sorted({w for _, text in hits for w in unread_words(said, text)})
+    if hits and rest:   # read the name, but where it is ("on the bumper") is not checked
+        return Localization([c for c, _ in hits], "ambiguous", f"I read "
+                            f"{', '.join(repr(t) for _, t in hits[:4])}, but nothing here "
+                            f"checks '{' '.join(rest)}': click it if it is the one you mean",
+                            candidates=[c for c, _ in hits], guess=len(hits))
     if len(hits) > 1 and not plural:    # one named, several read so: which is a question
         return Localization([c for c, _ in hits], "ambiguous", f"{len(hits)} text regions "
                             f"read '{' '.join(said)}' "
