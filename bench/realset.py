@@ -21,7 +21,8 @@ Usage: ``python bench/realset.py [--split tune] [--upscale 16] [--overlays DIR] 
 The last printed line is one JSON object: ``right_share``, ``mean_iou``, ``boundary_f``,
 ``by_class``, ``silent_failures``, ``cases`` (each per split), plus ``upscale_mp``,
 ``print`` and ``load_average``; with ``--edits``: ``edits`` (counts per split and verdict),
-``silent_failures`` (per split) and ``done_right_share`` (per split, of the edits whose
+``silent_failures`` (per split), ``by_class`` (per split and failure class:
+"right/honest/WRONG/error") and ``done_right_share`` (per split, of the edits whose
 case expects a resolved target).
 """
 
@@ -82,12 +83,17 @@ def _localise(cases, args) -> dict:
     return summary
 
 
+#: the order of ``by_class``'s counts with ``--edits``
+VERDICTS = ("right", "honest", "WRONG", "error")
+
+
 def _edits(cases, args) -> dict:
     from eval.realset_edits import run_edit
 
     counts: dict = {}
     silent: dict = {}
     done_right: dict = {}
+    by_class: dict = {}
     for case in cases:
         for instruction in case.edits:
             o = run_edit(case, instruction, print_as=args.print_as,
@@ -98,11 +104,15 @@ def _edits(cases, args) -> dict:
             counts.setdefault(case.split, {}).setdefault(o.verdict, 0)
             counts[case.split][o.verdict] += 1
             silent[case.split] = silent.get(case.split, 0) + (o.verdict == "WRONG")
+            tally = by_class.setdefault(case.split, {}).setdefault(case.cls, [0, 0, 0, 0])
+            tally[VERDICTS.index(o.verdict)] += 1
             if case.expect == "resolved":
                 done_right.setdefault(case.split, []).append(o.verdict == "right")
             if args.overlays and o.verdict == "WRONG" and o.after is not None:
                 _edit_overlay(case, o, Path(args.overlays), args.print_as, args.upscale)
     return {"edits": counts, "silent_failures": silent,
+            "by_class": {split: {c: "/".join(map(str, t)) for c, t in sorted(per.items())}
+                         for split, per in by_class.items()},
             "done_right_share": {k: round(float(np.mean(v)), 3) for k, v in
                                  done_right.items()}}
 

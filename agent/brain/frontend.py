@@ -365,6 +365,14 @@ def _drop_negated(text: str) -> str:
 _QUOTED = re.compile(r"([\"“”'‘’])([^\"“”‘’]{1,200}?)\1(?=\s|$|[,.;!?])|“([^”]{1,200})”")
 
 
+def _names(text: str) -> set[str]:
+    """Words typed with a capital inside a sentence ("the Leyland script", "the LAS VEGAS
+    sign"): names, lower-cased, that spelling must leave alone (it read "Leyland" as
+    "eland"). The first word of a sentence is capitalised anyway and is not one."""
+    return {m.group(2).lower() for m in re.finditer(r"(^|[.!?]\s+)?\b([A-Za-z]*[A-Z][A-Za-z]*)\b",
+                                                    text) if m.group(1) is None}
+
+
 def normalise(text: str) -> Normalised:
     """Turn a request as typed into a plain request (see the module doc).
 
@@ -383,6 +391,7 @@ def normalise(text: str) -> Normalised:
         return f" \x01{len(held) - 1}\x01 "
 
     work = _QUOTED.sub(_hold, text.replace("’", "'").replace("‘", "'"))
+    names = _names(work)
     work = work.lower()
     work = re.sub(r"([!?.])\1+", r"\1", work)
     work = re.sub(r"[()\[\]{}*~^]+|:\)|:\(|:d\b", " ", work)
@@ -392,7 +401,8 @@ def normalise(text: str) -> Normalised:
         if token in SHORTHAND:
             words.append(SHORTHAND[token])
             continue
-        fixed = correct_word(token) if re.fullmatch(r"[a-z]+", token or "") else token
+        fixed = correct_word(token) if re.fullmatch(r"[a-z]+", token or "") and \
+            token not in names else token
         if fixed != token:
             corrections.append((token, fixed))
         words.append(fixed)

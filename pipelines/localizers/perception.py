@@ -59,6 +59,7 @@ from pipelines.perception.detectors import (
     ObjectDetector,
     SalientSegmenter,
     TextDetector,
+    TextReader,
     shrink,
 )
 from pipelines.perception.words import FACE, SALIENT, TEXT, WordMatch, match_noun
@@ -93,13 +94,14 @@ COLLECTIVE = {"people", "men", "women", "children", "kids", "faces", "persons", 
 
 
 class _Models:
-    """The three nets, loaded once per process on first use."""
+    """The nets, loaded once per process on first use (the text reader if installed)."""
 
     _lock = threading.Lock()
     objects: ObjectDetector | None = None
     faces: FaceDetector | None = None
     salient: SalientSegmenter | None = None
     text: TextDetector | None = None
+    reader: TextReader | None = None
 
     @classmethod
     def get(cls) -> type[_Models]:
@@ -107,6 +109,7 @@ class _Models:
             if cls.objects is None:
                 cls.objects, cls.faces, cls.salient, cls.text = (
                     ObjectDetector(), FaceDetector(), SalientSegmenter(), TextDetector())
+                cls.reader = TextReader() if store.role_status()["reader"].available else None
         return cls
 
 
@@ -122,7 +125,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
     def is_available(cls) -> tuple[bool, str]:
         """Available when the install step has put every model file in place."""
         missing = [k for k, v in store.role_status().items() if not v.available
-                   and k != "words"]
+                   and k not in ("words", "reader")]
         if missing:
             return False, f"perception models missing ({', '.join(missing)}); run " \
                           "`make install`"
@@ -412,13 +415,13 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         return decide(cands, parsed, "face", [])
 
     def _text(self, rgb: np.ndarray, parsed: Phrase) -> Localization:
-        """Text regions (PP-OCRv4's detector): "the text" means all of it, unless a place,
-        size or ordinal word picks one line."""
-        dets = _Models.get().text.detect(rgb)
+        """Text regions (``text``): "the text" is all of it, unless a word picks one."""
+        models = _Models.get()
+        dets = models.text.detect(rgb)
         if not dets:
             return Localization([], "unresolved", "no text found; paint it with the brush")
         marks = bool(text_regions.MARK_WORDS & set(parsed.words))
-        cands = []
+        cands, lines = [], {}
         for d in dets[:MAX_REFINED * 2]:
             box = text_regions.tighten(rgb, int_box(d.box))
             if marks:       # a watermark or logo: the text and the mark beside it
@@ -428,10 +431,13 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                 mask[box[1]:box[3], box[0]:box[2]] = True
             cands.append(Candidate(mask, calibrated(d.score), TEXT, "ppocr-det+ink",
                                    {"detector": calibrated(d.score)}))
+            lines[id(cands[-1])] = int_box(d.box)   # read with the detector's margin
         picks = parsed.ordinal or parsed.last or parsed.size or parsed.spatial
         found = decide(cands, parsed if picks else replace(parsed, plural=True), "text", [])
-        return text_regions.unread(text_regions.lines_only(found),
-                                   [w for w in parsed.words if w not in parsed.colors], picks)
+        return text_regions.unread(
+            text_regions.lines_only(found), [w for w in parsed.words if w not in parsed.colors],
+            picks, text_regions.reading(models.reader, rgb, lines), parsed.plural,
+            lambda: text_regions.vehicles(models.objects, shrink(rgb, FRAME_SIDE), rgb.shape))
 
     # --- subject / background ----------------------------------------------------------
 

@@ -11,10 +11,13 @@ taller than a line of text into a question.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import cv2
 import numpy as np
 
-from pipelines.localizers.base import Localization, mask_box
+from pipelines.localizers.base import Candidate, Localization, mask_box
 from pipelines.perception.words import SYNONYMS, TEXT
 
 #: a pixel is ink when a channel differs this much from the local background colour
@@ -106,19 +109,196 @@ PLAIN = frozenset(w for w, label in SYNONYMS.items() if label == TEXT) | MARK_WO
                "picture", "image"})
 
 
-def unread(found: Localization, words: list[str], picked: bool) -> Localization:
-    """``found`` (text regions), or a question when the phrase says what the text reads or
-    what it is on ("the LAS VEGAS lettering", "the script on the bumper"): the detector
-    finds where text is but reads none of it, so which region says that is a guess (tune:
-    a bus's bumper script, not detected, "found" as the one text region elsewhere, IoU 0).
-    Place, size and ordinal words (``picked``) choose among the regions and are checked;
-    colour words are left to the regions' colour."""
-    said = [w for w in words if w not in PLAIN]
-    if found.status != "resolved" or picked or not said:
+#: a region's reading counts when its characters' mean confidence is at least this and it
+#: has at least ``READ_CHARS`` letters or digits
+READ_CONF, READ_CHARS = 0.5, 3
+#: a named word matches a reading when at most this share of its letters differ (a
+#: substitution, a missed or extra letter: "LASVEGASS" for "las vegas"), or when the
+#: reading is a piece of the word that long ("ERSTO" of "eristoff", a line cut short)
+READ_SLACK, READ_PIECE = 0.2, 0.6
+
+
+def _letters(text: str) -> str:
+    return "".join(ch for ch in text.lower() if ch.isalnum())
+
+
+def _distance(a: str, b: str) -> int:
+    """Levenshtein distance."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
+def _near(word: str, text: str) -> int:
+    """The fewest edits that turn ``word`` into a run of ``text`` (a run of the word's
+    length, one letter more or fewer)."""
+    n = len(word)
+    runs = {text[i:i + k] for k in (n - 1, n, n + 1) if k > 0
+            for i in range(max(1, len(text) - k + 1))}
+    return min(_distance(word, r) for r in runs)
+
+
+def near_reading(was: str, now: str) -> bool:
+    """Does ``now`` read as ``was`` did (at most ``READ_SLACK`` of its letters differ)?"""
+    a, b = _letters(was), _letters(now)
+    return bool(a) and len(b) >= READ_CHARS and _distance(a, b) <= int(READ_SLACK * len(a))
+
+
+def unread_words(words: list[str], text: str) -> list[str]:
+    """The named words (3+ letters) a region reading ``text`` does not account for: not
+    read there, alone or joined with the others ("on the bumper" is read nowhere)."""
+    names = [w for w in words if len(_letters(w)) >= 3]
+    if len(names) > 1 and reads_as(["".join(names)], text):
+        return []
+    return [w for w in names if not reads_as([w], text)]
+
+
+def reads_as(words: list[str], text: str) -> bool:
+    """Does a region reading ``text`` say what ``words`` name? The words are joined
+    ("las vegas" is "lasvegas") and also taken one by one (3+ letters); each may differ
+    by ``READ_SLACK`` of its letters from a run of the reading, or the reading may be a
+    piece of it (``READ_PIECE`` of its length, one edit)."""
+    got = _letters(text)
+    if len(got) < READ_CHARS:
+        return False
+    names = [w for w in (_letters(w) for w in words) if len(w) >= 3]
+    if len(names) > 1:
+        names.append("".join(names))
+    for name in names:
+        if _near(name, got) <= int(READ_SLACK * len(name)):
+            return True
+        if len(got) >= READ_PIECE * len(name) and _near(got, name) <= 1:
+            return True
+    return False
+
+
+def reading(reader: Any, rgb: np.ndarray, lines: dict[int, Box]
+            ) -> Callable[[Candidate], tuple[str, float]] | None:
+    """``unread``'s reader: a candidate's text read in its line's box (``lines``, by the
+    candidate's ``id()``: the detector's box, margin included), else in its own box; None
+    when there is no reader (its file is not installed)."""
+    if reader is None:
+        return None
+
+    def read(cand: Candidate) -> tuple[str, float]:
+        box = lines.get(id(cand)) or cand.bbox
+        return reader.read(rgb, tuple(int(v) for v in box)) if box else ("", 0.0)
+    return read
+
+
+#: a phrase naming a number plate: its writing is the plate, told from other writing by
+#: what it reads (``plate_like``)
+PLATE = frozenset({"plate", "plates", "numberplate", "numberplates"})
+
+
+def plate_like(text: str) -> bool:
+    """A number plate's reading: 4-10 letters and digits, two or more of them digits and
+    one or more a letter (a year or a price alone is no plate)."""
+    got = _letters(text)
+    digits = sum(ch.isdigit() for ch in got)
+    return 4 <= len(got) <= 10 and digits >= 2 and digits < len(got)
+
+
+#: vehicles a number plate is on (the detector's classes)
+VEHICLES = frozenset({"car", "truck", "bus", "motorcycle"})
+
+
+def vehicles(detector: Any, frame: np.ndarray, shape: tuple[int, ...]) -> list[Box]:
+    """The detector's sure vehicle boxes on ``frame`` (a small copy of a photo of
+    ``shape``), in the photo's pixels."""
+    k = shape[1] / frame.shape[1]
+    return [tuple(int(round(v * k)) for v in d.box) for d in detector.detect(frame, 0.4)
+            if d.label in VEHICLES]
+
+
+def _plates(found: Localization, plural: bool,
+            read: Callable[[Candidate], tuple[str, float]] | None,
+            on: list[Box]) -> Localization:
+    """The text regions that read like a number plate and lie on a vehicle (``on``): one
+    (or, for "plates", every one); else a question that says what was read. Without a
+    reader nothing tells a plate from a sticker, and a shop sign that reads "OPEN 24H" is
+    on no vehicle: either is asked."""
+    regions = found.candidates or found.masks
+    readings = [(c, *read(c)) for c in regions] if read is not None else []
+
+    def on_vehicle(c: Candidate) -> bool:
+        box = c.bbox
+        if box is None:
+            return False
+        cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+        return any(v[0] <= cx <= v[2] and v[1] <= cy <= v[3] for v in on)
+    plates = [(c, t) for c, t, conf in readings
+              if conf >= READ_CONF and plate_like(t) and on_vehicle(c)]
+    if plates and (plural or len(plates) == 1):
+        # the reading tells them from the other regions: those are no twins to ask about
+        return Localization([c for c, _ in plates], "resolved", "found the number plate"
+                            f"{'s' if len(plates) > 1 else ''} reading "
+                            f"{', '.join(repr(t) for _, t in plates)}")
+    heard = (f"I read {', '.join(repr(t) for _, t, _ in readings[:4])}" if readings else
+             "I cannot read text")
+    return Localization(found.masks, "ambiguous", f"{found.reason}; {heard}, and "
+                        f"{len(plates)} of it read{'s' if len(plates) == 1 else ''} like a "
+                        f"number plate on one of the {len(on)} vehicle(s) I see: click the "
+                        "plate or paint it with the brush",
+                        candidates=found.candidates)
+
+
+def unread(found: Localization, words: list[str], picked: bool,
+           read: Callable[[Candidate], tuple[str, float]] | None = None,
+           plural: bool = False, vehicles: Callable[[], list[Box]] | None = None
+           ) -> Localization:
+    """``found`` (text regions), or the regions that read what the phrase names, or a
+    question when the phrase says what the text reads or what it is on ("the LAS VEGAS
+    lettering", "the script on the bumper").
+
+    With a reader (``read``: a candidate's text and confidence) each region is read; the
+    ones whose reading matches a named word (``reads_as``) are the answer. Without one, or
+    when no region reads a named word (the writing meant may not be found, or the word
+    names what it is on), which region is meant is a guess and is asked (tune: a bus's
+    bumper script, not detected, "found" as the one text region elsewhere, IoU 0); the
+    question says what was read. Several regions that read it for a thing named once are
+    asked about, and so is a reading of the name when other named words ("on the
+    bumper") are read nowhere: where the writing is cannot be checked. Place, size and
+    ordinal words (``picked``) choose among the regions and are checked; colour words are
+    left to the regions' colour."""
+    if found.status != "resolved" or picked:
         return found
-    return Localization(found.masks, "ambiguous", f"{found.reason}; but I cannot read "
-                        f"text, so which writing is the '{' '.join(said)}' one is a guess: "
-                        "click it or paint it with the brush", candidates=found.candidates)
+    if PLATE & set(words):
+        return _plates(found, bool({"plates", "numberplates"} & set(words)), read,
+                       vehicles() if vehicles is not None else [])
+    said = [w for w in words if w not in PLAIN]
+    if not said:
+        return found
+    regions = found.candidates or found.masks
+    readings = [(c, *read(c)) for c in regions] if read is not None else []
+    legible = [(c, text) for c, text, conf in readings
+               if conf >= READ_CONF and len(_letters(text)) >= READ_CHARS]
+    hits = [(c, text) for c, text in legible if reads_as(said, text)]
+    rest = sorted({w for _, text in hits for w in unread_words(said, text)})
+    if hits and rest:   # read the name, but where it is ("on the bumper") is not checked
+        return Localization([c for c, _ in hits], "ambiguous", f"I read "
+                            f"{', '.join(repr(t) for _, t in hits[:4])}, but nothing here "
+                            f"checks '{' '.join(rest)}': click it if it is the one you mean",
+                            candidates=[c for c, _ in hits], guess=len(hits))
+    if len(hits) > 1 and not plural:    # one named, several read so: which is a question
+        return Localization([c for c, _ in hits], "ambiguous", f"{len(hits)} text regions "
+                            f"read '{' '.join(said)}' "
+                            f"({', '.join(repr(t) for _, t in hits[:4])}): click the one "
+                            "you mean", candidates=[c for c, _ in hits])
+    if hits:
+        shown = ", ".join(f"'{text}'" for _, text in hits)
+        return Localization([c for c, _ in hits], "resolved", f"found the writing that reads "
+                            f"{shown} ('{' '.join(said)}'; {len(hits)} of {len(regions)} "
+                            "text regions)")     # read apart from the others: no twins
+    heard = (f"I read {', '.join(repr(t) for _, t in legible[:4])} and nothing that reads "
+             f"'{' '.join(said)}'" if legible else
+             "but I cannot read text" if read is None else "but I could read none of it")
+    return Localization(found.masks, "ambiguous", f"{found.reason}; {heard}, so which "
+                        f"writing is the '{' '.join(said)}' one is a guess: click it or "
+                        "paint it with the brush", candidates=found.candidates)
 
 
 def lines_only(found: Localization) -> Localization:

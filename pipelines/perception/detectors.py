@@ -518,3 +518,66 @@ class TextDetector(_Net):
                                    min(float(w), (x + bw + grow) * sx),
                                    min(float(h), (y + bh + grow) * sy)), score, "text"))
         return sorted(dets, key=lambda d: -d.score)
+
+
+class TextReader(_Net):
+    """PP-OCRv4 text recognition (CTC): what one line of text in a box reads.
+
+    The network's characters are the list in the ONNX file's own metadata (``character``),
+    with the CTC blank before them and a space after, as PaddleOCR decodes them."""
+
+    file = "ppocrv4_rec.onnx"
+    height = 48
+    #: the widest line read at once (the trained shape is 48 × 320; longer lines are
+    #: squeezed to this width rather than cut)
+    max_width = 640
+    #: a line read less surely than this is read mirrored too, and the surer reading kept
+    mirrored_below = 0.8
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._chars: list[str] | None = None
+
+    def _characters(self) -> list[str]:
+        if self._chars is None:
+            import onnx  # here: only a reader that runs needs the protobuf parser
+
+            model = onnx.load(str(model_path(self.file)), load_external_data=False)
+            meta = {p.key: p.value for p in model.metadata_props}
+            self._chars = ["", *meta.get("character", "").split("\n"), " "]
+        return self._chars
+
+    def read(self, rgb: np.ndarray, box: tuple[int, int, int, int]) -> tuple[str, float]:
+        """The text in ``box`` (x0, y0, x1, y1, full-resolution pixels) and the mean
+        confidence of its characters (0 when it reads nothing)."""
+        x0, y0, x1, y1 = box
+        crop = rgb[max(0, y0):y1, max(0, x0):x1, :3]
+        if crop.shape[0] < 4 or crop.shape[1] < 4:
+            return "", 0.0
+        if crop.shape[0] > 1.5 * crop.shape[1]:       # a vertical line: read it turned
+            crop = np.ascontiguousarray(np.rot90(crop, -1))
+        width = int(min(self.max_width, max(self.height, np.ceil(
+            self.height * crop.shape[1] / crop.shape[0]))))
+        line = cv2.resize(crop[..., ::-1], (width, self.height),     # BGR, as trained
+                          interpolation=cv2.INTER_AREA if crop.shape[0] > self.height
+                          else cv2.INTER_CUBIC)
+        text, conf = self._decode(line)
+        if conf < self.mirrored_below:      # writing seen in a mirror, or a mirrored photo
+            flipped = self._decode(np.ascontiguousarray(line[:, ::-1]))
+            if flipped[1] > conf:
+                return flipped
+        return text, conf
+
+    def _decode(self, line: np.ndarray) -> tuple[str, float]:
+        """Greedy CTC decoding of one 48-px line (BGR)."""
+        blob = ((line.astype(np.float32) / 255.0 - 0.5) / 0.5).transpose(2, 0, 1)[None]
+        probs = self._forward(blob.copy())[0][0]
+        chars = self._characters()
+        best, conf = probs.argmax(axis=1), probs.max(axis=1)
+        text, kept, last = [], [], -1
+        for index, p in zip(best.tolist(), conf.tolist()):
+            if index != last and index != 0 and index < len(chars):
+                text.append(chars[index])
+                kept.append(p)
+            last = index
+        return "".join(text).strip(), float(np.mean(kept)) if kept else 0.0

@@ -19,6 +19,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from agent.brain.critic.legible import legible
 from agent.brain.critic.retry import from_tried, softer, stronger, unique, valid_retry
 from agent.brain.critic.verdict import (
     FAILED_CHECK_CAP,
@@ -219,6 +220,14 @@ class MeasuredCritic:
             checks["target_gone"] = self._gone(before, after, full_inside, action, fix)
             if not checks["target_gone"]:
                 score *= 0.4
+        if op == "blur" and checks["changed"]:     # writing blurred must be unreadable
+            read = legible(before, after, full_inside)
+            if read is not None:
+                checks["text_hidden"] = not read.still
+                if read.still:
+                    fix.append(f"the blurred writing still reads '{read.after}'")
+                    verdict.retry["radius"] = max(float(verdict.retry.get("radius", 0)),
+                                                  read.radius)
         keep += verdict.keep
         fix += verdict.fix
         retry.update(verdict.retry)
