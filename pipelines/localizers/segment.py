@@ -372,22 +372,27 @@ def shadow_cut(crop: np.ndarray, fg: np.ndarray, prob: np.ndarray) -> np.ndarray
     light = lab[..., 0]
     tex = cv2.blur(np.abs(light - cv2.GaussianBlur(light, (0, 0), 1.0)), (5, 5))
     depth = cv2.distanceTransform(fg.astype(np.uint8), cv2.DIST_L2, 3)
-    _, _, w, h = cv2.boundingRect(fg.astype(np.uint8))
-    near = fg & (tex < SHADOW_SMOOTH) & (depth <= max(2.0, SHADOW_DEPTH * min(w, h)))
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(near.astype(np.uint8), 8)
+    _, _, bw, bh = cv2.boundingRect(fg.astype(np.uint8))
+    near = fg & (tex < SHADOW_SMOOTH) & (depth <= max(2.0, SHADOW_DEPTH * min(bw, bh)))
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(near.astype(np.uint8), 8)
+    rim = np.unique(labels[near & (depth <= 1.5)])     # the parts on the outline
     out = fg.copy()
-    for i in range(1, count):
-        part = labels == i
-        if stats[i, cv2.CC_STAT_AREA] < 4 or not (part & (depth <= 1.5)).any() or \
-                float(np.median(prob[part])) >= SHADOW_UNSURE:
+    for i in rim[rim > 0]:
+        x, y, w, h, area = stats[i]
+        if area < 4:
             continue
-        beside = (cv2.dilate(part.view(np.uint8), np.ones((7, 7), np.uint8)) > 0) & ~fg
-        if beside.sum() < 8 or float(np.median(tex[beside])) >= SHADOW_SMOOTH:
+        # the part's box and the 3 px its 7-px neighbourhood reaches: a window, not the frame
+        win = np.s_[max(0, y - 3):y + h + 3, max(0, x - 3):x + w + 3]
+        part = labels[win] == i
+        if float(np.median(prob[win][part])) >= SHADOW_UNSURE:
             continue
-        mine, ground = np.median(lab[part], axis=0), np.median(lab[beside], axis=0)
+        beside = (cv2.dilate(part.view(np.uint8), np.ones((7, 7), np.uint8)) > 0) & ~fg[win]
+        if beside.sum() < 8 or float(np.median(tex[win][beside])) >= SHADOW_SMOOTH:
+            continue
+        mine, ground = np.median(lab[win][part], axis=0), np.median(lab[win][beside], axis=0)
         if ground[0] - mine[0] >= SHADOW_DARKER and mine[0] >= SHADOW_KEEPS * ground[0] and \
                 float(np.linalg.norm(mine[1:] - ground[1:])) <= SHADOW_CHROMA:
-            out &= ~part
+            out[win] &= ~part
     if out.sum() < fg.sum():
         log.info("a smooth, darker part of the ground's chroma left the outline: %d px "
                  "(a cast shadow)", int(fg.sum() - out.sum()))
