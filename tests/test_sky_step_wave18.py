@@ -2,7 +2,7 @@
 --upscale 16 --print gamma0.8|gamma1.25``). A sky ran a few work pixels into the land under
 its horizon (a pale roof, a band of far water, the sea), past what a 16-MP edit may touch,
 and "make the sky darker / bluer" was reported done. What it ran into is darker than the
-sky just above it and not bluer (``sky._darker_below``): a relative step that survives a
+sky just above it and not bluer (``sky_land.land_below``): a relative step that survives a
 gamma, where the absolute brightness of "pale" does not. Each case is the tune photo (and
 print) that showed it, enlarged to 16 MP as the bench enlarges it."""
 
@@ -72,3 +72,20 @@ def test_darker_bluer_sky_under_clouds_stays_sky() -> None:
     for case_id, iou in (("this_is_not_windows__sky", 0.995), ("aitzgorri__sky", 0.97)):
         mask, truth = _found(case_id, mp=None)
         assert realset.mask_iou(mask, truth) >= iou, case_id
+
+
+def test_sun_glare_on_the_sea_under_a_grey_horizon_is_not_sky() -> None:
+    """A beach under a grey sky, lighter (a gamma of 0.8): the sun's glare on the sea under
+    the horizon is blown out, smooth where it is clipped and brighter than the sky above
+    it, and the sky took it ("make the sky darker": 241 px beyond the reach, done). The sky
+    itself is hardly blown out (0.1 %) and the glare glitters (its fine texture four times
+    the sky's): it leaves."""
+    _inside_the_reach("clouds_beach__sky", "gamma0.8", 0.99)
+
+
+def test_a_blown_out_cloud_at_the_cut_under_the_horizon_stays_sky() -> None:
+    """A lake under a cloudy sky, darker (a gamma of 1.25): a blown-out cloud lies on the
+    line where the sky is cut under its horizon, in a sky hardly blown out, like the
+    glare; but it is smooth (its fine texture twice the sky's), and stays."""
+    mask, truth = _found("lake_hill__sky", "gamma1.25", mp=None)
+    assert realset.mask_iou(mask, truth) >= 0.94

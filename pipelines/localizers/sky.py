@@ -17,6 +17,9 @@ bright (haze, overcast, clouds). Sky-like regions are then judged as regions:
 * a smooth grey region too dark to read as pale joins it when it reaches the top
   border, ends above the horizon and goes on from the sky with no edge between them (the
   overcast half of a monochrome sky, ``_grey_above``).
+* what it ran into under its horizon leaves last (``sky_land.land_below``): a piece at
+  its lower edge darker and not bluer than the sky right above it, or a blown-out glitter
+  of sun on the water under a sky hardly blown out.
 
 The region is found on a copy of about ``WORK_SIDE`` px and brought to full resolution
 with ``refine.upsample_edge`` (a guided filter on the edge band). The answer's reason
@@ -30,6 +33,7 @@ import numpy as np
 
 from pipelines.localizers.base import Candidate, Localization
 from pipelines.localizers.refine import upsample_region
+from pipelines.localizers.sky_land import land_below
 from pipelines.perception.detectors import shrink
 
 WORK_SIDE = 512
@@ -91,19 +95,6 @@ GREY_SAT = 0.16
 #: height above the top of at least ``BAY_ABOVE`` of its columns (the cloud 0.67), and the
 #: sky is at least ``BAY_BLUE`` blue (a pale region in a grey sky, a backdrop, is no cloud)
 BAY_TOP, BAY_PALE, BAY_GAP, BAY_ABOVE, BAY_BLUE = 0.05, 0.7, 0.06, 0.6, 0.5
-#: the sky ends where, going down a column, it turns ``STEP_DARK`` Lab L darker than its
-#: mean ``STEP_ROWS`` work px above (or half as dark and less blue by as much again): a sky
-#: pales towards its horizon (tune, its lowest rows: median -0.9 to -3.4), where a pale
-#: roof, a band of far water and sand, or the sea it ran into is darker than the sky above
-#: it (median -5 to -15) on every print. A step relative to the sky above survives a gamma
-#: where the absolute brightness of "pale" (``sky_likelihood``) does not.
-STEP_DARK, STEP_ROWS = 7.0, (6, 20)
-#: such a piece at the sky's lower edge is land when it is not much bluer than the sky
-#: above it (median over the piece of its Lab b less the sky's: ``STEP_BLUE`` or more; tune
-#: land -2.0 to +9.8, while the sky under a row of white clouds, a cloud's shaded underside
-#: or a bank of grey-blue cloud over a ridge is bluer, -5.4 to -8.3) and ``STEP_THICK`` work
-#: px thick or more (the sky's last row along a skyline, blended with it, is thinner)
-STEP_BLUE, STEP_THICK = -3.5, 3
 
 
 def sky_likelihood(small: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -219,7 +210,7 @@ def find_sky(rgb: np.ndarray) -> Localization:
     rough = rough_edge(sky, fine)
     trimmed = _without_mist(_fill_clouds(_smooth_only(grown, fine, ~blue), pale), pale)
     sky = trimmed if trimmed.any() else sky
-    stepped = _darker_below(sky, lab)
+    stepped = land_below(sky, small, lab, fine)
     sky = stepped if stepped.any() else sky
     share = float(sky.mean())
     blue_share = float(colour[sky].mean())
@@ -316,56 +307,6 @@ def _smooth_only(sky: np.ndarray, fine: np.ndarray, loose: np.ndarray | None = N
         thick = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (TRIM_OPEN, TRIM_OPEN))
         rough |= cv2.morphologyEx(joined.astype(np.uint8), cv2.MORPH_OPEN, thick) > 0
     out = sky & ~rough
-    count, labels, stats, _ = cv2.connectedComponentsWithStats(out.astype(np.uint8), 8)
-    small = np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] < 0.002 * sky.size) + 1
-    out[np.isin(labels, small)] = False
-    return out
-
-
-def _above(values: np.ndarray, sky: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per pixel, the mean of ``values`` over the ``sky`` pixels ``STEP_ROWS`` above it in
-    its column, and how many there are."""
-    h, w = sky.shape
-    near, far = STEP_ROWS
-    inside = sky.astype(np.float32)
-    counts = np.vstack([np.zeros((1, w), np.float32), np.cumsum(inside, axis=0)])
-    sums = np.vstack([np.zeros((1, w), np.float32), np.cumsum(values * inside, axis=0)])
-    rows = np.arange(h)
-    lo, hi = np.clip(rows - far, 0, h), np.clip(rows - near, 0, h)
-    seen = counts[hi] - counts[lo]
-    return (sums[hi] - sums[lo]) / np.maximum(seen, 1.0), seen
-
-
-def _darker_below(sky: np.ndarray, lab: np.ndarray) -> np.ndarray:
-    """``sky`` without the pieces at its lower edge that are darker than the sky right above
-    them (``STEP_DARK``), not much bluer (``STEP_BLUE``) and ``STEP_THICK`` work px thick:
-    the land it ran into at its horizon (``lab``: the work copy in Lab). The sky under a
-    white cloud or a cloud's shaded underside is darker but bluer, a darker cloud with
-    sky under it does not reach the lower edge, and the sky's last row along a skyline is
-    thinner: they stay. What the cut leaves apart and small (under 0.2 % of the frame)
-    leaves too."""
-    h, w = sky.shape
-    light = cv2.blur(lab[..., 0], (3, 3))
-    yellow = cv2.blur(lab[..., 2], (3, 3))
-    above, seen = _above(light, sky)
-    less_blue = yellow - _above(yellow, sky)[0]
-    dark = above - light
-    # darker than the sky above by STEP_DARK, or by half as much and less blue as well
-    step = (dark >= STEP_DARK) | ((dark >= STEP_DARK / 2) &
-                                  (dark ** 2 + np.maximum(less_blue, 0) ** 2 >= STEP_DARK ** 2))
-    darker = sky & (seen >= (STEP_ROWS[1] - STEP_ROWS[0]) / 2) & step
-    column = np.ones((STEP_THICK, 1), np.uint8)
-    darker = cv2.morphologyEx(darker.astype(np.uint8), cv2.MORPH_OPEN, column) > 0
-    if not darker.any():
-        return sky
-    edge = sky & ~np.vstack([sky[1:], np.zeros((1, w), bool)])     # nothing of it below
-    edge = cv2.dilate(edge.astype(np.uint8), column) > 0
-    count, labels = cv2.connectedComponents(darker.astype(np.uint8), connectivity=8)
-    out = sky.copy()
-    for i in np.unique(labels[edge & darker]):
-        piece = labels == i
-        if i and float(np.median(less_blue[piece])) >= STEP_BLUE:
-            out &= ~piece
     count, labels, stats, _ = cv2.connectedComponentsWithStats(out.astype(np.uint8), 8)
     small = np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] < 0.002 * sky.size) + 1
     out[np.isin(labels, small)] = False
