@@ -17,6 +17,9 @@ bright (haze, overcast, clouds). Sky-like regions are then judged as regions:
 * a smooth grey region too dark to read as pale joins it when it reaches the top
   border, ends above the horizon and goes on from the sky with no edge between them (the
   overcast half of a monochrome sky, ``_grey_above``).
+* what it ran into under its horizon leaves last (``sky_land.land_below``): a piece at
+  its lower edge darker and not bluer than the sky right above it, or a blown-out glitter
+  of sun on the water under a sky hardly blown out.
 
 The region is found on a copy of about ``WORK_SIDE`` px and brought to full resolution
 with ``refine.upsample_edge`` (a guided filter on the edge band). The answer's reason
@@ -30,6 +33,7 @@ import numpy as np
 
 from pipelines.localizers.base import Candidate, Localization
 from pipelines.localizers.refine import upsample_region
+from pipelines.localizers.sky_land import land_below
 from pipelines.perception.detectors import shrink
 
 WORK_SIDE = 512
@@ -206,6 +210,8 @@ def find_sky(rgb: np.ndarray) -> Localization:
     rough = rough_edge(sky, fine)
     trimmed = _without_mist(_fill_clouds(_smooth_only(grown, fine, ~blue), pale), pale)
     sky = trimmed if trimmed.any() else sky
+    stepped = land_below(sky, small, lab, fine)
+    sky = stepped if stepped.any() else sky
     share = float(sky.mean())
     blue_share = float(colour[sky].mean())
     bluish = float(blue[sky].mean())

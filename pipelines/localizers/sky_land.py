@@ -1,0 +1,131 @@
+"""Where a sky found by colour and smoothness ran on into the land under its horizon
+(``sky.find_sky`` calls ``land_below`` last, on its work copy).
+
+A sky's colour rules are absolute (pale is bright, blue is of a hue and saturation), so on a
+lighter or darker print, or a photo enlarged to 16 MP, the sky found takes a few work pixels
+of what lies under its horizon: a pale roof, a band of far water and sand under a hazy
+horizon, the sea. What it took differs from the sky *right above it*, in the same column,
+in a way a gamma keeps: it is darker and not bluer (``_darker_below``), or it is a blown-out
+glitter of sun on water under a sky that is itself hardly blown out (``_glare_below``).
+Only pieces at the sky's lower edge are judged: a darker cloud with sky under it stays.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import cv2
+import numpy as np
+
+log = logging.getLogger(__name__)
+
+#: the sky ends where, going down a column, it turns ``STEP_DARK`` Lab L darker than its
+#: mean ``STEP_ROWS`` work px above (or half as dark and less blue by as much again): a sky
+#: pales towards its horizon (tune, its lowest rows: median -0.9 to -3.4), where a pale
+#: roof, a band of far water and sand, or the sea it ran into is darker than the sky above
+#: it (median -5 to -15) on every print. A step relative to the sky above survives a gamma
+#: where the absolute brightness of "pale" (``sky_likelihood``) does not.
+STEP_DARK, STEP_ROWS = 7.0, (6, 20)
+#: such a piece at the sky's lower edge is land when it is not much bluer than the sky
+#: above it (median over the piece of its Lab b less the sky's: ``STEP_BLUE`` or more; tune
+#: land -2.0 to +9.8, while the sky under a row of white clouds, a cloud's shaded underside
+#: or a bank of grey-blue cloud over a ridge is bluer, -5.4 to -8.3) and ``STEP_THICK`` work
+#: px thick or more (the sky's last row along a skyline, blended with it, is thinner)
+STEP_BLUE, STEP_THICK = -3.5, 3
+#: in a sky with under ``GLARE_SKY`` of its pixels blown out (a channel at ``CLIPPED`` or
+#: more), a blown-out piece at its lower edge, with what is ``STEP_DARK`` brighter than the
+#: sky above joined to it, is sun glare on the water under the horizon when it glitters:
+#: its median fine texture is ``GLARE_FINE`` times the sky's or more (tune: a beach's grey
+#: sky 0.1 % blown out, its glare 4.0-5.6 times, none of it in the label; a blown-out cloud
+#: on a darker print's cut under the horizon 2.0 times; skies whose blown-out clouds reach
+#: the horizon are 6-65 % blown out)
+GLARE_SKY, CLIPPED, GLARE_FINE = 0.01, 250, 3.0
+
+
+def land_below(sky: np.ndarray, small: np.ndarray, lab: np.ndarray, fine: np.ndarray
+               ) -> np.ndarray:
+    """``sky`` (bool, the work size) without the land it ran into at its lower edge
+    (module doc). ``small``, ``lab``: the work copy in RGB (uint8) and in Lab (float32);
+    ``fine``: its fine texture (``sky.fine_texture``)."""
+    out = _glare_below(_darker_below(sky, lab), small, lab, fine)
+    if out.sum() < sky.sum():
+        log.debug("the sky's lower edge gave up %d work px of land", sky.sum() - out.sum())
+    return out
+
+
+def _above(values: np.ndarray, sky: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per pixel, the mean of ``values`` over the ``sky`` pixels ``STEP_ROWS`` above it in
+    its column, and how many there are."""
+    h, w = sky.shape
+    near, far = STEP_ROWS
+    inside = sky.astype(np.float32)
+    counts = np.vstack([np.zeros((1, w), np.float32), np.cumsum(inside, axis=0)])
+    sums = np.vstack([np.zeros((1, w), np.float32), np.cumsum(values * inside, axis=0)])
+    rows = np.arange(h)
+    lo, hi = np.clip(rows - far, 0, h), np.clip(rows - near, 0, h)
+    seen = counts[hi] - counts[lo]
+    return (sums[hi] - sums[lo]) / np.maximum(seen, 1.0), seen
+
+
+def _darker_below(sky: np.ndarray, lab: np.ndarray) -> np.ndarray:
+    """``sky`` without the pieces at its lower edge that are darker than the sky right above
+    them (``STEP_DARK``), not much bluer (``STEP_BLUE``) and ``STEP_THICK`` work px thick:
+    the land it ran into at its horizon (``lab``: the work copy in Lab). The sky under a
+    white cloud or a cloud's shaded underside is darker but bluer, a darker cloud with
+    sky under it does not reach the lower edge, and the sky's last row along a skyline is
+    thinner: they stay. What the cut leaves apart and small (under 0.2 % of the frame)
+    leaves too."""
+    w = sky.shape[1]
+    light = cv2.blur(lab[..., 0], (3, 3))
+    yellow = cv2.blur(lab[..., 2], (3, 3))
+    above, seen = _above(light, sky)
+    less_blue = yellow - _above(yellow, sky)[0]
+    dark = above - light
+    # darker than the sky above by STEP_DARK, or by half as much and less blue as well
+    step = (dark >= STEP_DARK) | ((dark >= STEP_DARK / 2) &
+                                  (dark ** 2 + np.maximum(less_blue, 0) ** 2 >= STEP_DARK ** 2))
+    darker = sky & (seen >= (STEP_ROWS[1] - STEP_ROWS[0]) / 2) & step
+    column = np.ones((STEP_THICK, 1), np.uint8)
+    darker = cv2.morphologyEx(darker.astype(np.uint8), cv2.MORPH_OPEN, column) > 0
+    if not darker.any():
+        return sky
+    edge = sky & ~np.vstack([sky[1:], np.zeros((1, w), bool)])     # nothing of it below
+    edge = cv2.dilate(edge.astype(np.uint8), column) > 0
+    _, labels = cv2.connectedComponents(darker.astype(np.uint8), connectivity=8)
+    out = sky.copy()
+    for i in np.unique(labels[edge & darker]):
+        piece = labels == i
+        if i and float(np.median(less_blue[piece])) >= STEP_BLUE:
+            out &= ~piece
+    return _without_specks(out)
+
+
+def _glare_below(sky: np.ndarray, small: np.ndarray, lab: np.ndarray, fine: np.ndarray
+                 ) -> np.ndarray:
+    """``sky`` without the blown-out, glittering pieces at its lower edge when it is itself
+    hardly blown out (``GLARE_SKY``): sun glare on the sea under a grey sky's horizon,
+    smooth where it is clipped. ``small``, ``lab``: the work copy in RGB and in Lab;
+    ``fine``: its fine texture (``fine_texture``)."""
+    clipped = small.max(axis=-1) >= CLIPPED
+    if not sky.any() or float(clipped[sky].mean()) >= GLARE_SKY:
+        return sky
+    light = cv2.blur(lab[..., 0], (3, 3))
+    above, seen = _above(light, sky)
+    bright = sky & (clipped | ((seen >= (STEP_ROWS[1] - STEP_ROWS[0]) / 2) &
+                               (light >= above + STEP_DARK)))
+    edge = sky & ~np.vstack([sky[1:], np.zeros((1, sky.shape[1]), bool)])
+    _, labels = cv2.connectedComponents(bright.astype(np.uint8), connectivity=8)
+    seeds = np.intersect1d(labels[edge & bright], labels[clipped & bright])
+    own = float(np.median(fine[sky]))
+    glare = [i for i in seeds[seeds > 0]
+             if float(np.median(fine[labels == i])) >= GLARE_FINE * own]
+    return _without_specks(sky & ~np.isin(labels, glare))
+
+
+def _without_specks(sky: np.ndarray) -> np.ndarray:
+    """``sky`` without its pieces under 0.2 % of the frame (what a cut left apart)."""
+    _, labels, stats, _ = cv2.connectedComponentsWithStats(sky.astype(np.uint8), 8)
+    specks = np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] < 0.002 * sky.size) + 1
+    out = sky.copy()
+    out[np.isin(labels, specks)] = False
+    return out
