@@ -160,9 +160,12 @@ def _text_pairs(split: str, bg: str) -> Iterator[Pair]:
     for words, target in (("blur the text at the top", masks[0]),
                           ("blur the text at the bottom", masks[2])):
         name = f"{bg}-text"
-        yield Pair(split, name, words, image, _edit(image, words, target), True, "good",
+        # blurred until it no longer reads (``agent.brain.critic.legible``): the default
+        # 4 px leaves these 40-px letters legible, and the agent's retry goes on to 12
+        hidden = f"{words} by 12 px"
+        yield Pair(split, name, words, image, _edit(image, hidden, target), True, "good",
                    target)
-        yield Pair(split, name, words, image, _edit(image, words, every), False,
+        yield Pair(split, name, words, image, _edit(image, hidden, every), False,
                    "every text", every)
 
 
