@@ -109,7 +109,7 @@ class _Models:
             if cls.objects is None:
                 cls.objects, cls.faces, cls.salient, cls.text = (
                     ObjectDetector(), FaceDetector(), SalientSegmenter(), TextDetector())
-                cls.reader = TextReader() if store.role_status()["reader"].available else None
+                cls.reader = text_regions.shared_reader()
         return cls
 
 

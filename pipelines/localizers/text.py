@@ -18,6 +18,8 @@ import cv2
 import numpy as np
 
 from pipelines.localizers.base import Candidate, Localization, mask_box
+from pipelines.perception import store
+from pipelines.perception.detectors import TextReader
 from pipelines.perception.words import SYNONYMS, TEXT
 
 #: a pixel is ink when a channel differs this much from the local background colour
@@ -175,7 +177,27 @@ def reads_as(words: list[str], text: str) -> bool:
     return False
 
 
-def reading(reader: Any, rgb: np.ndarray, lines: dict[int, Box]
+_READER: list[TextReader] = []
+
+
+def shared_reader() -> TextReader | None:
+    """The process's one text reader (the localiser reads regions with it, the critic
+    blurred writing; its net loads on first use), or None when its file is not installed."""
+    if not store.role_status()["reader"].available:
+        return None
+    if not _READER:
+        _READER.append(TextReader())
+    return _READER[0]
+
+
+def _readings(found: Localization, read: Callable[[Candidate], tuple[str, float]] | None
+              ) -> list[tuple[Candidate, str, float]]:
+    """Every region of ``found`` with what it reads and how surely (none without a reader)."""
+    return [(c, *read(c)) for c in found.candidates or found.masks] if read is not None \
+        else []
+
+
+def reading(reader: TextReader | None, rgb: np.ndarray, lines: dict[int, Box]
             ) -> Callable[[Candidate], tuple[str, float]] | None:
     """``unread``'s reader: a candidate's text read in its line's box (``lines``, by the
     candidate's ``id()``: the detector's box, margin included), else in its own box; None
@@ -221,8 +243,7 @@ def _plates(found: Localization, plural: bool,
     (or, for "plates", every one); else a question that says what was read. Without a
     reader nothing tells a plate from a sticker, and a shop sign that reads "OPEN 24H" is
     on no vehicle: either is asked."""
-    regions = found.candidates or found.masks
-    readings = [(c, *read(c)) for c in regions] if read is not None else []
+    readings = _readings(found, read)
 
     def on_vehicle(c: Candidate) -> bool:
         box = c.bbox
@@ -272,8 +293,7 @@ def unread(found: Localization, words: list[str], picked: bool,
     said = [w for w in words if w not in PLAIN]
     if not said:
         return found
-    regions = found.candidates or found.masks
-    readings = [(c, *read(c)) for c in regions] if read is not None else []
+    readings = _readings(found, read)
     legible = [(c, text) for c, text, conf in readings
                if conf >= READ_CONF and len(_letters(text)) >= READ_CHARS]
     hits = [(c, text) for c, text in legible if reads_as(said, text)]
@@ -291,7 +311,7 @@ def unread(found: Localization, words: list[str], picked: bool,
     if hits:
         shown = ", ".join(f"'{text}'" for _, text in hits)
         return Localization([c for c, _ in hits], "resolved", f"found the writing that reads "
-                            f"{shown} ('{' '.join(said)}'; {len(hits)} of {len(regions)} "
+                            f"{shown} ('{' '.join(said)}'; {len(hits)} of {len(readings)} "
                             "text regions)")     # read apart from the others: no twins
     heard = (f"I read {', '.join(repr(t) for _, t in legible[:4])} and nothing that reads "
              f"'{' '.join(said)}'" if legible else

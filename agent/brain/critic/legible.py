@@ -18,9 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from pipelines.layers import mask_bbox
-from pipelines.localizers.text import READ_CHARS, near_reading
-from pipelines.perception import store
-from pipelines.perception.detectors import TextReader
+from pipelines.localizers.text import READ_CHARS, READ_CONF, near_reading, shared_reader
 
 log = logging.getLogger(__name__)
 
@@ -29,16 +27,6 @@ SURE = 0.6
 #: a blur hides a line of text at a sigma of this share of its height (the bus's plate:
 #: read at 0.09 of the line, not at 0.18; as shot, 4 px on a 19-px line, 0.21, hides it)
 HIDING_SIGMA = 0.2
-
-
-_READERS: list[TextReader] = []
-
-
-def _reader() -> TextReader:
-    """One reader for the process (its net loads on first use)."""
-    if not _READERS:
-        _READERS.append(TextReader())
-    return _READERS[0]
 
 
 @dataclass
@@ -58,16 +46,15 @@ def legible(before: np.ndarray, after: np.ndarray, inside: np.ndarray,
     box = mask_bbox(inside)
     if box is None:
         return None
+    reader = reader or shared_reader()
     if reader is None:
-        if not store.role_status()["reader"].available:
-            return None
-        reader = _reader()
+        return None
     x0, y0, x1, y1 = box
     was, sure = reader.read(before, box)
     if sure < SURE or sum(ch.isalnum() for ch in was) < READ_CHARS:
         return None
     now, conf = reader.read(after, box)
-    still = conf >= 0.5 and near_reading(was, now)
+    still = conf >= READ_CONF and near_reading(was, now)
     log.info("blurred text read %r before, %r after (%.2f): %s", was, now, conf,
              "still legible" if still else "hidden")
     return Legible(was, now, still, HIDING_SIGMA * min(y1 - y0, x1 - x0))
