@@ -56,9 +56,11 @@ from eval.realset import (  # noqa: E402
 
 def _localise(cases, args) -> dict:
     from pipelines.localizers import PerceptionLocalizer
+    from pipelines.localizers.steady import settle
 
-    got = evaluate(PerceptionLocalizer().locate, cases, upscale_to=args.upscale,
-                   keep_masks=bool(args.overlays), print_as=args.print_as)
+    found = PerceptionLocalizer()
+    got = evaluate(lambda image, phrase: settle(found, image, phrase), cases,
+                   upscale_to=args.upscale, keep_masks=bool(args.overlays), print_as=args.print_as)
     for o in got:
         print(f"{o.case.split:8s} {o.case.cls:13s} {o.case.id:44s} want {o.case.expect:8s} "
               f"got {o.kind:8s} IoU {o.iou:.3f} F {o.bf:.3f} "

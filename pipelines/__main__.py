@@ -33,6 +33,7 @@ from pipelines.editors.registry import get_editor
 from pipelines.images import ImageLoadError, LoadedImage, image_info, load_image, save_image
 from pipelines.layers import compose, decompose, default_feather, feather_alpha
 from pipelines.localizers import get_localizer
+from pipelines.localizers.steady import settle
 from pipelines.masks import MaskError, load_mask
 from pipelines.models import main as models_main
 
@@ -131,7 +132,7 @@ def _mask_from_box(text: str, width: int, height: int) -> np.ndarray:
 
 
 def _masks_from_phrase(phrase: str, pixels: np.ndarray) -> list[np.ndarray]:
-    found = get_localizer().locate(pixels, phrase)
+    found = settle(get_localizer(), pixels, phrase)
     if found.status != "resolved" or not found.masks:
         reason = found.reason or "no region matches"
         raise CliError(f"could not localise {phrase!r} ({found.status}): {reason}",

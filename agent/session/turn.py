@@ -48,6 +48,7 @@ from pipelines.editors.operations import OperationError, get_operation
 from pipelines.images import downscale
 from pipelines.layers import Layer
 from pipelines.localizers import Hint
+from pipelines.localizers.steady import settle
 from pipelines.progress import ProgressFn
 
 log = logging.getLogger(__name__)
@@ -372,7 +373,7 @@ class TurnRunner:
     def _locate_phrase(self, action: Action, image: np.ndarray) -> _Region:
         phrase = action.region.phrase or action.target
         hint = Hint(mask=self.mask) if self.mask is not None else None
-        found = self.backends.localizer.locate(image, phrase, hint)
+        found = settle(self.backends.localizer, image, phrase, hint)   # exposure-proof
         masks = [m.mask for m in found.masks if np.asarray(m.mask).any()]
         known = self.regions.get(phrase, image.shape[:2], self._frame_key())
         if found.status == "resolved" and masks:

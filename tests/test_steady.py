@@ -1,0 +1,76 @@
+"""Issue 32: an answer decided by a few levels of exposure is asked about, not edited.
+
+``steady.settle`` asks the localiser again on a darker and a lighter copy of the photo. On
+the real aquarium photo "the background" is everything but one fish as shot, and everything
+but a third of the tank on the darker copy: neither is the background a person means (the
+people), and which one comes out depends on exposure. Loupe now asks, offers both, and
+changes nothing. A right answer (the snow photo's sky) stays as it was."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from eval import realphotos, realset
+from eval.localization import mask_iou
+from pipelines.localizers import Hint, PerceptionLocalizer
+from pipelines.localizers.steady import STEADY_IOU, exposed, settle
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_an_extent_that_changes_with_exposure_is_asked_with_both_offered() -> None:
+    image = realset.photo("aquarium")
+    localizer = PerceptionLocalizer()
+    first = localizer.locate(image, "the background")
+    assert first.status == "resolved"                  # as it was: said found, no question
+    settled = settle(localizer, image, "the background", None, first)
+    assert settled.status == "ambiguous", settled.reason
+    assert "exposure" in settled.reason and "darker copy" in settled.reason
+    kept, other = (np.asarray(c.mask, bool) for c in settled.masks)
+    assert np.array_equal(kept, first.union())        # the first answer is offered as is
+    assert mask_iou(other, kept) < STEADY_IOU          # ... beside the copy's own
+    assert [c.id for c in settled.candidates] == ["c0", "c1"]
+
+
+def test_a_right_sky_is_steady_and_unchanged() -> None:
+    case = next(c for c in realset.load_cases("tune") if c.id == "kpa_snow__sky")
+    image = realset.photo(case.photo)
+    localizer = PerceptionLocalizer()
+    first = localizer.locate(image, case.phrase)
+    settled = settle(localizer, image, case.phrase, None, first)
+    assert settled is first and settled.status == "resolved"
+    assert mask_iou(settled.union(), case.truth()) >= realset.RIGHT_IOU
+
+
+def test_a_click_is_the_users_answer_and_is_not_asked_again() -> None:
+    image = realset.photo("aquarium")
+    hint = Hint(point=(600, 150))
+    localizer = PerceptionLocalizer()
+    first = localizer.locate(image, "the background", hint)
+    assert settle(localizer, image, "the background", hint, first) is first
+
+
+def test_the_copies_keep_edges_order_and_alpha() -> None:
+    rgba = np.zeros((4, 4, 4), np.uint8)
+    rgba[..., :3] = np.arange(16, dtype=np.uint8).reshape(4, 4, 1) * 16
+    rgba[..., 3] = 77
+    dark, light = exposed(rgba, 1.25), exposed(rgba, 0.8)
+    assert (dark[..., 3] == 77).all() and (light[..., 3] == 77).all()
+    flat = rgba[..., 0].ravel()
+    assert (np.diff(dark[..., 0].ravel()[np.argsort(flat)]) >= 0).all()  # order kept
+    assert (dark[..., :3] <= rgba[..., :3]).all() and (light[..., :3] >= rgba[..., :3]).all()
+
+
+def test_the_cli_edit_asks_and_writes_nothing(tmp_path) -> None:
+    photo, out = realphotos.photo_path("aquarium"), tmp_path / "out.png"
+    run = subprocess.run([sys.executable, "-m", "agent", "edit", str(photo),
+                          "make the background darker", "--session", str(tmp_path / "s"),
+                          "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode == 1, run.stdout[-2000:] + run.stderr[-2000:]
+    assert "exposure" in run.stdout and "Nothing was changed" in run.stdout, run.stdout[-2000:]
+    assert not out.exists()
