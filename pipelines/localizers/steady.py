@@ -13,7 +13,7 @@ is decided by how the photo is seen, not by the photo: the answer becomes a ques
 both extents offered to click.
 
 A copy that does not resolve (it asks, or finds nothing) is no evidence either way: on the
-tune set a right sky asks on the darker copy and a right dog on the lighter one. Answers to
+tune set a right sky and a right dog ask on the lighter copy. Answers to
 a hint (a click, a brush, a box) are the user's and are not asked again.
 
 Measured on the real tune set (``eval.realset``, each case as shot), the 33 answers that
