@@ -12,12 +12,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import cv2
 import numpy as np
 
 from eval import realphotos, realset
 from eval.localization import mask_iou
 from pipelines.localizers import Hint, PerceptionLocalizer
-from pipelines.localizers.steady import STEADY_IOU, exposed, settle
+from pipelines.localizers.steady import STEADY, agreement, exposed, settle
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -32,7 +33,7 @@ def test_an_extent_that_changes_with_exposure_is_asked_with_both_offered() -> No
     assert "exposure" in settled.reason and "darker copy" in settled.reason
     kept, other = (np.asarray(c.mask, bool) for c in settled.masks)
     assert np.array_equal(kept, first.union())        # the first answer is offered as is
-    assert mask_iou(other, kept) < STEADY_IOU          # ... beside the copy's own
+    assert mask_iou(other, kept) < STEADY          # ... beside the copy's own
     assert [c.id for c in settled.candidates] == ["c0", "c1"]
 
 
@@ -43,6 +44,7 @@ def test_a_right_sky_is_steady_and_unchanged() -> None:
     first = localizer.locate(image, case.phrase)
     settled = settle(localizer, image, case.phrase, None, first)
     assert settled is first and settled.status == "resolved"
+    assert settle(localizer, image, case.phrase, None, first, ("mirrored",)) is first
     assert mask_iou(settled.union(), case.truth()) >= realset.RIGHT_IOU
 
 
@@ -74,3 +76,14 @@ def test_the_cli_edit_asks_and_writes_nothing(tmp_path) -> None:
     assert run.returncode == 1, run.stdout[-2000:] + run.stderr[-2000:]
     assert "exposure" in run.stdout and "Nothing was changed" in run.stdout, run.stdout[-2000:]
     assert not out.exists()
+
+
+def test_agreement_forgives_an_outline_wobble_but_not_a_region_taken() -> None:
+    yy, xx = np.mgrid[:400, :600]
+    disc = (yy - 200) ** 2 + (xx - 300) ** 2 < 120 ** 2
+    wobble = (yy - 200) ** 2 + (xx - 302) ** 2 < 123 ** 2      # 2-3 px off all round
+    taken = disc | ((xx > 380) & (xx < 520) & (yy > 100) & (yy < 300))   # a neighbour
+    assert agreement(disc, wobble) > 0.97
+    assert agreement(disc, taken) < STEADY
+    half = cv2.resize(taken.astype(np.uint8), (300, 200), interpolation=cv2.INTER_NEAREST)
+    assert abs(agreement(disc, half > 0) - agreement(disc, taken)) < 0.02   # any size

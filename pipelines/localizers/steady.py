@@ -6,22 +6,21 @@ of those limits (a pale facade under a pale sky, a sea of the sky's blue, a supp
 subject's tone) its answer is decided by a few levels of exposure, and the answer that
 takes the wrong region is given as calmly as the right one. ``settle`` asks the same
 localiser again on a darker and a lighter copy of the photo (a gamma of ``GAMMAS``, which
-keeps every edge where it is) and on its mirror image (a rule that scans in one direction,
-or a tie broken by position, answers differently there). When one of them resolves to a
-region that differs from the first answer by more than ``STEADY_IOU``, where the thing ends
-is decided by how the photo is seen, not by the photo: the answer becomes a question, with
-both extents offered to click.
+keeps every edge where it is; at most ``COPY_SIDE`` px long). When one of them resolves to
+a region that differs from the first answer by more than ``STEADY`` (``agreement``), where
+the thing ends is decided by the exposure, not by the photo: the answer becomes a
+question, with both extents offered to click.
 
 A copy that does not resolve (it asks, or finds nothing) is no evidence either way: on the
-tune set a right sky and a right dog ask on the lighter copy. Answers to
-a hint (a click, a brush, a box) are the user's and are not asked again.
+tune set a right sky and a right dog ask on the lighter copy. Answers to a hint (a click,
+a brush, a box) are the user's and are not asked again.
 
 Measured on the real tune set (``eval.realset``, each case as shot), the 33 answers that
 resolve and are right agree with every copy that resolves by 0.89 or more, but one: a
-ploughed field on the darker copy, 0.781. (Plain IoU was 0.773 there and 0.864 for a number
-plate on the mirror image; ``agreement`` forgives the outline's wobble.) A smaller copy was
-not taken: at half size a right bottle and a right lettering drop to an IoU of 0.55 and
-0.63 (their details fall under the detectors' sizes).
+ploughed field on the darker copy, 0.781 (its plain IoU 0.773). The mirror image agreed
+by 0.917 or more (a number plate); it is not asked by default (``COPIES``). A smaller copy
+was not taken: at half size a right bottle and a right lettering drop to an IoU of 0.55
+and 0.63 (their details fall under the detectors' sizes).
 """
 
 from __future__ import annotations
@@ -36,13 +35,18 @@ from pipelines.localizers.base import Candidate, Hint, Localization, Localizer
 
 log = logging.getLogger(__name__)
 
-#: the copies asked again: darker, lighter (``eval.realset.printed``'s gamma prints), and
-#: the mirror image (its "left" and "right" swapped)
-COPIES = ("darker", "lighter", "mirrored")
+#: the copies asked again: darker and lighter (``eval.realset.printed``'s gamma prints).
+#: The mirror image ("left" and "right" swapped) is supported but not asked by default: on
+#: the tune set no answer moved on it (rights 0.917 and above), and each copy costs a whole
+#: localisation (1-1.3 s for a detected person or cat on this machine)
+COPIES = ("darker", "lighter")
 GAMMAS = {"darker": 1.25, "lighter": 0.8}
 #: the least ``agreement`` between the first answer and a copy's resolved answer (tune:
 #: rights 0.781 and above; a sky that takes a facade a third of its size is at 0.75)
-STEADY_IOU = 0.75
+STEADY = 0.75
+#: the copies are asked at most this many px long (a 16-MP photo's copies at its full size
+#: tripled a turn's localising; the rules read the frame on copies of 512-1,024 px)
+COPY_SIDE = 2048
 #: the work size and the edge band of ``agreement``
 WORK_SIDE, EDGE_SHARE = 1024, 0.02
 WHY = {"darker": "the exposure", "lighter": "the exposure", "mirrored": "the way it is seen"}
@@ -57,7 +61,18 @@ def exposed(image: np.ndarray, gamma: float) -> np.ndarray:
     return out
 
 
+def _shrunk(image: np.ndarray) -> np.ndarray:
+    """``image`` at most ``COPY_SIDE`` px long (the copies are made from it)."""
+    h, w = image.shape[:2]
+    k = COPY_SIDE / max(h, w)
+    if k >= 1.0:
+        return image
+    return cv2.resize(image, (max(1, round(w * k)), max(1, round(h * k))),
+                      interpolation=cv2.INTER_AREA)
+
+
 def _copy(image: np.ndarray, phrase: str, how: str) -> tuple[np.ndarray, str]:
+    """The copy ``how`` of ``image`` and the words to ask it with."""
     if how == "mirrored":
         swap = {"left": "right", "right": "left"}
         return (np.ascontiguousarray(image[:, ::-1]),
@@ -66,28 +81,42 @@ def _copy(image: np.ndarray, phrase: str, how: str) -> tuple[np.ndarray, str]:
 
 
 def agreement(a: np.ndarray, b: np.ndarray) -> float:
-    """The IoU of two masks, forgiving a thin band along their edges: a GrabCut outline
-    wobbles by a few pixels between copies (a right motorcycle half the frame's height
-    overlaps its own answer on a lighter copy by 0.74), while a region taken or left (a
-    facade, the sea, the trunk under an animal) is thick. The two masks are compared on a
-    copy at most ``WORK_SIDE`` px long, where their difference is opened by ``EDGE_SHARE``
-    of the union's size (at least one pixel) before it is counted."""
-    h, w = a.shape
-    k = min(1.0, WORK_SIDE / max(h, w))
-    size = (max(1, round(w * k)), max(1, round(h * k)))
-    small = [cv2.resize(m.astype(np.float32), size, interpolation=cv2.INTER_AREA) >= 0.5
-             for m in (a, b)]
-    union = np.count_nonzero(small[0] | small[1])
+    """The IoU of two masks (``b`` may be at another size), forgiving a thin band along
+    their edges: a GrabCut outline wobbles by a few pixels between copies (a right
+    motorcycle half the frame's height overlaps its own answer on a lighter copy by
+    0.74), while a region taken or left (a facade, the sea, the trunk under an animal) is
+    thick. The two masks are compared on a copy at most ``WORK_SIDE`` px long, where their
+    difference is opened by ``EDGE_SHARE`` of the union's size (at least one pixel)
+    before it is counted."""
+    return _agree(_work(a), b)
+
+
+def _work(mask: np.ndarray, size: tuple[int, int] | None = None) -> np.ndarray:
+    """``mask`` on a copy at most ``WORK_SIDE`` px long (or of ``size``, w × h)."""
+    if size is None:
+        h, w = mask.shape
+        k = min(1.0, WORK_SIDE / max(h, w))
+        size = (max(1, round(w * k)), max(1, round(h * k)))
+    if (mask.shape[1], mask.shape[0]) == size:
+        return mask.astype(bool)
+    return cv2.resize(mask.view(np.uint8) * np.uint8(255), size,
+                      interpolation=cv2.INTER_AREA) >= 128
+
+
+def _agree(small: np.ndarray, b: np.ndarray) -> float:
+    other = _work(b, (small.shape[1], small.shape[0]))
+    union = np.count_nonzero(small | other)
     if not union:
         return 1.0
     r = max(1, round(EDGE_SHARE * np.sqrt(union)))
     disc = cv2.getStructuringElement(cv2.MORPH_ELLIPSE, (2 * r + 1, 2 * r + 1))
-    thick = cv2.morphologyEx((small[0] ^ small[1]).astype(np.uint8), cv2.MORPH_OPEN, disc)
+    thick = cv2.morphologyEx((small ^ other).astype(np.uint8), cv2.MORPH_OPEN, disc)
     return 1.0 - float(np.count_nonzero(thick)) / union
 
 
 def settle(localizer: Localizer, image: np.ndarray, phrase: str,
-           hint: Hint | None = None, found: Localization | None = None) -> Localization:
+           hint: Hint | None = None, found: Localization | None = None,
+           copies: tuple[str, ...] = COPIES) -> Localization:
     """``localizer.locate(image, phrase, hint)``, asked again on the ``COPIES`` when it
     resolves without a hint (module doc).
 
@@ -97,10 +126,11 @@ def settle(localizer: Localizer, image: np.ndarray, phrase: str,
         phrase: the words, as given to ``locate``.
         hint: the user's click, brush or box; when it is given nothing is asked again.
         found: the first answer when the caller has it already.
+        copies: which copies to ask (``COPIES``; "mirrored" adds the mirror image).
 
     Returns:
         The first answer, or an ``ambiguous`` one offering both extents when a copy
-        resolves to a region that differs by more than ``STEADY_IOU``.
+        resolves to a region that differs by more than ``STEADY``.
     """
     if found is None:
         found = localizer.locate(image, phrase, hint)
@@ -109,19 +139,23 @@ def settle(localizer: Localizer, image: np.ndarray, phrase: str,
     first = found.union() if found.status == "resolved" else None
     if given or first is None or not first.any():
         return found
-    for side in COPIES:
-        other = localizer.locate(*_copy(image, phrase, side), None)
+    base, small = _shrunk(image), _work(first)
+    for side in copies:
+        other = localizer.locate(*_copy(base, phrase, side), None)
         seen = other.union() if other.status == "resolved" else None
-        if seen is None or seen.shape != first.shape:
+        if seen is None:
             continue
         if side == "mirrored":
             seen = np.ascontiguousarray(seen[:, ::-1])
-        agree = agreement(first, seen)
-        if agree >= STEADY_IOU:
+        agree = _agree(small, seen)
+        if agree >= STEADY:
             continue
         change = np.count_nonzero(seen) / max(1, np.count_nonzero(first)) - 1.0
         log.info("%r is not steady: IoU %.3f with the %s copy", phrase, agree, side)
         kept = found.best if not found.plural else found.masks[0]
+        if seen.shape != first.shape:     # offered at the photo's size
+            seen = cv2.resize(seen.view(np.uint8), (first.shape[1], first.shape[0]),
+                              interpolation=cv2.INTER_NEAREST) > 0
         alt = Candidate(seen, min(kept.score, other.best.score), kept.label,
                         f"{other.best.source}, on a {side} copy")
         return Localization(
