@@ -14,6 +14,7 @@ import numpy as np
 from pipelines.color import COLOR_RANGES
 from pipelines.images import downscale
 from pipelines.localizers.base import Box, LocalizationError
+from pipelines.localizers.holder import holder_cut
 from pipelines.localizers.refine import upsample_edge
 from pipelines.perception.detectors import shrink
 
@@ -296,6 +297,7 @@ def grabcut_seeded(crop: np.ndarray, inner: Box, prob: np.ndarray,
         fg = salient if 0.05 <= salient.sum() / max(1, area) else box
         if fg is box and not or_box:
             return np.zeros_like(box)
+    fg = holder_cut(crop, inner, fg, prob)
     return largest_parts(shadow_cut(crop, unsalient_cut(crop, fg, prob), prob))
 
 
