@@ -36,7 +36,7 @@ L_WEIGHT = 0.5
 OWN_REACH, OWN_ROWS, MOST = 50, 0.25, 0.25
 
 
-def _side(lab: np.ndarray, fg: np.ndarray, prob: np.ndarray, box: tuple[int, int, int, int]
+def _side(rgb: np.ndarray, fg: np.ndarray, prob: np.ndarray, box: tuple[int, int, int, int]
           ) -> np.ndarray | None:
     """The holder's pixels in ``fg`` entering through the box's right side (the caller
     turns the arrays so that each side is the right one), or None."""
@@ -50,9 +50,14 @@ def _side(lab: np.ndarray, fg: np.ndarray, prob: np.ndarray, box: tuple[int, int
         return None
     if float(np.mean(prob[run, width - 1] >= SEEN)) < GOES_ON_SHARE:
         return None
-    at_side = np.array([np.median(lab[r, x1 - 3:x1][fg[r, x1 - 3:x1]], axis=0) for r in run])
-    goes_on = (np.linalg.norm(lab[run, x1:x1 + beyond] - at_side[:, None], axis=2)
-               <= GOES_ON) & (prob[run, x1:x1 + beyond] >= SEEN)
+    # Lab (L weighted) of the strip across the side only: the rows of the run, 3 px in
+    strip = rgb[run.min():run.max() + 1, x1 - 3:x1 + beyond, :3].astype(np.float32) / 255.0
+    lab = cv2.cvtColor(strip, cv2.COLOR_RGB2Lab) * np.array([L_WEIGHT, 1.0, 1.0], np.float32)
+    rows_in = run - run.min()
+    at_side = np.array([np.median(lab[r, :3][fg[r + run.min(), x1 - 3:x1]], axis=0)
+                        for r in rows_in])
+    goes_on = (np.linalg.norm(lab[rows_in, 3:] - at_side[:, None], axis=2) <= GOES_ON) & \
+        (prob[run, x1:x1 + beyond] >= SEEN)
     if goes_on.mean() < GOES_ON_SHARE:
         return None
     # how far the object reaches towards this side on its other rows
@@ -88,8 +93,6 @@ def holder_cut(crop: np.ndarray, box: tuple[int, int, int, int], fg: np.ndarray,
     """
     if not fg.any():
         return fg
-    lab = cv2.cvtColor(crop[..., :3].astype(np.float32) / 255.0, cv2.COLOR_RGB2Lab)
-    lab *= np.array([L_WEIGHT, 1.0, 1.0], np.float32)
     h, w = fg.shape
     x0, y0, x1, y1 = box
     out = fg.copy()
@@ -100,7 +103,7 @@ def holder_cut(crop: np.ndarray, box: tuple[int, int, int, int], fg: np.ndarray,
              (lambda a: a.swapaxes(0, 1)[:, ::-1], (h - y1, x0, h - y0, x1),
               lambda a: a[:, ::-1].swapaxes(0, 1))]
     for turn, turned, undo in turns:
-        cut = _side(np.ascontiguousarray(turn(lab)), np.ascontiguousarray(turn(fg)),
+        cut = _side(np.ascontiguousarray(turn(crop)), np.ascontiguousarray(turn(fg)),
                     np.ascontiguousarray(turn(prob)), turned)
         if cut is not None:
             out &= ~undo(cut)
