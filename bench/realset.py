@@ -58,8 +58,8 @@ def _localise(cases, args) -> dict:
     from pipelines.localizers import PerceptionLocalizer
     from pipelines.localizers.steady import settle
 
-    found = PerceptionLocalizer()
-    got = evaluate(lambda image, phrase: settle(found, image, phrase), cases,
+    localizer = PerceptionLocalizer()
+    got = evaluate(lambda image, phrase: settle(localizer, image, phrase), cases,
                    upscale_to=args.upscale, keep_masks=bool(args.overlays), print_as=args.print_as)
     for o in got:
         print(f"{o.case.split:8s} {o.case.cls:13s} {o.case.id:44s} want {o.case.expect:8s} "

@@ -36,6 +36,7 @@ from PIL import Image
 
 from eval import realphotos
 from eval.localization import mask_iou
+from pipelines.localizers.steady import exposed, mirrored
 from pipelines.upscale import lanczos
 
 log = logging.getLogger(__name__)
@@ -299,13 +300,10 @@ def printed(image: np.ndarray, mask: np.ndarray | None, phrase: str, how: str
     ("left" and "right" swap in a mirror image). A localiser that is right on a photo
     but says "found" on a wrong answer on another print of it is right by luck."""
     if how == "flip":
-        swap = {"left": "right", "right": "left"}
-        words = re.sub(r"\b(left|right)\b", lambda m: swap[m.group(1)], phrase)
-        return (np.ascontiguousarray(image[:, ::-1]),
-                None if mask is None else np.ascontiguousarray(mask[:, ::-1]), words)
+        flipped, words = mirrored(image, phrase)
+        return flipped, None if mask is None else np.ascontiguousarray(mask[:, ::-1]), words
     if how.startswith("gamma"):
-        lut = np.round(255 * (np.arange(256) / 255.0) ** float(how[5:])).astype(np.uint8)
-        return lut[image], mask, phrase
+        return exposed(image, float(how[5:])), mask, phrase
     if how.startswith("scale"):
         k = float(how[5:])
         size = (max(1, round(image.shape[1] * k)), max(1, round(image.shape[0] * k)))

@@ -8,6 +8,7 @@ changes nothing. A right answer (the snow photo's sky) stays as it was."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -35,6 +36,20 @@ def test_an_extent_that_changes_with_exposure_is_asked_with_both_offered() -> No
     assert np.array_equal(kept, first.union())        # the first answer is offered as is
     assert mask_iou(other, kept) < STEADY          # ... beside the copy's own
     assert [c.id for c in settled.candidates] == ["c0", "c1"]
+
+
+def test_the_question_says_how_much_more_or_less_at_the_photos_own_scale() -> None:
+    """The copies are at most 2,048 px long; the share the question names is measured at
+    the photo's size, so a larger photo says what a smaller one says."""
+    image = realset.photo("aquarium")                       # 1920 px: copies at full size
+    localizer = PerceptionLocalizer()
+    said = []
+    for photo in (image, cv2.resize(image, None, fx=1.5, fy=1.5,
+                                    interpolation=cv2.INTER_CUBIC)):   # 2880 px: shrunk
+        settled = settle(localizer, photo, "the background")
+        assert settled.status == "ambiguous", settled.reason
+        said.append(int(re.search(r"covers (\d+)% less", settled.reason).group(1)))
+    assert abs(said[0] - said[1]) <= 5, said
 
 
 def test_a_right_sky_is_steady_and_unchanged() -> None:

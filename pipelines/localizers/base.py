@@ -216,6 +216,11 @@ class Hint:
     point: tuple[int, int] | None = None
     refine: bool = False
 
+    @property
+    def given(self) -> bool:
+        """Whether the user pointed at anything (a mask, a box or a point)."""
+        return self.mask is not None or self.box is not None or self.point is not None
+
 
 def as_rgb(image: np.ndarray) -> np.ndarray:
     """The caller's image as contiguous uint8 RGB (grey is stacked, alpha dropped).

@@ -68,8 +68,7 @@ class EmbeddedLocalizer(Localizer):
         rgb = as_rgb(image)
         shape = rgb.shape[:2]
         parsed = parse_phrase(phrase)
-        if hint is not None and (hint.mask is not None or hint.box is not None
-                                 or hint.point is not None):
+        if hint is not None and hint.given:
             return self._from_hint(rgb, parsed, hint)
         if WHOLE.search(parsed.text) and parsed.exclude is not None:
             return self._all_but(rgb, parsed.exclude.text)

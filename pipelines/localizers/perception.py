@@ -146,8 +146,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         parsed = parse_phrase(phrase)
         nouns = noun_words(parsed, NOT_NOUNS)
         words = set(parsed.words)
-        has_hint = hint is not None and (hint.mask is not None or hint.box is not None
-                                         or hint.point is not None)
+        has_hint = hint is not None and hint.given
         if assurance.sky_named(parsed.words, nouns) and not has_hint and \
                 not WHOLE.search(parsed.text):
             return self._sky(as_rgb(image))

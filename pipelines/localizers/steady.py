@@ -71,12 +71,17 @@ def _shrunk(image: np.ndarray) -> np.ndarray:
                       interpolation=cv2.INTER_AREA)
 
 
+def mirrored(image: np.ndarray, phrase: str) -> tuple[np.ndarray, str]:
+    """The mirror image of ``image`` and ``phrase`` with "left" and "right" swapped."""
+    swap = {"left": "right", "right": "left"}
+    return (np.ascontiguousarray(image[:, ::-1]),
+            re.sub(r"\b(left|right)\b", lambda m: swap[m.group(1)], phrase))
+
+
 def _copy(image: np.ndarray, phrase: str, how: str) -> tuple[np.ndarray, str]:
     """The copy ``how`` of ``image`` and the words to ask it with."""
     if how == "mirrored":
-        swap = {"left": "right", "right": "left"}
-        return (np.ascontiguousarray(image[:, ::-1]),
-                re.sub(r"\b(left|right)\b", lambda m: swap[m.group(1)], phrase))
+        return mirrored(image, phrase)
     return exposed(image, GAMMAS[how]), phrase
 
 
@@ -134,10 +139,8 @@ def settle(localizer: Localizer, image: np.ndarray, phrase: str,
     """
     if found is None:
         found = localizer.locate(image, phrase, hint)
-    given = hint is not None and (hint.mask is not None or hint.box is not None
-                                  or hint.point is not None)
     first = found.union() if found.status == "resolved" else None
-    if given or first is None or not first.any():
+    if (hint is not None and hint.given) or first is None or not first.any():
         return found
     base, small = _shrunk(image), _work(first)
     for side in copies:
@@ -150,12 +153,12 @@ def settle(localizer: Localizer, image: np.ndarray, phrase: str,
         agree = _agree(small, seen)
         if agree >= STEADY:
             continue
-        change = np.count_nonzero(seen) / max(1, np.count_nonzero(first)) - 1.0
-        log.info("%r is not steady: IoU %.3f with the %s copy", phrase, agree, side)
+        log.info("%r is not steady: agreement %.3f with the %s copy", phrase, agree, side)
         kept = found.best if not found.plural else found.masks[0]
-        if seen.shape != first.shape:     # offered at the photo's size
+        if seen.shape != first.shape:     # offered (and compared) at the photo's size
             seen = cv2.resize(seen.view(np.uint8), (first.shape[1], first.shape[0]),
                               interpolation=cv2.INTER_NEAREST) > 0
+        change = np.count_nonzero(seen) / max(1, np.count_nonzero(first)) - 1.0
         alt = Candidate(seen, min(kept.score, other.best.score), kept.label,
                         f"{other.best.source}, on a {side} copy")
         return Localization(
