@@ -349,8 +349,8 @@ def unsalient_cut(crop: np.ndarray, fg: np.ndarray, prob: np.ndarray) -> np.ndar
         beside = near & ~fg
         if beside.sum() < 8:
             continue
-        colour = np.median(lab[part], axis=0)
-        gap = float(np.linalg.norm(colour - np.median(lab[beside], axis=0)))
+        colour, ground = np.median(lab[part], axis=0), np.median(lab[beside], axis=0)
+        gap = float(np.linalg.norm(colour - ground))
         if stats[i, cv2.CC_STAT_AREA] >= UNSALIENT_PART * fg.sum() and gap <= UNSALIENT_DE:
             out &= ~part
             continue
@@ -358,7 +358,7 @@ def unsalient_cut(crop: np.ndarray, fg: np.ndarray, prob: np.ndarray) -> np.ndar
         if body.sum() < 8 or float(np.median(prob[part])) >= UNSALIENT_NONE:
             continue
         weight = np.array([UNSALIENT_L_WEIGHT, 1.0, 1.0], np.float32)
-        outside = float(np.linalg.norm(weight * (colour - np.median(lab[beside], axis=0))))
+        outside = float(np.linalg.norm(weight * (colour - ground)))
         own = float(np.linalg.norm(weight * (colour - np.median(lab[body], axis=0))))
         if outside <= UNSALIENT_NEARER * own:
             out &= ~part
