@@ -40,7 +40,7 @@ def test_parts_of_speech_and_base_forms(lex) -> None:
     ("squirrel", "animal", ""), ("puppy", "animal", "dog"), ("sedan", "vehicle", "car"),
     ("leaf", "plant part", ""), ("leaves", "plant part", ""), ("armchair", "furniture", "chair"),
     ("jetliner", "vehicle", "airplane"), ("crane", "device", ""), ("farmer", "person", "person"),
-    ("boat hull", "natural object", ""),
+    ("boat hull", "natural object", ""), ("poster", "sign", ""), ("placard", "sign", ""),
 ])
 def test_a_noun_knows_what_it_is(lex, noun, category, label) -> None:
     sense = lex.sense(noun)
@@ -86,6 +86,20 @@ def test_a_word_is_no_class_of_another_kind_however_alike_the_words(lex) -> None
     assert match_noun("dog tongue").label == "dog"
 
 
+def test_a_poster_is_a_sign_not_a_horse(lex) -> None:
+    """WordNet files a poster (sense 1) under communication, which has no category; the
+    next readings are a person who posts (a role, which yields to a thing) and a horse. On
+    a real tune photo (a bar with an Eristoff poster) Loupe answered "no eristoff poster
+    (horse) found". A public display of a message is a sign now; no class stands for it."""
+    from pipelines.perception.words import SALIENT, match_noun, understood
+
+    for noun in ("poster", "the eristoff poster", "placard"):
+        found = match_noun(noun.removeprefix("the "))
+        assert (found.label, found.category) == (SALIENT, "sign"), found
+    assert understood(match_noun("poster")) == "poster: a sign"
+    assert lex.sense("horse") == wordnet.Sense("animal", "horse")
+
+
 def test_an_animal_the_detector_calls_by_another_class_is_still_found() -> None:
     """On a real photo (scikit-image's Chelsea, a cat): "the carnivore" is close to no
     detector class; WordNet says it is an animal, so the salient animal (which the detector
@@ -118,3 +132,16 @@ def test_an_optional_package_that_cannot_be_had_is_skipped_not_fatal(tmp_path,
     assert done == ["skipped optional wordnet-base: cannot fetch the Debian package "
                     "wordnet-base: no apt-get"]
     assert not list(tmp_path.glob("wordnet-*")) and store.verify(tmp_path) == []
+
+
+def test_the_poster_on_a_real_photo_is_not_looked_for_as_a_horse() -> None:
+    """The tune photo of a bar: "the Eristoff poster" was looked for as a horse and refused
+    with "no eristoff poster (horse) found". Now no class stands for it: the answer names
+    what the photo's main subject is and never a horse."""
+    from eval import realset
+    from pipelines.localizers import PerceptionLocalizer
+
+    case = next(c for c in realset.load_cases("tune") if c.id == "kpa_pool__eristoff_poster")
+    found = PerceptionLocalizer().locate(realset.photo(case.photo), case.phrase)
+    assert found.status != "resolved" and "horse" not in found.reason, found.reason
+    assert "eristoff poster" in found.reason.lower(), found.reason
