@@ -19,7 +19,9 @@ CLI edits the enlarged photo (its true mask enlarged with it) at that size.
 
 Usage: ``python bench/realset.py [--split tune] [--upscale 16] [--overlays DIR] [--edits]``.
 The last printed line is one JSON object: ``right_share``, ``mean_iou``, ``boundary_f``,
-``by_class``, ``silent_failures``, ``cases`` (each per split), plus ``upscale_mp``,
+``by_class``, ``silent_failures``, ``cases``, ``one_click`` (the share of the cases naming
+a thing that are right or asked with it among the candidates shown to click; each per
+split), plus ``upscale_mp``,
 ``print`` and ``load_average``; with ``--edits``: ``edits`` (counts per split and verdict),
 ``silent_failures`` (per split), ``by_class`` (per split and failure class:
 "right/honest/WRONG/error") and ``done_right_share`` (per split, of the edits whose
@@ -55,16 +57,21 @@ from eval.realset import (  # noqa: E402
 
 
 def _localise(cases, args) -> dict:
+    from agent.session.selection import MAX_CANDIDATES  # what a question shows to click
     from pipelines.localizers import PerceptionLocalizer
     from pipelines.localizers.steady import settle
 
     localizer = PerceptionLocalizer()
     got = evaluate(lambda image, phrase: settle(localizer, image, phrase), cases,
-                   upscale_to=args.upscale, keep_masks=bool(args.overlays), print_as=args.print_as)
+                   upscale_to=args.upscale, keep_masks=bool(args.overlays), print_as=args.print_as,
+                   offer=MAX_CANDIDATES)
     for o in got:
+        offered = f" (offered {o.offered:.2f})" if o.kind == "ask" and o.case.expect == \
+            "resolved" else ""
         print(f"{o.case.split:8s} {o.case.cls:13s} {o.case.id:44s} want {o.case.expect:8s} "
               f"got {o.kind:8s} IoU {o.iou:.3f} F {o.bf:.3f} "
-              f"{'right' if o.right else 'WRONG'} {o.ms:6.0f} ms  {o.reason[:90]}", flush=True)
+              f"{'right' if o.right else 'WRONG'} {o.ms:6.0f} ms  {o.reason[:90]}{offered}",
+              flush=True)
         if args.overlays and not o.right:
             image, truth = photo(o.case.photo), o.case.truth()
             if args.upscale:
@@ -80,7 +87,8 @@ def _localise(cases, args) -> dict:
             print(f"{split}: right {summary['right_share'][split]:.3f} of "
                   f"{summary['cases'][split]}, mean IoU {summary['mean_iou'][split]}, "
                   f"boundary F {summary['boundary_f'][split]}, silent failures "
-                  f"{summary['silent_failures'][split]}; by class "
+                  f"{summary['silent_failures'][split]}, one click from right "
+                  f"{summary['one_click'][split]}; by class "
                   f"{summary['by_class'][split]}", flush=True)
     return summary
 

@@ -16,6 +16,10 @@ file per photo in ``data/realphotos/cases/``, each a list of cases:
 boundary F-score (2 px tolerance, at the resolution it ran at) and whether it is right: IoU
 ≥ ``RIGHT_IOU`` when resolved, else the expected kind. ``upscale_to=MP`` runs photos below
 12 MP upscaled (Lanczos, mask scaled with it) to exercise the native-resolution path.
+With ``offer=N`` a question is also judged as the user meets it: the best IoU among the
+first N candidates it offers to click (``Outcome.offered``); ``summarise``'s ``one_click``
+is the share of the cases naming a thing that are right, or asked with the right thing
+among the candidates (one click from a right edit).
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ from PIL import Image
 
 from eval import realphotos
 from eval.localization import mask_iou
+from pipelines.localizers.base import Localization
 from pipelines.localizers.steady import exposed, mirrored
 from pipelines.upscale import lanczos
 
@@ -339,11 +344,18 @@ class Outcome:
     reason: str
     size: tuple[int, int] = (0, 0)
     found: np.ndarray | None = field(default=None, repr=False)
+    #: a question's best IoU among the candidates it offers (0 when none or not measured)
+    offered: float = 0.0
 
     @property
     def silent(self) -> bool:
         """Answered as if sure (resolved) and wrong: what the user would not be told."""
         return self.kind == "resolved" and not self.right
+
+    @property
+    def one_click(self) -> bool:
+        """Right, or a question offering the named thing among its candidates."""
+        return self.right or (self.kind == "ask" and self.offered >= RIGHT_IOU)
 
 
 def judge(case: RealCase, kind: str, found: np.ndarray | None,
@@ -357,8 +369,19 @@ def judge(case: RealCase, kind: str, found: np.ndarray | None,
     return iou, boundary_f(found, truth), iou >= RIGHT_IOU
 
 
+def offered_iou(answer: Localization, truth: np.ndarray | None, offer: int) -> float:
+    """The best IoU with ``truth`` among the first ``offer`` candidates (best score first)
+    a question offers to click; 0 for an answer that is no question."""
+    if answer.status != "ambiguous" or truth is None or offer <= 0:
+        return 0.0
+    shown = sorted(answer.masks, key=lambda c: -float(c.score))[:offer]
+    return max((mask_iou(np.asarray(c.mask, bool), truth) for c in shown
+                if np.asarray(c.mask).shape == truth.shape), default=0.0)
+
+
 def evaluate(locate: Callable, cases: Iterable[RealCase], upscale_to: float | None = None,
-             keep_masks: bool = False, print_as: str | None = None) -> list[Outcome]:
+             keep_masks: bool = False, print_as: str | None = None,
+             offer: int = 0) -> list[Outcome]:
     """Run ``locate(image, phrase) -> Localization`` on every case.
 
     Args:
@@ -368,6 +391,7 @@ def evaluate(locate: Callable, cases: Iterable[RealCase], upscale_to: float | No
             photos below 12 MP upscaled to it (within 12–20 MP), the mask with them.
         keep_masks: keep each resolved mask on its outcome (for overlays).
         print_as: run each case on another print of its photo (``printed``).
+        offer: how many of a question's candidates the user is shown (``offered_iou``).
 
     Returns:
         One ``Outcome`` per case, in order.
@@ -388,7 +412,8 @@ def evaluate(locate: Callable, cases: Iterable[RealCase], upscale_to: float | No
         iou, bf, right = judge(case, kind, found, truth)
         out.append(Outcome(case, kind, round(iou, 3), round(bf, 3), right, round(ms, 1),
                            answer.reason, (image.shape[1], image.shape[0]),
-                           found if keep_masks else None))
+                           found if keep_masks else None,
+                           round(offered_iou(answer, truth, offer), 3)))
         log.info("%s %s IoU %.3f F %.3f %s", case.id, kind, iou, bf,
                  "right" if right else "WRONG")
     return out
@@ -400,8 +425,10 @@ def _share(flags: list[bool]) -> float:
 
 def summarise(outcomes: list[Outcome]) -> dict:
     """Per split: right share, mean IoU and boundary F of the resolved-expected cases,
-    right/total per class, silent failures and the case count."""
-    keys = ("right_share", "mean_iou", "boundary_f", "by_class", "silent_failures", "cases")
+    right/total per class, silent failures, the case count and the share of the
+    resolved-expected cases one click from right (``Outcome.one_click``)."""
+    keys = ("right_share", "mean_iou", "boundary_f", "by_class", "silent_failures", "cases",
+            "one_click")
     out: dict = {k: {} for k in keys}
     for split in SPLITS:
         got = [o for o in outcomes if o.case.split == split]
@@ -419,6 +446,7 @@ def summarise(outcomes: list[Outcome]) -> dict:
         out["by_class"][split] = {k: f"{sum(v)}/{len(v)}" for k, v in sorted(classes.items())}
         out["silent_failures"][split] = sum(o.silent for o in got)
         out["cases"][split] = len(got)
+        out["one_click"][split] = _share([o.one_click for o in named])
     return out
 
 

@@ -89,6 +89,34 @@ def test_evaluate_reads_the_localisers_answer(monkeypatch, tmp_path) -> None:
     assert summary["by_class"]["tune"] == {"plain": "2/3"}
 
 
+def test_a_question_is_one_click_from_right_only_when_it_shows_the_thing(
+        monkeypatch, tmp_path) -> None:
+    """Mechanics: a question offering the true mask among the candidates shown to click
+    (the first ``offer`` by score) is one click from a right edit; one that shows only
+    other things, or hides the true one past ``offer``, is not."""
+    image = np.zeros((120, 160, 3), np.uint8)
+    truth = _disc(120, 160, 80, 60, 30)
+    monkeypatch.setattr(realset, "MASKS_DIR", tmp_path)
+    realset.save_mask(truth, "bridge__x.png")
+    monkeypatch.setattr(realset, "photo", lambda pid: image)
+    other = _disc(120, 160, 30, 30, 15)
+    offers = {"the x": [(other, 0.9), (truth, 0.5)], "the far x": [(other, 0.9)],
+              "the hidden x": [(other, 0.9), (other, 0.8), (truth, 0.1)]}
+
+    def locate(img, phrase):
+        return Localization([Candidate(m, s, "x", "stub") for m, s in offers[phrase]],
+                            "ambiguous", "which one?")
+
+    cases = [_case(id=f"bridge__{i}", phrase=p, mask="bridge__x.png")
+             for i, p in enumerate(offers)]
+    got = realset.evaluate(locate, cases, offer=2)
+    assert [o.offered for o in got] == [1.0, 0.0, 0.0]
+    assert [o.one_click for o in got] == [True, False, False]
+    assert not any(o.right or o.silent for o in got)
+    assert realset.summarise(got)["one_click"]["tune"] == pytest.approx(0.333)
+    assert realset.evaluate(locate, cases[:1])[0].offered == 0.0   # not measured
+
+
 def test_upscaled_reaches_12_to_20_mp_and_keeps_the_mask_aligned() -> None:
     assert upscale_factor(4000, 3000, 16) == 1.0           # already 12 MP
     image = np.zeros((600, 800, 3), np.uint8)
