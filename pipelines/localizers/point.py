@@ -3,10 +3,17 @@
 ``select_at(image, x, y)`` takes full-resolution coordinates and returns the object under
 them: the most specific detection (object or face) whose box holds the point, refined to
 a pixel mask (U²-Net-p saliency on the box's crop seeds GrabCut, ``segment.refine_box``);
-else the salient component that holds the point; else GrabCut on a window around the
-point. Every step works on a bounded copy (frame ≤ 1024 px, crop ≤ 256 px), so a 20-MP
-photo costs about what a small one does (``bench/select_speed.py``).
-Without the perception files it falls back to GrabCut around the point.
+else the salient component that holds the point; else GrabCut's part of a window round
+the point when that part ends inside the window (a thing smaller than it); else the
+*region* under the point: the segment holding it in a graph-based segmentation
+(Felzenszwalb and Huttenlocher) of a ≤ ``REGION_SIDE``-px copy, which follows a sky's
+gradient, a meadow's texture or a floor's shading to the edge where they end, its edge
+re-decided on the photo. (Before it, the window's part, or the square itself, answered
+every such click: 1 of the real tune set's 48 clicks on skies, grounds, water and other
+things no detector names was right; ``bench/click_real.py``.) Every step works on a
+bounded copy (frame ≤ 1024 px, crop ≤ 256 px), so a 20-MP photo costs about what a
+small one does (``bench/select_speed.py``). Without the perception files the same
+window and region answer.
 
 When the ``segmenter`` role (SAM) has its weights here — on a GPU or the CPU, as
 ``ModelManager.role_status`` says — the same crop (the detection or salient component
@@ -26,10 +33,12 @@ from typing import Any
 
 import cv2
 import numpy as np
+from skimage.segmentation import felzenszwalb
 
 from pipelines.localizers.base import as_rgb, mask_box
 from pipelines.localizers.grounded_sam import GroundedSAMLocalizer
 from pipelines.localizers.perception import PerceptionLocalizer, _Models
+from pipelines.localizers.refine import upsample_region
 from pipelines.localizers.segment import grabcut_object, refine_box, smooth_resize
 from pipelines.models import get_manager
 from pipelines.perception.detectors import shrink
@@ -45,6 +54,15 @@ MIN_SCORE = 0.3
 WINDOW = 0.2
 #: a click this close to a detected object's mask (share of the long side) selects it
 NEAR = 0.015
+#: the region under a click: the segmentation's copy (px, long side), its scale (larger
+#: gives larger segments; 100-300 split a sky's gradient and a meadow into pieces on the
+#: real tune set), the smoothing before it and the least segment (share of the copy)
+REGION_SIDE, REGION_SCALE, REGION_SIGMA, REGION_MIN = 512, 800, 0.8, 1 / 2000
+#: a window's GrabCut part this close to the window's side (px of its ≤ 256-px copy) runs
+#: on past it: the thing is larger than the window, and the region answers
+EDGE = 3
+#: a region this large a share of the frame is no thing: GrabCut on a window instead
+REGION_MAX = 0.9
 #: SAM's crop: the detection/component box grown by this share of its size on each side
 SAM_MARGIN = 0.1
 #: SAM's working side when its processor does not say
@@ -93,6 +111,7 @@ def select_at(image: np.ndarray, x: float, y: float) -> Selection:
     found = _from_sam(rgb, frame, px, py, models) if _sam_available() else None
     found = found or (models is not None and (_from_detections(rgb, frame, px, py, models) or
                                               _from_saliency(rgb, frame, px, py, models))) or \
+        _from_window(rgb, px, py, inside=True) or _from_region(rgb, px, py) or \
         _from_window(rgb, px, py)
     mask, label, source, *crop = found
     box = mask_box(mask) or (px, py, px + 1, py + 1)
@@ -209,13 +228,41 @@ def _from_saliency(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models: A
     return smooth_resize(part, rgb.shape[:2]), "salient object", "u2netp"
 
 
+def region_at(rgb: np.ndarray, x: int, y: int) -> np.ndarray:
+    """The segment holding (x, y) in a Felzenszwalb segmentation of a copy at most
+    ``REGION_SIDE`` px long, as a bool mask at that copy's size."""
+    small = shrink(rgb, REGION_SIDE)
+    h, w = small.shape[:2]
+    sx = min(int(x * w / rgb.shape[1]), w - 1)
+    sy = min(int(y * h / rgb.shape[0]), h - 1)
+    segments = felzenszwalb(small, scale=REGION_SCALE, sigma=REGION_SIGMA,
+                            min_size=max(8, round(REGION_MIN * h * w)))
+    return segments == segments[sy, sx]
+
+
+def _from_region(rgb: np.ndarray, x: int, y: int) -> tuple[np.ndarray, str, str] | None:
+    """The region under (x, y) at full resolution (``region_at``), or None when it is
+    (nearly) the whole frame."""
+    part = region_at(rgb, x, y)
+    if part.mean() > REGION_MAX:
+        return None
+    full = upsample_region(rgb, part)
+    if not full[y, x]:             # the edge re-decided just past the click: keep it on
+        full |= smooth_resize(part, rgb.shape[:2])
+    return full, "region", "segment"
+
+
 def _window_box(h: int, w: int, x: int, y: int) -> tuple[int, int, int, int]:
     """A square window around (x, y), a share ``WINDOW`` of the short side, in the image."""
     r = max(8, int(WINDOW * min(h, w) / 2))
     return max(0, x - r), max(0, y - r), min(w, x + r), min(h, y + r)
 
 
-def _from_window(rgb: np.ndarray, x: int, y: int) -> tuple[np.ndarray, str, str]:
+def _from_window(rgb: np.ndarray, x: int, y: int, inside: bool = False
+                 ) -> tuple[np.ndarray, str, str] | None:
+    """GrabCut on a window round (x, y): the part holding the point, else the window.
+    With ``inside`` only a part that ends inside the window (a thing smaller than it,
+    which a segmentation of the whole frame may merge with its ground), else None."""
     h, w = rgb.shape[:2]
     x0, y0, x1, y1 = _window_box(h, w, x, y)
     crop = shrink(rgb[y0:y1, x0:x1], 256)
@@ -223,12 +270,19 @@ def _from_window(rgb: np.ndarray, x: int, y: int) -> tuple[np.ndarray, str, str]
     inner = (1, 1, crop.shape[1] - 1, crop.shape[0] - 1)
     refined = grabcut_object(crop, inner)
     full = np.zeros((h, w), bool)
-    if refined is not None:
-        part = _component_at(refined, min(int((x - x0) * s), crop.shape[1] - 1),
-                             min(int((y - y0) * s), crop.shape[0] - 1))
-        if part is not None:
-            full[y0:y1, x0:x1] = smooth_resize(part, (y1 - y0, x1 - x0))
-            return full, "region", "grabcut"
+    part = None if refined is None else _component_at(
+        refined, min(int((x - x0) * s), crop.shape[1] - 1),
+        min(int((y - y0) * s), crop.shape[0] - 1))
+    if part is not None and inside:
+        edge = np.ones(part.shape, bool)
+        edge[EDGE:-EDGE, EDGE:-EDGE] = False
+        if (part & edge).any():
+            return None
+    if part is not None:
+        full[y0:y1, x0:x1] = smooth_resize(part, (y1 - y0, x1 - x0))
+        return full, "region", "grabcut"
+    if inside:
+        return None
     full[y0:y1, x0:x1] = True
     return full, "region", "window"
 
