@@ -68,3 +68,14 @@ def test_the_cli_edits_the_clicked_sky_and_leaves_the_rest(tmp_path: Path) -> No
     darker = after[truth].astype(int).sum(axis=1).mean() < image[truth].astype(int).sum(
         axis=1).mean()
     assert darker
+
+
+def test_a_click_on_an_animals_face_selects_the_animal() -> None:
+    """The face detector fires on a rabbit's and a dog's face; the smallest box holding
+    the click was that 'face', and the click selected a patch of the head. A face inside
+    a detected thing's box, or on a salient body three times its size, yields to it."""
+    for case_id in ("kpa_spiff__rabbit", "dog_on_floor__dog"):
+        image, truth = _case(case_id)
+        found = select_at(image, *click_point(truth))
+        assert found.label != "face", case_id
+        assert mask_iou(found.mask, truth) >= realset.RIGHT_IOU, case_id

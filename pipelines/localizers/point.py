@@ -61,6 +61,9 @@ REGION_SIDE, REGION_SCALE, REGION_SIGMA, REGION_MIN = 512, 800, 0.8, 1 / 2000
 #: a window's GrabCut part this close to the window's side (px of its ≤ 256-px copy) runs
 #: on past it: the thing is larger than the window, and the region answers
 EDGE = 3
+#: a face whose salient component is this many times its box's area is a head on a body
+#: (a rabbit's, a dog's): a click on it selects the body
+FACE_PART = 3.0
 #: a region this large a share of the frame is no thing: GrabCut on a window instead
 REGION_MAX = 0.9
 #: SAM's crop: the detection/component box grown by this share of its size on each side
@@ -186,9 +189,21 @@ def _detection_at(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models: An
     dets += [("face", tuple(v * k for v in d.box)) for d in models.faces.detect(frame, 0.6)]
     holding = [(label, box) for label, box in dets
                if box[0] <= x < box[2] and box[1] <= y < box[3]]
+    faces = [d for d in holding if d[0] == "face"]
+    things = [d for d in holding if d[0] != "face"]
+    # a face is part of the person or animal whose box holds it: a click on it selects
+    # that whole (the face detector also fires on a dog's or a rabbit's face)
+    holding = things + [f for f in faces if not any(_inside(f[1], t[1]) for t in things)]
     if not holding:
         return None
     return min(holding, key=lambda d: (d[1][2] - d[1][0]) * (d[1][3] - d[1][1]))
+
+
+def _inside(small: tuple[float, ...], big: tuple[float, ...]) -> bool:
+    """Whether box ``small``'s centre lies in box ``big`` and ``big`` is larger."""
+    cx, cy = (small[0] + small[2]) / 2, (small[1] + small[3]) / 2
+    return big[0] <= cx < big[2] and big[1] <= cy < big[3] and \
+        (big[2] - big[0]) * (big[3] - big[1]) > (small[2] - small[0]) * (small[3] - small[1])
 
 
 def _from_detections(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models: Any
@@ -197,6 +212,8 @@ def _from_detections(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models:
     if held is None:
         return None
     label, box = held
+    if label == "face" and _within_salient(rgb, frame, x, y, models, box):
+        return None          # a face on a salient body no class named: the body answers
     salient = models.salient
     mask = refine_box(rgb, box, lambda crop: salient.saliency(crop, 224), 256)
     if not mask[y, x]:
@@ -218,6 +235,17 @@ def _salient_part(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models: An
     if prob[sy, sx] < 0.5:
         return None
     return _component_at(prob >= 0.5, sx, sy)
+
+
+def _within_salient(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models: Any,
+                    box: tuple[float, ...]) -> bool:
+    """Whether the salient component holding (x, y) is a body ``FACE_PART`` times the
+    area of ``box`` (full-resolution) or more."""
+    part = _salient_part(rgb, frame, x, y, models)
+    if part is None:
+        return False
+    k = (part.shape[1] / rgb.shape[1]) * (part.shape[0] / rgb.shape[0])
+    return float(part.sum()) >= FACE_PART * (box[2] - box[0]) * (box[3] - box[1]) * k
 
 
 def _from_saliency(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models: Any
