@@ -107,9 +107,10 @@ WHOLE_FRAME, WHOLE_SKY = 0.85, 0.95
 SKY_TEXTURED, SKY_OUTLINE = 0.35, 4
 #: relative words: share of the changed region newly driven to the saturation limit
 SATURATED_NEW = 0.1
-#: relative words: the changed region's mean chroma may rise at most this much (CIE Lab
-#: C*): "a deeper blue" done as an adjustment rose 1-3, the named colour painted at full
-#: strength 57-84 (a grey sky that has no colour to deepen turned saturated blue)
+#: relative words: the changed region's mean chroma (CIE Lab C*) may at most double and
+#: rise this much more: "a deeper blue" done as an adjustment rose 1-3, the named colour
+#: painted at full strength 57-84 (a grey sky that has no colour to deepen turned
+#: saturated blue; a pale blue one went from 20 to 78)
 CHROMA_JUMP = 30.0
 #: relative words that ask for more colour: the region's mean chroma (max - min, grey
 #: levels) must rise at least this much, or the change is too small to see (a pale
@@ -581,9 +582,10 @@ def _relative(out: Independent, small_b: np.ndarray, small_a: np.ndarray,
     limit_a = float((ha[..., 1][area] >= 242).mean())
     new = max(0.0, limit_a - limit_b)
     out.measures["saturated_new_share"] = round(new, 3)
-    jump = _lab_chroma(small_a, area) - _lab_chroma(small_b, area)
+    chroma_b = _lab_chroma(small_b, area)
+    jump = _lab_chroma(small_a, area) - chroma_b
     out.measures["chroma_jump"] = round(jump, 1)
-    ok = new <= SATURATED_NEW and jump <= CHROMA_JUMP
+    ok = new <= SATURATED_NEW and jump <= CHROMA_JUMP + chroma_b
     out.checks["relative_size"] = ok
     if ok:
         out.keep.append("the change keeps the size the words ask for")
