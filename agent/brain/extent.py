@@ -101,10 +101,17 @@ INNER_DEPTHS = (0.3, 0.4, 0.5)
 #: a change covering this share of the frame is no instance of a named thing (a sky may
 #: fill more of it)
 WHOLE_FRAME, WHOLE_SKY = 0.85, 0.95
-#: smoothness of a sky: share of its pixels that may be textured (facade, foliage)
-SKY_TEXTURED = 0.35
+#: smoothness of a sky: share of its pixels that may be textured (facade, foliage), read
+#: this many px inside its outline (the texture is read over 7 px: the outline's own edge
+#: made a grainy sky seen through leaves 38 % textured, 29 % inside it)
+SKY_TEXTURED, SKY_OUTLINE = 0.35, 4
 #: relative words: share of the changed region newly driven to the saturation limit
 SATURATED_NEW = 0.1
+#: relative words: the changed region's mean chroma (CIE Lab C*) may at most double and
+#: rise this much more: "a deeper blue" done as an adjustment rose 1-3, the named colour
+#: painted at full strength 57-84 (a grey sky that has no colour to deepen turned
+#: saturated blue; a pale blue one went from 20 to 78)
+CHROMA_JUMP = 30.0
 #: relative words that ask for more colour: the region's mean chroma (max - min, grey
 #: levels) must rise at least this much, or the change is too small to see (a pale
 #: overcast sky "a deeper blue": chroma 19 -> 21)
@@ -495,7 +502,10 @@ def _one_sky(out: Independent, small: np.ndarray, region: np.ndarray, phrase: st
     gx = cv2.Sobel(gray, cv2.CV_32F, 1, 0, ksize=3)
     gy = cv2.Sobel(gray, cv2.CV_32F, 0, 1, ksize=3)
     energy = cv2.blur(np.sqrt(gx * gx + gy * gy), (7, 7))
-    textured = float((energy[region] > 24.0).mean())
+    # the sky's own outline is an edge: read what lies inside it (sky seen through a
+    # tree's leaves is mostly outline at the work size)
+    core = cv2.erode(region.astype(np.uint8), _disc(SKY_OUTLINE)) > 0
+    textured = float((energy[core if core.sum() >= 20 else region] > 24.0).mean())
     out.measures["sky_textured_share"] = round(textured, 3)
     ok = textured <= SKY_TEXTURED
     out.checks["one_region"] = ok
@@ -514,6 +524,12 @@ def _delta_e(small_b: np.ndarray, small_a: np.ndarray, where: np.ndarray) -> flo
 def _chroma(small: np.ndarray, where: np.ndarray) -> float:
     """Mean chroma (largest minus smallest channel, grey levels) of ``where``."""
     return float((channel_max(small).astype(np.int16) - channel_min(small))[where].mean())
+
+
+def _lab_chroma(small: np.ndarray, where: np.ndarray) -> float:
+    """Mean CIE Lab chroma (C*) of ``where``."""
+    lab = rgb_to_lab(small[where])
+    return float(np.hypot(lab[:, 1], lab[:, 2]).mean())
 
 
 def extent_applies(action: Any) -> bool:
@@ -566,10 +582,16 @@ def _relative(out: Independent, small_b: np.ndarray, small_a: np.ndarray,
     limit_a = float((ha[..., 1][area] >= 242).mean())
     new = max(0.0, limit_a - limit_b)
     out.measures["saturated_new_share"] = round(new, 3)
-    ok = new <= SATURATED_NEW
+    chroma_b = _lab_chroma(small_b, area)
+    jump = _lab_chroma(small_a, area) - chroma_b
+    out.measures["chroma_jump"] = round(jump, 1)
+    ok = new <= SATURATED_NEW and jump <= CHROMA_JUMP + chroma_b
     out.checks["relative_size"] = ok
     if ok:
         out.keep.append("the change keeps the size the words ask for")
-    else:
+    elif new > SATURATED_NEW:
         out.fix.append(f"'{said}' asks for a relative change, but {new:.0%} of the "
                        "region was driven to full saturation")
+    else:
+        out.fix.append(f"'{said}' asks for a relative change, but the region's colour "
+                       f"strength rose by {jump:.0f} (C*): a new colour painted over it")

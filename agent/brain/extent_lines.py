@@ -35,8 +35,9 @@ SAME_TEXTURE, TEXTURE_PEAK = 0.8, 1.5
 #: ... but never when one side is plain and the other textured (the weaker side's fine
 #: change under this share of the stronger's)
 OTHER_TEXTURE = 0.2
-#: a stretch of border where the area is narrower than this (px) is no evidence: lines
-#: beside it (5-9 px in) read what lies past the thing on its other side (a pole, a rib)
+#: a stretch of border where the area covers less than half of the lines read beside it
+#: (this many to 9 px in) is no evidence: they read what lies past the thing on its other
+#: side (a pole, a rib, a connector's 6-px side wall)
 THIN = 5
 #: a straight stretch with no edge through smooth stuff (the photo's change across it at
 #: most ``SMOOTH_PEAK`` ΔE) at least this many times the area's radius long is a cut: a
@@ -71,7 +72,7 @@ class Stretch:
     sides: float = 99.0   # the two sides 3-9 px out, their mean colours apart (Lab ΔE)
     textures: tuple[float, float] = (0.0, 99.0)   # the change across lines 5-9 px out,
     #                                               each side's (Lab ΔE)
-    thin: bool = False   # the area is narrower than ``THIN`` px across it
+    thin: bool = False   # the area is narrower than the lines read beside it
 
     @property
     def no_edge(self) -> bool:
@@ -132,10 +133,11 @@ def straight_stretches(small: np.ndarray, region: np.ndarray) -> list[Stretch]:
             grid = along[:, None, :] + offsets[None, :, None] * normal
             gx, gy = grid[..., 0].astype(np.float32), grid[..., 1].astype(np.float32)
             seen = cv2.remap(lab, gx, gy, cv2.INTER_LINEAR, borderMode=cv2.BORDER_REFLECT)
-            # the area's width across the stretch: is it inside THIN px out on either side?
+            # the area's width across the stretch: does it cover the lines read beside it?
             wide = cv2.remap(area, gx, gy, cv2.INTER_NEAREST,
                              borderMode=cv2.BORDER_CONSTANT).mean(axis=0)
-            thin = max(float(wide[offsets == THIN][0]), float(wide[offsets == -THIN][0])) < 0.5
+            thin = max(float(wide[one_side & (offsets >= THIN)].mean()),
+                       float(wide[other_side & (offsets <= -THIN)].mean())) < 0.5
             across = np.linalg.norm(seen[:, 6:] - seen[:, :-6], axis=2).mean(axis=0)
             one = seen[:, one_side].reshape(-1, 3).mean(axis=0)
             other = seen[:, other_side].reshape(-1, 3).mean(axis=0)
