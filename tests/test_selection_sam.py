@@ -41,13 +41,16 @@ def _inside(selection, shape, point) -> None:
 
 
 def test_a_click_asks_sam_on_the_crop_holding_it(tiny_sam, chelsea):
-    before = chelsea.copy()
-    point = (220, 150)                                    # on the cat
-    found = select_at(chelsea, *point)
+    # the cat fills scikit-image's frame (its box is the whole photo): on a wider canvas
+    # the crop holding it is a part of the photo, so where SAM's mask goes can be checked
+    photo = np.pad(chelsea, ((150, 150), (300, 300), (0, 0)), constant_values=128)
+    before = photo.copy()
+    point = (520, 300)                                    # on the cat
+    found = select_at(photo, *point)
     assert found.source == "sam"
-    _inside(found, chelsea.shape[:2], point)
+    _inside(found, photo.shape[:2], point)
     assert found.to_dict()["source"] == "sam" and found.to_dict()["area"] == found.mask.sum()
-    assert np.array_equal(chelsea, before)                # the photo is left alone
+    assert np.array_equal(photo, before)                  # the photo is left alone
 
 
 def test_a_click_on_plain_background_asks_sam_on_a_window(tiny_sam):
