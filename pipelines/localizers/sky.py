@@ -95,6 +95,11 @@ GREY_SAT = 0.16
 #: height above the top of at least ``BAY_ABOVE`` of its columns (the cloud 0.67), and the
 #: sky is at least ``BAY_BLUE`` blue (a pale region in a grey sky, a backdrop, is no cloud)
 BAY_TOP, BAY_PALE, BAY_GAP, BAY_ABOVE, BAY_BLUE = 0.05, 0.7, 0.06, 0.6, 0.5
+#: a bright clear sky turns cyan (hue from ``CYAN_HUE`` up to blue's 185) towards the sun
+#: or its horizon: of this brightness (HSV value) or more it is sky-coloured too (tune: a
+#: clear sky over a cliff runs from hue 192 at the top to 173-182 down its sides, and
+#: without them the sky stopped at the cyan, 28 % of the frame taken as 20 %)
+CYAN_HUE, CYAN_VAL = 170, 0.75
 
 
 def sky_likelihood(small: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -107,11 +112,12 @@ def sky_likelihood(small: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     hsv = cv2.cvtColor(blur.astype(np.float32) / 255.0, cv2.COLOR_RGB2HSV)
     hue, sat, val = hsv[..., 0], hsv[..., 1], hsv[..., 2]
     blue = (hue >= 185) & (hue <= 260) & (sat >= 0.12) & (val >= 0.08)
+    cyan = (hue >= CYAN_HUE) & (hue < 185) & (sat >= 0.12) & (val >= CYAN_VAL)
     # haze, overcast and clouds: nearly colourless and bright, never warm-tinted
     pale = (sat <= 0.16) & (val >= 0.62) & ~((hue >= 10) & (hue <= 60) & (sat > 0.08))
     # a dusk or night sky: dark and bluish
     dusk = (hue >= 200) & (hue <= 265) & (sat >= 0.25) & (val >= 0.05) & (val <= 0.55)
-    return grad <= SMOOTH, blue | pale | dusk
+    return grad <= SMOOTH, blue | cyan | pale | dusk
 
 
 def _regions(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:

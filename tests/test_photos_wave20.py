@@ -1,0 +1,32 @@
+"""Issue 32, wave 20: rules from photos nobody had tuned on (tuxpaint-data's templates,
+added to the tune split). Each test runs on the real tune photo that showed the failure,
+at its own size (about 1 MP), as the localiser bench runs it."""
+
+from __future__ import annotations
+
+import cv2
+import numpy as np
+
+from eval import realphotos, realset
+from pipelines.localizers.sky import find_sky
+
+
+def _case(case_id: str) -> tuple[np.ndarray, np.ndarray]:
+    """The case's photo as shot and its true mask."""
+    case = next(c for c in realset.load_cases() if c.id == case_id)
+    return realphotos.load(case.photo), realset.load_mask(case.mask)
+
+
+def test_a_clear_sky_that_turns_cyan_down_its_sides_is_found_whole() -> None:
+    """A clear sky over a cliff runs from blue at the top to cyan (hue 173-182) down both
+    sides of the summit; blue alone stopped the sky at the cyan, 20 % of the frame for
+    28 %, and it was edited so (IoU 0.68, resolved)."""
+    image, truth = _case("tux_cliff__sky")
+    found = find_sky(image)
+    assert found.status == "resolved", found.reason
+    mask = found.masks[0].mask
+    assert realset.mask_iou(mask, truth) >= 0.85
+    hue = cv2.cvtColor(image, cv2.COLOR_RGB2HSV_FULL)[..., 0].astype(np.float32) * 360 / 256
+    cyan = truth & (hue < 185)
+    assert cyan.sum() > 0.03 * truth.sum()          # the photo does have the cyan sky
+    assert mask[cyan].mean() >= 0.8
