@@ -30,3 +30,20 @@ def test_a_clear_sky_that_turns_cyan_down_its_sides_is_found_whole() -> None:
     cyan = truth & (hue < 185)
     assert cyan.sum() > 0.03 * truth.sum()          # the photo does have the cyan sky
     assert mask[cyan].mean() >= 0.8
+
+
+def test_hazy_far_hills_under_a_clear_blue_sky_leave_it() -> None:
+    """A clear blue sky over a thin band of hazy blue hills: the hills are darker than
+    the sky above them and bluer (the air between), and "bluer" kept them as sky (the sky
+    under white clouds is bluer than the cloud above it); at 16 MP "make the sky darker"
+    darkened them, 12,140 px beyond the reach, and was reported done. Under a sky this
+    colourful, a darker band that ends where the sky does is land; the bands of blue sky
+    between the streaks of cloud, darker than the cloud above them, have sky under them
+    and stay."""
+    image, truth = _case("tux_sheep__sky")
+    hills = realset.load_mask("tux_sheep__hills.png")
+    found = find_sky(image)
+    assert found.status == "resolved", found.reason
+    mask = found.masks[0].mask
+    assert mask[hills].mean() <= 0.2
+    assert realset.mask_iou(mask, truth) >= 0.98
