@@ -47,3 +47,21 @@ def test_hazy_far_hills_under_a_clear_blue_sky_leave_it() -> None:
     mask = found.masks[0].mask
     assert mask[hills].mean() <= 0.2
     assert realset.mask_iou(mask, truth) >= 0.98
+
+
+def test_hills_over_a_level_skyline_are_asked_not_taken_as_the_plain() -> None:
+    """A pasture with sheep under a thin band of hazy hills along a level horizon: "the
+    distant hills" resolved to the land under the skyline, the pasture (IoU 0.00), and
+    "make the distant hills darker" darkened the field, reported done. Hills rise: under a
+    skyline level to within 2 % of the height the land is a plain, and the hills are asked
+    for. Rolling hills with a field in front (their skyline spreads 7 %) still resolve."""
+    from pipelines.localizers.perception import PerceptionLocalizer
+
+    image, _ = realset.case_at("tux_sheep__hills", 640)
+    found = PerceptionLocalizer().locate(image, "the distant hills")
+    assert found.status == "ambiguous", found.reason
+    assert "the skyline is level" in found.reason
+    image, truth = realset.case_at("this_is_not_windows__hills", 640)
+    found = PerceptionLocalizer().locate(image, "the green hills")
+    assert found.status == "resolved", found.reason
+    assert realset.mask_iou(found.union(), truth) >= 0.8
