@@ -65,3 +65,20 @@ def test_hills_over_a_level_skyline_are_asked_not_taken_as_the_plain() -> None:
     found = PerceptionLocalizer().locate(image, "the green hills")
     assert found.status == "resolved", found.reason
     assert realset.mask_iou(found.union(), truth) >= 0.8
+
+
+def test_a_blue_grey_patch_of_field_under_the_horizon_leaves_the_sky() -> None:
+    """The sheep's pasture on a lighter print (a gamma of 0.8): a patch of grass between
+    grazing sheep turns blue-grey (hue 191, value 0.52: blue, not pale), apart from the sky
+    and ringed by the field, under the sky's horizon; it stayed in the sky and "make the sky
+    darker" at 16 MP darkened it (58k px beyond the reach), reported done. A piece apart
+    from the sky, under its horizon and among the land, leaves whatever its colour."""
+    from eval.realset_edits import edited_print
+
+    case = next(c for c in realset.load_cases() if c.id == "tux_sheep__sky")
+    image, truth, _ = edited_print(case, "", "gamma0.8", None)
+    found = find_sky(image)
+    assert found.status == "resolved", found.reason
+    mask = found.masks[0].mask
+    assert not mask[int(0.47 * mask.shape[0]):].any()
+    assert realset.mask_iou(mask, truth) >= 0.98
