@@ -116,6 +116,14 @@ TINTED = 0.4
 #: the hills read as the field, 0.34 as much as the hills taken, IoU 0.65 said found; as
 #: shot 0.001, darker 0.04)
 FRONT_NAMED = 0.15
+#: hills, mountains, a ridge, a peak rise: under a skyline level to within ``LEVEL`` of
+#: the height (the spread of its columns' tops, 5th to 95th percentile) the land is a
+#: plain, and the hills named are at most a band along the horizon that the skyline did
+#: not part from the plain (tune: a pasture under a thin band of hazy hills 0.02, taken
+#: whole for "the distant hills"; hills and mountains 0.07-0.26): asked, not edited
+RAISED = frozenset({"hill", "hills", "hillside", "mountain", "mountains", "mountainside",
+                    "ridge", "peak", "peaks"})
+LEVEL = 0.04
 #: snow lies in patches: a patch this small still counts
 SPECK = 0.0002
 #: clouds: saturation below this, or below this share of the sky's, and this bright
@@ -347,6 +355,14 @@ def snow(work: np.ndarray, sky: np.ndarray) -> np.ndarray:
     return out
 
 
+def _level(land: np.ndarray) -> float:
+    """How far the skyline over ``land`` rises and falls: the spread (5th to 95th
+    percentile) of its columns' top rows, as a share of the height."""
+    h = land.shape[0]
+    tops = np.where(land.any(axis=0), land.argmax(axis=0), h) / h
+    return float(np.percentile(tops, 95) - np.percentile(tops, 5))
+
+
 def _parts(mask: np.ndarray, least: float = MIN_SHARE) -> list[np.ndarray]:
     count, labels, stats, _ = cv2.connectedComponentsWithStats(mask.astype(np.uint8), 8)
     order = np.argsort(-stats[1:, cv2.CC_STAT_AREA]) + 1
@@ -487,7 +503,9 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
     # land of the named colour taken off as the field in front: where the hills end and
     # the field begins is the user's call (module doc)
     in_doubt = bool(parsed.colors) and front.sum() >= FRONT_NAMED * max(1, region.sum())
-    status = found.status if edge and not in_doubt else "ambiguous"
+    level = _level(land) if kind == "land" and noun.lower().split()[-1:] and \
+        noun.lower().split()[-1] in RAISED else 1.0
+    status = found.status if edge and not in_doubt and level >= LEVEL else "ambiguous"
     if status == "ambiguous":
         for cand in found.masks or cands:
             cand.score = min(cand.score, WEAK)
@@ -497,6 +515,10 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
     if in_doubt:
         reason += (f"; but land of that colour in front of it, {front.sum() / region.sum():.0%}"
                    " as much, was taken for the field: click it if it is what you mean")
+    elif level < LEVEL:
+        reason += (f"; but the skyline is level (within {level:.0%} of the height): a plain"
+                   f" lies under it, and the {noun} may be only a band along the horizon: "
+                   "click them or paint them with the brush")
     elif status == "ambiguous" and found.status == "resolved":
         reason += "; not sure enough to edit: click it if it is what you mean"
     return Localization(found.masks if found.masks else cands, status, reason,

@@ -86,6 +86,10 @@ ROUGH_EDGE, TOP_ROWS, ROUGH_FLOOR = 0.3, 0.1, 0.5
 #: beach's horizon 0.03-0.20, all of it beyond the true sky; pale pieces of sky between a
 #: bridge's cables at its horizon 0.34-0.40)
 MIST_RING, MIST_SKY = 15, 0.25
+#: ... and so is such a piece of any colour whose top lies under the main sky's horizon:
+#: a patch of grass between grazing sheep, blue-grey on a lighter print (hue 191, value
+#: 0.52, ringed by the field), joined the sky under its horizon and was darkened with it at
+#: 16 MP (58k px beyond the reach)
 #: the most saturation (HSV) of a grey region that may go on from the sky (``_grey_above``)
 GREY_SAT = 0.16
 #: a cloud's pale body parted from the sky by its own textured rim joins it when its top is
@@ -95,6 +99,11 @@ GREY_SAT = 0.16
 #: height above the top of at least ``BAY_ABOVE`` of its columns (the cloud 0.67), and the
 #: sky is at least ``BAY_BLUE`` blue (a pale region in a grey sky, a backdrop, is no cloud)
 BAY_TOP, BAY_PALE, BAY_GAP, BAY_ABOVE, BAY_BLUE = 0.05, 0.7, 0.06, 0.6, 0.5
+#: a bright clear sky turns cyan (hue from ``CYAN_HUE`` up to blue's 185) towards the sun
+#: or its horizon: of this brightness (HSV value) or more it is sky-coloured too (tune: a
+#: clear sky over a cliff runs from hue 192 at the top to 173-182 down its sides, and
+#: without them the sky stopped at the cyan, 28 % of the frame taken as 20 %)
+CYAN_HUE, CYAN_VAL = 170, 0.75
 
 
 def sky_likelihood(small: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -107,11 +116,12 @@ def sky_likelihood(small: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     hsv = cv2.cvtColor(blur.astype(np.float32) / 255.0, cv2.COLOR_RGB2HSV)
     hue, sat, val = hsv[..., 0], hsv[..., 1], hsv[..., 2]
     blue = (hue >= 185) & (hue <= 260) & (sat >= 0.12) & (val >= 0.08)
+    cyan = (hue >= CYAN_HUE) & (hue < 185) & (sat >= 0.12) & (val >= CYAN_VAL)
     # haze, overcast and clouds: nearly colourless and bright, never warm-tinted
     pale = (sat <= 0.16) & (val >= 0.62) & ~((hue >= 10) & (hue <= 60) & (sat > 0.08))
     # a dusk or night sky: dark and bluish
     dusk = (hue >= 200) & (hue <= 265) & (sat >= 0.25) & (val >= 0.05) & (val <= 0.55)
-    return grad <= SMOOTH, blue | pale | dusk
+    return grad <= SMOOTH, blue | cyan | pale | dusk
 
 
 def _regions(mask: np.ndarray) -> tuple[int, np.ndarray, np.ndarray]:
@@ -202,13 +212,14 @@ def find_sky(rgb: np.ndarray) -> Localization:
     sky = reach_edge(sky, small)
     fine = fine_texture(rgb, sky.shape)
     grown = sky      # a cloud's textured rim comes out, then the mist among the land
-    sky = _without_mist(_fill_clouds(_smooth_only(grown, fine), pale), pale)
+    sky = _without_mist(_fill_clouds(_smooth_only(grown, fine), pale), pale, horizon)
     if not sky.any():
         return Localization([], "unresolved", "no sky: what looked like sky is textured "
                             "(rock, a facade) when seen closer")
     # how far the sky ran into texture is read before the trim takes the textured land out
     rough = rough_edge(sky, fine)
-    trimmed = _without_mist(_fill_clouds(_smooth_only(grown, fine, ~blue), pale), pale)
+    trimmed = _without_mist(_fill_clouds(_smooth_only(grown, fine, ~blue), pale), pale,
+                            horizon)
     sky = trimmed if trimmed.any() else sky
     stepped = land_below(sky, small, lab, fine)
     sky = stepped if stepped.any() else sky
@@ -389,11 +400,13 @@ def reach_edge(sky: np.ndarray, small: np.ndarray) -> np.ndarray:
     return out
 
 
-def _without_mist(sky: np.ndarray, pale: np.ndarray) -> np.ndarray:
+def _without_mist(sky: np.ndarray, pale: np.ndarray, horizon: float | None = None
+                  ) -> np.ndarray:
     """``sky`` without its pale pieces that lie among the land (``MIST_SKY``): a wisp of
     mist on a rock face under a crest, a pale sea under a far horizon, is smooth and pale
     like a cloud, yet a cloud is sky only where sky surrounds it. Only pieces apart from
-    the main body and off the top border are judged."""
+    the main body and off the top border are judged: pale ones, and with ``horizon`` (the
+    main sky's, in rows) those of any colour whose top lies under it."""
     count, labels, stats, _ = cv2.connectedComponentsWithStats(sky.astype(np.uint8), 8)
     if count <= 2:
         return sky
@@ -407,7 +420,8 @@ def _without_mist(sky: np.ndarray, pale: np.ndarray) -> np.ndarray:
         y0, x0 = max(0, y - MIST_RING), max(0, x - MIST_RING)
         y1, x1 = y + bh + MIST_RING + 1, x + bw + MIST_RING + 1
         piece = labels[y0:y1, x0:x1] == i
-        if pale[y0:y1, x0:x1][piece].mean() < 0.5:
+        under = horizon is not None and y > horizon
+        if pale[y0:y1, x0:x1][piece].mean() < 0.5 and not under:
             continue
         ring = (cv2.dilate(piece.astype(np.uint8), band) > 0) & ~piece
         if ring.any() and float(sky[y0:y1, x0:x1][ring].mean()) < MIST_SKY:

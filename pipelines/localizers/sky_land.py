@@ -32,6 +32,15 @@ STEP_DARK, STEP_ROWS = 7.0, (6, 20)
 #: or a bank of grey-blue cloud over a ridge is bluer, -5.4 to -8.3) and ``STEP_THICK`` work
 #: px thick or more (the sky's last row along a skyline, blended with it, is thinner)
 STEP_BLUE, STEP_THICK = -3.5, 3
+#: ... but bluer is no sky's own shading under a clear blue sky: the sky under white
+#: clouds is bluer than the colourless cloud above it (tune: Lab chroma above 2-7), while
+#: a clear sky pales, not darkens, towards its horizon, and the hazy far hills it ran into
+#: are darker and bluer than it by the air between (tune: hills under a sky of chroma
+#: 27-36, 9-16 L darker, 14-19 Lab b bluer, taken for sky). Under a sky this colourful
+#: (median chroma of the sky above the piece) a darker piece is land however blue, when
+#: it lies along the sky's lower edge: at least ``ALONG`` of its columns end on it (a band
+#: of blue sky between streaks of cloud, darker than the cloud above, has sky under it)
+CLEAR_CHROMA, ALONG = 18.0, 0.8
 #: in a sky with under ``GLARE_SKY`` of its pixels blown out (a channel at ``CLIPPED`` or
 #: more), a blown-out piece at its lower edge, with what is ``STEP_DARK`` brighter than the
 #: sky above joined to it, is sun glare on the water under the horizon when it glitters:
@@ -80,6 +89,7 @@ def _darker_below(sky: np.ndarray, lab: np.ndarray) -> np.ndarray:
     yellow = cv2.blur(lab[..., 2], (3, 3))
     above, seen = _above(light, sky)
     less_blue = yellow - _above(yellow, sky)[0]
+    chroma_above = _above(np.hypot(lab[..., 1], lab[..., 2]), sky)[0]
     dark = above - light
     # darker than the sky above by STEP_DARK, or by half as much and less blue as well
     step = (dark >= STEP_DARK) | ((dark >= STEP_DARK / 2) &
@@ -95,9 +105,23 @@ def _darker_below(sky: np.ndarray, lab: np.ndarray) -> np.ndarray:
     out = sky.copy()
     for i in np.unique(labels[edge & darker]):
         piece = labels == i
-        if i and float(np.median(less_blue[piece])) >= STEP_BLUE:
+        if i and (float(np.median(less_blue[piece])) >= STEP_BLUE or
+                  (float(np.median(chroma_above[piece])) >= CLEAR_CHROMA and
+                   _along_lower_edge(piece, sky) >= ALONG)):
             out &= ~piece
     return _without_specks(out)
+
+
+def _along_lower_edge(piece: np.ndarray, sky: np.ndarray) -> float:
+    """The share of ``piece``'s columns whose lowest pixel has no sky within
+    ``STEP_THICK`` rows under it (the piece ends where the sky does)."""
+    h = sky.shape[0]
+    cols = np.flatnonzero(piece.any(axis=0))
+    if cols.size == 0:
+        return 0.0
+    low = h - 1 - np.argmax(piece[::-1, cols], axis=0)
+    ends = [not sky[r + 1:r + 1 + STEP_THICK, c].any() for r, c in zip(low, cols)]
+    return float(np.mean(ends))
 
 
 def _glare_below(sky: np.ndarray, small: np.ndarray, lab: np.ndarray, fine: np.ndarray
