@@ -84,12 +84,11 @@ ROUGH_EDGE, TOP_ROWS, ROUGH_FLOOR = 0.3, 0.1, 0.5
 #: mist or a pale surface on the land when less than ``MIST_SKY`` of the band ``MIST_RING``
 #: work px wide round it is sky (tune: mist on a rock face under a crest, pale sea under a
 #: beach's horizon 0.03-0.20, all of it beyond the true sky; pale pieces of sky between a
-#: bridge's cables at its horizon 0.34-0.40)
+#: bridge's cables at its horizon 0.34-0.40); so is such a piece of any colour whose top
+#: lies under the main sky's horizon (a patch of grass between grazing sheep, blue-grey on
+#: a lighter print, hue 191, value 0.52, ringed by the field, joined the sky under its
+#: horizon and was darkened with it at 16 MP, 58k px beyond the reach)
 MIST_RING, MIST_SKY = 15, 0.25
-#: ... and so is such a piece of any colour whose top lies under the main sky's horizon:
-#: a patch of grass between grazing sheep, blue-grey on a lighter print (hue 191, value
-#: 0.52, ringed by the field), joined the sky under its horizon and was darkened with it at
-#: 16 MP (58k px beyond the reach)
 #: the most saturation (HSV) of a grey region that may go on from the sky (``_grey_above``)
 GREY_SAT = 0.16
 #: a cloud's pale body parted from the sky by its own textured rim joins it when its top is
