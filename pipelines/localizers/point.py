@@ -114,8 +114,7 @@ def select_at(image: np.ndarray, x: float, y: float) -> Selection:
     found = _from_sam(rgb, frame, px, py, models) if _sam_available() else None
     found = found or (models is not None and (_from_detections(rgb, frame, px, py, models) or
                                               _from_saliency(rgb, frame, px, py, models))) or \
-        _from_window(rgb, px, py, inside=True) or _from_region(rgb, px, py) or \
-        _from_window(rgb, px, py)
+        _from_window_or_region(rgb, px, py)
     mask, label, source, *crop = found
     box = mask_box(mask) or (px, py, px + 1, py + 1)
     return Selection(mask, box, label, source, time.perf_counter() - start,
@@ -212,8 +211,10 @@ def _from_detections(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models:
     if held is None:
         return None
     label, box = held
-    if label == "face" and _within_salient(rgb, frame, x, y, models, box):
-        return None          # a face on a salient body no class named: the body answers
+    if label == "face":     # a face on a salient body no class named: the body answers
+        body = _body_of(rgb, frame, x, y, models, box)
+        if body is not None:
+            return _salient_selection(rgb, body)
     salient = models.salient
     mask = refine_box(rgb, box, lambda crop: salient.saliency(crop, 224), 256)
     if not mask[y, x]:
@@ -237,23 +238,26 @@ def _salient_part(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models: An
     return _component_at(prob >= 0.5, sx, sy)
 
 
-def _within_salient(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models: Any,
-                    box: tuple[float, ...]) -> bool:
-    """Whether the salient component holding (x, y) is a body ``FACE_PART`` times the
-    area of ``box`` (full-resolution) or more."""
+def _body_of(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models: Any,
+             box: tuple[float, ...]) -> np.ndarray | None:
+    """The salient component holding (x, y) when it is a body ``FACE_PART`` times the
+    area of ``box`` (full-resolution) or more, else None."""
     part = _salient_part(rgb, frame, x, y, models)
     if part is None:
-        return False
+        return None
     k = (part.shape[1] / rgb.shape[1]) * (part.shape[0] / rgb.shape[0])
-    return float(part.sum()) >= FACE_PART * (box[2] - box[0]) * (box[3] - box[1]) * k
+    big = float(part.sum()) >= FACE_PART * (box[2] - box[0]) * (box[3] - box[1]) * k
+    return part if big else None
+
+
+def _salient_selection(rgb: np.ndarray, part: np.ndarray) -> tuple[np.ndarray, str, str]:
+    return smooth_resize(part, rgb.shape[:2]), "salient object", "u2netp"
 
 
 def _from_saliency(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models: Any
                    ) -> tuple[np.ndarray, str, str] | None:
     part = _salient_part(rgb, frame, x, y, models)
-    if part is None:
-        return None
-    return smooth_resize(part, rgb.shape[:2]), "salient object", "u2netp"
+    return None if part is None else _salient_selection(rgb, part)
 
 
 def region_at(rgb: np.ndarray, x: int, y: int) -> np.ndarray:
@@ -280,39 +284,44 @@ def _from_region(rgb: np.ndarray, x: int, y: int) -> tuple[np.ndarray, str, str]
     return full, "region", "segment"
 
 
+def _from_window_or_region(rgb: np.ndarray, x: int, y: int) -> tuple[np.ndarray, str, str]:
+    """What nothing detected or salient holds: GrabCut's part of the window round (x, y)
+    when it ends inside the window (a thing smaller than it, which a segmentation of the
+    whole frame may merge with its ground); else the region under the point; else the
+    window's part, or the window itself."""
+    h, w = rgb.shape[:2]
+    x0, y0, x1, y1 = _window_box(h, w, x, y)
+    part = _window_part(rgb, x, y, (x0, y0, x1, y1))
+    inside = part is not None and not (part[:EDGE].any() or part[-EDGE:].any() or
+                                       part[:, :EDGE].any() or part[:, -EDGE:].any())
+    found = None if inside else _from_region(rgb, x, y)
+    if found is not None:
+        return found
+    full = np.zeros((h, w), bool)
+    if part is None:
+        full[y0:y1, x0:x1] = True
+        return full, "region", "window"
+    full[y0:y1, x0:x1] = smooth_resize(part, (y1 - y0, x1 - x0))
+    return full, "region", "grabcut"
+
+
 def _window_box(h: int, w: int, x: int, y: int) -> tuple[int, int, int, int]:
     """A square window around (x, y), a share ``WINDOW`` of the short side, in the image."""
     r = max(8, int(WINDOW * min(h, w) / 2))
     return max(0, x - r), max(0, y - r), min(w, x + r), min(h, y + r)
 
 
-def _from_window(rgb: np.ndarray, x: int, y: int, inside: bool = False
-                 ) -> tuple[np.ndarray, str, str] | None:
-    """GrabCut on a window round (x, y): the part holding the point, else the window.
-    With ``inside`` only a part that ends inside the window (a thing smaller than it,
-    which a segmentation of the whole frame may merge with its ground), else None."""
-    h, w = rgb.shape[:2]
-    x0, y0, x1, y1 = _window_box(h, w, x, y)
+def _window_part(rgb: np.ndarray, x: int, y: int, window: tuple[int, int, int, int]
+                 ) -> np.ndarray | None:
+    """GrabCut's part of ``window`` holding (x, y), on the window's ≤ 256-px copy, or
+    None when GrabCut finds nothing there."""
+    x0, y0, x1, y1 = window
     crop = shrink(rgb[y0:y1, x0:x1], 256)
     s = crop.shape[1] / (x1 - x0)
-    inner = (1, 1, crop.shape[1] - 1, crop.shape[0] - 1)
-    refined = grabcut_object(crop, inner)
-    full = np.zeros((h, w), bool)
-    part = None if refined is None else _component_at(
+    refined = grabcut_object(crop, (1, 1, crop.shape[1] - 1, crop.shape[0] - 1))
+    return None if refined is None else _component_at(
         refined, min(int((x - x0) * s), crop.shape[1] - 1),
         min(int((y - y0) * s), crop.shape[0] - 1))
-    if part is not None and inside:
-        edge = np.ones(part.shape, bool)
-        edge[EDGE:-EDGE, EDGE:-EDGE] = False
-        if (part & edge).any():
-            return None
-    if part is not None:
-        full[y0:y1, x0:x1] = smooth_resize(part, (y1 - y0, x1 - x0))
-        return full, "region", "grabcut"
-    if inside:
-        return None
-    full[y0:y1, x0:x1] = True
-    return full, "region", "window"
 
 
 def _component_at(mask: np.ndarray, x: int, y: int) -> np.ndarray | None:
