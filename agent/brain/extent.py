@@ -52,6 +52,7 @@ from pipelines.layers import mask_bbox
 from pipelines.localizers.phrases import WHOLE, parse_phrase
 from pipelines.operations import registry
 from pipelines.operations.errors import OperationError
+from pipelines.operations.measures import chroma
 
 log = logging.getLogger(__name__)
 
@@ -528,8 +529,7 @@ def _chroma(small: np.ndarray, where: np.ndarray) -> float:
 
 def _lab_chroma(small: np.ndarray, where: np.ndarray) -> float:
     """Mean CIE Lab chroma (C*) of ``where``."""
-    lab = rgb_to_lab(small[where])
-    return float(np.hypot(lab[:, 1], lab[:, 2]).mean())
+    return float(chroma(rgb_to_lab(small[where])).mean())
 
 
 def extent_applies(action: Any) -> bool:
@@ -582,10 +582,10 @@ def _relative(out: Independent, small_b: np.ndarray, small_a: np.ndarray,
     limit_a = float((ha[..., 1][area] >= 242).mean())
     new = max(0.0, limit_a - limit_b)
     out.measures["saturated_new_share"] = round(new, 3)
-    chroma_b = _lab_chroma(small_b, area)
-    jump = _lab_chroma(small_a, area) - chroma_b
+    strength_b = _lab_chroma(small_b, area)     # C*, not ``_chroma``'s max - min levels
+    jump = _lab_chroma(small_a, area) - strength_b
     out.measures["chroma_jump"] = round(jump, 1)
-    ok = new <= SATURATED_NEW and jump <= CHROMA_JUMP + chroma_b
+    ok = new <= SATURATED_NEW and jump <= CHROMA_JUMP + strength_b
     out.checks["relative_size"] = ok
     if ok:
         out.keep.append("the change keeps the size the words ask for")
