@@ -72,7 +72,13 @@ def test_ray_engine_matches_local(dataset, tmp_path):
 
     assert not ray.is_initialized()  # shut down after the run
     assert ray_run["samples"] == 3 and ray_run["errors"] == 0
-    assert ray_run["per_turn"] == local["per_turn"]
+    # Every score matches; only the wall time a worker took may differ.
+    def scores(summary):
+        return {turn: {key: value for key, value in row.items() if key != "seconds"}
+                for turn, row in summary["per_turn"].items()}
+
+    assert scores(ray_run) == scores(local)
+    assert all(row["seconds"] >= 0 for row in ray_run["per_turn"].values())
 
 
 def _background_changed(before: np.ndarray, after: np.ndarray) -> float:
