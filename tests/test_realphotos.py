@@ -92,3 +92,70 @@ def test_human_polygons_ship_beside_labelme_photos(tmp_path, monkeypatch):
     assert [label for label, _ in shapes].count("bus") == 2
     assert all(len(points) >= 3 for _, points in shapes)
     shutil.rmtree(tmp_path, ignore_errors=True)
+
+
+def _pzl(box: bytes, atlas_size: tuple[int, int] = (64, 48)) -> tuple[bytes, object]:
+    """A small synthetic jigzo puzzle: header, a thumbnail JPEG, a PNG alpha map, an atlas
+    JPEG; returns the bytes and the atlas's decoded pixels."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    def encoded(img, fmt):
+        out = io.BytesIO()
+        img.save(out, format=fmt, quality=95)
+        return out.getvalue()
+
+    yy, xx = np.mgrid[:atlas_size[1], :atlas_size[0]]
+    atlas = np.stack([xx * 4 % 256, yy * 5 % 256, (xx + yy) * 2 % 256], -1).astype(np.uint8)
+    thumb = encoded(Image.fromarray(atlas[:8, :8]), "JPEG")
+    alpha = encoded(Image.new("RGBA", atlas_size), "PNG")
+    big = encoded(Image.fromarray(atlas), "JPEG")
+    head = b"PzlF\n0.1\nsynthetic\nhttp://example\nsynthetic.map\n1\n#texture map data\n" \
+           b"crop000 40 0 20 20 10 10 0 0 0 0\n" + box + b"\n"
+    records = b"".join(name + b"\n" + str(len(blob)).encode() + b"\n" + blob for name, blob in
+                       [(b"s-t.jpg", thumb), (b"s.png", alpha),
+                        (b"s.jpg", big)])
+    decoded = np.asarray(Image.open(io.BytesIO(big)).convert("RGB"))
+    return head + records, decoded
+
+
+def test_a_jigzo_puzzle_gives_the_photo_box_of_its_largest_jpeg():
+    data, atlas = _pzl(b"image 2 3 30 40 1 1    ")
+    photo = realphotos.jigzo_photo(data, "synth")
+    assert photo.shape == (40, 30, 3)
+    assert (photo == atlas[3:43, 2:32]).all()         # the atlas, not the thumbnail
+
+
+def test_a_malformed_jigzo_puzzle_is_refused_naming_the_photo():
+    with pytest.raises(realphotos.PhotoUnavailable, match="synth: .*outside"):
+        realphotos.jigzo_photo(_pzl(b"image 40 0 30 40 1 1")[0], "synth")
+    with pytest.raises(realphotos.PhotoUnavailable, match="synth: .*no 'image"):
+        realphotos.jigzo_photo(_pzl(b"picture 0 0 30 40")[0], "synth")
+    with pytest.raises(realphotos.PhotoUnavailable, match="synth: .*four integers"):
+        realphotos.jigzo_photo(_pzl(b"image 0 0 thirty 40")[0], "synth")
+    data, _ = _pzl(b"image 0 0 30 40 1 1")
+    with pytest.raises(realphotos.PhotoUnavailable, match="synth: .*cut short"):
+        realphotos.jigzo_photo(data[:-10], "synth")
+    with pytest.raises(realphotos.PhotoUnavailable, match="synth: .*PzlF"):
+        realphotos.jigzo_photo(b"GIF89a" + data, "synth")
+    with pytest.raises(realphotos.PhotoUnavailable, match="synth: .*more than"):
+        realphotos.jigzo_photo(data + b"\0" * realphotos.MAX_EMBEDDING_BYTES, "synth")
+
+
+def test_a_photo_embedded_in_a_jigzo_puzzle_is_fetched_checked_and_cached_as_png(
+        own_catalogue):
+    row = _row("jz_castle")
+    own_catalogue([row])
+    path = realphotos.fetch()["jz_castle"]
+    assert path.name == "jz_castle.png"
+    assert realphotos.verify() == []
+    img = realphotos.load("jz_castle")
+    assert img.shape == (row["height"], row["width"], 3)
+    # the texture atlas's JPEG, cropped: a real photo, not a flat or jigsaw-cut region
+    assert img.std() > 20 and (img.min(axis=(0, 1)) < 40).all()
+    changed = dict(row, id="jz_castle_changed", sha256="0" * 64)
+    own_catalogue([changed])
+    with pytest.raises(realphotos.PhotoUnavailable, match="jz_castle_changed.*checksum"):
+        realphotos.fetch()
