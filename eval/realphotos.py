@@ -173,6 +173,10 @@ def _copy_checked(root: Path, package: str, photo: RealPhoto, folder: Path) -> N
 EMBEDDINGS = ("jigzo-atlas",)
 #: the most bytes read from a file a photo is embedded in (jigzo's puzzles are < 1 MB)
 MAX_EMBEDDING_BYTES = 1 << 20
+#: a jigzo box's edge line is the game's dark frame when its mean brightest channel is
+#: under this (the eleven puzzles' frames: 2-32, JPEG ringing; their photos' edge lines
+#: 31-215, never all four dark)
+FRAME_DARK = 40.0
 #: the most pixels of an embedded image decoded (jigzo's atlases are 1024x1024)
 _MAX_ATLAS_PIXELS = 4096 * 4096
 
@@ -183,7 +187,10 @@ def jigzo_photo(data: bytes, label: str = "the puzzle") -> np.ndarray:
     A ``.pzl`` is text lines (``PzlF``, the name, ``crop...`` lines for the pieces, then
     ``image X Y W H ...``) followed by records ``NAME\\nLENGTH\\nBYTES``: a thumbnail JPEG, a
     PNG alpha map and the texture atlas JPEG. The atlas is the largest JPEG record; the photo
-    is its ``W x H`` box at ``(X, Y)``.
+    is its ``W x H`` box at ``(X, Y)``, less the game's 1-px dark frame round it when all
+    four of the box's edge lines are dark (``FRAME_DARK``; jigzo's boxes are the photo's
+    size plus 2: 482 x 642 round 480 x 640): a black line round the frame is no part of the
+    photo, and it kept the sky off the frame's edge, where the localisers look for it.
 
     Raises:
         PhotoUnavailable: the bytes are too many, the header or a record is malformed, no
@@ -235,7 +242,12 @@ def jigzo_photo(data: bytes, label: str = "the puzzle") -> np.ndarray:
     if x + w > best.width or y + h > best.height:
         raise bad(f"the photo's box {x},{y} {w}x{h} lies outside the "
                   f"{best.width}x{best.height} atlas")
-    return np.asarray(best.convert("RGB").crop((x, y, x + w, y + h)), dtype=np.uint8).copy()
+    photo = np.asarray(best.convert("RGB").crop((x, y, x + w, y + h)), dtype=np.uint8)
+    brightest = photo.max(axis=2).astype(np.float32)
+    edges = (brightest[0], brightest[-1], brightest[:, 0], brightest[:, -1])
+    if max(float(line.mean()) for line in edges) < FRAME_DARK:
+        photo = photo[1:-1, 1:-1]
+    return photo.copy()
 
 
 def _embedded_png(photo: RealPhoto, data: bytes) -> bytes:

@@ -94,9 +94,11 @@ def test_human_polygons_ship_beside_labelme_photos(tmp_path, monkeypatch):
     shutil.rmtree(tmp_path, ignore_errors=True)
 
 
-def _pzl(box: bytes, atlas_size: tuple[int, int] = (64, 48)) -> tuple[bytes, object]:
+def _pzl(box: bytes, atlas_size: tuple[int, int] = (64, 48),
+         frame: tuple[int, int, int, int] | None = None) -> tuple[bytes, object]:
     """A small synthetic jigzo puzzle: header, a thumbnail JPEG, a PNG alpha map, an atlas
-    JPEG; returns the bytes and the atlas's decoded pixels."""
+    JPEG (with a black 1-px frame drawn round ``frame`` = x, y, w, h when given); returns
+    the bytes and the atlas's decoded pixels."""
     import io
 
     import numpy as np
@@ -109,6 +111,11 @@ def _pzl(box: bytes, atlas_size: tuple[int, int] = (64, 48)) -> tuple[bytes, obj
 
     yy, xx = np.mgrid[:atlas_size[1], :atlas_size[0]]
     atlas = np.stack([xx * 4 % 256, yy * 5 % 256, (xx + yy) * 2 % 256], -1).astype(np.uint8)
+    atlas = np.maximum(atlas, 60)                     # no edge line of the photo is dark
+    if frame:
+        x, y, w, h = frame
+        atlas[y, x:x + w] = atlas[y + h - 1, x:x + w] = 0
+        atlas[y:y + h, x] = atlas[y:y + h, x + w - 1] = 0
     thumb = encoded(Image.fromarray(atlas[:8, :8]), "JPEG")
     alpha = encoded(Image.new("RGBA", atlas_size), "PNG")
     big = encoded(Image.fromarray(atlas), "JPEG")
@@ -126,6 +133,16 @@ def test_a_jigzo_puzzle_gives_the_photo_box_of_its_largest_jpeg():
     photo = realphotos.jigzo_photo(data, "synth")
     assert photo.shape == (40, 30, 3)
     assert (photo == atlas[3:43, 2:32]).all()         # the atlas, not the thumbnail
+
+
+def test_the_games_dark_frame_round_a_jigzo_photo_is_left_out():
+    """jigzo draws a 1-px black line round each photo in its atlas (the real boxes are the
+    photo's size plus 2); that line is no part of the photo."""
+    data, atlas = _pzl(b"image 2 3 30 40 1 1", frame=(2, 3, 30, 40))
+    photo = realphotos.jigzo_photo(data, "synth")
+    assert photo.shape == (38, 28, 3)
+    assert (photo == atlas[4:42, 3:31]).all()
+    assert photo.max(axis=2).min() > 30
 
 
 def test_a_malformed_jigzo_puzzle_is_refused_naming_the_photo():
@@ -153,8 +170,10 @@ def test_a_photo_embedded_in_a_jigzo_puzzle_is_fetched_checked_and_cached_as_png
     assert realphotos.verify() == []
     img = realphotos.load("jz_castle")
     assert img.shape == (row["height"], row["width"], 3)
-    # the texture atlas's JPEG, cropped: a real photo, not a flat or jigsaw-cut region
+    # the texture atlas's JPEG, cropped: a real photo, not a flat or jigsaw-cut region,
+    # and not the game's dark frame round it (the sky reaches the top edge)
     assert img.std() > 20 and (img.min(axis=(0, 1)) < 40).all()
+    assert img[0].mean() > 120
     changed = dict(row, id="jz_castle_changed", sha256="0" * 64)
     own_catalogue([changed])
     with pytest.raises(realphotos.PhotoUnavailable, match="jz_castle_changed.*checksum"):
