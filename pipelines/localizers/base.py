@@ -48,7 +48,9 @@ class Evidence(TypedDict, total=False):
     its label matches the phrase; ``user``: the user pointed at it (brush, box, click);
     ``continues``: how much more of a sky-like region goes on below where the sky was cut,
     as a share of the sky kept (``sky.ends_unsure``); ``rough_edge``: how much of a sky is
-    textured under its open top, by rows (``sky.rough_edge``); ``larger``: the score of a
+    textured under its open top, by rows (``sky.rough_edge``); ``straddles``: how much of the
+    frame the sky-coloured regions of the sky's own colour that start above its horizon but
+    lie mostly below it fill (``sky.ends_unsure``); ``larger``: the score of a
     larger box of the named class around the one taken (``fusion.larger_reading``).
     """
 
@@ -62,6 +64,7 @@ class Evidence(TypedDict, total=False):
     user: float
     continues: float
     rough_edge: float
+    straddles: float
     larger: float
 
 

@@ -98,6 +98,12 @@ GREY_SAT = 0.16
 #: height above the top of at least ``BAY_ABOVE`` of its columns (the cloud 0.67), and the
 #: sky is at least ``BAY_BLUE`` blue (a pale region in a grey sky, a backdrop, is no cloud)
 BAY_TOP, BAY_PALE, BAY_GAP, BAY_ABOVE, BAY_BLUE = 0.05, 0.7, 0.06, 0.6, 0.5
+#: a region of the sky's own colour (``JOIN_DE``) that starts above the horizon but lies
+#: mostly below it, filling this share of the frame or more, says the horizon is not level
+#: there: a castle's keep lifts the horizon read over the sky's columns (median) while the
+#: sky goes on down beside its lower walls, under leaves, and was cut there, 20 % of the
+#: frame taken for 37 % (tune: the castle 0.048; no other tune sky has one)
+STRADDLE = 0.01
 #: a bright clear sky turns cyan (hue from ``CYAN_HUE`` up to blue's 185) towards the sun
 #: or its horizon: of this brightness (HSV value) or more it is sky-coloured too (tune: a
 #: clear sky over a cliff runs from hue 192 at the top to 173-182 down its sides, and
@@ -192,14 +198,18 @@ def find_sky(rgb: np.ndarray) -> Localization:
     horizon = _horizon(sky)
     main = sky.copy()
     lab = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2Lab)
+    straddles = 0
     for i in range(1, count):      # more sky above the horizon (between branches …)
         if i == best or stats[i][cv2.CC_STAT_AREA] < 0.002 * h * w:
             continue
-        if stats[i][cv2.CC_STAT_TOP] + stats[i][cv2.CC_STAT_HEIGHT] / 2 < horizon and \
-                stats[i][cv2.CC_STAT_TOP] < horizon - 0.02 * h:
+        top, middle = stats[i][cv2.CC_STAT_TOP], \
+            stats[i][cv2.CC_STAT_TOP] + stats[i][cv2.CC_STAT_HEIGHT] / 2
+        if middle < horizon and top < horizon - 0.02 * h:
             region = labels == i
             if _same_colour(lab, region, main):
                 sky |= region
+        elif top < horizon <= middle and _same_colour(lab, labels == i, main):
+            straddles += int(stats[i][cv2.CC_STAT_AREA])    # sky going on below (STRADDLE)
     sky |= _grey_above(sky, smooth, hsv, horizon)
     blue = _bluish(hsv)
     if blue[sky].mean() >= BAY_BLUE:
@@ -231,7 +241,7 @@ def find_sky(rgb: np.ndarray) -> Localization:
     where = "along the top" if touches_top else "below something that covers the top"
     evidence = {"colour": round(blue_share, 3), "position": 1.0 if touches_top else 0.6,
                 "size": round(share, 3), "continues": round(min(1.0, goes_on), 3),
-                "rough_edge": round(rough, 3)}
+                "rough_edge": round(rough, 3), "straddles": round(straddles / (h * w), 3)}
     cand = Candidate(mask, round(min(0.95, sure), 3), "sky", "sky-colour+smooth+horizon",
                      evidence)
     reason = (f"found the sky ({share:.0%} of the frame, {where}; {bluish:.0%} of it blue, "
@@ -246,7 +256,9 @@ def find_sky(rgb: np.ndarray) -> Localization:
 
 def ends_unsure(found: Localization) -> Localization:
     """``found`` (``find_sky``'s answer), or a question when much of it is textured under
-    its open top (``ROUGH_EDGE``: haze over a distant city was taken in) or its sky-like region
+    its open top (``ROUGH_EDGE``: haze over a distant city was taken in), when a region of
+    the sky's colour starts above its horizon and lies mostly below it (``STRADDLE``: the
+    horizon is not level there), or its sky-like region
     goes on well below the horizon where it was cut (``GOES_ON``): sky between cables or
     wires and water or a road under a skyline look alike there, and which it is the user
     says."""
@@ -258,6 +270,13 @@ def ends_unsure(found: Localization) -> Localization:
                             "it runs through texture under its open top (haze over far "
                             "buildings or hills?), so where the sky ends is unclear: click "
                             "the sky or paint it with the brush", candidates=found.candidates)
+    straddles = found.masks[0].evidence.get("straddles", 0.0)
+    if straddles >= STRADDLE:
+        return Localization(found.masks, "ambiguous", f"{found.reason}; but more smooth "
+                            f"region of the sky's colour ({straddles:.0%} of the frame) "
+                            "starts above that horizon and goes on below it, beside what "
+                            "rises into the sky: is it sky too? Click the sky or paint it "
+                            "with the brush", candidates=found.candidates)
     goes_on = found.masks[0].evidence.get("continues", 0.0)
     if goes_on < GOES_ON:
         return found

@@ -41,6 +41,13 @@ STEP_BLUE, STEP_THICK = -3.5, 3
 #: it lies along the sky's lower edge: at least ``ALONG`` of its columns end on it (a band
 #: of blue sky between streaks of cloud, darker than the cloud above, has sky under it)
 CLEAR_CHROMA, ALONG = 18.0, 0.8
+#: ... nor is a darker, bluer piece whose colour the sky has nowhere else in its rows: under
+#: ``FOREIGN`` of the rest of the sky there lies within ``FOREIGN_DE`` (Lab) of its median
+#: colour, and it is more colourful (Lab chroma) than ``COLOURFUL`` of that rest. The sky
+#: under a white cloud is the blue of the sky beside the cloud (tune: 0.17-1.0 of it alike);
+#: a helicopter's cyan nose against a grey-blue sky (chroma 28 in a sky of 11-17) is 0.05,
+#: and at 16 MP it stayed as sky and was darkened with it, 35,000 px beyond the reach
+FOREIGN, FOREIGN_DE, COLOURFUL = 0.1, 12.0, 0.95
 #: in a sky with under ``GLARE_SKY`` of its pixels blown out (a channel at ``CLIPPED`` or
 #: more), a blown-out piece at its lower edge, with what is ``STEP_DARK`` brighter than the
 #: sky above joined to it, is sun glare on the water under the horizon when it glitters:
@@ -107,9 +114,23 @@ def _darker_below(sky: np.ndarray, lab: np.ndarray) -> np.ndarray:
         piece = labels == i
         if i and (float(np.median(less_blue[piece])) >= STEP_BLUE or
                   (float(np.median(chroma_above[piece])) >= CLEAR_CHROMA and
-                   _along_lower_edge(piece, sky) >= ALONG)):
+                   _along_lower_edge(piece, sky) >= ALONG) or _foreign(piece, sky, lab)):
             out &= ~piece
     return _without_specks(out)
+
+
+def _foreign(piece: np.ndarray, sky: np.ndarray, lab: np.ndarray) -> bool:
+    """Whether ``piece`` (of ``sky``, bool maps of the work copy; ``lab`` its Lab) has a
+    colour the rest of the sky in its rows does not have, and more of it (``FOREIGN``)."""
+    rest = sky & ~piece
+    rest[~piece.any(axis=1)] = False
+    if not rest.any():
+        return False
+    colour = np.median(lab[piece], axis=0)
+    alike = float((np.linalg.norm(lab[rest] - colour, axis=1) <= FOREIGN_DE).mean())
+    chroma = np.hypot(lab[..., 1], lab[..., 2])
+    return alike < FOREIGN and \
+        float(np.hypot(colour[1], colour[2])) > float(np.quantile(chroma[rest], COLOURFUL))
 
 
 def _along_lower_edge(piece: np.ndarray, sky: np.ndarray) -> float:
