@@ -27,7 +27,8 @@ def test_sky_going_on_below_a_horizon_a_castle_keep_lifted_is_asked() -> None:
     the sky ends is now a question, the found sky offered."""
     image, truth = _case("jz_castle__sky")
     found = find_sky(image)
-    assert found.masks[0].evidence["straddles"] >= STRADDLE
+    evidence = found.masks[0].evidence
+    assert evidence["straddles"] >= STRADDLE * evidence["size"]
     asked = ends_unsure(found)
     assert asked.status == "ambiguous", asked.reason
     assert "goes on below" in asked.reason and asked.candidates
@@ -39,7 +40,7 @@ def test_a_clear_sky_over_a_harbour_stays_resolved() -> None:
     image, truth = _case("jz_helicopter__sky")
     found = ends_unsure(find_sky(image))
     assert found.status == "resolved", found.reason
-    assert found.masks[0].evidence["straddles"] < STRADDLE
+    assert found.masks[0].evidence["straddles"] < STRADDLE * found.masks[0].evidence["size"]
     assert realset.mask_iou(found.masks[0].mask, truth) >= 0.85
 
 

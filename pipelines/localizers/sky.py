@@ -99,11 +99,13 @@ GREY_SAT = 0.16
 #: sky is at least ``BAY_BLUE`` blue (a pale region in a grey sky, a backdrop, is no cloud)
 BAY_TOP, BAY_PALE, BAY_GAP, BAY_ABOVE, BAY_BLUE = 0.05, 0.7, 0.06, 0.6, 0.5
 #: a region of the sky's own colour (``JOIN_DE``) that starts above the horizon but lies
-#: mostly below it, filling this share of the frame or more, says the horizon is not level
-#: there: a castle's keep lifts the horizon read over the sky's columns (median) while the
-#: sky goes on down beside its lower walls, under leaves, and was cut there, 20 % of the
-#: frame taken for 37 % (tune: the castle 0.048; no other tune sky has one)
-STRADDLE = 0.01
+#: mostly below it, as large as this share of the sky found or more, says the horizon is
+#: not level there: a castle's keep lifts the horizon read over the sky's columns (median)
+#: while the sky goes on down beside its lower walls, under leaves, and was cut there, 20 %
+#: of the frame taken for 37 % (tune: the castle 0.24 of its sky, on every print; sky
+#: between a bridge's cables on a darker print 0.03, the sky found right; no other tune
+#: sky has one)
+STRADDLE = 0.1
 #: a bright clear sky turns cyan (hue from ``CYAN_HUE`` up to blue's 185) towards the sun
 #: or its horizon: of this brightness (HSV value) or more it is sky-coloured too (tune: a
 #: clear sky over a cliff runs from hue 192 at the top to 173-182 down its sides, and
@@ -257,8 +259,8 @@ def find_sky(rgb: np.ndarray) -> Localization:
 def ends_unsure(found: Localization) -> Localization:
     """``found`` (``find_sky``'s answer), or a question when much of it is textured under
     its open top (``ROUGH_EDGE``: haze over a distant city was taken in), when a region of
-    the sky's colour starts above its horizon and lies mostly below it (``STRADDLE``: the
-    horizon is not level there), or its sky-like region
+    the sky's colour starts above its horizon and lies mostly below it (``STRADDLE`` of the
+    sky or more: the horizon is not level there), or its sky-like region
     goes on well below the horizon where it was cut (``GOES_ON``): sky between cables or
     wires and water or a road under a skyline look alike there, and which it is the user
     says."""
@@ -271,7 +273,7 @@ def ends_unsure(found: Localization) -> Localization:
                             "buildings or hills?), so where the sky ends is unclear: click "
                             "the sky or paint it with the brush", candidates=found.candidates)
     straddles = found.masks[0].evidence.get("straddles", 0.0)
-    if straddles >= STRADDLE:
+    if straddles >= STRADDLE * found.masks[0].evidence.get("size", 1.0):
         return Localization(found.masks, "ambiguous", f"{found.reason}; but more smooth "
                             f"region of the sky's colour ({straddles:.0%} of the frame) "
                             "starts above that horizon and goes on below it, beside what "
