@@ -33,7 +33,7 @@ import numpy as np
 
 from pipelines.localizers.base import Candidate, Localization
 from pipelines.localizers.refine import upsample_region
-from pipelines.localizers.sky_land import land_below
+from pipelines.localizers.sky_land import land_below, objects_out
 from pipelines.perception.detectors import shrink
 
 WORK_SIDE = 512
@@ -234,6 +234,7 @@ def find_sky(rgb: np.ndarray) -> Localization:
     sky = trimmed if trimmed.any() else sky
     stepped = land_below(sky, small, lab, fine)
     sky = stepped if stepped.any() else sky
+    sky = objects_out(sky, small, lab)      # a vivid thing of the sky's hue in it
     share = float(sky.mean())
     blue_share = float(colour[sky].mean())
     bluish = float(blue[sky].mean())

@@ -56,6 +56,16 @@ FOREIGN, FOREIGN_DE, COLOURFUL = 0.1, 12.0, 0.95
 #: on a darker print's cut under the horizon 2.0 times; skies whose blown-out clouds reach
 #: the horizon are 6-65 % blown out)
 GLARE_SKY, CLIPPED, GLARE_FINE = 0.01, 250, 3.0
+#: a thing in the sky of the sky's hue (within ``OBJECT_HUE`` degrees of the sky's median
+#: hue over ``OBJECT_ROWS`` work rows either side) but far more saturated than it
+#: (``OBJECT_SAT`` times, and ``OBJECT_GAP`` more, HSV), ``OBJECT_LEAST`` of the frame or
+#: more, whose colour the rest of the sky has nowhere (``FOREIGN``), is no sky: a cyan
+#: helicopter (saturation 0.83) in a grey-blue sky (0.20) joined it on a darker or more
+#: saturated print, as an edit's second step sees the photo after its first ("a deeper
+#: blue": the saturation raised, then the sky found again), and was edited with it at 16 MP
+#: (411,000 px beyond the reach). A blue bay between white clouds, as saturated against
+#: the clouds in its rows, has the colour of the sky above the clouds and stays (tune).
+OBJECT_HUE, OBJECT_ROWS, OBJECT_SAT, OBJECT_GAP, OBJECT_LEAST = 30.0, 10, 2.5, 0.3, 0.001
 
 
 def land_below(sky: np.ndarray, small: np.ndarray, lab: np.ndarray, fine: np.ndarray
@@ -119,11 +129,40 @@ def _darker_below(sky: np.ndarray, lab: np.ndarray) -> np.ndarray:
     return _without_specks(out)
 
 
-def _foreign(piece: np.ndarray, sky: np.ndarray, lab: np.ndarray) -> bool:
+def objects_out(sky: np.ndarray, small: np.ndarray, lab: np.ndarray) -> np.ndarray:
+    """``sky`` (bool, the work copy ``small`` in RGB and ``lab`` in Lab) without the things
+    of its hue but far more saturated (``OBJECT_SAT`` and the rest), and without what their
+    cut leaves apart and small (the white lettering on a helicopter's side)."""
+    hsv = cv2.cvtColor(cv2.GaussianBlur(small, (3, 3), 0).astype(np.float32) / 255.0,
+                       cv2.COLOR_RGB2HSV)
+    hue, sat = hsv[..., 0], hsv[..., 1]
+    h = sky.shape[0]
+    ref_sat = np.ones((h, 1), np.float32)
+    ref_hue = np.zeros((h, 1), np.float32)
+    for r in np.flatnonzero(sky.any(axis=1)):
+        rows = slice(max(0, r - OBJECT_ROWS), r + OBJECT_ROWS + 1)
+        ref_sat[r], ref_hue[r] = np.median(sat[rows][sky[rows]]), np.median(hue[rows][sky[rows]])
+    turn = np.abs((hue - ref_hue + 180.0) % 360.0 - 180.0)
+    vivid = sky & (sat > OBJECT_SAT * ref_sat) & (sat > ref_sat + OBJECT_GAP) & \
+        (turn <= OBJECT_HUE)
+    vivid = cv2.morphologyEx(vivid.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(vivid, connectivity=8)
+    out = sky.copy()
+    for i in np.flatnonzero(stats[1:, cv2.CC_STAT_AREA] >= OBJECT_LEAST * sky.size) + 1:
+        piece = labels == i
+        if _foreign(piece, sky, lab, rows_only=False):
+            out &= ~piece
+    return _without_specks(out) if out.sum() < sky.sum() else sky
+
+
+def _foreign(piece: np.ndarray, sky: np.ndarray, lab: np.ndarray, rows_only: bool = True
+             ) -> bool:
     """Whether ``piece`` (of ``sky``, bool maps of the work copy; ``lab`` its Lab) has a
-    colour the rest of the sky in its rows does not have, and more of it (``FOREIGN``)."""
+    colour the rest of the sky (in its rows, or anywhere) does not have, and more of it
+    (``FOREIGN``)."""
     rest = sky & ~piece
-    rest[~piece.any(axis=1)] = False
+    if rows_only:
+        rest[~piece.any(axis=1)] = False
     if not rest.any():
         return False
     colour = np.median(lab[piece], axis=0)
