@@ -19,7 +19,10 @@ bright (haze, overcast, clouds). Sky-like regions are then judged as regions:
   overcast half of a monochrome sky, ``_grey_above``).
 * what it ran into under its horizon leaves last (``sky_land.land_below``): a piece at
   its lower edge darker and not bluer than the sky right above it, or a blown-out glitter
-  of sun on the water under a sky hardly blown out.
+  of sun on the water under a sky hardly blown out; and a thing of the sky's hue far more
+  saturated than it, in a colour the rest of the sky lacks (``sky_land.objects_out``).
+* a region of the sky's colour that starts above its horizon and lies mostly below it
+  makes where the sky ends a question (``ends_unsure``, ``STRADDLE``).
 
 The region is found on a copy of about ``WORK_SIDE`` px and brought to full resolution
 with ``refine.upsample_edge`` (a guided filter on the edge band). The answer's reason
