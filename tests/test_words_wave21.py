@@ -47,3 +47,19 @@ def test_a_green_meadow_is_still_the_grass(locate) -> None:
     found = locate("aitzgorri", "the grass")
     assert found.status == "resolved", found.reason
     assert found.masks[0].mask.mean() > 0.25        # the meadow, a third of the frame
+
+
+@pytest.mark.parametrize("photo", ["kpa_skagen", "clouds_beach"])
+def test_mountains_over_a_level_horizon_are_asked(locate, photo: str) -> None:
+    """A rough sea and a beach under a level horizon: the land's top, read by GrabCut,
+    wandered by 0.07-0.09 of the height (the sea's far band went with the sky), so "the
+    mountains" were the sea's middle band and the beach, edited and reported done. The
+    sky's own lower edge is level (0.00-0.01)."""
+    found = locate(photo, "the mountains")
+    assert found.status == "ambiguous", found.reason
+    assert "level" in found.reason
+
+
+def test_rolling_green_hills_are_still_found(locate) -> None:
+    found = locate("this_is_not_windows", "the green hills")
+    assert found.status == "resolved", found.reason

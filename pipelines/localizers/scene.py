@@ -381,6 +381,20 @@ def _level(land: np.ndarray) -> float:
     return float(np.percentile(tops, 95) - np.percentile(tops, 5))
 
 
+def _sky_level(sky: np.ndarray | None) -> float:
+    """How far the lower edge of the sky found rises and falls (10th to 90th percentile
+    of its columns' lowest sky rows, a share of the height; 1.0 without a sky): a sea's
+    or a beach's horizon is level even where the land's top, read by GrabCut, wanders
+    (tune, "make the mountains darker": a rough sea and a beach were edited as mountains,
+    their land's tops spread 0.07-0.09, the sky's edge 0.00-0.01)."""
+    if sky is None or not sky.any():
+        return 1.0
+    h = sky.shape[0]
+    cols = sky.any(axis=0)
+    lowest = (h - 1 - np.argmax(sky[::-1], axis=0))[cols] / h
+    return float(np.percentile(lowest, 90) - np.percentile(lowest, 10))
+
+
 def _green(small: np.ndarray, region: np.ndarray) -> float:
     """The share of ``region`` that is green as grass is (``VERDANT``, ``GREEN``)."""
     if not region.any():
@@ -531,7 +545,7 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
     # the field begins is the user's call (module doc)
     in_doubt = bool(parsed.colors) and front.sum() >= FRONT_NAMED * max(1, region.sum())
     last = noun.lower().split()[-1] if noun.split() else ""
-    level = _level(land) if kind == "land" and last in RAISED else 1.0
+    level = min(_level(land), _sky_level(sky)) if kind == "land" and last in RAISED else 1.0
     green = _green(small, region) if kind == "ground" and last in VERDANT else 1.0
     status = found.status if edge and not in_doubt and level >= LEVEL and green >= GREEN \
         else "ambiguous"
