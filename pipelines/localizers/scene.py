@@ -108,6 +108,11 @@ DARK = 0.25
 MIRROR, BLUISH = 0.15, 0.5
 #: a mirror this clear is a shore even where the smooth run under it is not level
 CLEAR_MIRROR = 0.3
+#: a smooth run under the skyline this much of it grass-green (hue 60-160°, saturation
+#: 0.25 or more) and not blue is a lawn or a meadow unless it mirrors clearly: a meadow
+#: under autumn trees "mirrored" them by 0.24 through its top edge's structure and was
+#: edited as "the water" (0.83 of it green); the tune's sea and lake 0.07 and 0.01
+GRASSY = 0.5
 #: a colour word narrows a region when this share of it has the colour ("the green
 #: hills" under olive light are still the hills)
 TINTED = 0.4
@@ -124,6 +129,14 @@ FRONT_NAMED = 0.15
 RAISED = frozenset({"hill", "hills", "hillside", "mountain", "mountains", "mountainside",
                     "ridge", "peak", "peaks"})
 LEVEL = 0.04
+#: grass is green: "the grass", "the lawn", "the meadow", "the pasture" name a ground this
+#: much of which is green (hue 50-170°, saturation 0.15 or more, not black) or they are
+#: asked, the ground offered (tune, "make the grass greener": a forest in silhouette,
+#: tidal sand and a lake at the bottom were edited as grass, 0-2 % green; the meadows
+#: 96-98 %); "the field" and "the ground" may be ploughed, sand or snow
+VERDANT = frozenset({"grass", "grasses", "lawn", "lawns", "meadow", "meadows", "pasture",
+                     "pastures", "turf", "grassland", "grasslands", "paddock"})
+GREEN = 0.3
 #: snow lies in patches: a patch this small still counts
 SPECK = 0.0002
 #: clouds: saturation below this, or below this share of the sky's, and this bright
@@ -297,9 +310,14 @@ def water(small: np.ndarray, land: np.ndarray) -> np.ndarray:
     colours = hsv(small)
     if not out.any() or float(colours[..., 2][out].mean()) < DARK:
         return np.zeros((h, w), bool)       # a dark, smooth foot of a hill in shadow
-    bluish = float(((colours[..., 0] >= 170) & (colours[..., 0] <= 260))[out].mean())
-    log.debug("water: shore at %.2f, reflection %.2f, bluish %.2f", shore / h, mirror, bluish)
-    if mirror < MIRROR and bluish < BLUISH:     # a lawn is smooth too, but green
+    hue, sat = colours[..., 0][out], colours[..., 1][out]
+    bluish = float(((hue >= 170) & (hue <= 260)).mean())
+    grassy = float(((hue >= 60) & (hue <= 160) & (sat >= 0.25)).mean())
+    log.debug("water: shore at %.2f, reflection %.2f, bluish %.2f, grassy %.2f", shore / h,
+              mirror, bluish, grassy)
+    # a lawn is smooth too, but green: water that is not blue must mirror its shore, and
+    # clearly so when it is grass-green
+    if bluish < BLUISH and (mirror < MIRROR or (grassy >= GRASSY and mirror < CLEAR_MIRROR)):
         return np.zeros((h, w), bool)
     return out
 
@@ -361,6 +379,29 @@ def _level(land: np.ndarray) -> float:
     h = land.shape[0]
     tops = np.where(land.any(axis=0), land.argmax(axis=0), h) / h
     return float(np.percentile(tops, 95) - np.percentile(tops, 5))
+
+
+def _sky_level(sky: np.ndarray | None) -> float:
+    """How far the lower edge of the sky found rises and falls (10th to 90th percentile
+    of its columns' lowest sky rows, a share of the height; 1.0 without a sky): a sea's
+    or a beach's horizon is level even where the land's top, read by GrabCut, wanders
+    (tune, "make the mountains darker": a rough sea and a beach were edited as mountains,
+    their land's tops spread 0.07-0.09, the sky's edge 0.00-0.01)."""
+    if sky is None or not sky.any():
+        return 1.0
+    h = sky.shape[0]
+    cols = sky.any(axis=0)
+    lowest = (h - 1 - np.argmax(sky[::-1], axis=0))[cols] / h
+    return float(np.percentile(lowest, 90) - np.percentile(lowest, 10))
+
+
+def _green(small: np.ndarray, region: np.ndarray) -> float:
+    """The share of ``region`` that is green as grass is (``VERDANT``, ``GREEN``)."""
+    if not region.any():
+        return 0.0
+    colours = hsv(small)[region]
+    hue, sat, val = colours[:, 0], colours[:, 1], colours[:, 2]
+    return float(((hue >= 50) & (hue <= 170) & (sat >= 0.15) & (val >= 0.12)).mean())
 
 
 def _parts(mask: np.ndarray, least: float = MIN_SHARE) -> list[np.ndarray]:
@@ -503,9 +544,11 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
     # land of the named colour taken off as the field in front: where the hills end and
     # the field begins is the user's call (module doc)
     in_doubt = bool(parsed.colors) and front.sum() >= FRONT_NAMED * max(1, region.sum())
-    level = _level(land) if kind == "land" and noun.lower().split()[-1:] and \
-        noun.lower().split()[-1] in RAISED else 1.0
-    status = found.status if edge and not in_doubt and level >= LEVEL else "ambiguous"
+    last = noun.lower().split()[-1] if noun.split() else ""
+    level = min(_level(land), _sky_level(sky)) if kind == "land" and last in RAISED else 1.0
+    green = _green(small, region) if kind == "ground" and last in VERDANT else 1.0
+    status = found.status if edge and not in_doubt and level >= LEVEL and green >= GREEN \
+        else "ambiguous"
     if status == "ambiguous":
         for cand in found.masks or cands:
             cand.score = min(cand.score, WEAK)
@@ -519,6 +562,9 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
         reason += (f"; but the skyline is level (within {level:.0%} of the height): a plain"
                    f" lies under it, and the {noun} may be only a band along the horizon: "
                    "click them or paint them with the brush")
+    elif green < GREEN:
+        reason += (f"; but only {green:.0%} of it is green, as {noun} is: click it if it is "
+                   "what you mean, or paint it with the brush")
     elif status == "ambiguous" and found.status == "resolved":
         reason += "; not sure enough to edit: click it if it is what you mean"
     return Localization(found.masks if found.masks else cands, status, reason,
