@@ -63,3 +63,18 @@ def test_mountains_over_a_level_horizon_are_asked(locate, photo: str) -> None:
 def test_rolling_green_hills_are_still_found(locate) -> None:
     found = locate("this_is_not_windows", "the green hills")
     assert found.status == "resolved", found.reason
+
+
+@pytest.mark.parametrize("photo", ["black_dog", "butterfly_kw"])
+def test_a_backdrop_or_a_blur_with_no_horizon_is_not_a_sure_sky(locate, photo: str) -> None:
+    """A studio portrait against a dark grey backdrop and a macro on a pastel bokeh have
+    no sky; the backdrop above the dog and the upper bokeh were found as sky, cut where
+    their tone turns (the Lab step across that "horizon" 3.96 and 1.16; a sky that is not
+    blue ends at 7.3 or more on the tune set)."""
+    found = locate(photo, "the sky")
+    assert found.status != "resolved", found.reason
+
+
+def test_a_pale_sky_over_a_mountain_is_still_found(locate) -> None:
+    found = locate("aitzgorri", "the sky")      # 16 % blue, its horizon a clear edge
+    assert found.status == "resolved", found.reason

@@ -36,7 +36,7 @@ import numpy as np
 
 from pipelines.localizers.base import Candidate, Localization
 from pipelines.localizers.refine import upsample_region
-from pipelines.localizers.sky_land import land_below, objects_out
+from pipelines.localizers.sky_land import edge_contrast, land_below, objects_out
 from pipelines.perception.detectors import shrink
 
 WORK_SIDE = 512
@@ -109,6 +109,12 @@ BAY_TOP, BAY_PALE, BAY_GAP, BAY_ABOVE, BAY_BLUE = 0.05, 0.7, 0.06, 0.6, 0.5
 #: between a bridge's cables on a darker print 0.03, the sky found right; no other tune
 #: sky has one)
 STRADDLE = 0.1
+#: a sky less than ``FLAT_BLUE`` blue whose lower edge is no edge of the photo (the median
+#: Lab step across it under ``FLAT_EDGE``, ``sky_land.edge_contrast``) is a plain backdrop
+#: or a blur cut where its tone turns, not a sky over a horizon: asked (tune, found by a
+#: sweep of "make the sky darker": a studio's grey backdrop 3.96, a macro's bokeh 1.16;
+#: skies that are not blue end at 7.3-25, blue ones at 5.1 and more)
+FLAT_EDGE, FLAT_BLUE = 5.5, 0.5
 #: a bright clear sky turns cyan (hue from ``CYAN_HUE`` up to blue's 185) towards the sun
 #: or its horizon: of this brightness (HSV value) or more it is sky-coloured too (tune: a
 #: clear sky over a cliff runs from hue 192 at the top to 173-182 down its sides, and
@@ -247,7 +253,8 @@ def find_sky(rgb: np.ndarray) -> Localization:
     where = "along the top" if touches_top else "below something that covers the top"
     evidence = {"colour": round(blue_share, 3), "position": 1.0 if touches_top else 0.6,
                 "size": round(share, 3), "continues": round(min(1.0, goes_on), 3),
-                "rough_edge": round(rough, 3), "straddles": round(straddles / (h * w), 3)}
+                "rough_edge": round(rough, 3), "straddles": round(straddles / (h * w), 3),
+                "blue": round(bluish, 3), "edge_contrast": round(edge_contrast(sky, lab), 2)}
     cand = Candidate(mask, round(min(0.95, sure), 3), "sky", "sky-colour+smooth+horizon",
                      evidence)
     reason = (f"found the sky ({share:.0%} of the frame, {where}; {bluish:.0%} of it blue, "
@@ -262,7 +269,8 @@ def find_sky(rgb: np.ndarray) -> Localization:
 
 def ends_unsure(found: Localization) -> Localization:
     """``found`` (``find_sky``'s answer), or a question when much of it is textured under
-    its open top (``ROUGH_EDGE``: haze over a distant city was taken in), when a region of
+    its open top (``ROUGH_EDGE``: haze over a distant city was taken in), when it is hardly
+    blue and its lower edge is no edge of the photo (``FLAT_EDGE``), when a region of
     the sky's colour starts above its horizon and lies mostly below it (``STRADDLE`` of the
     sky or more: the horizon is not level there), or its sky-like region
     goes on well below the horizon where it was cut (``GOES_ON``): sky between cables or
@@ -283,7 +291,14 @@ def ends_unsure(found: Localization) -> Localization:
                             "starts above that horizon and goes on below it, beside what "
                             "rises into the sky: is it sky too? Click the sky or paint it "
                             "with the brush", candidates=found.candidates)
-    goes_on = found.masks[0].evidence.get("continues", 0.0)
+    ev = found.masks[0].evidence
+    if ev.get("edge_contrast", 100.0) < FLAT_EDGE and ev.get("blue", 1.0) < FLAT_BLUE:
+        return Localization(found.masks, "ambiguous", f"{found.reason}; but it is hardly "
+                            "blue and its lower edge runs through one smooth region (the "
+                            "photo does not change there, as it does at a horizon): a plain "
+                            "backdrop or a blur? Click the sky or paint it with the brush",
+                            candidates=found.candidates)
+    goes_on = ev.get("continues", 0.0)
     if goes_on < GOES_ON:
         return found
     return Localization(found.masks, "ambiguous", f"{found.reason}; but the smooth "

@@ -213,3 +213,26 @@ def _without_specks(sky: np.ndarray) -> np.ndarray:
     out = sky.copy()
     out[np.isin(labels, specks)] = False
     return out
+
+
+#: the rows read on each side of the sky's lower edge (work px; one row between them is
+#: skipped: the edge's own blur)
+EDGE_BAND = 4
+
+
+def edge_contrast(sky: np.ndarray, lab: np.ndarray) -> float:
+    """The median Lab distance, over the columns where something lies under the sky,
+    between ``EDGE_BAND`` rows just above the sky's lowest row and as many just under it:
+    a horizon or a skyline is an edge of the photo; a cut through one smooth region (a
+    studio backdrop, a bokeh) is not. 100.0 when the sky reaches the bottom everywhere."""
+    h = sky.shape[0]
+    cols = np.flatnonzero(sky.any(axis=0))
+    lowest = h - 1 - np.argmax(sky[::-1, cols], axis=0)
+    keep = lowest + 2 + EDGE_BAND <= h
+    cols, lowest = cols[keep], lowest[keep]
+    if cols.size == 0:
+        return 100.0
+    rows = np.arange(EDGE_BAND)
+    above = lab[np.clip(lowest[None, :] - rows[:, None], 0, h - 1), cols[None, :]].mean(axis=0)
+    below = lab[lowest[None, :] + 2 + rows[:, None], cols[None, :]].mean(axis=0)
+    return float(np.median(np.linalg.norm(above - below, axis=1)))
