@@ -8,6 +8,7 @@ CLI uses on the real photo as shot."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from eval import realphotos
@@ -78,3 +79,26 @@ def test_a_backdrop_or_a_blur_with_no_horizon_is_not_a_sure_sky(locate, photo: s
 def test_a_pale_sky_over_a_mountain_is_still_found(locate) -> None:
     found = locate("aitzgorri", "the sky")      # 16 % blue, its horizon a clear edge
     assert found.status == "resolved", found.reason
+
+
+def test_the_steps_of_one_instruction_share_the_region_found_on_the_photo(tmp_path) -> None:
+    """"The sky a deeper blue" is three steps on the sky (more saturated, cooler, ...): the
+    later ones take the region the first found on the photo, not one found anew on the
+    look the first step gave it (on the more saturated frame of a 16-MP windmill the pale
+    sails joined the sky, 55,000 px beyond its reach, reported done); nothing beyond the
+    true sky's reach changes."""
+    from agent.session import EditSession
+    from eval import realset
+    from eval.localization import beyond_reach
+
+    case = next(c for c in realset.load_cases() if c.id == "tux_cliff__sky")
+    image, truth = realphotos.load(case.photo), realset.load_mask(case.mask)
+    session = EditSession.create(image, tmp_path / "s")
+    result = session.turn("make the sky a deeper blue")
+    steps = [s for s in result.steps if s.status == "applied"]
+    assert len(steps) >= 2 and steps[0].region.startswith("found 'sky'")
+    assert all(s.region == "'sky' as found for the step before" for s in steps[1:])
+    after = np.asarray(session.current_image())[..., :3]
+    changed = np.abs(after.astype(int) - image.astype(int)).max(axis=-1) > 0
+    assert changed[truth].mean() > 0.85                 # the sky changed
+    assert not (changed & beyond_reach(truth)).any()    # and nothing beyond its reach

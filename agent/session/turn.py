@@ -4,16 +4,20 @@ compose, critique, retry) → commit, and the results a chat shows.
 ``TurnRunner`` holds the state of one running turn; ``EditSession.turn`` builds one with a
 ``TurnContext`` (``agent.session.context``). The result dataclasses (``TurnResult``,
 ``StepResult``, ``Attempt``) live in ``agent.session.results``.
+
+The steps of one instruction share its words' target: a later step on the same words in
+the same frame takes the region the first one found on the photo, not one found anew on
+the look that step gave it ("the sky a deeper blue", more saturated then cooler: on the
+more saturated frame a windmill's pale sails joined the sky, 55,000 px beyond the true
+sky's reach at 16 MP, reported done).
 """
 
 from __future__ import annotations
 
-import ctypes
 import inspect
 import logging
-import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -41,7 +45,7 @@ from agent.session.results import (
 )
 from agent.session.selection import candidates_of, masks_to_offer, neighbours_of
 from agent.session.store import LayerDraft, SessionError, StateError, StoredLayer
-from agent.session.working import WorkingFrame
+from agent.session.working import WorkingFrame, release_memory
 from pipelines.editors.base import EditError
 from pipelines.editors.frame import FrameError
 from pipelines.editors.operations import OperationError, get_operation
@@ -125,6 +129,7 @@ class TurnRunner:
         self.next_action: Action | None = None     # the step after the running one
         #: an unsure target's candidates (id → mask), for ``EditSession.choose``
         self.offered: dict[str, np.ndarray] = {}
+        self.located: dict[tuple[str, str], _Region] = {}   # (words, frame) → region
 
     # 1. plan ------------------------------------------------------------------------
     def run(self) -> TurnResult:
@@ -372,6 +377,14 @@ class TurnRunner:
 
     def _locate_phrase(self, action: Action, image: np.ndarray) -> _Region:
         phrase = action.region.phrase or action.target
+        key = (phrase, self._frame_key())     # a crop between the steps moves it
+        if key not in self.located:     # the steps of one instruction share its target,
+            # found on the photo, not on the look a step gave it (module doc)
+            self.located[key] = self._find_phrase(action, image, phrase)
+            return self.located[key]
+        return replace(self.located[key], source=f"'{phrase}' as found for the step before")
+
+    def _find_phrase(self, action: Action, image: np.ndarray, phrase: str) -> _Region:
         hint = Hint(mask=self.mask) if self.mask is not None else None
         found = settle(self.backends.localizer, image, phrase, hint)   # exposure-proof
         masks = [m.mask for m in found.masks if np.asarray(m.mask).any()]
@@ -545,7 +558,7 @@ class TurnRunner:
                 changed: bool = False) -> TurnResult:
         self.timings["total"] = time.perf_counter() - t0
         message = " ".join(getattr(self, "plan_info", {}).get("notes", []) + [message])
-        _release_memory()
+        release_memory()
         self.progress(1.0, "done")
         return TurnResult(self.instruction, ok, changed, message,
                           getattr(self, "plan_info", {}), self.steps, self.graph.head,
@@ -556,23 +569,6 @@ class TurnRunner:
 # --------------------------------------------------------------------------- helpers
 
 
-def _release_memory() -> None:
-    """Hand freed heap pages back to the OS after a turn (glibc only; a no-op elsewhere).
-
-    An edit allocates and frees many mid-sized float arrays; without this the freed heap
-    stays in the process and a long session's resident memory creeps up.
-    """
-    global _LIBC
-    if _LIBC is None:
-        try:
-            _LIBC = ctypes.CDLL("libc.so.6") if sys.platform.startswith("linux") else False
-        except OSError:
-            _LIBC = False
-    if _LIBC:
-        _LIBC.malloc_trim(0)
-
-
-_LIBC: Any = None
 
 
 def _unsure(action: Action, attempt: Attempt, region: _Region

@@ -10,6 +10,8 @@ to the very array the copies were made of, or to a copy of it: never on a guess.
 
 from __future__ import annotations
 
+import ctypes
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -92,3 +94,22 @@ def _union(boxes: list[Box]) -> Box | None:
         return None
     return (min(b[0] for b in boxes), min(b[1] for b in boxes),
             max(b[2] for b in boxes), max(b[3] for b in boxes))
+
+
+def release_memory() -> None:
+    """Hand freed heap pages back to the OS after a turn (glibc only; a no-op elsewhere).
+
+    An edit allocates and frees many mid-sized float arrays; without this the freed heap
+    stays in the process and a long session's resident memory creeps up.
+    """
+    global _LIBC
+    if _LIBC is None:
+        try:
+            _LIBC = ctypes.CDLL("libc.so.6") if sys.platform.startswith("linux") else False
+        except OSError:
+            _LIBC = False
+    if _LIBC:
+        _LIBC.malloc_trim(0)
+
+
+_LIBC: Any = None
