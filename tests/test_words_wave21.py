@@ -76,6 +76,15 @@ def test_a_backdrop_or_a_blur_with_no_horizon_is_not_a_sure_sky(locate, photo: s
     assert found.status != "resolved", found.reason
 
 
+def test_sand_all_of_one_texture_is_no_sky(locate) -> None:
+    """Writing in sand seen from above, a grey photo: patches of sand were found as a
+    grey sky (the texture limit is relative to the sky's own, and the whole photo is one
+    texture); its median fine texture is 11.5, skies' 0.03-1.35."""
+    found = locate("sand", "the sky")
+    assert found.status == "unresolved", found.reason
+    assert "textured" in found.reason
+
+
 def test_a_pale_sky_over_a_mountain_is_still_found(locate) -> None:
     found = locate("aitzgorri", "the sky")      # 16 % blue, its horizon a clear edge
     assert found.status == "resolved", found.reason

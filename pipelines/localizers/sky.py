@@ -63,6 +63,10 @@ JOIN_DE = 12.0
 #: the work size but not at this one (tune: skies' p90 0.9-4.2, rock 8-16); the limit is
 #: ``FINE_TIMES`` the sky's own median, and at least ``FINE_MIN``
 FINE_SIDE, FINE_TIMES, FINE_MIN = 1024, 4.0, 4.0
+#: ... and a sky whose own median fine texture is this or more is none at all: the limit
+#: above is relative to the sky, and a photo all of one texture passes it (tune: sand seen
+#: from above 11.5, found as a grey sky; skies 0.03-1.35, a sea taken for sky 3.4)
+TEXTURED = 6.0
 #: the textured patches that leave the sky take with them the pixels joined to them, not of
 #: a blue sky's colour, whose fine texture is ``TRIM_LOW`` of the limit or more, where they
 #: are ``TRIM_OPEN`` work px thick: pale rock under a mist at a crest (fine 3-5, limit 4)
@@ -236,6 +240,9 @@ def find_sky(rgb: np.ndarray) -> Localization:
     if not sky.any():
         return Localization([], "unresolved", "no sky: what looked like sky is textured "
                             "(rock, a facade) when seen closer")
+    if float(np.median(fine[sky])) >= TEXTURED:
+        return Localization([], "unresolved", "no sky: what looked like sky is textured all "
+                            "over when seen closer (sand, rock, a wall)")
     # how far the sky ran into texture is read before the trim takes the textured land out
     rough = rough_edge(sky, fine)
     trimmed = _without_mist(_fill_clouds(_smooth_only(grown, fine, ~blue), pale), pale,
