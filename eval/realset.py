@@ -193,13 +193,19 @@ def photo(pid: str) -> np.ndarray:
     return image
 
 
+def case_shot(case_id: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """A case's photo as shot (read-only) and its true mask (None for ask/refuse)."""
+    case = next(c for c in load_cases() if c.id == case_id)
+    return photo(case.photo), case.truth()
+
+
 def case_at(case_id: str, side: int) -> tuple[np.ndarray, np.ndarray | None]:
     """A case's photo shrunk to ``side`` px on its long side (area average) and its true
     mask at that size (nearest), for tests that need a real photo but not its pixels."""
-    case = next(c for c in load_cases() if c.id == case_id)
-    image = photo(case.photo)[..., :3]
+    image, truth = case_shot(case_id)
+    image = image[..., :3]
     k = side / max(image.shape[:2])
-    return _resized(image, case.truth(), (round(image.shape[1] * k),
+    return _resized(image, truth, (round(image.shape[1] * k),
                                           round(image.shape[0] * k)))
 
 

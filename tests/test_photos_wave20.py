@@ -7,14 +7,10 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from eval import realphotos, realset
+from eval import realset
 from pipelines.localizers.sky import find_sky
 
-
-def _case(case_id: str) -> tuple[np.ndarray, np.ndarray]:
-    """The case's photo as shot and its true mask."""
-    case = next(c for c in realset.load_cases() if c.id == case_id)
-    return realphotos.load(case.photo), realset.load_mask(case.mask)
+_case = realset.case_shot     # the case's photo as shot and its true mask
 
 
 def test_a_clear_sky_that_turns_cyan_down_its_sides_is_found_whole() -> None:

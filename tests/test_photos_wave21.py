@@ -7,17 +7,13 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from eval import realphotos, realset
+from eval import realset
 from eval.localization import beyond_reach
 from pipelines.localizers.sky import STRADDLE, ends_unsure, find_sky
 from pipelines.operations import get as get_operation
 from pipelines.upscale import lanczos
 
-
-def _case(case_id: str) -> tuple[np.ndarray, np.ndarray]:
-    """The case's photo as shot and its true mask."""
-    case = next(c for c in realset.load_cases() if c.id == case_id)
-    return realphotos.load(case.photo), realset.load_mask(case.mask)
+_case = realset.case_shot     # the case's photo as shot and its true mask
 
 
 def test_sky_going_on_below_a_horizon_a_castle_keep_lifted_is_asked() -> None:
