@@ -9,7 +9,8 @@ The steps of one instruction share its words' target: a later step on the same w
 the same frame takes the region the first one found on the photo, not one found anew on
 the look that step gave it ("the sky a deeper blue", more saturated then cooler: on the
 more saturated frame a windmill's pale sails joined the sky, 55,000 px beyond the true
-sky's reach at 16 MP, reported done).
+sky's reach at 16 MP, reported done); its extent, passed on the photo, is not judged again
+on the frame the first step changed (``Scene.extent_judged``).
 """
 
 from __future__ import annotations
@@ -86,6 +87,8 @@ class _Region:
     neighbours: np.ndarray | None = None
     #: the user's own brush or box, not a thing located (a rim retry is not bounded by it)
     drawn: bool = False
+    #: an earlier step of the turn passed its extent on the photo (``Scene.extent_judged``)
+    judged: bool = False
 
 
 @dataclass
@@ -130,6 +133,7 @@ class TurnRunner:
         #: an unsure target's candidates (id → mask), for ``EditSession.choose``
         self.offered: dict[str, np.ndarray] = {}
         self.located: dict[tuple[str, str], _Region] = {}   # (words, frame) → region
+        self.judged: set[tuple[str, str]] = set()   # … whose extent a step's critic passed
 
     # 1. plan ------------------------------------------------------------------------
     def run(self) -> TurnResult:
@@ -325,6 +329,8 @@ class TurnRunner:
         if action.region.type is RegionType.phrase:
             self.regions.put(action.region.phrase or action.target, best.layer,
                                self._frame_key())
+            if best.attempt.passed:
+                self.judged.add((action.region.phrase or action.target, self._frame_key()))
         step.status, step.bbox = "applied", list(stored.bbox)
         step.message = f"score {best.attempt.score:.1f}/10 after {len(step.attempts)} " \
                        f"attempt{'s' if len(step.attempts) > 1 else ''}"
@@ -382,7 +388,8 @@ class TurnRunner:
             # found on the photo, not on the look a step gave it (module doc)
             self.located[key] = self._find_phrase(action, image, phrase)
             return self.located[key]
-        return replace(self.located[key], source=f"'{phrase}' as found for the step before")
+        return replace(self.located[key], source=f"'{phrase}' as found for the step before",
+                       judged=key in self.judged)
 
     def _find_phrase(self, action: Action, image: np.ndarray, phrase: str) -> _Region:
         hint = Hint(mask=self.mask) if self.mask is not None else None
@@ -459,7 +466,7 @@ class TurnRunner:
                                                      scene=Scene(self._image(),
                                                                  layer.bbox[:2],
                                                                  self.next_action,
-                                                                 drawn))
+                                                                 drawn, region.judged))
             attempt.score = float(critique.score)
             attempt.keep, attempt.fix = list(critique.keep), list(critique.fix)
             attempt.passed = bool(getattr(critique, "passed", attempt.score >= 7.0))

@@ -296,7 +296,8 @@ class MeasuredCritic:
             # the next step's frame is this one if it is kept: its detection starts now
             # (the same answer, keyed by content; wasted only when the attempt is not kept)
             self.prepare(whole_after, scene.next_action)
-        _merge(independent, extent_checks(scene.before, whole_after, action, frame_mask))
+        if not scene.extent_judged:
+            _merge(independent, extent_checks(scene.before, whole_after, action, frame_mask))
         return independent
 
     def _gone(self, before: np.ndarray, after: np.ndarray, inside: np.ndarray, action: Any,

@@ -72,12 +72,16 @@ class Scene:
         model_fill: the edit's pixels were drawn by a model (an editor with weights), not
             copied from the photo: a check of what a fill from the surroundings can do
             (``fill.DEEP_HOLE``) says nothing about them.
+        extent_judged: the region's extent passed the extent checks on the photo in an
+            earlier step of the turn; they are not run again on the frame that step
+            changed (its edge now runs where that step stopped, not where the photo does).
     """
 
     before: np.ndarray
     offset: tuple[int, int] = (0, 0)
     next_action: Any = None
     model_fill: bool = False
+    extent_judged: bool = False
 
     def frames(self, after_patch: np.ndarray, mask: np.ndarray | None, *,
                pixels: bool = True) -> tuple[np.ndarray, np.ndarray | None]:
