@@ -133,7 +133,6 @@ class TurnRunner:
         #: an unsure target's candidates (id → mask), for ``EditSession.choose``
         self.offered: dict[str, np.ndarray] = {}
         self.located: dict[tuple[str, str], _Region] = {}   # (words, frame) → region
-        self.judged: set[tuple[str, str]] = set()   # … whose extent a step's critic passed
 
     # 1. plan ------------------------------------------------------------------------
     def run(self) -> TurnResult:
@@ -329,8 +328,9 @@ class TurnRunner:
         if action.region.type is RegionType.phrase:
             self.regions.put(action.region.phrase or action.target, best.layer,
                                self._frame_key())
-            if best.attempt.passed:
-                self.judged.add((action.region.phrase or action.target, self._frame_key()))
+            key = (action.region.phrase or action.target, self._frame_key())
+            if best.attempt.passed and key in self.located:    # its extent passed
+                self.located[key] = replace(self.located[key], judged=True)
         step.status, step.bbox = "applied", list(stored.bbox)
         step.message = f"score {best.attempt.score:.1f}/10 after {len(step.attempts)} " \
                        f"attempt{'s' if len(step.attempts) > 1 else ''}"
@@ -388,8 +388,7 @@ class TurnRunner:
             # found on the photo, not on the look a step gave it (module doc)
             self.located[key] = self._find_phrase(action, image, phrase)
             return self.located[key]
-        return replace(self.located[key], source=f"'{phrase}' as found for the step before",
-                       judged=key in self.judged)
+        return replace(self.located[key], source=f"'{phrase}' as found for the step before")
 
     def _find_phrase(self, action: Action, image: np.ndarray, phrase: str) -> _Region:
         hint = Hint(mask=self.mask) if self.mask is not None else None
@@ -574,8 +573,6 @@ class TurnRunner:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
 
 
 def _unsure(action: Action, attempt: Attempt, region: _Region

@@ -285,20 +285,20 @@ def ends_unsure(found: Localization) -> Localization:
     says."""
     if found.status != "resolved" or not found.masks:
         return found
-    rough = found.masks[0].evidence.get("rough_edge", 0.0)
+    ev = found.masks[0].evidence
+    rough = ev.get("rough_edge", 0.0)
     if rough >= ROUGH_EDGE:
         return Localization(found.masks, "ambiguous", f"{found.reason}; but {rough:.0%} of "
                             "it runs through texture under its open top (haze over far "
                             "buildings or hills?), so where the sky ends is unclear: click "
                             "the sky or paint it with the brush", candidates=found.candidates)
-    straddles = found.masks[0].evidence.get("straddles", 0.0)
-    if straddles >= STRADDLE * found.masks[0].evidence.get("size", 1.0):
+    straddles = ev.get("straddles", 0.0)
+    if straddles >= STRADDLE * ev.get("size", 1.0):
         return Localization(found.masks, "ambiguous", f"{found.reason}; but more smooth "
                             f"region of the sky's colour ({straddles:.0%} of the frame) "
                             "starts above that horizon and goes on below it, beside what "
                             "rises into the sky: is it sky too? Click the sky or paint it "
                             "with the brush", candidates=found.candidates)
-    ev = found.masks[0].evidence
     if ev.get("edge_contrast", 100.0) < FLAT_EDGE and ev.get("blue", 1.0) < FLAT_BLUE:
         return Localization(found.masks, "ambiguous", f"{found.reason}; but it is hardly "
                             "blue and its lower edge runs through one smooth region (the "
