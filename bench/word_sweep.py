@@ -24,13 +24,11 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-import cv2
 import numpy as np
 from PIL import Image
 
@@ -38,22 +36,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from eval import realphotos  # noqa: E402
-from eval.realset import load_cases  # noqa: E402
+from eval.realset import load_cases, overlay  # noqa: E402
+from eval.realset_edits import cli_edit  # noqa: E402
 
 #: the most seconds one CLI edit may run
 TIMEOUT = 300
 
 
-def picture(before: np.ndarray, after: np.ndarray, side: int = 700) -> np.ndarray:
+def picture(before: np.ndarray, changed: np.ndarray, side: int = 700) -> np.ndarray:
     """The photo beside itself with the changed pixels tinted magenta, fitted to ``side``."""
-    changed = np.abs(after.astype(np.int16) - before.astype(np.int16)).max(axis=-1) > 0
-    k = side / max(before.shape[:2])
-    size = (max(1, round(before.shape[1] * k)), max(1, round(before.shape[0] * k)))
-    view = cv2.resize(before, size, interpolation=cv2.INTER_AREA)
-    tint = view.copy()
-    mark = cv2.resize(changed.astype(np.uint8), size, interpolation=cv2.INTER_NEAREST) > 0
-    tint[mark] = (0.5 * tint[mark] + np.array([127, 0, 127])).astype(np.uint8)
-    return np.concatenate([view, tint], axis=1)
+    return np.concatenate([overlay(before, None, None, side),
+                           overlay(before, None, changed, side)], axis=1)
 
 
 def main() -> None:
@@ -74,27 +67,22 @@ def main() -> None:
     for pid in ids:
         before = realphotos.load(pid)
         with tempfile.TemporaryDirectory(prefix="loupe-sweep-") as tmp:
-            source, out = Path(tmp) / "photo.png", Path(tmp) / "out.png"
+            source, out = Path(tmp) / "photo.png", Path(tmp) / "out.png"   # cli_edit's
             Image.fromarray(before).save(source)     # as the bench reads it (upright)
-            try:
-                run = subprocess.run(
-                    [sys.executable, "-m", "agent", "edit", str(source), args.instruction,
-                     "--out", str(out), "--session", str(Path(tmp) / "s")],
-                    cwd=ROOT, capture_output=True, text=True, timeout=TIMEOUT)
-                code = run.returncode
-            except subprocess.TimeoutExpired:
-                code = 2
+            run = cli_edit(source, args.instruction, Path(tmp), TIMEOUT)
+            code = 2 if run is None else run.returncode
             exits[pid] = code
             share = 0.0
             if code == 0 and out.is_file():
                 after = np.asarray(Image.open(out).convert("RGB"))
-                share = float((np.abs(after.astype(np.int16) - before.astype(np.int16))
-                               .max(axis=-1) > 0).mean())
+                changed = np.abs(after.astype(np.int16) - before.astype(np.int16)).max(
+                    axis=-1) > 0
+                share = float(changed.mean())
                 done[pid] = round(share, 3)
                 if args.pictures:
                     folder = Path(args.pictures)
                     folder.mkdir(parents=True, exist_ok=True)
-                    Image.fromarray(picture(before, after)).save(folder / f"{pid}.png")
+                    Image.fromarray(picture(before, changed)).save(folder / f"{pid}.png")
         print(f"{pid:28s} exit {code}  changed {share:.1%}", flush=True)
     print(json.dumps({"instruction": args.instruction, "split": args.split,
                       "photos": len(ids), "done": sum(c == 0 for c in exits.values()),

@@ -124,6 +124,19 @@ def edited_print(case: RealCase, instruction: str = "", print_as: str | None = N
     return before, truth, instruction
 
 
+def cli_edit(source: Path, instruction: str, folder: Path, timeout: float = 600
+             ) -> subprocess.CompletedProcess | None:
+    """``python -m agent edit SOURCE "instruction" --out FOLDER/out.png`` with a fresh
+    session in ``folder`` and no brush, as a user types it; None when it timed out."""
+    try:
+        return subprocess.run([sys.executable, "-m", "agent", "edit", str(source),
+                               instruction, "--session", str(folder / "s"),
+                               "--out", str(folder / "out.png")], cwd=ROOT,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None
+
+
 def run_edit(case: RealCase, instruction: str, timeout: float = 600,
              print_as: str | None = None, upscale_mp: float | None = None) -> EditOutcome:
     """One instruction on the case's photo through ``python -m agent edit`` (module doc);
@@ -139,15 +152,10 @@ def run_edit(case: RealCase, instruction: str, timeout: float = 600,
             source = Path(tmp) / "print.png"   # lossless: the CLI reads this print exactly
             Image.fromarray(before).save(source)
         start = time.perf_counter()
-        try:
-            run = subprocess.run([sys.executable, "-m", "agent", "edit", str(source),
-                                  instruction, "--session", str(Path(tmp) / "s"),
-                                  "--out", str(out)], cwd=ROOT, capture_output=True,
-                                 text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            return EditOutcome(case, instruction, "error", -1, 0, "timed out",
-                               time.perf_counter() - start)
+        run = cli_edit(source, instruction, Path(tmp), timeout)
         seconds = time.perf_counter() - start
+        if run is None:
+            return EditOutcome(case, instruction, "error", -1, 0, "timed out", seconds)
         said = (run.stdout.strip().splitlines() or [""])
         tail = next((line for line in reversed(said) if line and not
                      line.strip().startswith(("session:", "saved:", "head:", "candidate"))), "")

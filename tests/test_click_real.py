@@ -27,10 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
 from click_real import click_point  # noqa: E402
 
-
-def _case(case_id: str) -> tuple[np.ndarray, np.ndarray]:
-    case = next(c for c in realset.load_cases("tune") if c.id == case_id)
-    return realset.photo(case.photo), case.truth()
+_case = realset.case_shot     # the case's photo as shot and its true mask
 
 
 def test_a_click_on_the_sky_or_the_sea_selects_all_of_it_and_nothing_else() -> None:
