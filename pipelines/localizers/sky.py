@@ -36,7 +36,7 @@ import numpy as np
 
 from pipelines.localizers.base import Candidate, Localization
 from pipelines.localizers.refine import upsample_region
-from pipelines.localizers.sky_land import edge_contrast, land_below, objects_out
+from pipelines.localizers.sky_land import edge_contrast, land_below, objects_out, open_below
 from pipelines.perception.detectors import shrink
 
 WORK_SIDE = 512
@@ -231,7 +231,8 @@ def find_sky(rgb: np.ndarray) -> Localization:
         sky |= _clouds_in_bays(sky, labels, stats, pale, horizon)
     cut = int(min(h, horizon + BELOW_HORIZON * h))
     goes_on = float(np.count_nonzero(sky[cut:])) / max(1, np.count_nonzero(sky[:cut]))
-    sky[cut:] = False     # the ground under it
+    # the ground under it, but for the sky going straight on beside a low skyline
+    sky[cut:] = open_below(sky, lab, horizon, cut)[cut:]
     sky = _fill_clouds(sky, pale)
     sky = reach_edge(sky, small)
     fine = fine_texture(rgb, sky.shape)
@@ -310,8 +311,9 @@ def ends_unsure(found: Localization) -> Localization:
         return found
     return Localization(found.masks, "ambiguous", f"{found.reason}; but the smooth "
                         f"sky-coloured region goes on below that horizon ({goes_on:.0%} more "
-                        "of it, left out): is it sky too? Click the sky or paint it with "
-                        "the brush", candidates=found.candidates)
+                        "of it, taken only where it runs on unbroken from the sky above): "
+                        "is the rest sky too? Click the sky or paint it with the brush",
+                        candidates=found.candidates)
 
 
 def fine_texture(rgb: np.ndarray, shape: tuple[int, int]) -> np.ndarray:

@@ -1,5 +1,6 @@
 """Where a sky found by colour and smoothness ran on into the land under its horizon
-(``sky.find_sky`` calls ``land_below`` last, on its work copy).
+(``sky.find_sky`` calls ``land_below`` last, on its work copy), and where it goes on under
+its horizon as open sky beside a low skyline (``open_below``, at the cut under the horizon).
 
 A sky's colour rules are absolute (pale is bright, blue is of a hue and saturation), so on a
 lighter or darker print, or a photo enlarged to 16 MP, the sky found takes a few work pixels
@@ -236,3 +237,32 @@ def edge_contrast(sky: np.ndarray, lab: np.ndarray) -> float:
     above = lab[np.clip(lowest[None, :] - rows[:, None], 0, h - 1), cols[None, :]].mean(axis=0)
     below = lab[lowest[None, :] + 2 + rows[:, None], cols[None, :]].mean(axis=0)
     return float(np.median(np.linalg.norm(above - below, axis=1)))
+
+
+#: the largest change of tone (Lab) over ``OPEN_ROWS`` work rows within a column of sky
+#: that goes on under the cut (``open_below``; tune: clear skies beside a palace and a
+#: cathedral at most 2.2, a misty shore under a hazy sky 4.2-4.9)
+OPEN_STEP, OPEN_ROWS = 3.0, 3
+
+
+def open_below(sky: np.ndarray, lab: np.ndarray, horizon: float, cut: int) -> np.ndarray:
+    """The part of ``sky`` under the row ``cut`` that goes straight on, column by column,
+    from the sky at its ``horizon``, its tone changing by less than ``OPEN_STEP`` over any
+    ``OPEN_ROWS`` rows all the way: the sky a palace's roofs leave open beside them down to
+    a lower skyline, where a shore under a horizon is a step of tone, however smooth the
+    water past it."""
+    h = sky.shape[0]
+    keep = np.zeros_like(sky)
+    start = int(horizon)
+    if start < OPEN_ROWS or cut >= h:
+        return keep
+    smooth = cv2.blur(lab, (7, 3))
+    step = np.linalg.norm(smooth[OPEN_ROWS:] - smooth[:-OPEN_ROWS], axis=2)
+    alive = sky[start].copy()
+    for row in range(start + 1, h):
+        alive &= sky[row] & (step[row - OPEN_ROWS] <= OPEN_STEP)
+        if not alive.any():
+            break
+        if row >= cut:
+            keep[row] = alive
+    return keep
