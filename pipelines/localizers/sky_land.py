@@ -250,7 +250,7 @@ def open_below(sky: np.ndarray, lab: np.ndarray, horizon: float, cut: int) -> np
     from the sky at its ``horizon``, its tone changing by less than ``OPEN_STEP`` over any
     ``OPEN_ROWS`` rows all the way: the sky a palace's roofs leave open beside them down to
     a lower skyline, where a shore under a horizon is a step of tone, however smooth the
-    water past it."""
+    water past it. A piece that runs down to the photo's bottom edge is left out."""
     h = sky.shape[0]
     keep = np.zeros_like(sky)
     start = int(horizon)
@@ -265,4 +265,9 @@ def open_below(sky: np.ndarray, lab: np.ndarray, horizon: float, cut: int) -> np
             break
         if row >= cut:
             keep[row] = alive
+    # a run down to the photo's bottom edge is no sky ending at a skyline: dusk's dark
+    # blue runs smoothly into a dark launch pad between a tower's girders
+    count, labels = cv2.connectedComponents(keep.astype(np.uint8), connectivity=8)
+    for i in set(np.unique(labels[-1])) - {0}:
+        keep[labels == i] = False
     return keep
