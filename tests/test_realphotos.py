@@ -7,7 +7,7 @@ import shutil
 
 import pytest
 
-from eval import realphotos
+from eval import embedded, realphotos
 
 
 @pytest.fixture
@@ -130,7 +130,7 @@ def _pzl(box: bytes, atlas_size: tuple[int, int] = (64, 48),
 
 def test_a_jigzo_puzzle_gives_the_photo_box_of_its_largest_jpeg():
     data, atlas = _pzl(b"image 2 3 30 40 1 1    ")
-    photo = realphotos.jigzo_photo(data, "synth")
+    photo = embedded.jigzo_photo(data, "synth")
     assert photo.shape == (40, 30, 3)
     assert (photo == atlas[3:43, 2:32]).all()         # the atlas, not the thumbnail
 
@@ -139,7 +139,7 @@ def test_the_games_dark_frame_round_a_jigzo_photo_is_left_out():
     """jigzo draws a 1-px black line round each photo in its atlas (the real boxes are the
     photo's size plus 2); that line is no part of the photo."""
     data, atlas = _pzl(b"image 2 3 30 40 1 1", frame=(2, 3, 30, 40))
-    photo = realphotos.jigzo_photo(data, "synth")
+    photo = embedded.jigzo_photo(data, "synth")
     assert photo.shape == (38, 28, 3)
     assert (photo == atlas[4:42, 3:31]).all()
     assert photo.max(axis=2).min() > 30
@@ -147,18 +147,18 @@ def test_the_games_dark_frame_round_a_jigzo_photo_is_left_out():
 
 def test_a_malformed_jigzo_puzzle_is_refused_naming_the_photo():
     with pytest.raises(realphotos.PhotoUnavailable, match="synth: .*outside"):
-        realphotos.jigzo_photo(_pzl(b"image 40 0 30 40 1 1")[0], "synth")
+        embedded.jigzo_photo(_pzl(b"image 40 0 30 40 1 1")[0], "synth")
     with pytest.raises(realphotos.PhotoUnavailable, match="synth: .*no 'image"):
-        realphotos.jigzo_photo(_pzl(b"picture 0 0 30 40")[0], "synth")
+        embedded.jigzo_photo(_pzl(b"picture 0 0 30 40")[0], "synth")
     with pytest.raises(realphotos.PhotoUnavailable, match="synth: .*four integers"):
-        realphotos.jigzo_photo(_pzl(b"image 0 0 thirty 40")[0], "synth")
+        embedded.jigzo_photo(_pzl(b"image 0 0 thirty 40")[0], "synth")
     data, _ = _pzl(b"image 0 0 30 40 1 1")
     with pytest.raises(realphotos.PhotoUnavailable, match="synth: .*cut short"):
-        realphotos.jigzo_photo(data[:-10], "synth")
+        embedded.jigzo_photo(data[:-10], "synth")
     with pytest.raises(realphotos.PhotoUnavailable, match="synth: .*PzlF"):
-        realphotos.jigzo_photo(b"GIF89a" + data, "synth")
+        embedded.jigzo_photo(b"GIF89a" + data, "synth")
     with pytest.raises(realphotos.PhotoUnavailable, match="synth: .*more than"):
-        realphotos.jigzo_photo(data + b"\0" * realphotos.MAX_EMBEDDING_BYTES, "synth")
+        embedded.jigzo_photo(data + b"\0" * embedded.MAX_BYTES["jigzo-atlas"], "synth")
 
 
 def test_a_photo_embedded_in_a_jigzo_puzzle_is_fetched_checked_and_cached_as_png(
@@ -178,3 +178,174 @@ def test_a_photo_embedded_in_a_jigzo_puzzle_is_fetched_checked_and_cached_as_png
     own_catalogue([changed])
     with pytest.raises(realphotos.PhotoUnavailable, match="jz_castle_changed.*checksum"):
         realphotos.fetch()
+
+
+def _rcc(files: dict[str, tuple[bytes, int]], version: int = 3) -> bytes:
+    """A small Qt resource bundle as Qt's rcc writes it: ``path -> (bytes, flags)`` (flag
+    1: the bytes are stored qCompress'd, 2: a directory is wanted there)."""
+    import struct
+    import zlib
+
+    tree: dict = {}
+    for path, (blob, flags) in files.items():
+        *dirs, leaf = path.split("/")
+        node = tree
+        for d in dirs:
+            node = node.setdefault(d, {})
+        node[leaf] = {} if flags & 2 else (blob, flags)
+    names, payload, entries = b"", b"", []
+
+    def name_at(name: str) -> int:
+        nonlocal names
+        at = len(names)
+        raw = name.encode("utf-16-be")
+        names += struct.pack(">HI", len(name), 0) + raw
+        return at
+
+    def data_at(blob: bytes, flags: int) -> int:
+        nonlocal payload
+        at = len(payload)
+        if flags & 1:
+            blob = struct.pack(">I", len(blob)) + zlib.compress(blob)
+        payload += struct.pack(">I", len(blob)) + blob
+        return at
+
+    entries.append(None)                                   # the root, filled below
+    queue = [(0, "", tree)]
+    while queue:                                           # breadth first, as rcc does
+        index, name, node = queue.pop(0)
+        if isinstance(node, dict):
+            first = len(entries)
+            children = sorted(node.items())
+            entries.extend([None] * len(children))
+            entries[index] = struct.pack(">IHII", name_at(name), 2, len(children), first)
+            queue.extend((first + i, n, c) for i, (n, c) in enumerate(children))
+        else:
+            entries[index] = struct.pack(">IHHHI", name_at(name), node[1], 0, 0,
+                                         data_at(*node))
+    width = 14 if version == 1 else 22
+    tree_bytes = b"".join(e + b"\0" * (width - 14) for e in entries)
+    head = 24 if version >= 3 else 20
+    data_off, names_off = head, head + len(payload)
+    tree_off = names_off + len(names)
+    header = b"qres" + struct.pack(">IIII", version, tree_off, data_off, names_off)
+    if version >= 3:
+        header += struct.pack(">I", 1)
+    return header + payload + names + tree_bytes
+
+
+def _webp(w: int = 40, h: int = 24) -> tuple[bytes, object]:
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    yy, xx = np.mgrid[:h, :w]
+    pixels = np.stack([xx * 6 % 256, yy * 9 % 256, (xx + yy) * 3 % 256], -1).astype(np.uint8)
+    out = io.BytesIO()
+    Image.fromarray(pixels).save(out, format="WEBP", lossless=True)
+    return out.getvalue(), pixels
+
+
+@pytest.mark.parametrize("version", [1, 2, 3])
+def test_a_qt_resource_bundle_gives_the_file_at_its_path(version):
+    webp, pixels = _webp()
+    readme = b"Copyright: someone\nLicense: CC0-1.0\n" * 20
+    data = _rcc({"game/res/a/photo.webp": (webp, 0), "game/res/README": (readme, 1),
+                 "game/res/b/other.webp": (b"not this one", 0)}, version)
+    assert embedded.rcc_file(data, "game/res/README", "synth") == readme   # qCompress'd
+    assert embedded.rcc_file(data, "/game/res/b/other.webp", "synth") == b"not this one"
+    photo = embedded.rcc_photo(data, "game/res/a/photo.webp", "synth")
+    assert photo.shape == (24, 40, 3) and (photo == pixels).all()         # lossless
+
+
+def test_a_malformed_qt_resource_bundle_is_refused_naming_the_photo():
+    webp, _ = _webp()
+    data = _rcc({"res/photo.webp": (webp, 0), "res/README": (b"text " * 50, 1),
+                 "res/empty": (b"", 2)})
+    cases = [
+        (b"PzlF" + data[4:], "res/photo.webp", "qres"),
+        (data[:12], "res/photo.webp", "qres"),
+        (data, "res/nothing.webp", "no file 'res/nothing.webp'"),
+        (data, "res/photo.webp/deeper", "is a file"),
+        (data, "res", "is a directory"),
+        (data, "res/empty", "is a directory"),
+        (data[:40], "res/photo.webp", "cut short|outside"),      # truncated
+        (data + b"\0" * embedded.MAX_BYTES["qt-rcc"], "res/photo.webp", "more than"),
+        (data[:4] + b"\0\0\0\x09" + data[8:], "res/photo.webp", "version 9"),
+    ]
+    for blob, path, why in cases:
+        with pytest.raises(embedded.PhotoUnavailable, match=f"gc_synth: .*({why})"):
+            embedded.rcc_file(blob, path, "gc_synth")
+    with pytest.raises(embedded.PhotoUnavailable, match="gc_synth: .*does not decode"):
+        embedded.rcc_photo(data, "res/README", "gc_synth")       # text, not an image
+
+
+def test_a_qt_resource_bundle_that_lies_about_its_sizes_is_refused():
+    import struct
+
+    data = bytearray(_rcc({"res/README": (b"text " * 50, 1)}))
+    at = data.index(struct.pack(">I", 250))                  # qCompress's size header
+    data[at:at + 4] = struct.pack(">I", 3 << 30)            # a 3 GB promise
+    with pytest.raises(embedded.PhotoUnavailable, match="inflate to .* more than"):
+        embedded.rcc_file(bytes(data), "res/README", "gc_synth")
+    data[at:at + 4] = struct.pack(">I", 249)
+    with pytest.raises(embedded.PhotoUnavailable, match="its header says 249"):
+        embedded.rcc_file(bytes(data), "res/README", "gc_synth")
+    zstd = _rcc({"res/z": (b"(\xb5/\xfd stuff", 4)})
+    try:
+        import zstandard  # noqa: F401
+    except ImportError:
+        with pytest.raises(embedded.PhotoUnavailable, match="no zstd module"):
+            embedded.rcc_file(zstd, "res/z", "gc_synth")
+    else:
+        with pytest.raises(embedded.PhotoUnavailable, match="does not decompress"):
+            embedded.rcc_file(zstd, "res/z", "gc_synth")
+
+
+def test_a_photo_in_a_qt_resource_bundle_is_fetched_checked_and_cached_as_png(own_catalogue):
+    """gcompris-qt-data keeps its photos as WebP files inside .rcc bundles: fetched by the
+    package's name, the bundle's checksum checked, the photo decoded and cached as PNG."""
+    rows = [_row("gc_kingfisher"), _row("gc_taj_mahal")]
+    own_catalogue(rows)
+    paths = realphotos.fetch()
+    assert {p.name for p in paths.values()} == {"gc_kingfisher.png", "gc_taj_mahal.png"}
+    assert realphotos.verify() == []
+    bird = realphotos.load("gc_kingfisher")
+    assert bird.shape == (1080, 1920, 3) and bird.std() > 20
+    # a kingfisher: a blue back and an orange breast, in a photo, not a flat picture
+    assert ((bird[..., 2] > bird[..., 0] + 60).mean() > 0.005
+            and (bird[..., 0] > bird[..., 2] + 100).mean() > 0.005)
+    assert realphotos.load("gc_taj_mahal").shape == (673, 1024, 3)
+    lost = dict(rows[0], id="gc_lost", resource=rows[0]["resource"].replace("king", "queen"))
+    own_catalogue([lost])
+    with pytest.raises(realphotos.PhotoUnavailable, match="gc_lost: .*no file") as err:
+        realphotos.fetch()
+    assert "/tmp" not in str(err.value) and "/root" not in str(err.value)
+    own_catalogue([dict(rows[0], resource=None)])
+    with pytest.raises(ValueError, match="resource"):
+        realphotos.catalogue()
+
+
+def test_gcompris_photos_are_listed_once_checked_licensed_and_kept_from_the_autopilot():
+    """Wave 22's photos cut out of gcompris-qt-data's bundles: unique ids, one bundle
+    checksum per bundle, a free licence and an author each, every one in an eval.photos
+    list (the Autopilot's splits left as they were) and tune for the real set."""
+    from eval import photos
+    from eval.realset import HELD_OUT
+
+    rows = json.loads(realphotos.PHOTOS_FILE.read_text())
+    ids = [r["id"] for r in rows]
+    assert len(ids) == len(set(ids))
+    gc = [realphotos.catalogue()[i] for i in ids if i.startswith("gc_")]
+    assert len(gc) >= 15
+    assert {p.package for p in gc} == {"gcompris-qt-data"}
+    assert all(p.embedded == "qt-rcc" and p.resource.endswith(".webp") for p in gc)
+    assert len({p.resource for p in gc}) == len(gc)
+    by_bundle = {}
+    for p in gc:
+        assert by_bundle.setdefault(p.member, p.sha256) == p.sha256
+    assert all(p.license in {"CC0-1.0", "public-domain", "CC-BY-2.0", "CC-BY-3.0",
+                             "CC-BY-SA-4.0"} and p.author for p in gc)
+    assert {p.id for p in gc} <= set(photos.REAL_NOT_FOR_AUTOPILOT)
+    assert not {p.id for p in gc} & HELD_OUT
