@@ -306,8 +306,7 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
         return _unsure(found, f"only a weak detection of that kind of thing stands for the "
                        f"{noun}", noun)
     if best.source == "u2netp" and "salient" in ev and not ev.get("words") \
-            and not ev.get("kind") and not ev.get("shape") and not ev.get("imagenet") \
-            and names_thing:
+            and not ev.get("kind") and not ev.get("shape") and names_thing:
         return _unsure(found, f"nothing here recognises '{noun}': the photo's main subject "
                        "is only a guess", noun)
     chosen = {id(m) for m in found.masks}

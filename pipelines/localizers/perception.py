@@ -45,7 +45,6 @@ from pipelines.localizers.base import Candidate, Hint, Localization, as_rgb
 from pipelines.localizers.embedded import EmbeddedLocalizer
 from pipelines.localizers.grounded_sam import GroundedSAMLocalizer, detector_prompt
 from pipelines.localizers.kin import UNSURE_END, reached_into_kin
-from pipelines.localizers.named import confirm, scaled
 from pipelines.localizers.phrases import WHOLE, Phrase, noun_words, parse_phrase, select_candidates
 from pipelines.localizers.refine import upsample_edge, upsample_region
 from pipelines.localizers.segment import face_ellipse, largest_parts, refine_box
@@ -525,7 +524,6 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             if match.category:     # "squirrel: an animal; found the salient animal"
                 found.reason = f"{kinds.understood(match)}; found the salient " \
                     f"{match.category}: {found.reason}"
-            found = confirm(rgb, found, match.noun, [scaled(d.box, fscale) for d in dets])
             word = match.noun.split()[-1] if match.noun else ""
             if word in colour_parts.TYPICAL_COLOURS and not parsed.colors:
                 part = colour_parts.part_within(rgb, found.union(), word,
