@@ -35,6 +35,7 @@ import numpy as np
 
 from pipelines.localizers.answers import WEAK
 from pipelines.localizers.base import Candidate, Localization
+from pipelines.localizers.ground import GROUND_AGREE, agreement, ground, grown_ground, in_front
 from pipelines.localizers.phrases import Phrase, select_candidates
 from pipelines.localizers.refine import upsample_region
 from pipelines.localizers.segment import colour_mask, hsv, largest_parts
@@ -78,12 +79,6 @@ MIN_SHARE = 0.003
 #: a field or a lake in front is taken out of "the hills" up to this share of the land
 #: (a larger one is the hills themselves, seen from them)
 FRONT, FRONT_WATER = 0.5, 0.85
-#: a field or a lake in front of the hills spans this share of the width: then what lies
-#: under its top edge is in front of the hills too
-SPANS = 0.6
-#: ... and its top edge at a column is at most this share of the height under the line
-#: fitted to the edge
-EDGE_DROP = 0.03
 #: scores: a skyline under a sky found, and one read from a clear split without a sky
 #: (an answer shown but not sure enough to edit gets ``answers.WEAK``)
 SURE, FALLBACK = 0.6, 0.45
@@ -147,12 +142,6 @@ SNOW_SAT, SNOW_VAL = 0.08, 0.78
 #: px (at ``SKY_SIDE``) round it is sky (tune: a cloud over a crest 0.68-1.0; snow
 #: patches on rock 0-0.19, also where the mist round them was taken for sky)
 RINGED, RING = 0.5, 2
-#: the ground's colour is read on this share of the height along the bottom edge, and
-#: pixels this close to it (Lab, blurred) are ground
-BOTTOM_BAND, SAME_GROUND = 0.06, 12.0
-#: the ground then reaches up to this share of the height further while its pixels are
-#: nearer its colour than the colour of the land above
-ABOVE = 0.04
 
 
 def kind_of(noun: str, category: str) -> str:
@@ -209,69 +198,6 @@ def separation(small: np.ndarray, land: np.ndarray) -> tuple[float, float]:
     h = land.shape[0]
     top = np.where(land.any(axis=0), land.argmax(axis=0), h)
     return contrast, float(np.abs(np.diff(top)).max()) / h
-
-
-def ground(small: np.ndarray, land: np.ndarray) -> np.ndarray:
-    """The land along the bottom edge of the bottom rows' colour: per column, the run
-    up from the bottom edge of pixels within ``SAME_GROUND`` (Lab, on a blurred copy) of
-    the bottom band's median colour."""
-    h, w = land.shape
-    lab = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0).astype(np.float32) / 255.0,
-                       cv2.COLOR_RGB2Lab)
-    band = land.copy()
-    band[:h - max(2, int(BOTTOM_BAND * h))] = False
-    if not band.any():
-        return np.zeros((h, w), bool)
-    ref = np.median(lab[band], axis=0)
-    near = (np.linalg.norm(lab - ref, axis=2) <= SAME_GROUND) & land
-    near = cv2.morphologyEx(near.astype(np.uint8), cv2.MORPH_CLOSE, np.ones((5, 1), np.uint8))
-    # per column, from the bottom up to the first pixel of another colour; the tops
-    # median-filtered along the row so that a dark tree trunk does not lift the edge
-    run = np.flip(np.minimum.accumulate(np.flip(near > 0, 0), axis=0), 0)
-    tops = (h - run.sum(axis=0)).astype(np.uint8)
-    tops = cv2.medianBlur(tops[None, :], 9)[0] if w >= 9 else tops
-    # then up while a pixel is nearer the ground's colour than the colour of the land
-    # above it (the far edge of a field is darker than its front, but no hill)
-    rows = np.arange(h)[:, None]
-    lift = max(2, int(ABOVE * h))
-    above = land & (rows < tops[None, :] - lift) & (rows >= tops[None, :] - 3 * lift)
-    if above.sum() >= 20:
-        other = np.median(lab[above], axis=0)
-        closer = (np.linalg.norm(lab - ref, axis=2) < np.linalg.norm(lab - other, axis=2)) \
-            & land
-        for _ in range(lift * 2):
-            up = np.clip(tops.astype(int) - 1, 0, h - 1)
-            step = closer[up, np.arange(w)] & (tops > 0)
-            if not step.any():
-                break
-            tops = np.where(step, up, tops).astype(np.uint8)
-        tops = cv2.medianBlur(tops[None, :], 9)[0] if w >= 9 else tops
-    out = rows >= tops[None, :]
-    return out & land
-
-
-def in_front(part: np.ndarray) -> np.ndarray:
-    """``part`` (a field or a lake along the bottom) and what lies in front of it: per
-    column, everything under its top edge, the edge carried across the columns it misses
-    (a patch of weeds in a corner of the field is not the hills behind it; tune: "the
-    green hills brighter" brightened one). ``part`` itself where it spans less than
-    ``SPANS`` of the width."""
-    h, w = part.shape
-    has = part.any(axis=0)
-    if has.mean() < SPANS:
-        return part
-    cols = np.arange(w)
-    tops = np.interp(cols, cols[has], part.argmax(axis=0)[has])
-    # a column whose top lies far under the edge's line (weeds standing in the field,
-    # with a strip of the field's colour under them, even in a corner) takes the line's
-    line = np.polyval(np.polyfit(cols, tops, 1), cols)
-    for _ in range(2):      # refit on the columns near the line (the edge may slope)
-        near = np.abs(tops - line) <= EDGE_DROP * h
-        if near.sum() < 2:
-            break
-        line = np.polyval(np.polyfit(cols[near], tops[near], 1), cols)
-    tops = np.minimum(tops, line + EDGE_DROP * h)
-    return part | (np.arange(h)[:, None] >= np.ceil(tops)[None, :])
 
 
 def water(small: np.ndarray, land: np.ndarray) -> np.ndarray:
@@ -495,7 +421,7 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
     else:
         how = f"read from the colours of the top and bottom rows (no sky found; {split})"
         sure = FALLBACK if clear and contrast >= FALLBACK_CONTRAST else WEAK
-    front = np.zeros((h, w), bool)
+    front, agree, second = np.zeros((h, w), bool), 1.0, None
     if kind == "land":        # the hills, less a lake or a field in front of them
         region = land.copy()
         for part, most in ((water(small, land), FRONT_WATER), (ground(small, land), FRONT)):
@@ -503,8 +429,9 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
                 ahead = in_front(part)
                 front |= ahead & region
                 region &= ~ahead
-    elif kind == "ground":
-        region = ground(small, land)
+    elif kind == "ground":        # read twice: where the two differ, its edge is unsure
+        region, second = ground(small, land), grown_ground(small, land)
+        agree = agreement(region, second)
     elif kind == "water":
         region = water(small, land)
     elif kind == "cloud":
@@ -548,10 +475,15 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
     level = min(_level(land), _sky_level(sky)) if kind == "land" and last in RAISED else 1.0
     green = _green(small, region) if kind == "ground" and last in VERDANT else 1.0
     status = found.status if edge and not in_doubt and level >= LEVEL and green >= GREEN \
-        else "ambiguous"
+        and agree >= GROUND_AGREE else "ambiguous"
     if status == "ambiguous":
         for cand in found.masks or cands:
             cand.score = min(cand.score, WEAK)
+    if agree < GROUND_AGREE and second is not None and second.mean() >= MIN_SHARE:
+        cands.append(Candidate(upsample_region(rgb, second), min(cands[0].score, WEAK),
+                               noun, "scene:ground-grown", {"share": round(float(
+                                   second.mean()), 3)}))
+        found = Localization(cands, "ambiguous", "", candidates=cands)
     score = (found.masks or cands)[0].score
     reason = (f"{lead}found {KIND_WORDS[kind]} ({float(region.mean()):.0%} of the frame; "
               f"skyline {how}), confidence {score:.2f}")
@@ -565,6 +497,10 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
     elif green < GREEN:
         reason += (f"; but only {green:.0%} of it is green, as {noun} is: click it if it is "
                    "what you mean, or paint it with the brush")
+    elif agree < GROUND_AGREE:
+        reason += (f"; but read by its colours from the bottom edge it agrees only "
+                   f"{agree:.0%} with that: where it ends is unsure; click the one you mean "
+                   "(the second is that reading), or paint it with the brush")
     elif status == "ambiguous" and found.status == "resolved":
         reason += "; not sure enough to edit: click it if it is what you mean"
     return Localization(found.masks if found.masks else cands, status, reason,
