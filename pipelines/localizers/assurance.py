@@ -68,6 +68,11 @@ AT_EDGE = 0.002
 #: inside the thing (tune: a black dog on a near-black backdrop, its box at the photo's
 #: right side, its outline 18 % of the box short of it: the dark body left out, IoU 0.75)
 SHORT_OF_EDGE = 0.1
+#: a person whose box the detector also reads as an animal this surely (share of its
+#: person score) may be an animal (a proboscis monkey, person 0.56 and dog 0.43 on one box,
+#: was brightened as "the person"; on the tune photos, a person detected at 0.44 or more
+#: has animal classes at 0.31 of it at most, a dog and a cow read as persons 1.2-1.3)
+ANIMAL_RIVAL = 0.65
 #: a second instance this close to the best one (share of its detector score) is a twin
 TWIN_SHARE = 0.6
 #: ... with at least this much of the detector's own evidence
@@ -329,6 +334,10 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
         _apart(best, [c for c in others if c.label == best.label])
         if part_of:
             return _unsure(found, f"I can find the {part_of} but not the {noun} on it", noun)
+        if best.label == "person" and ev.get("animal", 0.0) >= ANIMAL_RIVAL * ev["detector"]:
+            return _unsure(found, f"the detector reads it as an animal almost as surely "
+                           f"({ev['animal']:.2f}, and person {ev['detector']:.2f}): it may "
+                           f"not be a {noun}", noun)
         if ev.get("larger"):
             return _unsure(found, f"the detector also draws a larger {noun} around it "
                            f"({ev['larger']:.2f}): where it ends is not known", noun)

@@ -324,7 +324,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                                  "fused": obj.fused, "larger": 0.0 if parsed.plural
                                  else fusion.larger_reading(obj, objects, match.label),
                                  "rival": max((v for k, v in obj.scores.items()
-                                               if k != match.label), default=0.0)}
+                                               if k != match.label), default=0.0),
+                                 "animal": max((v for k, v in obj.scores.items() if k in
+                                                kinds.CATEGORY_CLASSES["animal"]), default=0.0)}
                 masks.append(cand)
         masks = distinct_masks(masks)
         if not masks:
