@@ -484,9 +484,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             # its edge decided at native resolution, as the sky's and the subject's are
             mask = upsample_region(rgb, part)
             owner = fusion.explainer([d for d in dets if _covers(d, mask, fscale)], EXPLAINED)
-            kind = 0.0
+            kind, fill = 0.0, 1.0     # "the squirrel" seen as a cat: an animal, as it says
             if owner is not None and owner.label in kinds.CATEGORY_CLASSES.get(match.category, ()):
-                kind = owner.score  # "the squirrel" seen as a cat: an animal, as the word says
+                kind, fill = owner.score, assurance.box_fill(mask, owner.box, fscale)
                 owner = None
             if owner is not None:
                 if len(parts) == 1 or not cands:      # seen, but not offered as one
@@ -498,7 +498,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             strength = float(prob[part].mean())
             evidence = {"salient": strength, "words": 0.0} | ({"support_cut": cut} if cut
                                                               else {}) | \
-                ({"kind": kind} if kind else {})
+                ({"kind": kind, "kind_fill": fill} if kind else {})
             cands.append(Candidate(mask, round(0.3 + 0.4 * strength, 3), match.noun,
                                    "u2netp", evidence, int_box(box)))
         if not cands:
