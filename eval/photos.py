@@ -91,7 +91,9 @@ REAL_HELDOUT: tuple[str, ...] = (
 #: wave 16: two more from that album, held out for issue 32; wave 20: eight from
 #: tuxpaint-data's templates, tune for issue 32; wave 21: eleven cut out of jigzo-data's
 #: puzzles, tune for issue 32; wave 22: twenty-five cut out of gcompris-qt-data's Qt resource
-#: bundles, tune for issue 32): in none of the three splits above, so the
+#: bundles, tune for issue 32; wave 23: twenty-two more monuments from that package's
+#: explore_monuments bundle, skies against stone, desert, haze, mountains and water, tune
+#: for issue 32): in none of the three splits above, so the
 #: Autopilot's recorded training set and its figures stay what they were.
 REAL_NOT_FOR_AUTOPILOT: tuple[str, ...] = (
     "cat_watching_tv", "globe_phone", "tv_in_leaves", "blank_screen", "clouds_beach",
@@ -106,7 +108,13 @@ REAL_NOT_FOR_AUTOPILOT: tuple[str, ...] = (
     "gc_meerkats", "gc_swans", "gc_spoonbills", "gc_horse", "gc_goat", "gc_taj_mahal",
     "gc_victoria_memorial", "gc_golden_temple", "gc_chenonceau", "gc_mont_saint_michel",
     "gc_eiffel_tower", "gc_chambord", "gc_cheetah", "gc_gibbon", "gc_proboscis_monkeys",
-    "gc_schwerin_palace", "gc_colosseum", "gc_christ_the_redeemer", "gc_neuschwanstein")
+    "gc_schwerin_palace", "gc_colosseum", "gc_christ_the_redeemer", "gc_neuschwanstein",
+    "gc_meidum_pyramid", "gc_great_pyramid", "gc_red_pyramid", "gc_bent_pyramid",
+    "gc_arles_arena", "gc_palais_des_papes", "gc_reims_cathedral", "gc_carcassonne",
+    "gc_pont_du_gard", "gc_qutub_minar", "gc_mysore_palace", "gc_sanchi_stupa",
+    "gc_mount_rushmore", "gc_canyon_de_chelly", "gc_statue_of_liberty", "gc_lincoln_memorial",
+    "gc_petra", "gc_chichen_itza", "gc_machu_picchu", "gc_great_wall", "gc_berlin_cathedral",
+    "gc_brandenburg_gate")
 
 
 #: Untouched photos the do-no-harm rule is validated on (issue 28): label → (photo, crop box
