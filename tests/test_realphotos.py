@@ -328,7 +328,8 @@ def test_a_photo_in_a_qt_resource_bundle_is_fetched_checked_and_cached_as_png(ow
 
 
 def test_gcompris_photos_are_listed_once_checked_licensed_and_kept_from_the_autopilot():
-    """Wave 22's photos cut out of gcompris-qt-data's bundles: unique ids, one bundle
+    """Waves 22 and 23's photos cut out of gcompris-qt-data's bundles (25, then 22 more
+    monuments): unique ids, one bundle
     checksum per bundle, a free licence and an author each, every one in an eval.photos
     list (the Autopilot's splits left as they were) and tune for the real set."""
     from eval import photos
@@ -338,7 +339,7 @@ def test_gcompris_photos_are_listed_once_checked_licensed_and_kept_from_the_auto
     ids = [r["id"] for r in rows]
     assert len(ids) == len(set(ids))
     gc = [realphotos.catalogue()[i] for i in ids if i.startswith("gc_")]
-    assert len(gc) >= 15
+    assert len(gc) >= 47
     assert {p.package for p in gc} == {"gcompris-qt-data"}
     assert all(p.embedded == "qt-rcc" and p.resource.endswith(".webp") for p in gc)
     assert len({p.resource for p in gc}) == len(gc)
