@@ -339,7 +339,7 @@ def test_gcompris_photos_are_listed_once_checked_licensed_and_kept_from_the_auto
     ids = [r["id"] for r in rows]
     assert len(ids) == len(set(ids))
     gc = [realphotos.catalogue()[i] for i in ids if i.startswith("gc_")]
-    assert len(gc) >= 49
+    assert len(gc) >= 71
     assert len({p.member for p in gc}) >= 4
     assert {p.package for p in gc} == {"gcompris-qt-data"}
     assert all(p.embedded == "qt-rcc" and p.resource.endswith(".webp") for p in gc)

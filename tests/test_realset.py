@@ -228,7 +228,7 @@ def test_edit_checks_tell_the_asked_change_from_another() -> None:
 
 def test_the_set_is_well_formed_and_split_by_photo() -> None:
     cases = load_cases()
-    assert len(cases) >= 440
+    assert len(cases) >= 500
     table = realphotos.catalogue()
     for case in cases:
         assert case.split == ("held_out" if case.photo in HELD_OUT else "tune")
