@@ -37,6 +37,14 @@ BOTTOM_BAND, SAME_GROUND = 0.06, 12.0
 ABOVE = 0.04
 
 
+def bottom_band(land: np.ndarray) -> np.ndarray:
+    """The land within ``BOTTOM_BAND`` of the height (2 rows at least) of the bottom edge:
+    where both readings of the ground learn its colour."""
+    band = land.copy()
+    band[:land.shape[0] - max(2, int(BOTTOM_BAND * land.shape[0]))] = False
+    return band
+
+
 def ground(small: np.ndarray, land: np.ndarray) -> np.ndarray:
     """The land along the bottom edge of the bottom rows' colour: per column, the run
     up from the bottom edge of pixels within ``SAME_GROUND`` (Lab, on a blurred copy) of
@@ -44,8 +52,7 @@ def ground(small: np.ndarray, land: np.ndarray) -> np.ndarray:
     h, w = land.shape
     lab = cv2.cvtColor(cv2.GaussianBlur(small, (5, 5), 0).astype(np.float32) / 255.0,
                        cv2.COLOR_RGB2Lab)
-    band = land.copy()
-    band[:h - max(2, int(BOTTOM_BAND * h))] = False
+    band = bottom_band(land)
     if not band.any():
         return np.zeros((h, w), bool)
     ref = np.median(lab[band], axis=0)
@@ -115,8 +122,7 @@ def grown_ground(small: np.ndarray, land: np.ndarray) -> np.ndarray:
     """The land connected to the bottom band whose colours lie within ``GROWN_SPREAD`` of
     the band's (module doc); bool, ``small``'s size."""
     h, w = land.shape
-    band = land.copy()
-    band[:h - max(2, int(BOTTOM_BAND * h))] = False
+    band = bottom_band(land)
     if band.sum() < 4:
         return np.zeros((h, w), bool)
     blurred = cv2.GaussianBlur(small, (GROWN_BLUR, GROWN_BLUR), 0)
