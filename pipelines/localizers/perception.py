@@ -325,8 +325,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                                  else fusion.larger_reading(obj, objects, match.label),
                                  "rival": max((v for k, v in obj.scores.items()
                                                if k != match.label), default=0.0),
-                                 "animal": max((v for k, v in obj.scores.items() if k in
-                                                kinds.CATEGORY_CLASSES["animal"]), default=0.0)}
+                                 "animal": kinds.category_score(obj.scores, "animal")}
                 masks.append(cand)
         masks = distinct_masks(masks)
         if not masks:

@@ -84,6 +84,13 @@ CATEGORY_CLASSES: dict[str, tuple[str, ...]] = {
                "giraffe", "teddy bear"),
     "vehicle": ("bicycle", "car", "motorcycle", "airplane", "bus", "train", "truck", "boat"),
 }
+def category_score(scores: dict[str, float], category: str) -> float:
+    """The surest of ``scores`` (detector class → score) among the classes of a WordNet
+    ``category`` (``CATEGORY_CLASSES``); 0.0 when none of them is there."""
+    classes = CATEGORY_CLASSES.get(category, ())
+    return max((v for k, v in scores.items() if k in classes), default=0.0)
+
+
 #: kinds of thing no detector class is ("the hand" was a handbag by the embedding and
 #: refused; "the nose" is no whole face): the salient subject stands in, as the lexicon
 #: says
