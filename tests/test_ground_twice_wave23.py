@@ -32,10 +32,10 @@ def test_a_lawn_cut_through_its_middle_is_asked_with_the_lawn_offered() -> None:
 
 
 def test_a_meadow_both_readings_agree_on_is_still_edited() -> None:
-    case = _case("aitzgorri__meadow")
-    found = PerceptionLocalizer().locate(realphotos.load(case.photo), case.phrase)
+    photo, truth = realset.case_shot("aitzgorri__meadow")
+    found = PerceptionLocalizer().locate(photo, "the meadow")
     assert found.status == "resolved", found.reason
-    assert realset.mask_iou(found.masks[0].mask > 0.5, case.truth()) >= 0.95
+    assert realset.mask_iou(found.masks[0].mask > 0.5, truth) >= 0.95
 
 
 def test_the_readings_of_a_plain_ground() -> None:

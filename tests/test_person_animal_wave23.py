@@ -18,7 +18,7 @@ def test_a_monkey_read_as_a_person_is_asked() -> None:
 
 
 def test_a_man_is_still_found() -> None:
-    case = next(c for c in realset.load_cases() if c.id == "kpa_grand_canyon_2__man")
-    found = PerceptionLocalizer().locate(realphotos.load(case.photo), case.phrase)
+    photo, truth = realset.case_shot("kpa_grand_canyon_2__man")
+    found = PerceptionLocalizer().locate(photo, "the man")
     assert found.status == "resolved", found.reason
-    assert realset.mask_iou(found.masks[0].mask > 0.5, case.truth()) >= 0.9
+    assert realset.mask_iou(found.masks[0].mask > 0.5, truth) >= 0.9

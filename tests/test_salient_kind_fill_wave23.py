@@ -23,10 +23,10 @@ def test_a_komodo_dragon_without_its_tail_is_asked() -> None:
 
 
 def test_a_panda_that_fills_its_box_is_still_found() -> None:
-    case = next(c for c in realset.load_cases() if c.id == "gc_panda__panda")
-    found = PerceptionLocalizer().locate(realphotos.load(case.photo), case.phrase)
+    photo, truth = realset.case_shot("gc_panda__panda")
+    found = PerceptionLocalizer().locate(photo, "the panda")
     assert found.status == "resolved", found.reason
-    assert realset.mask_iou(found.masks[0].mask > 0.5, case.truth()) >= 0.95
+    assert realset.mask_iou(found.masks[0].mask > 0.5, truth) >= 0.95
 
 
 def test_box_fill_counts_the_box_at_the_masks_scale() -> None:
