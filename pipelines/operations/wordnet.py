@@ -41,7 +41,7 @@ SOURCE_FILES = ("index.noun", "index.verb", "index.adj", "index.adv", "data.noun
 PREFIX = "wordnet-"
 INDEX_NAME = "wordnet-lexicon.tsv"
 #: bump when the index format or the categories change (the fetch step rebuilds it)
-INDEX_VERSION = 6
+INDEX_VERSION = 7
 
 #: a noun covers the ImageNet classes under its first ``KIND_SENSES`` senses; one that
 #: covers more than ``KIND_MAX`` of them is too wide to check anything ("animal" covers 398)
@@ -124,8 +124,10 @@ class Lexicon:
     """The derived index in memory (see the module doc); build with ``load``."""
 
     def __init__(self, pos: dict[str, set[str]], exceptions: dict[str, dict[str, str]],
-                 senses: dict[str, Sense], kinds: str = "") -> None:
+                 senses: dict[str, Sense], kinds: str = "",
+                 kind_names: tuple[str, ...] = ()) -> None:
         self._pos = pos
+        self._kind_names = kind_names
         self._exceptions = exceptions
         self._senses = senses
         self._kinds_text = kinds
@@ -196,6 +198,12 @@ class Lexicon:
                 return frozenset(int(i) for i in found.split(","))
         return frozenset()
 
+    def imagenet_name(self, index: int) -> str:
+        """An ImageNet class's name in words ("lesser panda"); "" when not in the index."""
+        if 0 <= index < len(self._kind_names):
+            return self._kind_names[index].replace("_", " ")
+        return ""
+
     def object_nouns(self) -> Iterable[str]:
         """Single-word nouns of things a photo can show (for spelling correction)."""
         return (w for w in self._senses if w.isalpha())
@@ -227,7 +235,8 @@ def load(path: Path) -> Lexicon:
     pos: dict[str, set[str]] = {}
     exceptions: dict[str, dict[str, str]] = {}
     senses: dict[str, Sense] = {}
-    kinds = ""
+    kinds: str = ""
+    names: tuple[str, ...] = ()
     for block in blocks[1:]:
         name, _, body = block.partition("\n")
         kind, _, part = name.partition(" ")
@@ -242,7 +251,9 @@ def load(path: Path) -> Lexicon:
                 senses.setdefault(word, one)
         elif kind == "inet":
             kinds = body      # read on the first question (``Lexicon.imagenet``)
-    return Lexicon(pos, exceptions, senses, kinds)
+        elif kind == "inetname":
+            names = tuple(body.split())
+    return Lexicon(pos, exceptions, senses, kinds, names)
 
 
 @lru_cache(maxsize=1)
@@ -366,6 +377,8 @@ def build_index(source: Path, out: Path, imagenet: Path | None = None) -> Path:
         lines.append("@inet")
         for lemma, classes in sorted(_imagenet_classes(imagenet, nouns, hypernyms).items()):
             lines.append(f"{lemma}\t{','.join(map(str, sorted(classes)))}")
+        lines.append("@inetname")       # each class's first lemma, in class order
+        lines.append(" ".join(_imagenet_names(imagenet, source / "data.noun")))
     out.parent.mkdir(parents=True, exist_ok=True)
     from pipelines.files import atomic_write  # file helper; pipelines.files is a leaf
 
@@ -390,6 +403,18 @@ def _imagenet_classes(path: Path, nouns: dict[str, list[str]],
             for lemma in by_offset.get(off, ()):
                 out.setdefault(lemma, set()).add(index)
     return {lemma: classes for lemma, classes in out.items() if len(classes) <= KIND_MAX}
+
+
+def _imagenet_names(path: Path, data: Path) -> list[str]:
+    """ImageNet-1k's classes in class order, each as its synset's first lemma
+    ("lesser_panda"), for messages that say what a region looks like instead."""
+    wnids = path.read_text(encoding="utf-8").split()
+    first: dict[str, str] = {}
+    for line in data.read_text(encoding="utf-8", errors="replace").splitlines():
+        if line[:1].isdigit():
+            fields = line.split(" ", 5)
+            first[fields[0]] = fields[4]
+    return [first.get(w[1:], w) for w in wnids]
 
 
 def describe(noun: str, sense: Sense) -> str:
