@@ -125,7 +125,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
     def is_available(cls) -> tuple[bool, str]:
         """Available when the install step has put every model file in place."""
         missing = [k for k, v in store.role_status().items() if not v.available
-                   and k not in ("words", "reader")]
+                   and k not in ("words", "reader", "kinds")]
         if missing:
             return False, f"perception models missing ({', '.join(missing)}); run " \
                           "`make install`"
