@@ -267,7 +267,8 @@ def _twin(best: Candidate, others: list[Candidate]) -> Candidate | None:
 CONFIRM = "click it to confirm"
 
 
-def _unsure(found: Localization, why: str, noun: str) -> Localization:
+def unsure(found: Localization, why: str, noun: str) -> Localization:
+    """``found`` turned into a question: ``why``, then its candidates to click."""
     mine = {id(m) for m in found.masks}
     shown = list(found.masks) + [c for c in found.candidates if id(c) not in mine]
     return Localization(shown, "ambiguous",
@@ -318,65 +319,65 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
     if ev.get("user"):
         return found
     if ev.get("kind_guess"):
-        return _unsure(found, f"only a weak detection of that kind of thing stands for the "
+        return unsure(found, f"only a weak detection of that kind of thing stands for the "
                        f"{noun}", noun)
     if best.source == "u2netp" and "salient" in ev and not ev.get("words") \
             and not ev.get("kind") and not ev.get("shape") and names_thing:
-        return _unsure(found, f"nothing here recognises '{noun}': the photo's main subject "
+        return unsure(found, f"nothing here recognises '{noun}': the photo's main subject "
                        "is only a guess", noun)
     if best.source == "u2netp" and ev.get("kind_fill", 1.0) < FILLS_BOX:
-        return _unsure(found, f"the outline I cut fills only {ev['kind_fill']:.0%} of the box "
+        return unsure(found, f"the outline I cut fills only {ev['kind_fill']:.0%} of the box "
                        f"the detector drew around that {noun}: a part of it may be left out",
                        noun)
     chosen = {id(m) for m in found.masks}
     others = [c for c in found.candidates if id(c) not in chosen
               and _overlap(best.mask, c.mask) < 0.3]
     if related and best.source == "colour" and names_thing:
-        return _unsure(found, f"the region of that colour may be something the {noun} "
+        return unsure(found, f"the region of that colour may be something the {noun} "
                        "has or wears, not the whole of it", noun)
     if related and others:
-        return _unsure(found, f"I cannot check how the {noun} relates to the rest of the "
+        return unsure(found, f"I cannot check how the {noun} relates to the rest of the "
                        "phrase, and there is more than one", noun)
     round_thing = is_round(noun) and _round(best)
     if best.source == "colour" and names_thing and not ev.get("class_support") \
             and not round_thing:
-        return _unsure(found, f"only the colour was matched, not the {noun} itself", noun)
+        return unsure(found, f"only the colour was matched, not the {noun} itself", noun)
     if best.source == "colour" and set(noun.split()) & ROUND_SHAPES and not _round(best):
-        return _unsure(found, f"the region of that colour is not round, as a {noun} is",
+        return unsure(found, f"the region of that colour is not round, as a {noun} is",
                        noun)
     if "detector" in ev:
         _apart(best, [c for c in others if c.label == best.label])
         if part_of:
-            return _unsure(found, f"I can find the {part_of} but not the {noun} on it", noun)
+            return unsure(found, f"I can find the {part_of} but not the {noun} on it", noun)
         if best.label == "person" and ev.get("animal", 0.0) >= ANIMAL_RIVAL * ev["detector"]:
-            return _unsure(found, f"the detector reads it as an animal almost as surely "
+            return unsure(found, f"the detector reads it as an animal almost as surely "
                            f"({ev['animal']:.2f}, and person {ev['detector']:.2f}): it may "
                            f"not be a {noun}", noun)
         if ev.get("larger"):
-            return _unsure(found, f"the detector also draws a larger {noun} around it "
+            return unsure(found, f"the detector also draws a larger {noun} around it "
                            f"({ev['larger']:.2f}): where it ends is not known", noun)
         if best.box is not None:
             fill = box_fill(best.mask, best.box)
             if fill < FILLS_BOX:
-                return _unsure(found, f"the outline I cut fills only {fill:.0%} of the box "
+                return unsure(found, f"the outline I cut fills only {fill:.0%} of the box "
                                f"the detector drew around the {noun}", noun)
             short = stops_short(best.mask, best.box)
             if short:       # which thing it is stands; where it ends does not
                 best.evidence["end_unsure"] = 1.0
-                return _unsure(found, f"the detector's box runs out of the photo at the "
+                return unsure(found, f"the detector's box runs out of the photo at the "
                                f"{short}, but the outline I cut stops short of it", noun)
         # chosen by place among look-alikes: the class must be sure somewhere in the photo
         pool = found.candidates if selectors else []
         surest = max([ev["detector"]] + [c.evidence.get("detector", 0.0) for c in pool])
         if surest < DETECTOR_SURE:
-            return _unsure(found, f"the detector is only {surest:.0%} sure this is "
+            return unsure(found, f"the detector is only {surest:.0%} sure this is "
                            f"'{noun}'", noun)
         lifted = ev.get("frame", ev["detector"])
         if not selectors and lifted < DETECTOR_SURE <= ev["detector"]:
             rivals = [c for c in others if c.evidence.get("detector", 0.0) >= TWIN_FLOOR
                       and c.evidence.get("frame", 0.0) >= TWIN_SHARE * lifted]
             if rivals:
-                return _unsure(found, f"only a closer look made the detector sure of this "
+                return unsure(found, f"only a closer look made the detector sure of this "
                                f"{noun} ({lifted:.2f} on the whole photo, then "
                                f"{ev['detector']:.2f}), and {len(rivals)} other(s) there "
                                "looked about as much like one", noun)

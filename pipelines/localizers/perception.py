@@ -28,7 +28,7 @@ from dataclasses import replace
 import cv2
 import numpy as np
 
-from pipelines.localizers import assurance, fusion, relations, scene, stand_in
+from pipelines.localizers import assurance, fusion, relations, scene, second_look, stand_in
 from pipelines.localizers import parts as colour_parts
 from pipelines.localizers import text as text_regions
 from pipelines.localizers.answers import (
@@ -125,7 +125,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
     def is_available(cls) -> tuple[bool, str]:
         """Available when the install step has put every model file in place."""
         missing = [k for k, v in store.role_status().items() if not v.available
-                   and k not in ("words", "reader")]
+                   and k not in ("words", "reader", "kinds")]
         if missing:
             return False, f"perception models missing ({', '.join(missing)}); run " \
                           "`make install`"
@@ -180,8 +180,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         selectors = bool(parsed.plural or parsed.ordinal or parsed.last or parsed.size
                          or parsed.spatial)
         thing = any(w not in assurance.GENERIC for w in nouns)
-        return assurance.assure(found, noun=noun, names_thing=thing, selectors=selectors,
-                                part_of=assurance.part_of(nouns, match), related=tied)
+        return second_look.vet(assurance.assure(
+            found, noun=noun, names_thing=thing, selectors=selectors,
+            part_of=assurance.part_of(nouns, match), related=tied), rgb, noun, match.label)
 
     def _named(self, image: np.ndarray, rgb: np.ndarray, phrase: str, hint: Hint | None,
                parsed: Phrase, match: WordMatch, nouns: list[str], words: set[str]

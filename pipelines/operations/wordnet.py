@@ -13,7 +13,11 @@ and the localiser ask (``Lexicon``) in well under 0.3 s (``bench/lexicon_load.py
 * for nouns of things a photo can show, their perception *category* (``"animal"``,
   ``"plant part"``, ``"vehicle"``, …: the first category found on the hypernym path of the
   noun's first sense that has one) and the detector class it falls under, when its hypernym
-  path reaches one (``"sedan"`` → car, ``"puppy"`` → dog).
+  path reaches one (``"sedan"`` → car, ``"puppy"`` → dog);
+* for nouns over ImageNet's 1000 kinds (themselves WordNet synsets; their ids in class
+  order ship with the perception files), which of those classes the noun's commonest senses
+  cover (``imagenet("squirrel")`` → fox squirrel's index, ``imagenet("dog")`` → the 118
+  breeds'), so ``pipelines.perception.imagenet`` can check a region is what was named.
 
 ``lexicon()`` returns ``None`` when the files are not installed: every caller then works
 as it did before the lexicon existed.
@@ -37,7 +41,11 @@ SOURCE_FILES = ("index.noun", "index.verb", "index.adj", "index.adv", "data.noun
 PREFIX = "wordnet-"
 INDEX_NAME = "wordnet-lexicon.tsv"
 #: bump when the index format or the categories change (the fetch step rebuilds it)
-INDEX_VERSION = 4
+INDEX_VERSION = 7
+
+#: a noun covers the ImageNet classes under its first ``KIND_SENSES`` senses; one that
+#: covers more than ``KIND_MAX`` of them is too wide to check anything ("animal" covers 398)
+KIND_SENSES, KIND_MAX = 3, 400
 
 #: perception categories, most specific first: (name, WordNet "lemma#sense" roots)
 CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -116,10 +124,14 @@ class Lexicon:
     """The derived index in memory (see the module doc); build with ``load``."""
 
     def __init__(self, pos: dict[str, set[str]], exceptions: dict[str, dict[str, str]],
-                 senses: dict[str, Sense]) -> None:
+                 senses: dict[str, Sense], kinds: str = "",
+                 kind_names: tuple[str, ...] = ()) -> None:
         self._pos = pos
+        self._kind_names = kind_names
         self._exceptions = exceptions
         self._senses = senses
+        self._kinds_text = kinds
+        self._kinds: dict[str, str] | None = None
 
     # parts of speech ---------------------------------------------------------------
     def pos(self, word: str) -> set[str]:
@@ -171,6 +183,27 @@ class Lexicon:
                 return found
         return None
 
+    def imagenet(self, noun: str) -> frozenset[int]:
+        """The ImageNet-1k classes (indices) under the commonest senses of a noun (or of
+        its last word); empty when none is, or the index was built without them."""
+        if self._kinds is None:
+            self._kinds = dict(line.split("\t", 1) for line in self._kinds_text.splitlines()
+                               if "\t" in line)
+        text = " ".join(noun.lower().split())
+        for key in (text.replace(" ", "_"), text.split()[-1] if text else ""):
+            if not key:
+                continue
+            found = self._kinds.get(key) or self._kinds.get(self.base(key, "n"))
+            if found:
+                return frozenset(int(i) for i in found.split(","))
+        return frozenset()
+
+    def imagenet_name(self, index: int) -> str:
+        """An ImageNet class's name in words ("lesser panda"); "" when not in the index."""
+        if 0 <= index < len(self._kind_names):
+            return self._kind_names[index].replace("_", " ")
+        return ""
+
     def object_nouns(self) -> Iterable[str]:
         """Single-word nouns of things a photo can show (for spelling correction)."""
         return (w for w in self._senses if w.isalpha())
@@ -202,6 +235,8 @@ def load(path: Path) -> Lexicon:
     pos: dict[str, set[str]] = {}
     exceptions: dict[str, dict[str, str]] = {}
     senses: dict[str, Sense] = {}
+    kinds: str = ""
+    names: tuple[str, ...] = ()
     for block in blocks[1:]:
         name, _, body = block.partition("\n")
         kind, _, part = name.partition(" ")
@@ -214,7 +249,11 @@ def load(path: Path) -> Lexicon:
             one = Sense(category, label)
             for word in body.split():
                 senses.setdefault(word, one)
-    return Lexicon(pos, exceptions, senses)
+        elif kind == "inet":
+            kinds = body      # read on the first question (``Lexicon.imagenet``)
+        elif kind == "inetname":
+            names = tuple(body.split())
+    return Lexicon(pos, exceptions, senses, kinds, names)
 
 
 @lru_cache(maxsize=1)
@@ -284,12 +323,14 @@ def _ancestors(offset: str, hypernyms: dict[str, list[str]]) -> list[str]:
     return order
 
 
-def build_index(source: Path, out: Path) -> Path:
+def build_index(source: Path, out: Path, imagenet: Path | None = None) -> Path:
     """Derive the compact index from WordNet's database files in ``source``.
 
     Args:
         source: a folder holding ``SOURCE_FILES``.
         out: the index file to write.
+        imagenet: ImageNet-1k's WordNet ids in class order (``n01440764`` per line), or
+            None for an index without ImageNet's classes.
 
     Returns:
         ``out``.
@@ -332,11 +373,48 @@ def build_index(source: Path, out: Path) -> Path:
     for (category, label), words in sorted(groups.items()):
         lines.append(f"@cat {category}|{label}")
         lines.append(" ".join(sorted(words)))
+    if imagenet is not None:
+        lines.append("@inet")
+        for lemma, classes in sorted(_imagenet_classes(imagenet, nouns, hypernyms).items()):
+            lines.append(f"{lemma}\t{','.join(map(str, sorted(classes)))}")
+        lines.append("@inetname")       # each class's first lemma, in class order
+        lines.append(" ".join(_imagenet_names(imagenet, source / "data.noun")))
     out.parent.mkdir(parents=True, exist_ok=True)
     from pipelines.files import atomic_write  # file helper; pipelines.files is a leaf
 
     atomic_write(out, "\n".join(lines) + "\n")
     return out
+
+
+def _imagenet_classes(path: Path, nouns: dict[str, list[str]],
+                      hypernyms: dict[str, list[str]]) -> dict[str, set[int]]:
+    """lemma → the ImageNet classes under one of its ``KIND_SENSES`` commonest senses (at
+    most ``KIND_MAX`` classes: a word as wide as "organism" checks nothing)."""
+    wnids = path.read_text(encoding="utf-8").split()
+    if len(wnids) != 1000 or not all(re.fullmatch(r"n\d{8}", w) for w in wnids):
+        raise ValueError(f"{path.name}: not 1000 ImageNet WordNet ids")
+    by_offset: dict[str, list[str]] = {}
+    for lemma, offsets in nouns.items():
+        for off in offsets[:KIND_SENSES]:
+            by_offset.setdefault(off, []).append(lemma)
+    out: dict[str, set[int]] = {}
+    for index, wnid in enumerate(wnids):
+        for off in _ancestors(wnid[1:], hypernyms):
+            for lemma in by_offset.get(off, ()):
+                out.setdefault(lemma, set()).add(index)
+    return {lemma: classes for lemma, classes in out.items() if len(classes) <= KIND_MAX}
+
+
+def _imagenet_names(path: Path, data: Path) -> list[str]:
+    """ImageNet-1k's classes in class order, each as its synset's first lemma
+    ("lesser_panda"), for messages that say what a region looks like instead."""
+    wnids = path.read_text(encoding="utf-8").split()
+    first: dict[str, str] = {}
+    for line in data.read_text(encoding="utf-8", errors="replace").splitlines():
+        if line[:1].isdigit():
+            fields = line.split(" ", 5)
+            first[fields[0]] = fields[4]
+    return [first.get(w[1:], w) for w in wnids]
 
 
 def describe(noun: str, sense: Sense) -> str:

