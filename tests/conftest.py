@@ -87,8 +87,17 @@ def _real_photos_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
     in this folder only after its SHA-256 matched ``photos.json`` and is never written
     again, so a later test reads the same checked bytes. ``test_realphotos`` (whose point
     is the download) sets a folder of its own; a ``LOUPE_PHOTOS_DIR`` set outside the
-    run is kept."""
-    return os.environ.get("LOUPE_PHOTOS_DIR") or str(tmp_path_factory.mktemp("real-photos"))
+    run is kept. Under ``pytest -n`` (pytest-xdist: ``make test`` runs two workers) the
+    workers share one folder beside their own temporary folders: a photo is written by an
+    atomic rename after its checksum matched, so two workers fetching it at once each leave
+    the same bytes."""
+    if os.environ.get("LOUPE_PHOTOS_DIR"):
+        return os.environ["LOUPE_PHOTOS_DIR"]
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = tmp_path_factory.getbasetemp().parent / "real-photos"
+        shared.mkdir(exist_ok=True)
+        return str(shared)
+    return str(tmp_path_factory.mktemp("real-photos"))
 
 
 @pytest.fixture(autouse=True)
