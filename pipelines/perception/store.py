@@ -279,7 +279,8 @@ def _stamp(folder: Path, role: dict[str, Any]) -> str:
 
 def convert_graphs(folder: Path, spec: dict[str, Any] | None = None) -> list[str]:
     """Build ``<role>.onnx`` from each TF.js graph (or float16 ONNX file, for a role whose
-    ``converter`` is ``float16``) whose converted file is missing or stale."""
+    ``converter`` is ``float16``; or torch weights, ``effnet``) whose converted file is
+    missing or stale."""
     done = []
     for name, role in (spec or manifest())["roles"].items():
         target = role.get("converted")
@@ -295,7 +296,12 @@ def convert_graphs(folder: Path, spec: dict[str, Any] | None = None) -> list[str
             half_to_float,
         )
 
-        if role.get("converter") == "float16":
+        if role.get("converter") == "effnet":
+            from pipelines.perception.effnet import to_onnx  # torch: install only
+
+            source = role["files"][0]
+            to_onnx(folder / source, folder / target)
+        elif role.get("converter") == "float16":
             source = role["files"][0]
             half_to_float(folder / source, folder / target)
         else:
