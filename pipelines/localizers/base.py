@@ -51,7 +51,9 @@ class Evidence(TypedDict, total=False):
     textured under its open top, by rows (``sky.rough_edge``); ``straddles``: how much of the
     frame the sky-coloured regions of the sky's own colour that start above its horizon but
     lie mostly below it fill (``sky.ends_unsure``); ``larger``: the score of a
-    larger box of the named class around the one taken (``fusion.larger_reading``).
+    larger box of the named class around the one taken (``fusion.larger_reading``);
+    ``kin``, ``kin_other``: how much of ImageNet's classifier's reading of an animal's crop
+    falls on the named kind and on other animals (``second_look.vet``).
     """
 
     detector: float
@@ -66,6 +68,8 @@ class Evidence(TypedDict, total=False):
     rough_edge: float
     straddles: float
     larger: float
+    kin: float
+    kin_other: float
 
 
 def mask_box(mask: np.ndarray) -> Box | None:

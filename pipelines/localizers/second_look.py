@@ -27,7 +27,7 @@ import numpy as np
 from pipelines.localizers.assurance import unsure
 from pipelines.localizers.base import Localization
 from pipelines.operations import wordnet
-from pipelines.perception import store
+from pipelines.perception import imagenet, store
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +55,6 @@ def reading(rgb: np.ndarray, mask: np.ndarray, noun: str, label: str
     """What the classifier makes of the region: the share of the kinds ``noun`` and the
     detector's ``label`` cover, the share of other animals, and the likeliest other
     animal's name; None when the classifier or the lexicon's kinds are not installed."""
-    from pipelines.perception import imagenet  # torch's network: loaded on a second look
-
     lex = wordnet.lexicon()
     role = store.role_status().get("kinds")
     if lex is None or role is None or not role.available:
