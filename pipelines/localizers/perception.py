@@ -212,8 +212,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             return self._faces(rgb, parsed, match)
         elif match.label == TEXT:
             return self._text(rgb, parsed)
-        else:
-            found = self._objects(rgb, parsed, match)
+        found = self._objects(rgb, parsed, match)
         if parsed.colors and found.status != "resolved" and \
                 not found.reason.startswith(UNSURE_END):  # the thing, its end unsure
             by_colour = super().locate(image, phrase, hint)
