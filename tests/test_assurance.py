@@ -26,7 +26,9 @@ def _photo(case_id: str) -> tuple[np.ndarray, np.ndarray | None]:
 
 @pytest.mark.parametrize("case_id, phrase, says", [
     ("bridge__moon", "the moon", "nothing here recognises 'moon'"),
-    ("panther_chameleon_female__snake", "the snake", "only a guess"),
+    # lamps are more kinds than ImageNet's four (a street lamp here): a guess stays asked;
+    # "the snake" over a chameleon is refused since wave 25 (test_subject_guess_wave25)
+    ("cincinnati_bridge__lamp", "the lamp", "only a guess"),
     ("bridge__tubes", "the white tubes", "only the colour was matched"),
     ("greentock__disc", "the grey disc", "is not round"),
     ("black_dog__tongue", "the dog tongue", "find the dog but not the"),

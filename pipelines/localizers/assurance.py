@@ -323,6 +323,7 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
                        f"{noun}", noun)
     if best.source == "u2netp" and "salient" in ev and not ev.get("words") \
             and not ev.get("kind") and not ev.get("shape") and names_thing:
+        ev["subject_guess"] = 1.0       # second_look.vet may know the kind it is not
         return unsure(found, f"nothing here recognises '{noun}': the photo's main subject "
                        "is only a guess", noun)
     if best.source == "u2netp" and ev.get("kind_fill", 1.0) < FILLS_BOX:

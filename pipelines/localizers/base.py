@@ -53,7 +53,8 @@ class Evidence(TypedDict, total=False):
     lie mostly below it fill (``sky.ends_unsure``); ``larger``: the score of a
     larger box of the named class around the one taken (``fusion.larger_reading``);
     ``kin``, ``kin_other``: how much of ImageNet's classifier's reading of an animal's crop
-    falls on the named kind and on other animals (``second_look.vet``).
+    falls on the named kind and on other animals (``second_look.vet``); ``subject_guess``: the
+    photo's main subject offered for a noun nothing here recognises (``assurance.assure``).
     """
 
     detector: float
@@ -70,6 +71,7 @@ class Evidence(TypedDict, total=False):
     larger: float
     kin: float
     kin_other: float
+    subject_guess: float
 
 
 def mask_box(mask: np.ndarray) -> Box | None:

@@ -1,4 +1,4 @@
-"""A second look at which animal the detector found, through ImageNet's 1000 kinds.
+"""A second look at what the named thing is, through ImageNet's 1000 kinds.
 
 The detector knows ten animals (COCO's bird, cat, dog, horse, sheep, cow, elephant, bear,
 zebra, giraffe), so every other animal it sees is forced into one of them: a red panda
@@ -6,16 +6,29 @@ reads as a cat, a long-haired goat as a horse. The edit then lands on the wrong 
 is reported done. ImageNet's classifier knows 398 animals; the lexicon says which of its
 classes a noun covers (``wordnet.Lexicon.imagenet``).
 
-``vet`` looks again only when the answer stands on a detector class of an animal: the
-crop of the mask's box (padded by ``PAD``) goes through the classifier, and the answer
-becomes a question when the classes under the named noun and under the detector's class
-together get less than ``SAME_FLOOR`` while other animals get ``OTHER_SURE`` or more.
-The check never makes an answer surer; without the classifier's files it changes nothing.
+``vet`` looks again in two cases, and each can only turn an answer into a refusal (the
+user may still click the thing; the candidates stay):
 
-Tune, as shot: the red panda named "cat" gives the cats 0.00 and the lesser panda 0.93;
-the goat named "horse" gives the horses 0.00 and other animals 0.89. The right answers
-that name a detector's animal give their own kind 0.21 (a small cat before a television)
-to 0.99. A rabbit named "dog" gives the dogs 0.25: it is not caught.
+* **an animal the detector named** — the crop of the mask's box (padded by ``PAD``) goes
+  through the classifier, and there is no such animal when the classes under the named
+  noun and under the detector's class together get less than ``SAME_FLOOR`` while other
+  animals get ``OTHER_SURE`` or more. Tune, as shot: the red panda named "cat" gives the
+  cats 0.00 and the lesser panda 0.93; the goat named "horse" gives the horses 0.00 and
+  other animals 0.89. The right answers that name a detector's animal give their own kind
+  0.21 (a small cat before a television) to 0.99. A rabbit named "dog" gives the dogs
+  0.25: it is not caught.
+* **the main subject offered for a noun nothing here recognises** (``assurance``'s
+  question, marked ``subject_guess``) — when ImageNet covers the noun (``covered``: an
+  animal with ``COVERED`` classes or more under it, or a noun that is a class's own name)
+  and its classes get less than ``SAME_FLOOR`` of the subject's crop, the subject is not
+  one, and nothing else here looks for one: "the snake" over a garden lizard (snakes
+  0.01), "the fish" over a kingfisher (0.00), "the bee" over a dandelion (0.03). Nouns
+  ImageNet knows only by a kind or two of them ("the owl": a great grey owl; "the swan":
+  a black one; "the tower": a beacon) are left asking: a barn owl or a white swan would
+  read as none of them. Right subjects of covered nouns give them 0.13 (a blank screen)
+  to 1.00.
+
+Without the classifier's files it changes nothing.
 """
 
 from __future__ import annotations
@@ -24,7 +37,6 @@ import logging
 
 import numpy as np
 
-from pipelines.localizers.assurance import unsure
 from pipelines.localizers.base import Localization, mask_box
 from pipelines.operations import wordnet
 from pipelines.perception import imagenet, store
@@ -37,6 +49,8 @@ PAD = 0.15
 SAME_FLOOR = 0.05
 #: at or above this, the classifier is sure the region is another animal
 OTHER_SURE = 0.5
+#: an animal noun with at least this many ImageNet classes under it is covered by them
+COVERED = 3
 
 
 def _crop(rgb: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
@@ -74,15 +88,59 @@ def reading(rgb: np.ndarray, mask: np.ndarray, noun: str, label: str
             lex.imagenet_name(top))
 
 
+def covered(lex: wordnet.Lexicon, noun: str) -> frozenset[int]:
+    """The ImageNet classes under ``noun`` when they stand for all of it (module doc):
+    those of an animal with ``COVERED`` or more, or a noun that is a class's own name
+    ("bee", "strawberry"); empty otherwise."""
+    classes = lex.imagenet(noun)
+    sense = lex.sense(noun)
+    if not classes or sense is None:
+        return frozenset()
+    said = {" ".join(noun.lower().split()), noun.lower().split()[-1]}
+    if any(lex.imagenet_name(i).lower() in said for i in classes):
+        return classes
+    return classes if sense.category == "animal" and len(classes) >= COVERED else frozenset()
+
+
+def _absent(found: Localization, rgb: np.ndarray, noun: str) -> Localization:
+    """``found`` (the main subject offered for ``noun``) or a refusal when the classifier
+    gives the kinds the noun covers next to nothing of it."""
+    lex = wordnet.lexicon()
+    if lex is None or not store.role_status()["kinds"].available:
+        return found
+    classes = covered(lex, noun)
+    crop = _crop(rgb, found.masks[0].mask) if classes else None
+    if crop is None:
+        return found
+    probs = imagenet.probabilities(crop)
+    same = imagenet.named_share(probs, classes)
+    log.debug("second look at the subject offered for %r: its kinds %.2f", noun, same)
+    if same >= SAME_FLOOR:
+        return found
+    others = probs.copy()
+    others[sorted(classes)] = 0.0
+    top = int(np.argmax(others))
+    return Localization([], "unresolved", f"no {noun} found: the photo's main subject is "
+                        f"not one (a model that knows 1000 kinds of thing reads it as "
+                        f"{lex.imagenet_name(top)}, {others[top]:.0%}; {noun} {same:.0%}), "
+                        f"and nothing else here looks for a {noun}; click it if it is "
+                        "there, or paint it with the brush", candidates=found.candidates)
+
+
 def vet(found: Localization, rgb: np.ndarray, noun: str, label: str) -> Localization:
-    """``found`` as it is, or a question when the classifier is sure it is another animal.
+    """``found`` as it is, or a refusal when the classifier is sure it is not a ``noun``
+    (module doc).
 
     Args:
         found: the answer after ``assurance.assure``.
         rgb: the photo (uint8 HWC, full resolution).
         noun: the words that name the target ("cat").
-        label: the detector class the words were matched to ("cat").
+        label: the detector class the words were matched to ("cat"), or the salient
+            stand-in's label.
     """
+    if found.status == "ambiguous" and found.masks \
+            and found.masks[0].evidence.get("subject_guess"):
+        return _absent(found, rgb, noun)
     if found.status != "resolved" or not found.masks:
         return found
     best = max(found.masks, key=lambda m: m.score)
@@ -100,7 +158,9 @@ def vet(found: Localization, rgb: np.ndarray, noun: str, label: str) -> Localiza
     log.debug("second look at %r: own kinds %.2f, other animals %.2f (%s)", noun, same,
               other, name)
     if same < SAME_FLOOR and other >= OTHER_SURE:
-        return unsure(found, f"a second model that knows 1000 kinds of thing reads it as "
-                      f"another animal ({name}; other animals {other:.0%}, {noun} "
-                      f"{same:.0%}): it may not be a {noun}", noun)
+        return Localization([], "unresolved", f"no {noun} found: what the detector took for "
+                            f"a {label} reads as another animal to a model that knows 1000 "
+                            f"kinds of thing ({name}; other animals {other:.0%}, {noun} "
+                            f"{same:.0%}); click it if it is a {noun}, or paint it with the "
+                            "brush", candidates=found.candidates)
     return found

@@ -1,0 +1,81 @@
+"""The main subject offered for a noun nothing here recognises (issue 32): "the snake" on
+a photo of a garden lizard was a question offering the lizard as the snake, where the
+labels (and a user) say there is no snake. ImageNet's classifier knows snakes, fish and
+bees; when it gives the noun's kinds next to nothing of the subject, there is none, and
+the user may still click it. Nouns ImageNet covers only by a kind or two of them stay a
+question. Real tune photos (gcompris-qt-data, jz-photos and others in eval/realset)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+from eval import realset
+from pipelines.localizers import PerceptionLocalizer, second_look
+from pipelines.localizers.steady import settle
+from pipelines.operations import wordnet
+
+ROOT = Path(__file__).resolve().parents[1]
+SIDE = 1024
+
+
+@pytest.fixture(scope="module")
+def loc() -> PerceptionLocalizer:
+    return PerceptionLocalizer()
+
+
+def _case(case_id: str) -> tuple:
+    image, truth = realset.case_at(case_id, SIDE)
+    phrase = next(c.phrase for c in realset.load_cases() if c.id == case_id)
+    return image, truth, phrase
+
+
+def test_imagenet_stands_for_a_noun_only_where_it_covers_all_of_it() -> None:
+    lex = wordnet.lexicon()
+    assert lex is not None, "run `python -m pipelines.perception fetch` (make install)"
+    for noun in ("snake", "fish", "bee", "strawberry", "the garden snake"):
+        assert second_look.covered(lex, noun), noun
+    # a great grey owl, a black swan, a beacon and a Arabian camel are not all owls,
+    # swans, towers and camels; "moon" and "leaves" are no class at all
+    for noun in ("owl", "swan", "tower", "camel", "moon", "leaves"):
+        assert not second_look.covered(lex, noun), noun
+
+
+@pytest.mark.parametrize("case_id, seen", [("gc_garden_lizard__snake", "agama"),
+                                           ("gc_kingfisher__fish", "jacamar"),
+                                           ("seeding__bee", "")])
+def test_a_subject_that_is_not_the_named_kind_is_refused(loc, case_id, seen) -> None:
+    """All three were questions on e7b5074 offering the lizard, the kingfisher and the
+    dandelion as the thing named."""
+    image, _, phrase = _case(case_id)
+    found = settle(loc, image, phrase)
+    assert found.status == "unresolved", found.reason
+    assert "main subject is not one" in found.reason and seen in found.reason
+    assert "click it" in found.reason and found.candidates
+
+
+@pytest.mark.parametrize("case_id", ["butterfly_kw__butterfly", "gc_gibbon__gibbon"])
+def test_a_subject_that_is_the_named_kind_is_still_offered(loc, case_id) -> None:
+    """Right guesses stay a question with the subject offered first (one click)."""
+    image, truth, phrase = _case(case_id)
+    found = settle(loc, image, phrase)
+    assert found.status == "ambiguous", found.reason
+    mask = found.masks[0].mask
+    assert (mask & truth).sum() / (mask | truth).sum() >= 0.8
+
+
+def test_the_cli_refuses_the_missing_kind_and_says_how_to_point(tmp_path) -> None:
+    image, _, _ = _case("gc_kingfisher__fish")
+    photo, out = tmp_path / "kingfisher.png", tmp_path / "out.png"
+    Image.fromarray(image).save(photo)
+    run = subprocess.run([sys.executable, "-m", "agent", "edit", str(photo),
+                          "make the fish brighter", "--session", str(tmp_path / "s"),
+                          "--out", str(out)], cwd=ROOT, capture_output=True, text=True,
+                         timeout=300)
+    assert run.returncode != 0, run.stdout[-1500:]
+    assert "no fish found" in run.stdout and "--point" in run.stdout, run.stdout[-1500:]
+    assert not out.exists()
