@@ -28,7 +28,15 @@ from dataclasses import replace
 import cv2
 import numpy as np
 
-from pipelines.localizers import assurance, fusion, relations, scene, second_look, stand_in
+from pipelines.localizers import (
+    assurance,
+    fusion,
+    main_subject,
+    relations,
+    scene,
+    second_look,
+    stand_in,
+)
 from pipelines.localizers import parts as colour_parts
 from pipelines.localizers import text as text_regions
 from pipelines.localizers.answers import (
@@ -482,7 +490,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                 box = (x * scale, y * scale, (x + bw) * scale, (y + bh) * scale)
             # its edge decided at native resolution, as the sky's and the subject's are
             mask = upsample_region(rgb, part)
-            owner = fusion.explainer([d for d in dets if _covers(d, mask, fscale)], EXPLAINED)
+            held = [d for d in dets if main_subject.covers(d, mask, fscale)]
+            owner = fusion.explainer(held, EXPLAINED)
             kind, fill = 0.0, 1.0     # "the squirrel" seen as a cat: an animal, as it says
             if owner is not None and owner.label in kinds.CATEGORY_CLASSES.get(match.category, ()):
                 kind, fill = owner.score, assurance.box_fill(mask, owner.box, fscale)
@@ -517,27 +526,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                 main = Candidate(np.logical_or.reduce([c.mask for c in keep]), main.score,
                                  match.noun, "u2netp", main.evidence)
             found = Localization([main], "resolved", "", candidates=cands)
-        if found.status == "resolved":
-            top = found.masks[0]
-            found.reason = (f"took the photo's main subject as {match.noun!r} (no detector "
-                            f"class fits the word; salient {top.evidence.get('salient', 0):.2f}"
-                            f", confidence {top.score:.2f})")
-            if match.category:     # "squirrel: an animal; found the salient animal"
-                found.reason = f"{kinds.understood(match)}; found the salient " \
-                    f"{match.category}: {found.reason}"
-            word = match.noun.split()[-1] if match.noun else ""
-            if word in colour_parts.TYPICAL_COLOURS and not parsed.colors:
-                part = colour_parts.part_within(rgb, found.union(), word,
-                                                  every=parsed.plural, grow=0.0)
-                if part is not None:        # the twig stands out; its leaves are green
-                    top.mask = part
-                    found.masks = [top]
-                    found.reason += (f"; kept its {' or '.join(colour_parts.TYPICAL_COLOURS[word])}"
-                                     f" part ({word} are usually that colour)")
-            if top.evidence.get("support_cut"):
-                found.reason += (f"; left out what it sits on ({top.evidence['support_cut']:.0%}"
-                                 " of the salient region)")
-        return found
+        return main_subject.described(found, rgb, match, parsed)
 
     def _figure_ground(self, rgb: np.ndarray, background: bool) -> Localization:
         """The salient subject together with every confident person (a group photo's
@@ -549,7 +538,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         seen = _Models.get().objects.detect(frame, CONFIDENT)
         for d in seen:
             d.box = tuple(v * scale for v in d.box)
-        classes = {"person"} | ({d.label for d in seen if _in_subject(d, subject)}
+        classes = {"person"} | ({d.label for d in seen if main_subject.in_subject(d, subject)}
                                 if subject is not None else set())
         people = [d for d in seen if d.label in classes][:MAX_PEOPLE]
         for person in people:
@@ -581,19 +570,3 @@ def _role_ready(role: str) -> bool:
     except Exception as exc:  # noqa: BLE001 - a broken model config must not stop localising
         log.warning("status of the %s role failed: %s", role, exc)
         return False
-
-
-def _covers(det: Detection, mask: np.ndarray, scale: float) -> bool:
-    """Whether a frame detection's box holds most of ``mask``."""
-    x0, y0, x1, y1 = (int(v * scale) for v in det.box)
-    inside = np.count_nonzero(mask[max(0, y0):y1, max(0, x0):x1])
-    return inside > 0.5 * max(1, np.count_nonzero(mask))
-
-
-def _in_subject(det: Detection, subject: np.ndarray) -> bool:
-    """Whether a detection (full-resolution box) is part of the salient subject: its box
-    holds most of the subject, or the subject fills much of its box."""
-    x0, y0, x1, y1 = (max(0, int(v)) for v in det.box)
-    inside = np.count_nonzero(subject[y0:y1, x0:x1])
-    return inside > 0.5 * max(1, np.count_nonzero(subject)) or \
-        inside > 0.4 * max(1, (x1 - x0) * (y1 - y0))
