@@ -11,10 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PIL import Image
 
-from eval import realset
+from eval import realphotos, realset
 from pipelines.localizers import PerceptionLocalizer, second_look
 from pipelines.localizers.steady import settle
 from pipelines.operations import wordnet
@@ -79,3 +80,24 @@ def test_the_cli_refuses_the_missing_kind_and_says_how_to_point(tmp_path) -> Non
     assert run.returncode != 0, run.stdout[-1500:]
     assert "no fish found" in run.stdout and "--point" in run.stdout, run.stdout[-1500:]
     assert not out.exists()
+
+
+def _photo(pid: str) -> np.ndarray:
+    return realphotos.load(pid, SIDE)
+
+
+@pytest.mark.parametrize("pid, noun, seen", [("gc_duck", "snake", "goose"),
+                                             ("gc_bison", "fish", "bison")])
+def test_an_animal_noun_is_not_the_detected_animal_it_is_not(loc, pid, noun, seen) -> None:
+    """A label-free sweep: "the snake" on a photo of a duck was the duck, resolved (the
+    detector sees an animal there and a snake is an animal), and "the fish" the bison."""
+    found = settle(loc, _photo(pid), f"the {noun}")
+    assert found.status == "unresolved", found.reason
+    assert f"no {noun} found" in found.reason and seen in found.reason
+
+
+@pytest.mark.parametrize("pid, noun", [("gc_bison", "bison"), ("jz_gorilla", "gorilla")])
+def test_the_animal_that_is_there_is_still_taken(loc, pid, noun) -> None:
+    found = settle(loc, _photo(pid), f"the {noun}")
+    assert found.status == "resolved", found.reason
+    assert "found the salient animal" in found.reason

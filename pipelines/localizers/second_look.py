@@ -18,7 +18,9 @@ user may still click the thing; the candidates stay):
   0.21 (a small cat before a television) to 0.99. A rabbit named "dog" gives the dogs
   0.25: it is not caught.
 * **the main subject offered for a noun nothing here recognises** (``assurance``'s
-  question, marked ``subject_guess``) — when ImageNet covers the noun (``covered``: an
+  question, marked ``subject_guess``), or taken for an animal noun no detector class names
+  because the detector sees an animal there (evidence ``kind``: "the snake" on a photo of a
+  duck was the duck, resolved) — when ImageNet covers the noun (``covered``: an
   animal with ``COVERED`` classes or more under it, or a noun that is a class's own name)
   and its classes get less than ``SAME_FLOOR`` of the subject's crop, the subject is not
   one, and nothing else here looks for one: "the snake" over a garden lizard (snakes
@@ -144,7 +146,12 @@ def vet(found: Localization, rgb: np.ndarray, noun: str, label: str) -> Localiza
     if found.status != "resolved" or not found.masks:
         return found
     best = max(found.masks, key=lambda m: m.score)
-    if best.evidence.get("user") or "detector" not in best.evidence:
+    if best.evidence.get("user"):
+        return found
+    if best.evidence.get("kind") and "detector" not in best.evidence and \
+            len(found.masks) == 1:      # "the snake": the main subject, a detected animal
+        return _absent(found, rgb, noun)
+    if "detector" not in best.evidence:
         return found
     lex = wordnet.lexicon()
     sense = lex.sense(noun.split()[-1]) if lex is not None else None
