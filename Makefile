@@ -5,8 +5,9 @@ PY := $(VENV)/bin/python
 RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
 # two test workers, a test file to each (its module fixtures built once): the suite is
-# mostly one thread at a time, so it takes about half the wall time on two cores
-PYTEST_ARGS ?= -n 2 --dist loadfile
+# mostly one thread at a time, so it takes about half the wall time on two cores; the
+# files in the order tests/conftest.py collects them (the longest first), not by count
+PYTEST_ARGS ?= -n 2 --dist loadfile --no-loadscope-reorder
 # the embedded perception's model files (registry packages, checksums in the manifest)
 WEIGHTS_STAMP := weights/MODELS.json
 

@@ -125,3 +125,37 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
     if nextitem is None or getattr(nextitem, "module", None) is not getattr(item, "module", None):
         gc.collect()
         gc.freeze()
+
+
+#: The files that take longest (seconds of one worker, from ``--durations`` of the whole
+#: suite), longest first. ``make test`` hands whole files to two workers (``--dist
+#: loadfile``) in the order collected, so these are collected first: started last, the
+#: longest of them kept one worker busy for minutes after the other had run out of files.
+SLOWEST_FILES = (
+    "tests/test_localization_set.py",
+    "tests/test_batch.py",
+    "tests/test_cli_edits_real.py",
+    "tests/test_perception.py",
+    "tests/browser/test_ui.py",
+    "tests/test_assurance.py",
+    "tests/test_independent.py",
+    "tests/test_agent_cli.py",
+    "tests/test_mcp.py",
+    "tests/test_hostile_http.py",
+    "tests/test_prints_wave13.py",
+    "tests/browser/test_selection.py",
+    "tests/test_steady.py",
+    "tests/test_ground_twice_wave23.py",
+    "tests/test_zoom_search.py",
+)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Longest files first (``SLOWEST_FILES``), then the rest by how many tests they hold,
+    most first (what pytest-xdist's own ordering does); a file's tests keep their order."""
+    by_file: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        by_file.setdefault(item.nodeid.split("::", 1)[0], []).append(item)
+    rank = {name: i for i, name in enumerate(SLOWEST_FILES)}
+    order = sorted(by_file, key=lambda f: (rank.get(f, len(rank)), -len(by_file[f])))
+    items[:] = [item for name in order for item in by_file[name]]

@@ -21,6 +21,21 @@ KINDS = {"low_score", "non_coco", "not_found", "sky", "no_sky", "background", "t
          "touching", "qualifier"}
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _nets_remember_the_whole_set():
+    """Each net keeps every answer of this module (as ``conftest`` keeps 32: the same bytes
+    the net gives, only more of them kept): the tests below edit and locate again photos
+    the ``outcomes`` fixture located, and their views repeat its forwards (63 of 350 were
+    found again with 32 kept). Emptied after the module."""
+    from pipelines.perception import detectors
+
+    saved = detectors.FORWARD_MEMO
+    detectors.FORWARD_MEMO = 4096
+    yield
+    detectors.FORWARD_MEMO = saved
+    detectors.forget_memos()
+
+
 @pytest.fixture(scope="module")
 def outcomes() -> dict[str, object]:
     localizer = get_localizer()      # the user clicks the guess an unsure answer offers
@@ -77,11 +92,12 @@ def test_the_sky_is_found_anywhere_and_water_below_the_shore_is_not_sky(outcomes
             assert outcomes[case.id].iou >= 0.9, (case.id, outcomes[case.id].reason)
 
 
+# The background edits (behind the cup; behind the flower and the horse) and the left of
+# two touching cups recoloured are checked the same way, and more, through the command
+# line in a fresh process (tests/test_cli_edits_real.py): not twice here.
 @pytest.mark.parametrize("case_id,instruction", [
     ("flower_non_coco", "make the flower darker"),
     ("sky_dusk_under_canopy", "brighten the sky"),
-    ("background_behind_cup", "make the background black and white"),
-    ("background_behind_flower_and_horse", "darken the background"),
 ])
 def test_an_edit_changes_nothing_beyond_the_targets_feather(tmp_path, case_id,
                                                             instruction) -> None:
@@ -100,24 +116,6 @@ def test_an_edit_changes_nothing_beyond_the_targets_feather(tmp_path, case_id,
     assert np.array_equal(after[far], shot.image[far])
     changed = np.abs(after.astype(int) - shot.image.astype(int)).max(axis=2) > 2
     assert changed[truth].mean() > 0.3
-
-
-def test_recolouring_one_of_two_touching_cups_leaves_the_other_alone(tmp_path) -> None:
-    """The left cup's mask grows over its own edge, never into the right cup nor over the
-    saucer they share: the right cup and every pixel beyond the left one's feather (plus
-    the most an edge may grow) are bit-identical."""
-    from agent.session import EditSession
-
-    shot = render(next(c for c in CASES if c.id == "left_of_two_touching_cups"))
-    session = EditSession.create(shot.image, tmp_path / "s")
-    assert session.turn("make the left cup blue").steps[0].status == "applied"
-    after = session.current_image()
-    changed = np.abs(after.astype(int) - shot.image.astype(int)).max(axis=2) > 2
-    assert changed[shot.truth].mean() > 0.5
-    (right,) = shot.others
-    assert np.array_equal(after[right], shot.image[right])
-    far = beyond_reach(shot.truth)
-    assert np.array_equal(after[far], shot.image[far])
 
 
 def test_a_mask_grows_over_its_edge_but_never_into_a_touching_neighbour() -> None:
