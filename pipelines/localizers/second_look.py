@@ -6,13 +6,15 @@ reads as a cat, a long-haired goat as a horse. The edit then lands on the wrong 
 is reported done. ImageNet's classifier knows 398 animals; the lexicon says which of its
 classes a noun covers (``wordnet.Lexicon.imagenet``).
 
-``vet`` looks again in two cases, and each can only turn an answer into a refusal (the
-user may still click the thing; the candidates stay):
+``vet`` looks again in these cases, and each can only turn an answer into a question or
+a refusal (the user may still click the thing; the candidates stay):
 
 * **an animal the detector named** — the crop of the mask's box (padded by ``PAD``) goes
-  through the classifier, and there is no such animal when the classes under the named
-  noun and under the detector's class together get less than ``SAME_FLOOR`` while other
-  animals get ``OTHER_SURE`` or more. Tune, as shot: the red panda named "cat" gives the
+  through the classifier; when the classes under the named noun and under the detector's
+  class together get less than ``SAME_FLOOR`` while other animals get ``OTHER_SURE`` or
+  more, it may not be one: a question, not a refusal, since two models disagree (a black
+  horse's silhouette reads as a curly-coated retriever at 0.85, the detector 0.75 sure of
+  the horse). Tune, as shot: the red panda named "cat" gives the
   cats 0.00 and the lesser panda 0.93; the goat named "horse" gives the horses 0.00 and
   other animals 0.89. The right answers that name a detector's animal give their own kind
   0.21 (a small cat before a television) to 0.99. A rabbit named "dog" gives the dogs
@@ -39,6 +41,7 @@ import logging
 
 import numpy as np
 
+from pipelines.localizers.assurance import unsure
 from pipelines.localizers.base import Localization, mask_box
 from pipelines.operations import wordnet
 from pipelines.perception import imagenet, store
@@ -165,9 +168,7 @@ def vet(found: Localization, rgb: np.ndarray, noun: str, label: str) -> Localiza
     log.debug("second look at %r: own kinds %.2f, other animals %.2f (%s)", noun, same,
               other, name)
     if same < SAME_FLOOR and other >= OTHER_SURE:
-        return Localization([], "unresolved", f"no {noun} found: what the detector took for "
-                            f"a {label} reads as another animal to a model that knows 1000 "
-                            f"kinds of thing ({name}; other animals {other:.0%}, {noun} "
-                            f"{same:.0%}); click it if it is a {noun}, or paint it with the "
-                            "brush", candidates=found.candidates)
+        return unsure(found, f"a second model that knows 1000 kinds of thing reads it as "
+                      f"another animal ({name}; other animals {other:.0%}, {noun} "
+                      f"{same:.0%}): it may not be a {noun}", noun)
     return found
