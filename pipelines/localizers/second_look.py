@@ -69,13 +69,19 @@ def _crop(rgb: np.ndarray, mask: np.ndarray) -> np.ndarray | None:
     return crop if min(crop.shape[:2]) >= 8 else None
 
 
+def _lexicon() -> wordnet.Lexicon | None:
+    """The lexicon, when it and the classifier's files (the ``kinds`` role) are here."""
+    lex = wordnet.lexicon()
+    return lex if lex is not None and store.role_status()["kinds"].available else None
+
+
 def reading(rgb: np.ndarray, mask: np.ndarray, noun: str, label: str
             ) -> tuple[float, float, str] | None:
     """What the classifier makes of the region: the share of the kinds ``noun`` and the
     detector's ``label`` cover, the share of other animals, and the likeliest other
     animal's name; None when the classifier or the lexicon's kinds are not installed."""
-    lex = wordnet.lexicon()
-    if lex is None or not store.role_status()["kinds"].available:
+    lex = _lexicon()
+    if lex is None:
         return None
     animals = lex.imagenet("animal")
     same = lex.imagenet(noun)
@@ -110,8 +116,8 @@ def covered(lex: wordnet.Lexicon, noun: str) -> frozenset[int]:
 def _absent(found: Localization, rgb: np.ndarray, noun: str) -> Localization:
     """``found`` (the main subject offered for ``noun``) or a refusal when the classifier
     gives the kinds the noun covers next to nothing of it."""
-    lex = wordnet.lexicon()
-    if lex is None or not store.role_status()["kinds"].available:
+    lex = _lexicon()
+    if lex is None:
         return found
     classes = covered(lex, noun)
     crop = _crop(rgb, found.masks[0].mask) if classes else None
@@ -133,8 +139,9 @@ def _absent(found: Localization, rgb: np.ndarray, noun: str) -> Localization:
 
 
 def vet(found: Localization, rgb: np.ndarray, noun: str, label: str) -> Localization:
-    """``found`` as it is, or a refusal when the classifier is sure it is not a ``noun``
-    (module doc).
+    """``found`` as it is, or a question (an animal the detector named) or a refusal (the
+    main subject taken for a noun no detector class names) when the classifier is sure it
+    is not a ``noun`` (module doc).
 
     Args:
         found: the answer after ``assurance.assure``.
