@@ -69,3 +69,19 @@ def test_a_sky_through_tree_crowns_is_a_question() -> None:
     assert found.status == "ambiguous", found.reason
     assert "twigs" in found.reason
     assert found.masks and _iou(found, truth) >= 0.7
+
+
+def test_a_band_of_water_across_the_frame_is_not_joined_to_the_sky() -> None:
+    """Wave 26: the composite 'sky over water' made lighter (gamma 0.8) turns its water, a
+    smooth band framed by foliage and an inserted photo, into the colour of the sky's lowest
+    rows. The pocket rule joined it (IoU 0.995 -> 0.471 on 35d8c85) and the CLI's 'make the
+    sky darker' asked; a lake between its shores lies the same way. A pocket across most of
+    the frame's width and wider than tall is water, not sky seen through something. The
+    composite checks the mechanics only; the real arch above shows a pocket still joins."""
+    from eval.localization import load_cases, render
+
+    shot = render(next(c for c in load_cases() if c.id == "sky_over_water"))
+    lighter = (255 * (shot.image / 255.0) ** 0.8).astype(np.uint8)
+    found = ends_unsure(find_sky(lighter))
+    assert found.status == "resolved", found.reason
+    assert _iou(found, shot.truth) >= 0.99

@@ -14,6 +14,10 @@ A *pocket* is a smooth sky-like region (``sky.sky_likelihood``, the same cleanin
   water and snow glitter or are grained where the sky is smooth;
 * has the sky somewhere above it in at least ``UNDER_SKY`` of its columns: the sky goes on
   behind the thing that frames the pocket;
+* is not a band across the frame (``WATER_WIDE``): a smooth pocket of the sky's colour that
+  runs across most of the frame's width and is wider than tall lies as a lake or the sea
+  does between its shores, below a horizon; the sky seen through an arch or between
+  columns is bounded by their sides;
 * is framed by things of another colour (``FRAME_DE``: the median Lab distance between the
   pocket and the band just round it): a blur of the same tone round it (a bokeh behind a
   bird) is no frame.
@@ -46,6 +50,11 @@ BOTTOM_TOUCH = 0.1
 POCKET_FINE = 3.0
 #: the share of a pocket's columns with the sky above it
 UNDER_SKY = 0.3
+#: a pocket spanning at least ``WATER_WIDE`` of the frame's width and ``WATER_FLAT`` times
+#: wider than tall (in pixels) is taken for water, neither joined nor asked about (tune: the
+#: Qutub arch's sky 0.63 wide and taller than wide; a canyon's river 0.69 wide, 3x wider
+#: than tall; every other tune pocket under 0.4 of the width)
+WATER_WIDE, WATER_FLAT = 0.5, 1.5
 #: the band round a pocket (from ``FRAME_GAP`` to ``FRAME_RING`` work px out: past the blur
 #: of its edge) and the least median Lab distance from the pocket's colour across it
 FRAME_GAP, FRAME_RING, FRAME_DE = 3, 8, 15.0
@@ -127,10 +136,12 @@ def framed_pockets(sky: np.ndarray, likely: np.ndarray, lab: np.ndarray, fine: n
         frame = float(np.median(np.linalg.norm(lab[ring] - colour, axis=1))) if ring.any() \
             else 0.0
         de = float(np.linalg.norm(colour - low))
-        log.debug("pocket %d: %.3f of the frame, under the sky %.2f, texture %.1f, frame "
-                  "%.1f, dE %.1f, paler %s", i, area / (h * w), under, texture, frame, de,
+        log.debug("pocket %d: %.3f of the frame (%.2f of its width, %.2f of its height), under "
+                  "the sky %.2f, texture %.1f, frame %.1f, dE %.1f, paler %s", i,
+                  area / (h * w), bw / w, bh / h, under, texture, frame, de,
                   paler(colour, low))
-        if under < UNDER_SKY or texture > POCKET_FINE or frame < FRAME_DE:
+        flat = bw >= WATER_WIDE * w and bw >= WATER_FLAT * bh
+        if under < UNDER_SKY or texture > POCKET_FINE or frame < FRAME_DE or flat:
             continue
         if de <= JOIN_DE:
             out |= pocket
