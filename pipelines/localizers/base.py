@@ -50,7 +50,9 @@ class Evidence(TypedDict, total=False):
     as a share of the sky kept (``sky.ends_unsure``); ``rough_edge``: how much of a sky is
     textured under its open top, by rows (``sky.rough_edge``); ``straddles``: how much of the
     frame the sky-coloured regions of the sky's own colour that start above its horizon but
-    lie mostly below it fill (``sky.ends_unsure``); ``larger``: the score of a
+    lie mostly below it fill (``sky.ends_unsure``); ``pockets``, ``fringe``: how much of the
+    frame the paler sky-coloured pockets apart from a sky and the blue fringe taken out of
+    it as textured fill (``sky_pockets.pockets_unsure``); ``larger``: the score of a
     larger box of the named class around the one taken (``fusion.larger_reading``);
     ``kin``, ``kin_other``: how much of ImageNet's classifier's reading of an animal's crop
     falls on the named kind and on other animals (``second_look.vet``); ``subject_guess``: the
@@ -68,6 +70,8 @@ class Evidence(TypedDict, total=False):
     continues: float
     rough_edge: float
     straddles: float
+    pockets: float
+    fringe: float
     larger: float
     kin: float
     kin_other: float

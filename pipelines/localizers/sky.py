@@ -37,6 +37,7 @@ import numpy as np
 from pipelines.localizers.base import Candidate, Localization
 from pipelines.localizers.refine import upsample_region
 from pipelines.localizers.sky_land import edge_contrast, land_below, objects_out, open_below
+from pipelines.localizers.sky_pockets import framed_pockets, pockets_unsure
 from pipelines.perception.detectors import shrink
 
 WORK_SIDE = 512
@@ -252,6 +253,8 @@ def find_sky(rgb: np.ndarray) -> Localization:
     stepped = land_below(sky, small, lab, fine)
     sky = stepped if stepped.any() else sky
     sky = objects_out(sky, small, lab)      # a vivid thing of the sky's hue in it
+    joined, pockets = framed_pockets(sky, labels > 0, lab, fine, grown & blue)  # an arch
+    sky |= reach_edge(joined & ~sky, small)
     share = float(sky.mean())
     blue_share = float(colour[sky].mean())
     bluish = float(blue[sky].mean())
@@ -262,7 +265,8 @@ def find_sky(rgb: np.ndarray) -> Localization:
     evidence = {"colour": round(blue_share, 3), "position": 1.0 if touches_top else 0.6,
                 "size": round(share, 3), "continues": round(min(1.0, goes_on), 3),
                 "rough_edge": round(rough, 3), "straddles": round(straddles / (h * w), 3),
-                "blue": round(bluish, 3), "edge_contrast": round(edge_contrast(sky, lab), 2)}
+                "blue": round(bluish, 3), "edge_contrast": round(edge_contrast(sky, lab), 2),
+                **pockets}
     cand = Candidate(mask, round(min(0.95, sure), 3), "sky", "sky-colour+smooth+horizon",
                      evidence)
     reason = (f"found the sky ({share:.0%} of the frame, {where}; {bluish:.0%} of it blue, "
@@ -308,7 +312,7 @@ def ends_unsure(found: Localization) -> Localization:
                             candidates=found.candidates)
     goes_on = ev.get("continues", 0.0)
     if goes_on < GOES_ON:
-        return found
+        return pockets_unsure(found)
     return Localization(found.masks, "ambiguous", f"{found.reason}; but the smooth "
                         f"sky-coloured region goes on below that horizon ({goes_on:.0%} more "
                         "of it, taken only where it runs on unbroken from the sky above): "

@@ -1,0 +1,175 @@
+"""The sky seen through or between things in front of it: pockets (``sky.find_sky`` calls
+``framed_pockets`` last, on its work copy).
+
+``find_sky`` takes the main sky-like region that reaches the frame's border and what lies
+above its horizon; the sky framed by an arch, seen between a gate's columns under its beam,
+lies apart from it and below that horizon, and was left out while the answer said
+"found": a tower seen through an arch got only the sliver of sky above the arch (IoU 0.12).
+A *pocket* is a smooth sky-like region (``sky.sky_likelihood``, the same cleaning) that
+
+* lies apart from the sky found, off the frame's left and right borders and hardly on its
+  bottom edge (``BOTTOM_TOUCH``): snow, a lake, a road or a backdrop runs out of the frame
+  at the bottom or the sides; a hole in the foreground does not;
+* is smooth seen closer too (fine texture under ``POCKET_FINE`` times the sky's own):
+  water and snow glitter or are grained where the sky is smooth;
+* has the sky somewhere above it in at least ``UNDER_SKY`` of its columns: the sky goes on
+  behind the thing that frames the pocket;
+* is not a band across the frame (``WATER_WIDE``): a smooth pocket of the sky's colour that
+  runs across most of the frame's width and is wider than tall lies as a lake or the sea
+  does between its shores, below a horizon; the sky seen through an arch or between
+  columns is bounded by their sides;
+* is framed by things of another colour (``FRAME_DE``: the median Lab distance between the
+  pocket and the band just round it): a blur of the same tone round it (a bokeh behind a
+  bird) is no frame.
+
+A pocket of the colour of the sky's lowest rows (``JOIN_DE``) joins the sky. One of the
+sky's hue but paler or brighter, as a sky is towards its horizon (``paler``), cannot be told
+from a pale wall or water this way: it is left out and counted (``left``), and the answer
+becomes a question (``sky.ends_unsure`` reads it as ``pockets``) when that is
+``POCKETS_ASK`` of the sky found or more.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import cv2
+import numpy as np
+
+from pipelines.localizers.base import Localization
+
+log = logging.getLogger(__name__)
+
+#: the least area of a pocket, as a share of the frame (what ``find_sky`` joins at least)
+POCKET_LEAST = 0.002
+#: a pocket may run along at most this share of the bottom edge (a sky seen low through an
+#: arch reaches it between the tower and the wall: tune 0.04; snow 0.70, a lake 0.99)
+BOTTOM_TOUCH = 0.1
+#: a pocket's median fine texture is under this many times the sky's own (tune pockets
+#: 0.6-2.7; water between rocks and snow 4-30)
+POCKET_FINE = 3.0
+#: the share of a pocket's columns with the sky above it
+UNDER_SKY = 0.3
+#: a pocket spanning at least ``WATER_WIDE`` of the frame's width and ``WATER_FLAT`` times
+#: wider than tall (in pixels) is taken for water, neither joined nor asked about (tune: the
+#: Qutub arch's sky 0.63 wide and taller than wide; a canyon's river 0.69 wide, 3x wider
+#: than tall; every other tune pocket under 0.4 of the width)
+WATER_WIDE, WATER_FLAT = 0.5, 1.5
+#: the band round a pocket (from ``FRAME_GAP`` to ``FRAME_RING`` work px out: past the blur
+#: of its edge) and the least median Lab distance from the pocket's colour across it
+FRAME_GAP, FRAME_RING, FRAME_DE = 3, 8, 15.0
+#: a pocket joins when its median colour lies this close (Lab) to the sky's own lowest rows
+#: (the lowest ``LOW_ROWS`` of the rows it spans)
+JOIN_DE, LOW_ROWS = 12.0, 0.15
+#: a paler pocket: its Lab hue within ``PALE_TURN`` degrees of the sky's, its chroma at most
+#: the sky's, and at least as light as the sky's lowest rows less ``PALE_DARK``; or nearly
+#: colourless (chroma under ``GREYISH``) and lighter
+PALE_TURN, PALE_DARK, GREYISH = 30.0, 5.0, 6.0
+#: the blue sky-like pixels taken out because they are textured seen closer (over this many
+#: times the sky's own fine texture): sky seen through twigs at the top of tree crowns
+FRINGE_FINE = 4.0
+#: ... as a share of the sky found, that makes where the sky ends a question (tune: tree
+#: crowns against a clear sky 0.24; skies over palaces, a windmill, snow, a helicopter
+#: 0.05-0.08; a hazy mountain sky, asked already, 0.13)
+FRINGE_ASK = 0.2
+#: the pockets left out, as a share of the sky found, that make where the sky ends a question
+POCKETS_ASK = 0.05
+
+
+def _low_colour(sky: np.ndarray, lab: np.ndarray) -> np.ndarray:
+    """The median Lab colour of the sky's lowest rows (``LOW_ROWS`` of those it spans)."""
+    rows = np.flatnonzero(sky.any(axis=1))
+    low = sky.copy()
+    low[: rows[-1] + 1 - max(3, int(round(LOW_ROWS * (rows[-1] - rows[0] + 1))))] = False
+    return np.median(lab[low], axis=0)
+
+
+def paler(colour: np.ndarray, sky_colour: np.ndarray) -> bool:
+    """Whether Lab ``colour`` is ``sky_colour`` paled towards a horizon (module doc)."""
+    chroma, sky_chroma = float(np.hypot(*colour[1:])), float(np.hypot(*sky_colour[1:]))
+    lighter = colour[0] >= sky_colour[0] - PALE_DARK
+    if chroma < GREYISH:
+        return bool(lighter and colour[0] >= sky_colour[0])
+    turn = abs((np.degrees(np.arctan2(colour[2], colour[1]) -
+                           np.arctan2(sky_colour[2], sky_colour[1])) + 180.0) % 360.0 - 180.0)
+    return bool(lighter and turn <= PALE_TURN and chroma <= sky_chroma + 2.0)
+
+
+def framed_pockets(sky: np.ndarray, likely: np.ndarray, lab: np.ndarray, fine: np.ndarray,
+                   grown: np.ndarray) -> tuple[np.ndarray, dict[str, float]]:
+    """``sky`` (bool, the work size) with the pockets of its colour joined, and as evidence
+    (shares of the frame) ``pockets``, the paler pockets left out, and ``fringe``, the blue
+    sky-like pixels taken out as textured (module doc).
+
+    Args:
+        sky: the sky found so far.
+        likely: the smooth, sky-coloured regions (bool, cleaned as ``find_sky`` does).
+        lab: the work copy in Lab (float32).
+        fine: its fine texture (``sky.fine_texture``).
+        grown: the blue part of the sky-like region before its textured patches left.
+    """
+    if not sky.any():
+        return sky, {"pockets": 0.0, "fringe": 0.0}
+    h, w = sky.shape
+    count, labels, stats, _ = cv2.connectedComponentsWithStats(likely.astype(np.uint8), 8)
+    own = max(float(np.median(fine[sky])), 0.05)
+    low = _low_colour(sky, lab)
+    seen = np.maximum.accumulate(sky, axis=0)       # the sky lies somewhere above
+    out, left = sky.copy(), 0.0
+    near = cv2.dilate(sky.astype(np.uint8), np.ones((3, 3), np.uint8)) > 0
+    gap_kernel = np.ones((2 * FRAME_GAP + 1, 2 * FRAME_GAP + 1), np.uint8)
+    ring_kernel = np.ones((2 * FRAME_RING + 1, 2 * FRAME_RING + 1), np.uint8)
+    for i in range(1, count):
+        x, y, bw, bh, area = stats[i]
+        if area < POCKET_LEAST * h * w or x == 0 or x + bw >= w:
+            continue
+        pocket = labels == i
+        if (pocket & near).any() or pocket[-1].mean() > BOTTOM_TOUCH:
+            continue
+        cols = np.flatnonzero(pocket.any(axis=0))
+        tops = np.argmax(pocket[:, cols], axis=0)
+        under = float(seen[np.maximum(tops - 1, 0), cols].mean()) if y > 0 else 0.0
+        texture = float(np.median(fine[pocket])) / own
+        colour = np.median(lab[pocket], axis=0)
+        ring = (cv2.dilate(pocket.astype(np.uint8), ring_kernel) > 0) & ~sky & \
+            ~(cv2.dilate(pocket.astype(np.uint8), gap_kernel) > 0)
+        frame = float(np.median(np.linalg.norm(lab[ring] - colour, axis=1))) if ring.any() \
+            else 0.0
+        de = float(np.linalg.norm(colour - low))
+        log.debug("pocket %d: %.3f of the frame (%.2f of its width, %.2f of its height), under "
+                  "the sky %.2f, texture %.1f, frame %.1f, dE %.1f, paler %s", i,
+                  area / (h * w), bw / w, bh / h, under, texture, frame, de,
+                  paler(colour, low))
+        flat = bw >= WATER_WIDE * w and bw >= WATER_FLAT * bh
+        if under < UNDER_SKY or texture > POCKET_FINE or frame < FRAME_DE or flat:
+            continue
+        if de <= JOIN_DE:
+            out |= pocket
+        elif paler(colour, low):
+            left += area / (h * w)
+    fringe = float((grown & ~out & (fine > FRINGE_FINE * own)).mean())
+    return out, {"pockets": round(left, 3), "fringe": round(fringe, 3)}
+
+
+def pockets_unsure(found: Localization) -> Localization:
+    """``found`` (a resolved sky), or a question when what it left out is much of it: the
+    paler pockets (evidence ``pockets``, a share of the frame) ``POCKETS_ASK`` of it or more
+    (the sky between a gate's columns pales towards the horizon like a pale wall or water),
+    or the blue textured fringe (``fringe``) ``FRINGE_ASK`` of it or more (the sky through
+    twigs at the top of tree crowns, textured like the crowns). Whether it is sky the user
+    says, shown the sky found to click."""
+    ev = found.masks[0].evidence if found.masks else {}
+    size = ev.get("size", 1.0)
+    if found.status != "resolved":
+        return found
+    if ev.get("pockets", 0.0) >= POCKETS_ASK * size:
+        why = (f"smooth pockets of a paler sky colour ({ev['pockets']:.0%} of the frame) lie "
+               "apart from it, framed by what stands in front of it")
+    elif ev.get("fringe", 0.0) >= FRINGE_ASK * size:
+        why = (f"blue pixels round it ({ev['fringe']:.0%} of the frame) were left out as "
+               "textured, as sky seen through twigs or a lattice is")
+    else:
+        return found
+    return Localization(found.masks, "ambiguous", f"{found.reason}; but {why}: is that sky "
+                        "too? Click the sky or paint it with the brush",
+                        candidates=found.candidates)
