@@ -11,7 +11,8 @@ found on a copy of ``WORK_SIDE`` px:
   GrabCut learns their colours from there (a storm sky over dark hills). The land is
   everything under the skyline, column by column (trees that rise into the sky are land);
 * **land** (hills, mountains): the land, less a lake or a field in front of it (asked
-  when much land of the named colour went with the field: ``FRONT_NAMED``);
+  when much land of the named colour went with the field: ``FRONT_NAMED``; without a
+  colour word, when the field is much of it, ``FRONT_FOOT``: it may be their own foot);
 * **ground** (a meadow, a field, a lawn): the land along the bottom edge that has the
   bottom rows' colour;
 * **water** (a lake, the sea): the smooth part of the land along the bottom edge, under
@@ -510,14 +511,14 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
     if in_doubt:
         reason += (f"; but land of that colour in front of it, {front.sum() / region.sum():.0%}"
                    " as much, was taken for the field: click it if it is what you mean")
-    elif foot:
-        reason += (f"; but a field in front of it, {field.sum() / region.sum():.0%} as much, "
-                   f"was left out, and it may be the foot of the {noun}: click the one you mean "
-                   "(the second takes it in), or paint it with the brush")
     elif level < LEVEL:
         reason += (f"; but the skyline is level (within {level:.0%} of the height): a plain"
                    f" lies under it, and the {noun} may be only a band along the horizon: "
                    "click them or paint them with the brush")
+    elif foot:
+        reason += (f"; but a field in front of it, {field.sum() / region.sum():.0%} as much, "
+                   f"was left out, and it may be the foot of the {noun}: click the one you mean "
+                   "(the second takes it in), or paint it with the brush")
     elif green < GREEN:
         reason += (f"; but only {green:.0%} of it is green, as {noun} is: click it if it is "
                    "what you mean, or paint it with the brush")
