@@ -18,8 +18,14 @@ from pipelines.localizers.segment import centroid
 
 ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3,
             "fourth": 4, "4th": 4, "fifth": 5, "5th": 5, "sixth": 6, "6th": 6}
-WHOLE = re.compile(r"\b(whole|entire|everything|full (image|photo|picture|frame)|"
-                   r"all of it|the (image|photo|picture|frame))\b")
+#: the phrase names the photo itself, the whole of it ("the whole image", "the photo",
+#: "everything"), matched on the whole phrase: "the whole sky" and "the entire meadow" are
+#: all of a thing, "the picture frame" and "the photo on the wall" things in the photo
+#: (wave 26: each was the whole image, edited and said done)
+WHOLE = re.compile(r"^(?:(?:the|this|my)\s+)?(?:(?:whole|entire|full)\s+)?"
+                   r"(?:image|photo|photograph|picture|pic|frame|shot)\W*$"
+                   r"|^(?:the\s+)?(?:whole|entire)(?:\s+(?:thing|scene))?\W*$"
+                   r"|^everything\W*$|^all(?: of it)?\W*$")
 PLURAL = {"all", "every", "each", "both", "ones", "them", "these", "those"}
 FILLER = {
     "the", "a", "an", "of", "on", "in", "at", "to", "and", "one", "ones", "object",
