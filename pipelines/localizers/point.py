@@ -266,8 +266,9 @@ def region_at(rgb: np.ndarray, x: int, y: int) -> np.ndarray:
     h, w = small.shape[:2]
     sx = min(int(x * w / rgb.shape[1]), w - 1)
     sy = min(int(y * h / rgb.shape[0]), h - 1)
-    from skimage.segmentation import felzenszwalb  # noqa: PLC0415 (scipy.ndimage: ~0.5 s of
-    # CPU in every CLI process that only undoes, logs or exports)
+    # imported here, not at the top: with scipy.ndimage it cost ~0.5 s of CPU in every
+    # ``python -m agent`` process, most of which (log, undo, export…) never read a click
+    from skimage.segmentation import felzenszwalb  # noqa: PLC0415
 
     segments = felzenszwalb(small, scale=REGION_SCALE, sigma=REGION_SIGMA,
                             min_size=max(8, round(REGION_MIN * h * w)))
