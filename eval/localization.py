@@ -92,9 +92,15 @@ def photo(name: str) -> np.ndarray:
     from skimage import data
 
     if name in ("china", "flower"):
-        from sklearn.datasets import load_sample_image
+        # the file ``sklearn.datasets.load_sample_image`` reads, read the same way
+        # (``np.asarray`` of the PIL image), without importing scikit-learn (~2 s of CPU
+        # in every process that renders a case)
+        from PIL import Image
 
-        image = load_sample_image(f"{name}.jpg")
+        from eval.photos import photo_path
+
+        with Image.open(photo_path(name)) as img:
+            image = np.asarray(img)
     elif name == "grace_hopper":
         import matplotlib.cbook as cbook
         import matplotlib.image as mimage

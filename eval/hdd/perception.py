@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from functools import cache
 
 import cv2
 import numpy as np
@@ -24,7 +25,11 @@ def _lab(rgb: np.ndarray) -> np.ndarray:
     return rgb_to_lab(np.asarray(rgb, np.float32).reshape(-1, 3) / 255.0)
 
 
-_PALETTE_LAB = _lab(np.array([NAMED_COLORS[c] for c in PALETTE]))
+@cache
+def _palette_lab() -> np.ndarray:
+    """The palette in Lab, worked out on first use: OpenCV's first float Lab conversion
+    in a process costs ~0.15 s, which every ``python -m agent log|undo|…`` paid at import."""
+    return _lab(np.array([NAMED_COLORS[c] for c in PALETTE]))
 
 
 def _classify_shape(contour: np.ndarray, area: float) -> str:
@@ -95,7 +100,7 @@ def _describe_blob(small: np.ndarray, sat: np.ndarray, val: np.ndarray, contour:
     body = inner & (sat > _MIN_SAT)
     pixels = small[body] if body.sum() > 4 else small[inner]
     color = PALETTE[int(np.argmin(np.linalg.norm(
-        _PALETTE_LAB - _lab(np.median(pixels, axis=0)), axis=1)))]
+        _palette_lab() - _lab(np.median(pixels, axis=0)), axis=1)))]
     body_sat = float(np.median(sat[body])) if body.any() else 255.0
     highlight = inner & (sat < 0.55 * body_sat) & (val > 200)
     material = "glossy" if highlight.sum() > 0.004 * inner.sum() + 1 else "matte"

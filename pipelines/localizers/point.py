@@ -33,7 +33,6 @@ from typing import Any
 
 import cv2
 import numpy as np
-from skimage.segmentation import felzenszwalb
 
 from pipelines.localizers.base import as_rgb, mask_box
 from pipelines.localizers.grounded_sam import GroundedSAMLocalizer
@@ -267,6 +266,10 @@ def region_at(rgb: np.ndarray, x: int, y: int) -> np.ndarray:
     h, w = small.shape[:2]
     sx = min(int(x * w / rgb.shape[1]), w - 1)
     sy = min(int(y * h / rgb.shape[0]), h - 1)
+    # imported here, not at the top: with scipy.ndimage it cost ~0.5 s of CPU in every
+    # ``python -m agent`` process, most of which (log, undo, export…) never read a click
+    from skimage.segmentation import felzenszwalb  # noqa: PLC0415
+
     segments = felzenszwalb(small, scale=REGION_SCALE, sigma=REGION_SIGMA,
                             min_size=max(8, round(REGION_MIN * h * w)))
     return segments == segments[sy, sx]
