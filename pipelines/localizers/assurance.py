@@ -162,12 +162,23 @@ def head_last(words: list[str], nouns: list[str]) -> bool:
     return words.index(nouns[-1]) - words.index(nouns[-2]) == 1
 
 
+#: words that make the sky named a mirror image of it ("the sky reflected in the lake")
+MIRRORED = frozenset({"reflection", "reflections", "reflected", "reflecting", "mirrored",
+                      "mirror", "mirroring"})
+
+
 def sky_named(words: list[str], nouns: list[str]) -> bool:
     """Whether the phrase names the sky, not a thing in it: "the sky", "the sky above
-    the hills"; in "the writing in the sky" or "the bird in the sky" the sky says where."""
-    if "sky" not in words:
+    the hills"; in "the writing in the sky" or "the bird in the sky" the sky says where.
+    Nor is "the sky's reflection" or "the sky reflected in the water" the sky: the mirror
+    image lies in the water (wave 26: both were the sky above, edited and said done), and
+    in "the sky's edge" what follows the possessive is the thing named."""
+    if "sky" not in words or MIRRORED & set(words):
         return False
-    return all(words.index(n) > words.index("sky") for n in nouns if n in words)
+    at = words.index("sky")
+    if words[at + 1:at + 2] == ["s"] and any(n in words[at + 2:] for n in nouns):
+        return False
+    return all(words.index(n) > at for n in nouns if n in words)
 
 
 #: nouns whose shape is a round blob: a colour region that is round may stand for them

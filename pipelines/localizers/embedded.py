@@ -8,6 +8,7 @@ import cv2
 import numpy as np
 
 from pipelines.color import rgb_to_lab
+from pipelines.localizers import portion
 from pipelines.localizers.base import (
     Box,
     Candidate,
@@ -70,6 +71,9 @@ class EmbeddedLocalizer(Localizer):
         parsed = parse_phrase(phrase)
         if hint is not None and hint.given:
             return self._from_hint(rgb, parsed, hint)
+        part = portion.split(parsed.text)
+        if part:        # "the left half of the sky": the sky, then its left half
+            return portion.of(self.locate, rgb, *part)
         if WHOLE.search(parsed.text) and parsed.exclude is not None:
             return self._all_but(rgb, parsed.exclude.text)
         if WHOLE.search(parsed.text):

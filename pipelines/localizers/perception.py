@@ -32,6 +32,7 @@ from pipelines.localizers import (
     assurance,
     fusion,
     main_subject,
+    portion,
     relations,
     scene,
     second_look,
@@ -155,6 +156,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         nouns = noun_words(parsed, NOT_NOUNS)
         words = set(parsed.words)
         has_hint = hint is not None and hint.given
+        part = None if has_hint else portion.split(parsed.text)
+        if part:        # "the top of the sky": the sky, then its top half, asked
+            return portion.of(self.locate, as_rgb(image), *part)
         if assurance.sky_named(parsed.words, nouns) and not has_hint and \
                 not WHOLE.search(parsed.text):
             return self._sky(as_rgb(image))

@@ -1,0 +1,94 @@
+"""A part of a thing named by where it lies in it: "the left half of the sky", "the top of
+the tower", "the bottom of the sky".
+
+The position words also choose among look-alikes ("the left cup"), and that is how these
+phrases were read: with one sky or one horse there was nothing to choose, so "darken the
+top of the sky" darkened all of it and said done (wave 26). Here the thing after "of" is
+located as the whole phrase would be, and each of its masks is cut to the named side of
+its own box. A *half* is a cut the words define, so a resolved thing gives a resolved
+half; "the top", "the left side" or "the bottom edge" end where the user says, so the cut
+is offered as a question. A plural or counted thing after "of" ("the left of the two
+cups") is a choice among them, not a part, and is left to the usual reading.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import numpy as np
+
+from pipelines.localizers.answers import WEAK
+from pipelines.localizers.base import Candidate, Localization, mask_box
+from pipelines.localizers.phrases import parse_phrase
+
+#: "the <side> [<unit>] of <thing>"
+PORTION = re.compile(r"^(?:the\s+)?(?P<side>left|right|top|bottom|upper|lower)"
+                     r"(?:\s+(?P<unit>half|side|part|edge|end|portion|section))?\s+of\s+"
+                     r"(?P<thing>.+)$")
+#: which half of the box each side word keeps: (axis, first half) with axis 0 = rows
+HALVES = {"top": (0, True), "upper": (0, True), "bottom": (0, False), "lower": (0, False),
+          "left": (1, True), "right": (1, False)}
+#: words after "of" that make it a choice among several, not a part of one
+COUNTED = frozenset({"two", "three", "four", "five", "both", "all", "several", "many"})
+
+
+def split(text: str) -> tuple[str, str, str] | None:
+    """(side, unit, thing) of "the left half of the sky" ("" when no unit), or None when
+    the phrase names no part of one thing (module doc)."""
+    hit = PORTION.match(" ".join(text.lower().split()))
+    if not hit:
+        return None
+    thing = hit["thing"].strip()
+    parsed = parse_phrase(thing)
+    if parsed.plural or COUNTED & set(parsed.words) or not parsed.words:
+        return None
+    return hit["side"], hit["unit"] or "", thing
+
+
+def cut(mask: np.ndarray, side: str) -> np.ndarray:
+    """The ``side`` half of ``mask``'s box, within the mask (bool, the mask's size)."""
+    mask = mask > 0.5 if mask.dtype != bool else mask
+    box = mask_box(mask)
+    if box is None:
+        return mask
+    x0, y0, x1, y1 = box
+    axis, first = HALVES[side]
+    lo, hi = (y0, y1) if axis == 0 else (x0, x1)
+    mid = (lo + hi) // 2
+    keep = np.zeros_like(mask)
+    span = slice(lo, mid) if first else slice(mid, hi)
+    if axis == 0:
+        keep[span] = True
+    else:
+        keep[:, span] = True
+    return mask & keep
+
+
+def of(locate: Callable[[np.ndarray, str], Localization], rgb: np.ndarray, side: str,
+       unit: str, thing: str) -> Localization:
+    """The ``side`` part of what ``thing`` names in ``rgb`` (module doc), through
+    ``locate`` (the localiser's own ``locate``)."""
+    whole = locate(rgb, thing)
+    if not whole.masks:
+        return whole
+    named = f"the {side}{f' {unit}' if unit else ''} of {thing}"
+    parts = [Candidate(cut(c.mask, side), c.score, c.label, f"{c.source}+portion",
+                       dict(c.evidence)) for c in whole.masks]
+    parts = [p for p in parts if p.mask.any()]
+    if not parts:
+        return Localization([], "unresolved", f"{named}: nothing of it is left on that side "
+                            f"({whole.reason}); paint it with the brush",
+                            candidates=whole.candidates)
+    if whole.status == "resolved" and unit == "half":
+        return Localization(parts, "resolved", f"{named}: the {side} half of its outline "
+                            f"({whole.reason})", plural=whole.plural, candidates=parts)
+    if whole.status == "resolved":
+        why = f"where the {side} of it ends is yours to say"
+    else:
+        why = whole.reason
+    for part in parts:
+        part.score = min(part.score, WEAK)
+    return Localization(parts, "ambiguous", f"{named}: outlined the {side} half of it, but "
+                        f"{why}; click it to confirm, or paint the part with the brush",
+                        plural=whole.plural, candidates=parts)
