@@ -143,6 +143,43 @@ def _merge_repeats(steps: list[_Step]) -> list[_Step]:
     return out
 
 
+#: "make the sky" before "and the trees darker": a verb and a target, nothing said of it
+_TARGET_ONLY = re.compile(r"^(?P<verb>make|turn|get|render)\s+(?P<np>(?:the|my|this|that|"
+                          r"these|those)\s+[a-z' -]+)$")
+#: ... and a clause that starts with the next target ("the trees darker")
+_TARGET_FIRST = re.compile(r"^(?:the|my|this|that|these|those)\s+")
+#: words after "make the X" that say what to do, not which thing ("make the photo pop")
+_COMPLEMENTS = frozenset({"pop", "glow", "shine", "sparkle", "stand", "look", "smile",
+                          "brighter", "darker", "it", "photo", "image", "picture"})
+
+
+def _shared_predicate(clauses: list[str], ctx: _Context, quotes: list[str]) -> list[str]:
+    """``clauses`` with a target said alone before "and" given what is said of the next
+    one: "make the sky and the trees darker" split into "make the sky" and "the trees
+    darker", and the intent library read "make the sky" as a highlights edit of the whole
+    photo, applied and said done (wave 26). The first becomes "make the sky darker" when
+    its words are all nouns (the lexicon) and the second, read as an edit, names its
+    target before what is said of it."""
+    out = list(clauses)
+    lex = lexicon()
+    for i in range(len(out) - 1):
+        head, after = _TARGET_ONLY.match(out[i]), out[i + 1]
+        if not head or not _TARGET_FIRST.match(after):
+            continue
+        words = head["np"].split()[1:]
+        if not words or set(words) & _COMPLEMENTS or (lex is not None and not all(
+                "n" in lex.pos(w) and "a" not in lex.pos(w) for w in words)):
+            continue
+        read = _read_clause(f"{head['verb']} {after}", _Context(ctx.memory, ctx.has_mask),
+                            quotes)
+        target = read[0].target if read else ""
+        at = after.find(target) if target else -1
+        tail = after[at + len(target):].strip() if at >= 0 else ""
+        if tail:
+            out[i] = f"{head['verb']} {head['np']} {tail}"
+    return out
+
+
 #: a clause that is only an adjective ("warmer", "more dramatic", "a bit blurrier")
 _ADJECTIVE_CLAUSE = re.compile(r"^(?:(?:a bit|a little|slightly|much|a lot|way|far|even|"
                                r"also) )?(?:(?:more|less) )?([a-z]+)$")
@@ -214,7 +251,8 @@ class RulePlanner:
                      " slightly", low)
         low = re.sub(r"\bbut\b", ",", low)
         ctx = _Context(memory, has_mask)
-        steps = _merge_repeats(self._read_all(_split(low), ctx, quotes))
+        clauses = _shared_predicate(_split(low), ctx, quotes)
+        steps = _merge_repeats(self._read_all(clauses, ctx, quotes))
         if ctx.problems:
             return Plan([], False, " ".join(dict.fromkeys(ctx.problems)))
         if not steps and ctx.asks:

@@ -83,6 +83,9 @@ class EmbeddedLocalizer(Localizer):
         if parsed.colors:
             found = self._by_colour(small, parsed)
         elif {"sky"} & set(parsed.words):
+            side = portion.side_of(parsed.words)     # "the sky on the left": a part of it
+            if side:
+                return portion.of(self.locate, rgb, side, "", "the sky")
             found = self._sky(small)
         elif {"background", "foreground", "subject"} & set(parsed.words):
             found = self._figure_ground(small, "background" in parsed.words)

@@ -161,7 +161,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             return portion.of(self.locate, as_rgb(image), *part)
         if assurance.sky_named(parsed.words, nouns) and not has_hint and \
                 not WHOLE.search(parsed.text):
-            return self._sky(as_rgb(image))
+            side = portion.side_of(parsed.words)     # "the sky on the left": a part of it
+            return portion.of(self.locate, as_rgb(image), side, "", "the sky") if side \
+                else self._sky(as_rgb(image))
         if has_hint or WHOLE.search(parsed.text):
             return super().locate(image, phrase, hint)
         rgb = as_rgb(image)

@@ -1,5 +1,6 @@
 """A part of a thing named by where it lies in it: "the left half of the sky", "the top of
-the tower", "the bottom of the sky".
+the tower", "the bottom of the sky"; and the sky named with a side of it ("the sky on the
+left", "the upper sky": ``side_of``), which is one sky, not a choice among skies.
 
 The position words also choose among look-alikes ("the left cup"), and that is how these
 phrases were read: with one sky or one horse there was nothing to choose, so "darken the
@@ -31,6 +32,17 @@ HALVES = {"top": (0, True), "upper": (0, True), "bottom": (0, False), "lower": (
           "left": (1, True), "right": (1, False)}
 #: words after "of" that make it a choice among several, not a part of one
 COUNTED = frozenset({"two", "three", "four", "five", "both", "all", "several", "many"})
+
+
+#: position words said of the sky itself ("the sky on the left", "the upper sky"); "above"
+#: and "below" relate it to another thing ("the sky above the hills": all of it)
+SIDE_WORDS = {"left": "left", "leftmost": "left", "right": "right", "rightmost": "right",
+              "upper": "top", "top": "top", "lower": "bottom", "bottom": "bottom"}
+
+
+def side_of(words: list[str]) -> str | None:
+    """The side "the sky on the left" or "the upper sky" names (``SIDE_WORDS``), or None."""
+    return next((SIDE_WORDS[w] for w in words if w in SIDE_WORDS), None)
 
 
 def split(text: str) -> tuple[str, str, str] | None:
