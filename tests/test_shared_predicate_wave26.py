@@ -5,6 +5,9 @@
   photo, which was applied and scored 10/10. A target said alone before "and" now takes
   what is said of the next one: the sky and the trees are both darkened, each in its own
   region.
+  So does each target in a list ("the sky, the sea and the sand"), a target said without a
+  verb ("the sea and the sky should be bluer" dropped the sea), and targets a pronoun
+  stands for ("the dog and the cat, make them brighter" brightened the whole photo).
 * "the sky on the left", "the left sky" and "the upper sky" were the whole sky (the side
   words choose among look-alikes, and there is one sky). They are its left or top half,
   offered as a question (``portion``), on a real tune photo at 640 px."""
@@ -29,6 +32,15 @@ def _steps(instruction: str) -> list[tuple[str, str]]:
 @pytest.mark.parametrize(("instruction", "want"), [
     ("make the sky and the trees darker", [("brightness", "sky"), ("brightness", "trees")]),
     ("make the tower and the sky brighter", [("brightness", "tower"), ("brightness", "sky")]),
+    # a list: the whole photo's highlights and the sand were all that was edited
+    ("make the sky, the sea and the sand brighter",
+     [("brightness", "sky"), ("brightness", "sea"), ("brightness", "sand")]),
+    # the sea was dropped
+    ("the sea and the sky should be bluer",
+     [("saturation", "sea"), ("temperature", "sea"), ("saturation", "sky"),
+      ("temperature", "sky")]),
+    # "them" was the whole photo
+    ("the dog and the cat, make them brighter", [("brightness", "dog"), ("brightness", "cat")]),
 ])
 def test_a_target_said_before_and_shares_what_is_said_of_the_next(instruction, want) -> None:
     assert _steps(instruction) == want

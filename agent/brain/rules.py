@@ -143,41 +143,69 @@ def _merge_repeats(steps: list[_Step]) -> list[_Step]:
     return out
 
 
-#: "make the sky" before "and the trees darker": a verb and a target, nothing said of it
-_TARGET_ONLY = re.compile(r"^(?P<verb>make|turn|get|render)\s+(?P<np>(?:the|my|this|that|"
-                          r"these|those)\s+[a-z' -]+)$")
+#: "make the sky" before "and the trees darker": a verb and a target, nothing said of it;
+#: or a target alone ("the sea" before "and the sky should be bluer")
+_TARGET_ONLY = re.compile(r"^(?:(?P<verb>make|turn|get|render)\s+)?(?P<np>(?:the|my|this|"
+                          r"that|these|those)\s+[a-z' -]+)$")
 #: ... and a clause that starts with the next target ("the trees darker")
 _TARGET_FIRST = re.compile(r"^(?:the|my|this|that|these|those)\s+")
+#: a pronoun standing for the targets said before it
+_PRONOUN = re.compile(r"\b(?:them|they|it)\b")
 #: words after "make the X" that say what to do, not which thing ("make the photo pop")
 _COMPLEMENTS = frozenset({"pop", "glow", "shine", "sparkle", "stand", "look", "smile",
                           "brighter", "darker", "it", "photo", "image", "picture"})
 
 
-def _shared_predicate(clauses: list[str], ctx: _Context, quotes: list[str]) -> list[str]:
-    """``clauses`` with a target said alone before "and" given what is said of the next
-    one: "make the sky and the trees darker" split into "make the sky" and "the trees
-    darker", and the intent library read "make the sky" as a highlights edit of the whole
-    photo, applied and said done (wave 26). The first becomes "make the sky darker" when
-    its words are all nouns (the lexicon) and the second, read as an edit, names its
-    target before what is said of it."""
-    out = list(clauses)
+def _target_only(clause: str) -> re.Match[str] | None:
+    """``clause`` as a target said alone (``_TARGET_ONLY``) whose words are all nouns (the
+    lexicon), else None."""
+    head = _TARGET_ONLY.match(clause)
+    words = head["np"].split()[1:] if head else []
     lex = lexicon()
-    for i in range(len(out) - 1):
-        head, after = _TARGET_ONLY.match(out[i]), out[i + 1]
-        if not head or not _TARGET_FIRST.match(after):
+    if not words or set(words) & _COMPLEMENTS or (lex is not None and not all(
+            "n" in lex.pos(w) and "a" not in lex.pos(w) for w in words)):
+        return None
+    return head
+
+
+def _shared_predicate(clauses: list[str], ctx: _Context, quotes: list[str]) -> list[str]:
+    """``clauses`` with targets said alone before "and" given what is said of the last one:
+    "make the sky and the trees darker" split into "make the sky" and "the trees darker",
+    and the intent library read "make the sky" as a highlights edit of the whole photo,
+    applied and said done; in "the sea and the sky should be bluer" the sea was dropped
+    (wave 26). Each target alone (``_target_only``) in a run that ends in a clause naming
+    its target first, read as an edit, takes what that clause says of its target; one
+    that speaks of them by a pronoun ("the dog and the cat, make them brighter": the whole
+    photo was brightened) is said of each of them."""
+    out = list(clauses)
+    i = 0
+    while i < len(out) - 1:
+        first = _target_only(out[i])
+        if not first:
+            i += 1
             continue
-        words = head["np"].split()[1:]
-        if not words or set(words) & _COMPLEMENTS or (lex is not None and not all(
-                "n" in lex.pos(w) and "a" not in lex.pos(w) for w in words)):
-            continue
-        read = _read_clause(f"{head['verb']} {after}", _Context(ctx.memory, ctx.has_mask),
-                            quotes)
+        run = [i]
+        while run[-1] + 1 < len(out) - 1 and _target_only(out[run[-1] + 1]) and \
+                not _target_only(out[run[-1] + 1])["verb"]:
+            run.append(run[-1] + 1)
+        last = run[-1] + 1
+        after = out[last]
+        verb = first["verb"] or ""
+        read = _read_clause(f"{verb} {after}".strip(), _Context(ctx.memory, ctx.has_mask),
+                            quotes) if _TARGET_FIRST.match(after) else []
         target = read[0].target if read else ""
         at = after.find(target) if target else -1
         tail = after[at + len(target):].strip() if at >= 0 else ""
+        nps = [_target_only(out[j])["np"] for j in run]
         if tail:
-            out[i] = f"{head['verb']} {head['np']} {tail}"
-    return out
+            for j, np_j in zip(run, nps, strict=True):
+                out[j] = f"{verb} {np_j} {tail}".strip()
+        elif not verb and _PRONOUN.search(after):   # "the dog and the cat, make them …"
+            for j, np_j in zip(run, nps, strict=True):
+                out[j] = _PRONOUN.sub(np_j, after, count=1)
+            out[last] = ""
+        i = last
+    return [c for c in out if c]
 
 
 #: a clause that is only an adjective ("warmer", "more dramatic", "a bit blurrier")
