@@ -39,6 +39,8 @@ def _steps(instruction: str) -> list[tuple[str, str]]:
     ("the sea and the sky should be bluer",
      [("saturation", "sea"), ("temperature", "sea"), ("saturation", "sky"),
       ("temperature", "sky")]),
+    # the next target without its article: the whole photo's highlights were edited
+    ("make the sky and clouds more dramatic", [("contrast", "sky"), ("contrast", "clouds")]),
     # "them" was the whole photo
     ("the dog and the cat, make them brighter", [("brightness", "dog"), ("brightness", "cat")]),
 ])

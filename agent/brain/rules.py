@@ -147,8 +147,6 @@ def _merge_repeats(steps: list[_Step]) -> list[_Step]:
 #: or a target alone ("the sea" before "and the sky should be bluer")
 _TARGET_ONLY = re.compile(r"^(?:(?P<verb>make|turn|get|render)\s+)?(?P<np>(?:the|my|this|"
                           r"that|these|those)\s+[a-z' -]+)$")
-#: ... and a clause that starts with the next target ("the trees darker")
-_TARGET_FIRST = re.compile(r"^(?:the|my|this|that|these|those)\s+")
 #: a pronoun standing for the targets said before it
 _PRONOUN = re.compile(r"\b(?:them|they|it)\b")
 #: words after "make the X" that say what to do, not which thing ("make the photo pop")
@@ -192,10 +190,12 @@ def _shared_predicate(clauses: list[str], ctx: _Context, quotes: list[str]) -> l
         after = out[last]
         verb = first["verb"] or ""
         read = _read_clause(f"{verb} {after}".strip(), _Context(ctx.memory, ctx.has_mask),
-                            quotes) if _TARGET_FIRST.match(after) else []
+                            quotes)
         target = read[0].target if read else ""
-        at = after.find(target) if target else -1
-        tail = after[at + len(target):].strip() if at >= 0 else ""
+        # the next target first, with or without its article ("and clouds more dramatic")
+        at = re.match(rf"^(?:(?:the|my|this|that|these|those)\s+)?{re.escape(target)}\b",
+                      after) if target else None
+        tail = after[at.end():].strip() if at else ""
         nps = [_target_only(out[j])["np"] for j in run]
         if tail:
             for j, np_j in zip(run, nps, strict=True):
