@@ -208,6 +208,22 @@ def _shared_predicate(clauses: list[str], ctx: _Context, quotes: list[str]) -> l
     return [c for c in out if c]
 
 
+def _exception_to_target(clause: str, ctx: _Context, quotes: list[str]) -> str:
+    """``clause`` with "except X" said after the edit moved to its target: "make the sky
+    bluer except the clouds" was asked as 'warmer' or 'recover the highlights' (wave 26);
+    read as "make the sky except the clouds bluer", the target is the sky less the
+    clouds, and "bluer" is still more of the sky's own blue."""
+    before, cut, left_out = clause.partition(" except ")
+    if not cut or not left_out.strip() or " except " in left_out:
+        return clause
+    read = _read_clause(before, _Context(ctx.memory, ctx.has_mask), quotes)
+    target = read[0].target if read and read[0].target else ""
+    at = re.search(rf"\b{re.escape(target)}\b", before) if target else None
+    if not at or at.end() == len(before.rstrip()):
+        return clause        # "brighten the photo except the sky": already in place
+    return f"{before[:at.end()]} except {left_out.strip()}{before[at.end():]}"
+
+
 #: a clause that is only an adjective ("warmer", "more dramatic", "a bit blurrier")
 _ADJECTIVE_CLAUSE = re.compile(r"^(?:(?:a bit|a little|slightly|much|a lot|way|far|even|"
                                r"also) )?(?:(?:more|less) )?([a-z]+)$")
@@ -279,7 +295,8 @@ class RulePlanner:
                      " slightly", low)
         low = re.sub(r"\bbut\b", ",", low)
         ctx = _Context(memory, has_mask)
-        clauses = _shared_predicate(_split(low), ctx, quotes)
+        clauses = [_exception_to_target(c, ctx, quotes)
+                   for c in _shared_predicate(_split(low), ctx, quotes)]
         steps = _merge_repeats(self._read_all(clauses, ctx, quotes))
         if ctx.problems:
             return Plan([], False, " ".join(dict.fromkeys(ctx.problems)))

@@ -122,6 +122,13 @@ class _Models:
         return cls
 
 
+def _other_thing(nouns: list[str], left_out: list[str]) -> bool:
+    """Whether "except …" names a thing other than the one named ("the sky except the
+    clouds"), not one of its look-alikes ("all the cups except the red cup")."""
+    own = {n.rstrip("s") for n in nouns}
+    return bool(left_out) and not own & {n.rstrip("s") for n in left_out}
+
+
 class PerceptionLocalizer(EmbeddedLocalizer):
     """Objects, people, faces and the salient subject, on the CPU, from registry weights."""
 
@@ -156,6 +163,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         nouns = noun_words(parsed, NOT_NOUNS)
         words = set(parsed.words)
         has_hint = hint is not None and hint.given
+        if parsed.exclude is not None and not has_hint and not WHOLE.search(parsed.text) \
+                and _other_thing(nouns, noun_words(parsed.exclude, NOT_NOUNS)):
+            return portion.less(self.locate, as_rgb(image), parsed.text, parsed.exclude.text)
         part = None if has_hint else portion.split(parsed.text)
         if part:        # "the top of the sky": the sky, then its top half, asked
             return portion.of(self.locate, as_rgb(image), *part)

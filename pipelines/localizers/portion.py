@@ -104,3 +104,37 @@ def of(locate: Callable[[np.ndarray, str], Localization], rgb: np.ndarray, side:
     return Localization(parts, "ambiguous", f"{named}: outlined the {side} half of it, but "
                         f"{why}; click it to confirm, or paint the part with the brush",
                         plural=whole.plural, candidates=parts)
+
+
+def less(locate: Callable[[np.ndarray, str], Localization], rgb: np.ndarray, thing: str,
+         left_out: str) -> Localization:
+    """What ``thing`` names less what ``left_out`` names ("the sky except the clouds",
+    "the car except the wheels"): the exclusion was dropped for a named thing, so the
+    clouds were edited with the sky and the answer said found (wave 26). A left-out thing
+    that is not there leaves the answer as it is (said so); one that cannot be told makes
+    it a question."""
+    found = locate(rgb, thing)
+    if found.status != "resolved" or not found.masks:
+        return found
+    out = locate(rgb, left_out)
+    if out.status == "unresolved" or not out.masks:
+        found.reason += f"; no {left_out} to leave out was found ({out.reason})"
+        return found
+    gone = np.logical_or.reduce([c.mask > 0.5 if c.mask.dtype != bool else c.mask
+                                 for c in out.masks])
+    parts = [Candidate(c.mask & ~gone if c.mask.dtype == bool else (c.mask > 0.5) & ~gone,
+                       c.score, c.label, f"{c.source}-less", dict(c.evidence))
+             for c in found.masks]
+    parts = [p for p in parts if p.mask.any()]
+    if not parts:
+        return Localization([], "unresolved", f"{thing} less {left_out}: nothing is left "
+                            f"({found.reason}; {out.reason}); paint it with the brush",
+                            candidates=found.candidates)
+    if out.status != "resolved":
+        for part in parts:
+            part.score = min(part.score, WEAK)
+        return Localization(parts, "ambiguous", f"{thing} less {left_out}: {found.reason}; "
+                            f"but which is {left_out} is unsure ({out.reason}): click the "
+                            "part you mean, or paint it with the brush", candidates=parts)
+    return Localization(parts, "resolved", f"{thing} less {left_out}: {found.reason}; "
+                        f"less {out.reason}", plural=found.plural, candidates=parts)
