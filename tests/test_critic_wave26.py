@@ -7,14 +7,8 @@ on a straight line through open sky, passed where that line is short against the
 critic's work size; the helicopter's: from the top down to the rotor; the lighthouse's:
 across the sky beside the tower, a horizontal cut): the photo across it is flat (0.5-1.7
 ΔE) and the two sides are the same blue. Such a stretch of border is a cut
-(``agent.brain.extent_lines.open_cut``); the true skies of the same photos, whose borders
+(``agent.brain.extent_lines.flat_cut``); the true skies of the same photos, whose borders
 run along the photo's edges, still pass.
-
-A region that goes on out of the frame is cut off by the frame, not by a line. Half of a
-lawn (kpa_spiff), of a mountain's side (gc_horse) or of a floor (kpa_donna_2) ends on a
-straight line that runs in from the frame's edge through the smooth stuff itself, with no
-edge along it, a third of the area's radius long: that is a cut too. The whole lawn, side
-and floor, which end at the frame, still pass.
 
 Photos: the labelled real set at ``critic_real_pairs.SIDE``; only the extent checks run.
 """
@@ -26,14 +20,11 @@ import pytest
 from tests.critic_real_pairs import extent_of, labelled_by_id, wrong_mask
 
 IDS = {"gc_colosseum__sky", "jz_helicopter__sky", "tux_lighthouse__sky"}
-REGIONS = {"kpa_spiff__grass": "make the grass brighter",
-           "gc_horse__mountain": "make the mountain brighter",
-           "kpa_donna_2__floor": "make the wooden floor brighter"}
 
 
 @pytest.fixture(scope="module")
 def cases():
-    return labelled_by_id(IDS | set(REGIONS))
+    return labelled_by_id(IDS)
 
 
 @pytest.mark.parametrize("case_id", sorted(IDS))
@@ -41,7 +32,7 @@ def test_half_a_sky_cut_across_open_sky_fails(cases, case_id):
     sky = cases[case_id]
     half = extent_of(sky, "make the sky darker", wrong_mask(sky.mask, "half"))
     assert half.checks["extent"] is False, half.measures
-    assert half.measures["extent_open_cut"] > 0
+    assert half.measures["extent_flat_cut"] > 0
     assert any("goes on past it" in f for f in half.fix), half.fix
 
 
@@ -51,14 +42,4 @@ def test_the_whole_sky_still_passes(cases, case_id):
     for words in ("make the sky darker", "make the sky brighter"):
         ok = extent_of(sky, words, sky.mask)
         assert ok.checks["extent"] is True, (words, ok.fix, ok.measures)
-        assert ok.measures["extent_open_cut"] == 0, ok.measures
-
-
-@pytest.mark.parametrize("case_id", sorted(REGIONS))
-def test_half_a_region_cut_in_from_the_frame_fails_and_the_whole_passes(cases, case_id):
-    region, words = cases[case_id], REGIONS[case_id]
-    half = extent_of(region, words, wrong_mask(region.mask, "half"))
-    assert half.checks["extent"] is False, half.measures
-    assert half.measures["extent_open_cut"] > 0, half.measures
-    ok = extent_of(region, words, region.mask)
-    assert ok.checks["extent"] is True, (ok.fix, ok.measures)
+        assert ok.measures["extent_flat_cut"] == 0, ok.measures

@@ -52,13 +52,6 @@ FRAME_EDGE = 0.02
 #: open sky read 0.5-1.7 ΔE there and passed; no correct sky or clouds of the 120 tune
 #: pairs has such a stretch (the nearest, a cloud's soft edge, 2.0 ΔE)
 FLAT_PEAK, FLAT_SIDES, FLAT_RADII, FLAT_PX = 1.8, 3.5, 0.15, 12.0
-#: a region that goes on out of the frame is cut off by the frame, not by a line: a
-#: straight stretch with no edge through smooth stuff (``SMOOTH_PEAK``) that starts at the
-#: frame's edge (within this many px of the ``FRAME_EDGE`` band) and is at least
-#: ``FRAME_CUT`` of the area's radius long cuts it: halves of grass, a floor, a mountain's
-#: side and a kitten's backdrop read 0.31-0.41 and passed; correct tune edits read at most
-#: 0.19 (a person's legs recoloured, an orange bus)
-FRAME_NEAR, FRAME_CUT = 2, 0.25
 
 
 def straight_share(stretches: list[Stretch]) -> float:
@@ -88,7 +81,6 @@ class Stretch:
     #                                               each side's (Lab ΔE)
     thin: bool = False   # the area is narrower than the lines read beside it
     length: float = 0.0  # in pixels of the work copy
-    framed: bool = False  # one of its ends lies at the frame's edge
 
     @property
     def no_edge(self) -> bool:
@@ -106,16 +98,13 @@ class Stretch:
             self.sides < SAME_SIDES and ratio < FAINT_PEAK))
 
 
-def open_cut(stretches: list[Stretch], sky: bool) -> float:
-    """The longest straight stretch that cuts the area open, in its radius (0 when none):
-    for a sky, one across which the photo is flat and the same colour on both sides
-    (``FLAT_PEAK``, ``FLAT_SIDES``: a sky ends on a skyline, a cloud's edge or the frame,
-    never in open sky); for anything, one with no edge through smooth stuff that runs in
-    from the frame's edge (``FRAME_CUT``; a sky's only where steep, as ``smooth_cut``)."""
-    return max((s.radii for s in stretches if (sky and not s.thin and s.length >= FLAT_PX and
-                s.radii >= FLAT_RADII and s.peak <= FLAT_PEAK and s.sides <= FLAT_SIDES) or
-                (s.framed and s.radii >= FRAME_CUT and s.no_edge and s.peak <= SMOOTH_PEAK
-                 and not (sky and not s.steep))), default=0.0)
+def flat_cut(stretches: list[Stretch]) -> float:
+    """The longest straight stretch across which the photo is flat and the same colour on
+    both sides (``FLAT_PEAK``, ``FLAT_SIDES``), in the area's radius (0 when none): read
+    for a sky, which ends on a skyline, a cloud's edge or the frame, never in open sky."""
+    return max((s.radii for s in stretches if not s.thin and s.length >= FLAT_PX and
+                s.radii >= FLAT_RADII and s.peak <= FLAT_PEAK and s.sides <= FLAT_SIDES),
+               default=0.0)
 
 
 def straight_cut(small: np.ndarray, region: np.ndarray) -> float:
@@ -155,9 +144,6 @@ def straight_stretches(small: np.ndarray, region: np.ndarray) -> list[Stretch]:
                     max(p0[0], p1[0]) <= edge or min(p0[0], p1[0]) >= w - 1 - edge or \
                     max(p0[1], p1[1]) <= edge or min(p0[1], p1[1]) >= h - 1 - edge:
                 continue    # short, or on the frame's edge (no evidence there)
-            framed = bool(min(p0[0], p1[0], p0[1], p1[1]) <= edge + FRAME_NEAR or
-                          max(p0[0], p1[0]) >= w - 1 - edge - FRAME_NEAR or
-                          max(p0[1], p1[1]) >= h - 1 - edge - FRAME_NEAR)
             u = (p1 - p0) / length
             normal = np.float32([-u[1], u[0]])
             along = p0 + np.outer(np.arange(0.1, 0.9, 1.0 / length) * length, u)
@@ -178,5 +164,5 @@ def straight_stretches(small: np.ndarray, region: np.ndarray) -> list[Stretch]:
                                abs(float(u[1])) > abs(float(u[0])),
                                float(np.linalg.norm(one - other)),
                                (float(np.median(across[out_at >= 5])),
-                                float(np.median(across[out_at <= -5]))), thin, length, framed))
+                                float(np.median(across[out_at <= -5]))), thin, length))
     return out
