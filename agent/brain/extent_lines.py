@@ -2,8 +2,9 @@
 
 A thing rarely ends on a straight line with no edge of the photo along it: a half mask is
 cut along a line through the thing's own interior, a box-shaped mask through what
-surrounds it. ``straight_stretches`` finds the border's straight stretches and reads the
-photo across each; ``agent.brain.extent`` judges them.
+surrounds it. Nor does a sky end on a straight line across open sky (``flat_cut``).
+``straight_stretches`` finds the border's straight stretches and reads the photo across
+each; ``agent.brain.extent`` judges them.
 """
 
 from __future__ import annotations
