@@ -39,6 +39,7 @@ import numpy as np
 
 from agent.brain.extent_lines import (
     SMOOTH_LENGTH,
+    flat_cut,
     smooth_cut,
     straight_share,
     straight_stretches,
@@ -403,18 +404,19 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
     out.measures["extent_cut_share"] = round(share, 3)
     stretches = straight_stretches(small, region)
     straight, smooth = straight_share(stretches), smooth_cut(stretches, sky)
+    flat = flat_cut(stretches) if sky else 0.0
     if deep and grown:
-        # the border or the contour a grown reach inside: whichever reads fewer cuts, each
-        # reading on its own (taking the inner contour whole because it read better on one
-        # of them gave a tv's recolour the straight cuts of a contour inside its screen)
+        # the border or the contour a grown reach inside, whichever reads fewer cuts, each on
+        # its own (the inner contour taken whole gave a tv the cuts of one inside its screen)
         inside = straight_stretches(small, inner)
         straight = min(straight, straight_share(inside))
         smooth = min(smooth, smooth_cut(inside, sky))
-    out.measures["extent_straight_cut"] = round(straight, 3)
-    out.measures["extent_smooth_cut"] = round(smooth, 3)
-    out.measures["extent_longest_cut"] = round(run, 3)
+        flat = min(flat, flat_cut(inside))
+    out.measures.update({"extent_straight_cut": round(straight, 3), "extent_smooth_cut":
+                         round(smooth, 3), "extent_longest_cut": round(run, 3),
+                         "extent_flat_cut": round(flat, 3)})
     ok = bool(share <= CUT_SHARE and run <= CUT_RUN)
-    fits = ok and straight <= STRAIGHT_CUT and smooth < SMOOTH_LENGTH
+    fits = ok and straight <= STRAIGHT_CUT and smooth < SMOOTH_LENGTH and not flat
     # read only where it can decide: every other failure above names its own fix
     past = fits and read_inner and _ends_inside(small, region, lab, border)
     out.checks["extent"] = fits and not past
@@ -422,10 +424,10 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
         out.fix.append(f"the edited area's border runs straight through '{phrase}' for "
                        f"{straight:.0%} of its length, with no edge in the photo along it "
                        "(a part of it cut off)")
-    elif smooth >= SMOOTH_LENGTH:
+    elif smooth >= SMOOTH_LENGTH or flat:   # a flat cut: straight across open sky
         out.fix.append(f"the edited area stops on a straight line in the middle of a smooth "
-                       f"region (as long as {smooth:.1f} times the area's radius): '{phrase}' "
-                       "goes on past it")
+                       f"region (as long as {max(smooth, flat):.1f} times the area's radius): "
+                       f"'{phrase}' goes on past it")
     elif not ok:
         out.fix.append(f"the edited area does not end where '{phrase}' ends: "
                        f"{share:.0%} of its border runs through one region (grown onto "

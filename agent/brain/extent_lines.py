@@ -2,8 +2,9 @@
 
 A thing rarely ends on a straight line with no edge of the photo along it: a half mask is
 cut along a line through the thing's own interior, a box-shaped mask through what
-surrounds it. ``straight_stretches`` finds the border's straight stretches and reads the
-photo across each; ``agent.brain.extent`` judges them.
+surrounds it. Nor does a sky end on a straight line across open sky (``flat_cut``).
+``straight_stretches`` finds the border's straight stretches and reads the photo across
+each; ``agent.brain.extent`` judges them.
 """
 
 from __future__ import annotations
@@ -45,6 +46,13 @@ THIN = 5
 SMOOTH_LENGTH, SMOOTH_PEAK = 0.6, 6.0
 #: a stretch within this share of the frame's short side of its edge lies on the edge
 FRAME_EDGE = 0.02
+#: a sky's border never runs straight across open sky: a straight stretch at least
+#: ``FLAT_PX`` long and ``FLAT_RADII`` of the area's radius, across which the photo is flat
+#: (its change on the line at most ``FLAT_PEAK`` ΔE) and the two sides are the same colour
+#: (at most ``FLAT_SIDES`` ΔE apart), cuts the sky: the halves of 11 tune skies cut through
+#: open sky read 0.5-1.7 ΔE there and passed; no correct sky or clouds of the 120 tune
+#: pairs has such a stretch (the nearest, a cloud's soft edge, 2.0 ΔE)
+FLAT_PEAK, FLAT_SIDES, FLAT_RADII, FLAT_PX = 1.8, 3.5, 0.15, 12.0
 
 
 def straight_share(stretches: list[Stretch]) -> float:
@@ -73,6 +81,7 @@ class Stretch:
     textures: tuple[float, float] = (0.0, 99.0)   # the change across lines 5-9 px out,
     #                                               each side's (Lab ΔE)
     thin: bool = False   # the area is narrower than the lines read beside it
+    length: float = 0.0  # in pixels of the work copy
 
     @property
     def no_edge(self) -> bool:
@@ -88,6 +97,15 @@ class Stretch:
             return True     # the same texture on both sides and no edge standing out
         return self.peak < STRAIGHT_WEAK and (ratio < STRAIGHT_PEAK or (
             self.sides < SAME_SIDES and ratio < FAINT_PEAK))
+
+
+def flat_cut(stretches: list[Stretch]) -> float:
+    """The longest straight stretch across which the photo is flat and the same colour on
+    both sides (``FLAT_PEAK``, ``FLAT_SIDES``), in the area's radius (0 when none): read
+    for a sky, which ends on a skyline, a cloud's edge or the frame, never in open sky."""
+    return max((s.radii for s in stretches if not s.thin and s.length >= FLAT_PX and
+                s.radii >= FLAT_RADII and s.peak <= FLAT_PEAK and s.sides <= FLAT_SIDES),
+               default=0.0)
 
 
 def straight_cut(small: np.ndarray, region: np.ndarray) -> float:
@@ -147,5 +165,5 @@ def straight_stretches(small: np.ndarray, region: np.ndarray) -> list[Stretch]:
                                abs(float(u[1])) > abs(float(u[0])),
                                float(np.linalg.norm(one - other)),
                                (float(np.median(across[out_at >= 5])),
-                                float(np.median(across[out_at <= -5]))), thin))
+                                float(np.median(across[out_at <= -5]))), thin, length))
     return out
