@@ -97,7 +97,7 @@ def photo(name: str) -> np.ndarray:
         # in every process that renders a case)
         from PIL import Image
 
-        from eval.photos import photo_path
+        from eval.photos import photo_path  # only these two photos need it (see above)
 
         with Image.open(photo_path(name)) as img:
             image = np.asarray(img)

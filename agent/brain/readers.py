@@ -315,10 +315,6 @@ def _read_adjuster(said: str) -> _Step | None:
     return None
 
 
-#: what a target leaves out ("the sky except the clouds"): not the thing's own colour
-_LEFT_OUT = r"\s+(?:except|but not|other than|apart from|excluding)\b.*$"
-
-
 def _read_recolor(clause: str, ctx: _Context) -> _Step | list[_Step] | None:
     same = re.search(r"\b(?:the\s+)?same\s+(?:colou?r|shade)(?:\s+as\s+(?:before|that|it|the "
                      r"last one))?\b", clause)
@@ -340,8 +336,8 @@ def _read_recolor(clause: str, ctx: _Context) -> _Step | list[_Step] | None:
     if comp:
         color = COMPARATIVE.get(comp.group("w") or "", comp.groupdict().get("c") or "")
         target = strip_degrees(comp.group("t"))
-        # "bluer sky": more of its own blue (of "the sky except the clouds" too)
-        if natural_colour(re.sub(_LEFT_OUT, "", target)) == color:
+        own = re.sub(r"\s+(?:except|but not|other than|apart from|excluding)\b.*$", "", target)
+        if natural_colour(own) == color:  # "bluer sky" ("… except the clouds"): its own blue
             return _relative(clause, target, "richer", color)
         strength = clamp(0.4 * degree(clause), _RECOLOUR, "strength")
         return _Step("adjust", _RECOLOUR, {"color": _color_value(color), "strength": strength},
