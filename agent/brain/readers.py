@@ -4,8 +4,7 @@ Each reader tries one grammar (undo, text, frame edits, removal, replacement, lo
 filters, recolouring, signed adjustments, the intent library, additions). The words that
 ask for an operation, its direction and its default size come from the operation itself
 (``pipelines.operations``: ``words``/``pattern``, ``positive``/``negative``, ``base``,
-``main``); the grammar names only roles and flags.
-"""
+``main``); the grammar names only roles and flags."""
 
 from __future__ import annotations
 
@@ -336,8 +335,8 @@ def _read_recolor(clause: str, ctx: _Context) -> _Step | list[_Step] | None:
     if comp:
         color = COMPARATIVE.get(comp.group("w") or "", comp.groupdict().get("c") or "")
         target = strip_degrees(comp.group("t"))
-        own = re.sub(r"\s+(?:except|but not|other than|apart from|excluding)\b.*$", "", target)
-        if natural_colour(own) == color:  # "bluer sky" ("… except the clouds"): its own blue
+        if natural_colour(re.sub(r"\s+(?:except|other than|excluding)\b.*$", "", target)) \
+                == color:  # "bluer sky" (or "the sky except the clouds"): its own blue
             return _relative(clause, target, "richer", color)
         strength = clamp(0.4 * degree(clause), _RECOLOUR, "strength")
         return _Step("adjust", _RECOLOUR, {"color": _color_value(color), "strength": strength},
