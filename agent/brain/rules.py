@@ -182,11 +182,13 @@ def _shared_predicate(clauses: list[str], ctx: _Context, quotes: list[str]) -> l
         if not first:
             i += 1
             continue
-        run = [i]
-        while run[-1] + 1 < len(out) - 1 and _target_only(out[run[-1] + 1]) and \
-                not _target_only(out[run[-1] + 1])["verb"]:
-            run.append(run[-1] + 1)
-        last = run[-1] + 1
+        run = [(i, first["np"])]      # the targets alone, each with its noun phrase
+        while run[-1][0] + 1 < len(out) - 1:
+            more = _target_only(out[run[-1][0] + 1])
+            if not more or more["verb"]:
+                break
+            run.append((run[-1][0] + 1, more["np"]))
+        last = run[-1][0] + 1
         after = out[last]
         verb = first["verb"] or ""
         read = _read_clause(f"{verb} {after}".strip(), _Context(ctx.memory, ctx.has_mask),
@@ -196,12 +198,11 @@ def _shared_predicate(clauses: list[str], ctx: _Context, quotes: list[str]) -> l
         at = re.match(rf"^(?:(?:the|my|this|that|these|those)\s+)?{re.escape(target)}\b",
                       after) if target else None
         tail = after[at.end():].strip() if at else ""
-        nps = [_target_only(out[j])["np"] for j in run]
         if tail:
-            for j, np_j in zip(run, nps, strict=True):
+            for j, np_j in run:
                 out[j] = f"{verb} {np_j} {tail}".strip()
         elif not verb and _PRONOUN.search(after):   # "the dog and the cat, make them …"
-            for j, np_j in zip(run, nps, strict=True):
+            for j, np_j in run:
                 out[j] = _PRONOUN.sub(np_j, after, count=1)
             out[last] = ""
         i = last

@@ -59,8 +59,7 @@ def split(text: str) -> tuple[str, str, str] | None:
 
 
 def cut(mask: np.ndarray, side: str) -> np.ndarray:
-    """The ``side`` half of ``mask``'s box, within the mask (bool, the mask's size)."""
-    mask = mask > 0.5 if mask.dtype != bool else mask
+    """The ``side`` half of ``mask``'s box (a candidate's bool mask), within the mask."""
     box = mask_box(mask)
     if box is None:
         return mask
@@ -120,10 +119,8 @@ def less(locate: Callable[[np.ndarray, str], Localization], rgb: np.ndarray, thi
     if out.status == "unresolved" or not out.masks:
         found.reason += f"; no {left_out} to leave out was found ({out.reason})"
         return found
-    gone = np.logical_or.reduce([c.mask > 0.5 if c.mask.dtype != bool else c.mask
-                                 for c in out.masks])
-    parts = [Candidate(c.mask & ~gone if c.mask.dtype == bool else (c.mask > 0.5) & ~gone,
-                       c.score, c.label, f"{c.source}-less", dict(c.evidence))
+    gone = out.union()
+    parts = [Candidate(c.mask & ~gone, c.score, c.label, f"{c.source}-less", dict(c.evidence))
              for c in found.masks]
     parts = [p for p in parts if p.mask.any()]
     if not parts:
