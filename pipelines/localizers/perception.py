@@ -30,6 +30,7 @@ import numpy as np
 
 from pipelines.localizers import (
     assurance,
+    face_of,
     fusion,
     main_subject,
     portion,
@@ -182,6 +183,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             return self._figure_ground(rgb, "background" in words)
         if not nouns:
             return super().locate(image, phrase, hint)
+        whose = face_of.owner(parsed.text)
+        if whose:       # "the face of the man in red": the faces, then the man's
+            return face_of.find(self.locate, rgb, whose)
         related = relations.split(parsed.text)
         if related:     # "the white flower under the butterfly": the target, then choose
             return relations.choose(self.locate, rgb, self.locate(rgb, related[0]),
