@@ -30,6 +30,7 @@ import numpy as np
 
 from pipelines.localizers import (
     assurance,
+    face_of,
     fusion,
     main_subject,
     portion,
@@ -69,6 +70,7 @@ from pipelines.perception.detectors import (
     SalientSegmenter,
     TextDetector,
     TextReader,
+    nms,
     shrink,
 )
 from pipelines.perception.words import FACE, SALIENT, TEXT, WordMatch, match_noun
@@ -181,6 +183,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             return self._figure_ground(rgb, "background" in words)
         if not nouns:
             return super().locate(image, phrase, hint)
+        whose = face_of.owner(parsed.text)
+        if whose:       # "the face of the man in red": the faces, then the man's
+            return face_of.find(self.locate, rgb, whose)
         related = relations.split(parsed.text)
         if related:     # "the white flower under the butterfly": the target, then choose
             return relations.choose(self.locate, rgb, self.locate(rgb, related[0]),
@@ -419,18 +424,21 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         dets = models.faces.detect(frame, FACE_MIN)
         for d in dets:
             d.box = tuple(v * scale for v in d.box)
-        if not dets:      # small faces: look inside each person box, at native resolution
-            for person in [d for d in models.objects.detect(frame, 0.3)
-                           if d.label == "person"][:6]:
-                x0, y0, x1, y1 = (int(v * scale) for v in person.box)
-                crop = shrink(rgb[y0:y1, x0:x1], FRAME_SIDE)
-                if min(crop.shape[:2]) < 32:
-                    continue
-                k = (x1 - x0) / crop.shape[1]
-                for f in models.faces.detect(crop, FACE_MIN):
-                    f.box = (f.box[0] * k + x0, f.box[1] * k + y0, f.box[2] * k + x0,
-                             f.box[3] * k + y0)
-                    dets.append(f)
+        # faces too small for the frame's 256-px view: look inside each person box at native
+        # resolution, always (one face seen in the frame may hide another: "the face" must
+        # then ask), but only there (zoomed in, the detector also sees faces in fruit, clouds)
+        for person in [d for d in models.objects.detect(frame, 0.3)
+                       if d.label == "person"][:6]:
+            x0, y0, x1, y1 = (int(v * scale) for v in person.box)
+            crop = shrink(rgb[y0:y1, x0:x1], FRAME_SIDE)
+            if min(crop.shape[:2]) < 32:
+                continue
+            k = (x1 - x0) / crop.shape[1]
+            for f in models.faces.detect(crop, FACE_MIN):
+                f.box = (f.box[0] * k + x0, f.box[1] * k + y0, f.box[2] * k + x0,
+                         f.box[3] * k + y0)
+                dets.append(f)
+        dets = nms(dets, 0.3)
         if not dets:
             return Localization([], "unresolved", "no face found; paint it with the brush")
         cands = [Candidate(face_ellipse(rgb.shape[:2], d.box), calibrated(d.score), FACE,

@@ -1,0 +1,84 @@
+"""Whose face: "the face of the man in the black sweatshirt", "the woman's face".
+
+The faces are found as "the faces" are; the owner is located as any phrase is. A face
+belongs to the owner when its centre lies inside the owner's outline (grown a little: a
+cut-out of a person may stop at the hair). One face there is the answer; none is a
+refusal that says so (the owner may be turned away); several, or an owner that is itself
+a question, stay a question with the faces offered. Without this, the faces of everyone
+else were candidates too, and the answer was a question at best (issue 32, wave 27).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import cv2
+import numpy as np
+
+from pipelines.localizers.base import Candidate, Localization
+from pipelines.localizers.segment import centroid
+
+#: "the face of the man …" / "the man's face" (the owner's words, any qualifiers kept)
+OWNED = re.compile(r"^(?:the |a )?face of (?P<of>.+)$|"
+                   r"^(?P<own>(?:the |a |an |this |that )?[a-z][a-z -]*?)'s face$")
+#: the owner's outline is grown by this share of its box's larger side
+GROW = 0.05
+#: the most a face chosen by its owner is trusted
+SURE = 0.7
+
+
+def owner(text: str) -> str | None:
+    """The owner phrase of a face ("the face of the man in red" → "the man in red"),
+    or None when the phrase names no owner."""
+    m = OWNED.match(" ".join(text.lower().replace("\u2019", "'").split()))
+    if not m:
+        return None
+    who = (m.group("of") or m.group("own") or "").strip()
+    if not who or who.split()[-1] in {"photo", "image", "picture", "frame", "clock", "cliff",
+                                      "building", "rock", "mountain", "wall"}:
+        return None          # "the face of the cliff": a face that is no one's
+    return who if who.split()[0] in {"the", "a", "an", "this", "that"} else f"the {who}"
+
+
+def _inside(face: Candidate, where: np.ndarray) -> bool:
+    cx, cy = centroid(face.mask)
+    h, w = where.shape
+    return bool(where[min(h - 1, int(cy * h)), min(w - 1, int(cx * w))])
+
+
+def _grown(mask: np.ndarray) -> np.ndarray:
+    ys, xs = np.nonzero(mask)
+    if ys.size == 0:
+        return mask
+    k = max(1, int(GROW * max(ys.max() - ys.min(), xs.max() - xs.min())))
+    return cv2.dilate(mask.astype(np.uint8), np.ones((2 * k + 1, 2 * k + 1), np.uint8)) > 0
+
+
+def find(locate: Callable[[np.ndarray, str], Localization], rgb: np.ndarray,
+         who: str) -> Localization:
+    """The face of ``who`` (module doc)."""
+    faces = locate(rgb, "the faces")
+    if faces.status == "unresolved" or not faces.masks:
+        return faces
+    pool = faces.masks if faces.status == "resolved" else faces.candidates or faces.masks
+    person = locate(rgb, who)
+    if person.status == "unresolved":
+        return Localization([], "unresolved", f"{who} not found, so not their face: "
+                            f"{person.reason}", candidates=pool)
+    owners = person.masks if person.status == "resolved" else person.masks[:4]
+    theirs = [f for f in pool if any(_inside(f, _grown(np.asarray(o.mask, bool)))
+                                     for o in owners)]
+    if not theirs and person.status == "resolved":
+        return Localization([], "unresolved", f"no face seen on {who}: turned away, or "
+                            "too small; click it", candidates=pool)
+    if person.status != "resolved" or len(theirs) > 1:
+        theirs = theirs or list(pool)       # unsure whose: every face, to click
+        return Localization(theirs, "ambiguous", f"{len(theirs)} faces could be the face "
+                            f"of {who}; click the one you mean", candidates=pool)
+    face = theirs[0]
+    face.score = round(min(face.score, person.masks[0].score, SURE), 3)
+    face.evidence["owner"] = 1.0
+    return Localization([face], "resolved", f"the face of {who} (found: "
+                        f"{person.reason[:80]}), confidence {face.score:.2f}",
+                        candidates=pool)
