@@ -10,7 +10,9 @@
    edit words;
 3. politeness, filler and question forms ("could you …?", "I want …", "would you mind
    darkening …", "thanks") removed or turned into commands;
-4. negation: a negated alternative is dropped ("not warmer, cooler"), "less dark" and
+4. negation: a thing left out is said "X except Y" ("make the car red, not the wheels",
+   "… without touching the clouds", "… don't touch the sky", "only X": ``agent.brain.
+   exclusions``); a negated alternative is dropped ("not warmer, cooler"), "less dark" and
    "not so dark" become "brighter", "don't make it too bright, just a little" becomes
    "make it a little brighter";
 5. photographers' words rewritten to the words the rules know (``agent.brain.rewrites``:
@@ -30,6 +32,7 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from agent.brain.exclusions import exclusions
 from agent.brain.intents import LIBRARY
 from agent.brain.rewrites import REWRITES
 from pipelines.editors.looks import LOOKS
@@ -410,6 +413,7 @@ def normalise(text: str) -> Normalised:
     for pattern, repl in EVERYDAY + REWRITES:
         work = re.sub(pattern, repl, work)
     work = re.sub(r"\s+", " ", work).strip(" ,")
+    work = exclusions(work)     # "X, not Y" naming a thing: X except Y, before the drop
     work = _drop_negated(work)
     work = re.sub(r"\s+([,.;!?])", r"\1", work)
     work = re.sub(r"\s+", " ", work).strip(" ,")
