@@ -52,6 +52,11 @@ def _colours() -> frozenset[str]:
     return frozenset(w.lower() for w in NAMED_COLORS)
 
 
+def is_colour(word: str) -> bool:
+    """Whether ``word`` is a colour's name ("red", "teal")."""
+    return word in _colours()
+
+
 def is_thing(phrase: str) -> bool:
     """Whether ``phrase`` (a determiner and words) names a thing in a photo: its last word
     a noun (the lexicon), not a colour, a look or the photo itself."""

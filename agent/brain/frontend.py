@@ -15,7 +15,9 @@
    exclusions``); a negated alternative is dropped ("not warmer, cooler"), "less dark" and
    "not so dark" become "brighter", "don't make it too bright, just a little" becomes
    "make it a little brighter";
-5. photographers' words rewritten to the words the rules know (``agent.brain.rewrites``:
+5. a named thing's wish or dial verb said plainly ("the sky would look better darker",
+   "turn down the sky": ``agent.brain.wishes``);
+6. photographers' words rewritten to the words the rules know (``agent.brain.rewrites``:
    "blown out" → recover the highlights, "dark areas" → shadows, "darken the corners" →
    vignette, "too yellow" → cooler, "a smidge" → slightly).
 
@@ -35,6 +37,7 @@ from typing import Any
 from agent.brain.exclusions import exclusions
 from agent.brain.intents import LIBRARY
 from agent.brain.rewrites import REWRITES
+from agent.brain.wishes import wishes
 from pipelines.editors.looks import LOOKS
 from pipelines.editors.operations import NAMED_COLORS, OPERATIONS
 from pipelines.operations import word_owner
@@ -413,6 +416,7 @@ def normalise(text: str) -> Normalised:
     for pattern, repl in EVERYDAY + REWRITES:
         work = re.sub(pattern, repl, work)
     work = re.sub(r"\s+", " ", work).strip(" ,")
+    work = wishes(work)         # "the sky would look better darker", "turn down the sky"
     work = exclusions(work)     # "X, not Y" naming a thing: X except Y, before the drop
     work = _drop_negated(work)
     work = re.sub(r"\s+([,.;!?])", r"\1", work)
