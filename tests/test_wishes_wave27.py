@@ -69,3 +69,35 @@ def test_the_cli_turns_down_the_sky_only(tmp_path: Path) -> None:
     assert np.array_equal(after[far], before[far]), run.stdout[-2000:]
     luma = np.array([0.299, 0.587, 0.114])
     assert (after[sky] @ luma).mean() < (before[sky] @ luma).mean() - 8
+
+
+@pytest.mark.parametrize("text", ["brighten the lower half of the sky",
+                                  "make the lower half of the sky brighter"])
+def test_lower_said_of_a_place_is_the_bottom(text: str) -> None:
+    """'lower' before a place is where, never the verb: it darkened the whole sky."""
+    ((operation, phrase, params),) = _plan(text)
+    assert operation == "brightness" and params["amount"] > 0, (operation, params)
+    assert phrase == "bottom half of the sky", phrase
+
+
+def test_the_cli_never_darkens_the_sky_for_its_lower_half(tmp_path: Path) -> None:
+    """On 2b1deb3 the whole sky was darkened and said done; now the lower half is
+    brightened (or, the half's straight edge unsure, asked with nothing written)."""
+    photo = realphotos.photo_path("gc_eiffel_tower")
+    out = tmp_path / "out.png"
+    run = subprocess.run([sys.executable, "-m", "agent", "edit", str(photo),
+                          "brighten the lower half of the sky",
+                          "--session", str(tmp_path / "s"), "--out", str(out)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    if run.returncode == 1:
+        assert not out.exists() and "Nothing was changed" in run.stdout, run.stdout[-2000:]
+        return
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    half = np.array(Image.open(ROOT / "eval/data/realphotos/masks/"
+                                      "gc_eiffel_tower__sky_lower_half.png")) > 0
+    before = np.asarray(Image.open(photo).convert("RGB"))
+    after = np.asarray(Image.open(out).convert("RGB"))
+    far = beyond_reach(half)
+    assert np.array_equal(after[far], before[far]), run.stdout[-2000:]
+    luma = np.array([0.299, 0.587, 0.114])
+    assert (after[half] @ luma).mean() > (before[half] @ luma).mean() + 8
