@@ -98,3 +98,16 @@ def test_the_cli_leaves_the_sky_alone(tmp_path: Path) -> None:
     assert np.array_equal(after[sky], before[sky]), run.stdout[-2000:]
     luma = np.array([0.299, 0.587, 0.114])
     assert (after[rest] @ luma).mean() > (before[rest] @ luma).mean() + 8
+
+
+@pytest.mark.parametrize("text,same_as", [
+    ("brighten the photo while keeping the sky as it is", "brighten everything but the sky"),
+    ("darken the sky, leaving the tower as it is", "darken the sky except the tower"),
+    ("brighten the tower without changing anything else", "brighten the tower"),
+    ("brighten the tower and leave the rest alone", "brighten the tower"),
+    ("brighten the tower, keep everything else the same", "brighten the tower"),
+])
+def test_keeping_and_leaving(text: str, same_as: str) -> None:
+    """'while keeping Y' leaves Y out; 'without changing anything else' and 'leave the
+    rest alone' say only X (both were words the localiser was asked to find)."""
+    assert _plan(text) == _plan(same_as), text

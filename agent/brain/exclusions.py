@@ -97,7 +97,8 @@ _RULES: tuple[tuple[re.Pattern[str], object], ...] = (
     (re.compile(rf"(?P<x>[^,;]*?[a-z]){_SEP}(?:please )?(?:don't|do not|never|dont) "
                 rf"(?:[a-z]+ (?:with |to )?)(?P<y>{_NP}){_END}"), _except),
     # "brighten the photo but leave the sky alone", "darken it, keep the trees as they are"
-    (re.compile(rf"(?P<x>[^,;]*?[a-z]){_SEP}(?:just |please )?(?:leave|keep) (?P<y>{_NP})"
+    (re.compile(rf"(?P<x>[^,;]*?[a-z]){_SEP}(?:just |please |while |whilst )?(?:leave|keep|"
+                rf"leaving|keeping) (?P<y>{_NP})"
                 rf"{_AS_IT_IS}{_END}"), _except),
 )
 #: "keep the clouds white and make the sky bluer": the exclusion said first
@@ -110,7 +111,10 @@ _ONLY = (
     (re.compile(r"^(?:only|just) (?!(?:a|an|slightly|little|abit|barely)\b)(?=[a-z]+ )"), ""),
     (re.compile(rf"(?<=[a-z]) only{_END}"), ""),
     (re.compile(r"(?:,\s*|\s+)(?:and )?(?:nothing else|nothing more|no more than that|"
-                r"not the rest|not anything else)(?=\s*(?:$|[,;.!?]))"), ""),
+                r"not the rest|not anything else|without (?:changing|touching|affecting) "
+                r"(?:anything|everything) else|(?:but |and |while )?(?:leave|leaving|keep|"
+                r"keeping) (?:everything else|the rest)(?: (?:as it is|alone|untouched|"
+                r"unchanged|the same))?)(?=\s*(?:$|[,;.!?]))"), ""),
 )
 
 
