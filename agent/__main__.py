@@ -15,11 +15,14 @@ Examples::
     python -m agent batch shoot/ edited/ "make it warmer" --workers 2 --resume
     python -m agent batch shoot/ edited/ --autopilot --mood "warm evening" --ray auto
 
-Exit status: 0 done, 1 the request was refused or not carried out (the message says
-why), 2 any failure: bad input (missing file, damaged session, malformed archive, an
-output it cannot write…), one line on stderr, never a traceback. Everything that can be
-checked is checked before anything is written: a failed command leaves no new session
-folder, no half-written output and no half-imported session behind.
+Exit status: 0 done (every step of the plan applied), 1 the request was refused, asked a
+question or was carried out only in part (the message says what was applied and what is
+asked; a partial edit still writes what was applied to --out and the session, so that
+answering the question continues from it), 2 any failure: bad input (missing file,
+damaged session, malformed archive, an output it cannot write…), one line on stderr,
+never a traceback. Everything that can be checked is checked before anything is written:
+a failed command leaves no new session folder, no half-written output and no
+half-imported session behind.
 """
 
 from __future__ import annotations
@@ -53,11 +56,19 @@ def _say(text: str = "") -> None:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m agent", description="Loupe's editing agent.")
+    p = argparse.ArgumentParser(
+        prog="python -m agent", description="Loupe's editing agent.",
+        epilog="Exit status: 0 done (every step applied); 1 refused, asked or done only in "
+               "part (a partial edit still writes the applied steps to --out; the message "
+               "says what is asked); 2 an error.")
     p.add_argument("-v", "--verbose", action="store_true", help="log progress to stderr")
     sub = p.add_subparsers(dest="command", required=True)
 
-    e = sub.add_parser("edit", help="run one instruction on an image (or a session)")
+    e = sub.add_parser("edit", help="run one instruction on an image (or a session)",
+                       description="Run one instruction. Exit status 0 when every step of "
+                       "its plan was applied; 1 when it was refused, asked a question, or "
+                       "only some steps were applied (those are saved to --out and the "
+                       "session; the message says what is asked); 2 on an error.")
     e.add_argument("image", help="the image file (ignored when --session already exists)")
     e.add_argument("instruction", help="what to change, in plain words")
     e.add_argument("--mask", help="brush mask image of the same size (white = edit area)")
@@ -227,9 +238,13 @@ def cmd_edit(args: argparse.Namespace) -> int:
         _print_turn(result)
     if result.ok:
         path = session.save_image(_output_path(session, args.out))
-        _say(f"saved: {path}")
+        _say(f"saved: {path}" + (" (only the applied steps)" if result.status == "partial"
+                                 else ""))
     _say(f"session: {session.folder}")
-    return 0 if result.ok else 1
+    if result.status == "partial":
+        left = [s.description for s in result.steps if s.status not in ("applied", "undo")]
+        _say(f"not done: {'; '.join(left)} (exit 1: the request was carried out only in part)")
+    return 0 if result.status == "done" else 1
 
 
 def _read_references(paths: list[str]) -> list[tuple[bytes, str]]:

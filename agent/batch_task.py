@@ -158,6 +158,9 @@ def _run(session: EditSession, job: dict[str, Any]) -> dict[str, Any]:
             reason += " A choice is needed: " + " / ".join(str(c.get("label", ""))
                                                           for c in options)
         return {**base, "reason": reason}
+    if result.status == "partial":   # some steps asked or failed: not what was asked for
+        return {**base, "reason": "only part of the instruction could be done, so the "
+                                  "photo was not written: " + result.message}
     return {**base, "outcome": "done", "reason": result.message}
 
 

@@ -24,7 +24,8 @@ import web
 from ui.common import json_tool, root_url
 
 #: keys of a turn's result an assistant can use (the rest is for the page)
-TURN_KEYS = ("ok", "changed", "message", "plan", "steps", "choices", "candidates", "nodes")
+TURN_KEYS = ("ok", "status", "changed", "message", "plan", "steps", "choices", "candidates",
+             "nodes")
 
 
 def session_result(session_id: str, request: gr.Request | None,
@@ -73,7 +74,9 @@ def edit(session_id: str, instruction: str, mask: str | None = None,
         reference: optional photo to match ("like the reference"), e.g. a data URL.
 
     Returns:
-        JSON {session_id, head, ok, changed, message, plan, steps, choices, candidates
+        JSON {session_id, head, ok, status ("done": every step applied; "partial": some
+        applied, others asked or failed, see message; "asked"; "refused"; "failed"), changed,
+        message, plan, steps, choices, candidates
         ([{id, label, score, box}] when the target is unsure: nothing changed; pass an id to
         choose_region), image_url …}.
     """

@@ -137,7 +137,8 @@ def edit_turn(session_id: str | None, instruction: str, mask: np.ndarray | None 
             raise SessionError(str(exc)) from exc
         except Exception as exc:  # noqa: BLE001 - shown in the chat, session stays usable
             log.exception("turn failed")
-            result = {"ok": False, "message": redact(user_message(exc)), "steps": [],
+            result = {"ok": False, "status": "failed", "message": redact(user_message(exc)),
+                      "steps": [],
                       "head": edit.graph.head}
         said = turn_messages(text, result)
         session.chat.extend(said)

@@ -10,10 +10,14 @@
    edit words;
 3. politeness, filler and question forms ("could you …?", "I want …", "would you mind
    darkening …", "thanks") removed or turned into commands;
-4. negation: a negated alternative is dropped ("not warmer, cooler"), "less dark" and
+4. negation: a thing left out is said "X except Y" ("make the car red, not the wheels",
+   "… without touching the clouds", "… don't touch the sky", "only X": ``agent.brain.
+   exclusions``); a negated alternative is dropped ("not warmer, cooler"), "less dark" and
    "not so dark" become "brighter", "don't make it too bright, just a little" becomes
    "make it a little brighter";
-5. photographers' words rewritten to the words the rules know (``agent.brain.rewrites``:
+5. a named thing's wish or dial verb said plainly ("the sky would look better darker",
+   "turn down the sky": ``agent.brain.wishes``);
+6. photographers' words rewritten to the words the rules know (``agent.brain.rewrites``:
    "blown out" → recover the highlights, "dark areas" → shadows, "darken the corners" →
    vignette, "too yellow" → cooler, "a smidge" → slightly).
 
@@ -30,8 +34,10 @@ from functools import lru_cache
 from importlib import resources
 from typing import Any
 
+from agent.brain.exclusions import exclusions
 from agent.brain.intents import LIBRARY
 from agent.brain.rewrites import REWRITES
+from agent.brain.wishes import wishes
 from pipelines.editors.looks import LOOKS
 from pipelines.editors.operations import NAMED_COLORS, OPERATIONS
 from pipelines.operations import word_owner
@@ -410,6 +416,8 @@ def normalise(text: str) -> Normalised:
     for pattern, repl in EVERYDAY + REWRITES:
         work = re.sub(pattern, repl, work)
     work = re.sub(r"\s+", " ", work).strip(" ,")
+    work = wishes(work)         # "the sky would look better darker", "turn down the sky"
+    work = exclusions(work)     # "X, not Y" naming a thing: X except Y, before the drop
     work = _drop_negated(work)
     work = re.sub(r"\s+([,.;!?])", r"\1", work)
     work = re.sub(r"\s+", " ", work).strip(" ,")

@@ -183,6 +183,9 @@ REWRITES: list[tuple[str, str]] = [
     (r"^keep (the (?:[a-z]+ ){0,3}?[a-z]+) (?:sharp|in colou?r|as (?:it is|is)|untouched|the "
      r"same)(?: and|,) (.+?) (?:the rest|everything else)(?: of (?:the )?(?:photo|image|"
      r"picture))?(.*)$", r"\2 everything except \1\3"),
+    # "brighten the lower half of the sky": 'lower' said of a place is the bottom, never the
+    # verb (it darkened the whole sky, wave 27); "the lower left corner" likewise
+    (r"\b(the|its|his|her|their|my|our|your|this|that) lower(?:-| )(?=[a-z])", r"\1 bottom "),
     # "the dog on the right, make it brighter": "it" is the thing named first
     (r"^(the (?:[a-z']+ ){0,5}?[a-z]+)\s*[,:;-]+\s*(?:please |can you |could you |just )?"
      r"(make|turn|get|brighten|darken|blur|sharpen|remove|erase|recolou?r|paint|colou?r) "

@@ -34,6 +34,7 @@ from agent.actions import (
     RegionType,
     parse_actions,
 )
+from agent.brain.also import also_clauses
 from agent.brain.frontend import normalise
 from agent.brain.intents import capabilities
 from agent.brain.readers import (
@@ -209,6 +210,21 @@ def _shared_predicate(clauses: list[str], ctx: _Context, quotes: list[str]) -> l
     return [c for c in out if c]
 
 
+def _target_of(clause: str, ctx: _Context, quotes: list[str]) -> str:
+    """The thing ``clause`` names as its target ("" for none or the whole photo)."""
+    read = _read_clause(clause, _Context(ctx.memory, ctx.has_mask), quotes)
+    target = read[0].target if read else ""
+    return "" if _whole_photo(target, ctx) else target
+
+
+def _whole_photo(target: str, ctx: _Context) -> bool:
+    """The words stand for the whole photo: none, the photo, or "it" with nothing named
+    before it and no brush."""
+    if _is_pronoun(target):
+        return not ctx.has_mask and not ctx.memory_target()
+    return not target or clean(target) in WHOLE
+
+
 def _exception_to_target(clause: str, ctx: _Context, quotes: list[str]) -> str:
     """``clause`` with "except X" said after the edit moved to its target: "make the sky
     bluer except the clouds" was asked as 'warmer' or 'recover the highlights' (wave 26);
@@ -219,6 +235,10 @@ def _exception_to_target(clause: str, ctx: _Context, quotes: list[str]) -> str:
         return clause
     read = _read_clause(before, _Context(ctx.memory, ctx.has_mask), quotes)
     target = read[0].target if read and read[0].target else ""
+    if read and _whole_photo(target, ctx):   # "make it warmer except the skin"
+        whole = re.sub(r"\b(?:it|this|that|the (?:whole |entire )?(?:photo|image|picture))\b",
+                       f"everything except {left_out.strip()}", before, count=1)
+        return whole if whole != before else clause
     at = re.search(rf"\b{re.escape(target)}\b", before) if target else None
     if not at or at.end() == len(before.rstrip()):
         return clause        # "brighten the photo except the sky": already in place
@@ -296,8 +316,9 @@ class RulePlanner:
                      " slightly", low)
         low = re.sub(r"\bbut\b", ",", low)
         ctx = _Context(memory, has_mask)
+        split = also_clauses(_split(low), lambda c: _target_of(c, ctx, quotes))
         clauses = [_exception_to_target(c, ctx, quotes)
-                   for c in _shared_predicate(_split(low), ctx, quotes)]
+                   for c in _shared_predicate(split, ctx, quotes)]
         steps = _merge_repeats(self._read_all(clauses, ctx, quotes))
         if ctx.problems:
             return Plan([], False, " ".join(dict.fromkeys(ctx.problems)))

@@ -77,6 +77,11 @@ class TurnResult:
     Attributes:
         instruction: the user's words.
         ok: the request was carried out (fully, or partly with the rest explained).
+        status: (derived) ``done`` every step of the plan was applied; ``partial`` some
+            were applied and others asked, were refused or failed (the message says which);
+            ``asked`` nothing was changed and a question is asked (which one, where, or
+            which reading); ``refused`` nothing was changed and nothing is asked. Only
+            ``done`` means the whole request was carried out.
         changed: the head moved (a new image state or a navigation).
         message: one human paragraph saying what happened and why.
         plan: ``{"actions": [...], "descriptions": [...], "message": str, "is_edit": bool}``.
@@ -103,11 +108,30 @@ class TurnResult:
     #: when the target is unsure: ``[{"id", "label", "score", "box"}]`` to pick from
     #: (``EditSession.choose``); nothing was changed
     candidates: list[dict[str, Any]] = field(default_factory=list)
+    #: nothing was changed because the target is not known: the message asks for it
+    asking: bool = False
+
+    @property
+    def status(self) -> str:
+        """``done``, ``partial``, ``asked`` or ``refused`` (the class doc)."""
+        if self.ok:
+            left = [s for s in self.steps if s.status not in DONE_STEPS]
+            return "partial" if left else "done"
+        asks = self.candidates or self.choices or any(s.status in ASKING_STEPS
+                                                      for s in self.steps)
+        return "asked" if asks or self.asking else "refused"
 
     def to_dict(self) -> dict[str, Any]:
         out = {k: v for k, v in asdict(self).items() if k != "steps"}
         out["steps"] = [s.to_dict() for s in self.steps]
+        out["status"] = self.status
         return out
+
+
+#: a step's statuses that carry out its part of the request
+DONE_STEPS = ("applied", "undo")
+#: a step's statuses that wait on the user (a click, a pick, a brush)
+ASKING_STEPS = ("needs_mask",)
 
 
 def name_of(obj: Any) -> str:

@@ -143,6 +143,7 @@ class TurnRunner:
         except (_NeedsMask, SessionError) as err:   # nothing changed; the message says why
             self._undo_staging()
             result = self._result(False, str(err), t0)
+            result.asking = isinstance(err, _NeedsMask)
             if isinstance(err, _NeedsMask) and err.candidates:
                 result.candidates = [{"id": cid, "label": label, "score": round(score, 3),
                                       "box": box}
