@@ -76,3 +76,8 @@ def test_the_python_call_says_partial_for_the_sky_and_the_tower(tmp_path: Path) 
     assert len(applied) == 2 and applied[0], result.message
     assert result.status == ("done" if all(applied) else "partial"), result.message
     assert result.to_dict()["status"] == result.status
+    if not all(applied):
+        # a pick would rerun the whole instruction on one mask: the step is asked for on
+        # its own, no numbered candidate is promised
+        asked = result.steps[1].message
+        assert "Ask for it on its own" in asked and "numbered candidates" not in asked, asked

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import re
 import time
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -67,6 +68,7 @@ WRONG_EXTENT = (*TARGET_CHECKS, *EXTENT_CHECKS, "others_unchanged")
 #: what a refusal asks the user to do (the CLI words it as ``--point X,Y``)
 CLICK_IT = ("Click it on the photo (or paint it with the brush) and send the instruction "
             "again.")
+_PICK = re.compile(r"Click one of the \d+ numbered candidates on the photo, or click it")
 
 
 class _NeedsMask(Exception):
@@ -253,9 +255,11 @@ class TurnRunner:
             except _NeedsMask as err:
                 if len(actions) == 1:   # nothing else to run: the turn says why
                     raise
-                # this step's target cannot be found: say so, and run the others
+                # not found: say so, run the others; no pick (it reruns the whole turn)
                 step.status = "needs_mask"
-                step.message = str(err).replace(" Nothing was changed.", "")
+                step.message = _PICK.sub(f"Ask for it on its own ('{step.description}') to "
+                                         "pick one, or click it", str(err)).replace(
+                                             " Nothing was changed.", "")
                 layers = None
             step.seconds = time.perf_counter() - t
             if layers is None:
