@@ -52,7 +52,10 @@ class Evidence(TypedDict, total=False):
     frame the sky-coloured regions of the sky's own colour that start above its horizon but
     lie mostly below it fill (``sky.ends_unsure``); ``pockets``, ``fringe``: how much of the
     frame the paler sky-coloured pockets apart from a sky and the blue fringe taken out of
-    it as textured fill (``sky_pockets.pockets_unsure``); ``larger``: the score of a
+    it as textured fill (``sky_pockets.pockets_unsure``); ``canopy``: how much of the frame
+    the sky-like pixels of any sky colour taken out of it as textured fill, ``bank``: the
+    cloud banks left apart from it (the same);
+    ``larger``: the score of a
     larger box of the named class around the one taken (``fusion.larger_reading``);
     ``kin``, ``kin_other``: how much of ImageNet's classifier's reading of an animal's crop
     falls on the named kind and on other animals (``second_look.vet``); ``subject_guess``: the
@@ -72,6 +75,8 @@ class Evidence(TypedDict, total=False):
     straddles: float
     pockets: float
     fringe: float
+    canopy: float
+    bank: float
     larger: float
     kin: float
     kin_other: float

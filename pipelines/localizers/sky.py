@@ -253,7 +253,7 @@ def find_sky(rgb: np.ndarray) -> Localization:
     stepped = land_below(sky, small, lab, fine)
     sky = stepped if stepped.any() else sky
     sky = objects_out(sky, small, lab)      # a vivid thing of the sky's hue in it
-    joined, pockets = framed_pockets(sky, labels > 0, lab, fine, grown & blue)  # an arch
+    joined, pockets = framed_pockets(sky, labels > 0, lab, fine, grown, blue)  # an arch
     sky |= reach_edge(joined & ~sky, small)
     share = float(sky.mean())
     blue_share = float(colour[sky].mean())
