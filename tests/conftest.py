@@ -127,43 +127,51 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
         gc.freeze()
 
 
-#: The files that take longest (seconds of one worker, from ``--durations`` of the whole
+#: The files that take longest (seconds of one worker, from ``--durations=0`` of the whole
 #: suite), longest first. ``make test`` hands whole files to two workers (``--dist
 #: loadfile``) in the order collected, so these are collected first: started last, the
 #: longest of them kept one worker busy for minutes after the other had run out of files.
+#: Every file of ≥ 40 s in wave 27's run (2b1deb3's tests, load 12-13 beside it: the
+#: figures are ~2.5x an idle run's; test_cli_edits_real counted with its five edits), so
+#: the many short files left (by count, below) even out the two workers' ends.
 SLOWEST_FILES = (
-    "tests/test_localization_set.py",
-    "tests/test_batch.py",
-    "tests/test_cli_edits_real.py",
-    "tests/test_perception.py",
-    "tests/browser/test_ui.py",
-    "tests/test_assurance.py",
-    "tests/test_independent.py",
-    "tests/test_agent_cli.py",
-    "tests/test_mcp.py",
-    "tests/test_hostile_http.py",
-    "tests/test_prints_wave13.py",
-    "tests/browser/test_selection.py",
-    "tests/test_steady.py",
-    "tests/test_ground_twice_wave23.py",
-    "tests/test_zoom_search.py",
-    # ≥ 20 s each (the sum of their items in the slowest-30 of wave 25's idle run and the
-    # slowest-120 of wave 24's), but few tests each: ordered by count they came among the
-    # last 40 of 138 files (the two browser files of ~40 s at 103rd and 104th), where a
-    # long one runs alone after the other worker has run out of files
-    "tests/browser/test_ui_feedback.py",
-    "tests/browser/test_ui_reference.py",
-    "tests/test_realset.py",
-    "tests/browser/test_ui_batch.py",
-    "tests/browser/test_deixis.py",
-    "tests/test_subject_wave19.py",
-    "tests/test_app.py",
-    "tests/test_hostile.py",
-    "tests/test_person_animal_wave23.py",
-    "tests/test_eval_metrics.py",
-    "tests/test_api.py",
-    "tests/test_reference_api.py",
-    "tests/test_eval_runner.py",
+    "tests/browser/test_ui.py",               # 517 s
+    "tests/test_perception.py",               # 381
+    "tests/test_batch.py",                    # 352
+    "tests/test_cli_edits_real.py",           # ~296 (nine edits: 497)
+    "tests/test_localization_set.py",         # ~290
+    "tests/test_independent.py",              # 206
+    "tests/test_assurance.py",                # 141
+    "tests/test_edit_quality.py",             # 134
+    "tests/browser/test_ui_reference.py",     # 131
+    "tests/test_mcp.py",                      # 118
+    "tests/browser/test_selection.py",        # 110
+    "tests/browser/test_ui_feedback.py",      # 98
+    "tests/test_reference_cli.py",            # 87
+    "tests/test_reference_api.py",            # 86
+    "tests/test_zoom_search.py",              # 86
+    "tests/test_agent_cli.py",                # 84
+    "tests/test_api.py",                      # 74
+    "tests/browser/test_ui_batch.py",         # 73
+    "tests/test_hostile.py",                  # 73
+    "tests/test_realset.py",                  # 72
+    "tests/test_mirror_and_light.py",         # 71
+    "tests/test_subject_guess_wave25.py",     # 67
+    "tests/test_prints_wave13.py",            # 65
+    "tests/test_do_no_harm.py",               # 65
+    "tests/test_app.py",                      # 63
+    "tests/test_steady.py",                   # 60
+    "tests/test_subject_wave19.py",           # 59
+    "tests/test_eval_runner.py",              # 58
+    "tests/test_realphotos.py",               # 56
+    "tests/test_hostile_http.py",             # 54
+    "tests/test_eval_metrics.py",             # 53
+    "tests/test_diffusion_editors.py",        # 51
+    "tests/test_critic.py",                   # 48
+    "tests/test_cli_pipelines.py",            # 46
+    "tests/test_api_selection.py",            # 44
+    "tests/test_scene_nouns.py",              # 43
+    "tests/test_qualifiers.py",               # 42
 )
 
 

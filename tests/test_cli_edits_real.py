@@ -1,11 +1,17 @@
 """Issue 23 through the command line a user types: ``python -m agent edit PHOTO "…" --out
 X`` on the labelled real-photo set (12–20 MP), one fresh process per edit, no brush.
-Each edit changes the named thing (removed, recoloured, brighter, darker, grey) and every
-pixel farther from it than its feather plus the most an edge may grow is bit-identical
-in the file written; the left of two touching cups is recoloured without a pixel of the
-right one changing (its mask grows over its own edge, never into its neighbour nor over
-the saucer they share). Removal, recolour, brightening and darkening an object, and
-background and sky edits of several kinds (brighter, darker, warmer)."""
+Each edit changes the named thing (removed, recoloured, brighter, darker, grey, warmer)
+and every pixel farther from it than its feather plus the most an edge may grow is
+bit-identical in the file written; the left of two touching cups is recoloured without a
+pixel of the right one changing (its mask grows over its own edge, never into its
+neighbour nor over the saucer they share).
+
+Five edits run here (``SUITE``), each kind of target once at 12 and 20 MP: a removal, a
+recolour, a thing no model knows brightened, a background turned grey, a sky brightened.
+The same checks on all nine (``EDITS``: also the right cup darkened, the background
+behind the flower and the horse darkened, the hazy sky warmed, the sky over water
+darkened) run in ``bench/cli_edits_real.py``: each is ~25-70 s of a test worker, and the
+suite keeps to 15 minutes."""
 
 from __future__ import annotations
 
@@ -81,10 +87,24 @@ MOST_OF = {"left_of_two_touching_cups": 0.5, "background_behind_cup": 0.3,
            "background_behind_flower_and_horse": 0.3}
 
 
-@pytest.mark.parametrize("case_id,instruction,check", EDITS,
-                         ids=[f"{c}:{i}" for c, i, _ in EDITS])
+#: a removal (20 MP), a recolour of one of two touching cups, a thing no model knows
+#: brightened once confirmed, a background turned grey (12 MP), a dusk sky brightened
+#: (20 MP): each kind of target and of edit once
+SUITE = [e for e in EDITS if e[0] in ("cup_low_score", "left_of_two_touching_cups",
+                                      "emblem_non_coco", "background_behind_cup",
+                                      "sky_dusk_over_road")]
+
+
+@pytest.mark.parametrize("case_id,instruction,check", SUITE,
+                         ids=[f"{c}:{i}" for c, i, _ in SUITE])
 def test_a_cli_edit_changes_only_the_named_thing(tmp_path, case_id, instruction,
                                                  check) -> None:
+    cli_edit(tmp_path, case_id, instruction, check)
+
+
+def cli_edit(tmp_path: Path, case_id: str, instruction: str, check) -> str:
+    """One edit through ``python -m agent edit``, every check asserted; what it did:
+    ``"edited"``, or ``"refused"`` where the agent honestly said it could not."""
     shot = render(CASES[case_id])
     photo, out = tmp_path / "photo.png", tmp_path / "out.png"
     Image.fromarray(shot.image).save(photo, compress_level=1)
@@ -99,7 +119,7 @@ def test_a_cli_edit_changes_only_the_named_thing(tmp_path, case_id, instruction,
         # so, nothing is written (issue 32: no "done" on a fill it cannot vouch for)
         assert "brush a smaller area" in run.stdout and "Nothing was changed" in run.stdout
         assert not out.exists()
-        return
+        return "refused"
     if run.returncode != 0 and case_id == "cup_low_score":
         # the localiser's cup stops in a straight line across the cup's body (its bottom
         # and handle left out): the critic's extent check says so and the agent asks
@@ -109,7 +129,7 @@ def test_a_cli_edit_changes_only_the_named_thing(tmp_path, case_id, instruction,
         assert "--point" in run.stdout, run.stdout[-2000:]
         assert "cut off" in run.stdout or "only part of 'cup'" in run.stdout, run.stdout[-2000:]
         assert not out.exists()
-        return
+        return "refused"
     assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
     after = np.asarray(Image.open(out).convert("RGB"))
     assert after.shape == shot.image.shape                 # native resolution kept
@@ -125,3 +145,4 @@ def test_a_cli_edit_changes_only_the_named_thing(tmp_path, case_id, instruction,
     if case_id == "left_of_two_touching_cups":      # never into the cup it touches
         (right,) = shot.others
         assert np.array_equal(after[right], shot.image[right])
+    return "edited"
