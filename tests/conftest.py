@@ -172,6 +172,13 @@ SLOWEST_FILES = (
     "tests/test_api_selection.py",            # 44
     "tests/test_scene_nouns.py",              # 43
     "tests/test_qualifiers.py",               # 42
+    # wave 27's files that run the CLI or locate on real photos (30-80 s each at load 12,
+    # not measured idle): few tests each, so not to be left for last
+    "tests/test_faces_wave27.py",
+    "tests/test_partial_status_wave27.py",
+    "tests/test_exclusions_wave27.py",
+    "tests/test_wishes_wave27.py",
+    "tests/test_also_wave27.py",
 )
 
 
