@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 
 from agent.brain.exclusions import is_colour, is_thing
+from pipelines.operations.registry import with_flag
 from pipelines.operations.wordnet import lexicon
 
 _DET = r"(?:the|its|his|her|their|my|your|our|this|that|these|those)"
@@ -28,13 +29,12 @@ _NP = rf"{_DET} (?:[a-z'-]+ ){{0,4}}?[a-z'-]+"
 #: what is wished of the thing: a comparative, with a measure before it
 _ADJ = (r"(?:(?:a (?:bit|little|touch|tad|lot)|slightly|much|way|far|even) )?"
         r"(?:(?:more|less) [a-z]+|[a-z]+er)")
-#: words a setting is named by, never a thing to find
+#: words a setting is named by, never a thing to find (with the tonal operations' own
+#: names, from the registry: "the saturation could be higher")
 _SETTINGS = frozenset({
-    "saturation", "contrast", "brightness", "exposure", "highlights", "shadows", "warmth",
-    "temperature", "vibrance", "clarity", "sharpness", "noise", "grain", "blacks",
-    "whites", "midtones", "tint", "hue", "colour", "color", "colours", "colors", "volume",
-    "heat", "glare", "haze", "vignette", "gamma", "levels", "intensity", "light",
-    "lights", "lighting"})
+    "warmth", "clarity", "sharpness", "noise", "grain", "blacks", "whites", "midtones",
+    "colour", "color", "colours", "colors", "volume", "heat", "glare", "haze", "levels",
+    "intensity", "light", "lights", "lighting"})
 
 _WISH = re.compile(
     rf"^(?:i think |i feel like |i feel |maybe |perhaps )?(?P<x>{_NP}|it) (?:would|could|might|"
@@ -55,7 +55,8 @@ _SCENE = frozenset({"sky", "skies", "clouds", "cloud", "background", "foreground
 
 
 def _thing(phrase: str) -> bool:
-    return is_thing(phrase) and phrase.split()[-1] not in _SETTINGS
+    word = phrase.split()[-1]
+    return is_thing(phrase) and word not in _SETTINGS and word not in with_flag("tonal")
 
 
 def _object(phrase: str) -> bool:
