@@ -168,6 +168,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         if parsed.exclude is not None and not has_hint and not WHOLE.search(parsed.text) \
                 and _other_thing(nouns, noun_words(parsed.exclude, NOT_NOUNS)):
             return portion.less(self.locate, as_rgb(image), parsed.text, parsed.exclude.text)
+        pair = None if has_hint else portion.two(parsed.text)
+        if pair:        # "the sky and the sea": each, then both
+            return portion.both(self.locate, as_rgb(image), *pair)
         part = None if has_hint else portion.split(parsed.text)
         if part:        # "the top of the sky": the sky, then its top half, asked
             return portion.of(self.locate, as_rgb(image), *part)

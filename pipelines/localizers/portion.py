@@ -135,3 +135,38 @@ def less(locate: Callable[[np.ndarray, str], Localization], rgb: np.ndarray, thi
                             "part you mean, or paint it with the brush", candidates=parts)
     return Localization(parts, "resolved", f"{thing} less {left_out}: {found.reason}; "
                         f"less {out.reason}", plural=found.plural, candidates=parts)
+
+
+#: "the sky and the sea": two things, each with its own article (not "the black and white
+#: dog" nor "the cup and saucer", one thing)
+BOTH = re.compile(r"^(?P<a>(?:the|a|an|its|his|her|their|this|that) .+?),?\s+and\s+"
+                  r"(?P<b>(?:the|a|an|its|his|her|their|this|that) .+)$")
+
+
+def two(text: str) -> tuple[str, str] | None:
+    """The two things of "the sky and the sea", or None."""
+    m = BOTH.match(" ".join(text.lower().split()))
+    return (m.group("a"), m.group("b")) if m else None
+
+
+def both(locate: Callable[[np.ndarray, str], Localization], rgb: np.ndarray, first: str,
+         second: str) -> Localization:
+    """Both things of "the sky and the sea": each located as a phrase of its own; resolved
+    when both are, a question offering what was found when either is unsure, and
+    unresolved when either is not there (wave 27: the whole phrase found the sky alone
+    and said found)."""
+    found = [locate(rgb, first), locate(rgb, second)]
+    missing = [(w, f) for w, f in zip((first, second), found)
+               if f.status == "unresolved" or not f.masks]
+    if missing:
+        what, why = missing[0]
+        return Localization([], "unresolved", f"{what} not found ({why.reason}), so not "
+                            f"{first} and {second}")
+    parts = [c for f in found for c in f.masks]
+    reason = f"{first} ({found[0].reason}) and {second} ({found[1].reason})"
+    if any(f.status != "resolved" for f in found):
+        for part in parts:
+            part.score = min(part.score, WEAK)
+        return Localization(parts, "ambiguous", f"{reason}; one of them is unsure: click "
+                            "what you mean, or paint it with the brush", candidates=parts)
+    return Localization(parts, "resolved", reason, plural=True, candidates=parts)
