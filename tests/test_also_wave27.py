@@ -7,25 +7,18 @@ darker, the sky too" read "make the sky too" as a highlights edit of the whole p
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from agent.brain.rules import RulePlanner
 from eval import realphotos
+from eval.realset_edits import cli_edit
+from tests.planned import plan_of
 
 ROOT = Path(__file__).resolve().parents[1]
 MASKS = ROOT / "eval" / "data" / "realphotos" / "masks"
-
-
-def _plan(text: str) -> list[tuple[str, str, dict]]:
-    plan = RulePlanner().plan(text)
-    assert plan.is_edit, plan.message
-    return [(a.operation, a.region.phrase or "", dict(a.params)) for a in plan.actions]
 
 
 @pytest.mark.parametrize("text,same_as", [
@@ -37,7 +30,7 @@ def _plan(text: str) -> list[tuple[str, str, dict]]:
     ("remove the dog and the cat too", "remove the dog and remove the cat"),
 ])
 def test_too_gives_the_second_thing_the_same_edit(text: str, same_as: str) -> None:
-    assert _plan(text) == _plan(same_as), text
+    assert plan_of(text) == plan_of(same_as), text
 
 
 def test_the_cli_darkens_the_sea_too(tmp_path: Path) -> None:
@@ -45,10 +38,8 @@ def test_the_cli_darkens_the_sea_too(tmp_path: Path) -> None:
     masks) both darker; on 2b1deb3 the sea was left as it was and the edit said done."""
     photo = realphotos.photo_path("kpa_skagen")
     out = tmp_path / "out.png"
-    run = subprocess.run([sys.executable, "-m", "agent", "edit", str(photo),
-                          "make the sky darker, and the sea too",
-                          "--session", str(tmp_path / "s"), "--out", str(out)],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    run = cli_edit(photo, "make the sky darker, and the sea too", tmp_path, timeout=300)
+    assert run is not None, "timed out"
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     before = np.asarray(Image.open(photo).convert("RGB")).astype(float)
     after = np.asarray(Image.open(out).convert("RGB")).astype(float)

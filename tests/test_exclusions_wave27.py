@@ -10,8 +10,6 @@ value ("make the car red, not blue") keeps today's reading.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +19,7 @@ from PIL import Image
 from agent.brain.rules import RulePlanner
 from eval import realphotos
 from eval.localization import beyond_reach
+from eval.realset_edits import cli_edit
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -84,10 +83,8 @@ def test_the_cli_leaves_the_sky_alone(tmp_path: Path) -> None:
     with the rest and the command said done."""
     photo = realphotos.photo_path("gc_eiffel_tower")
     out = tmp_path / "out.png"
-    run = subprocess.run([sys.executable, "-m", "agent", "edit", str(photo),
-                          "brighten the photo, don't touch the sky",
-                          "--session", str(tmp_path / "s"), "--out", str(out)],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    run = cli_edit(photo, "brighten the photo, don't touch the sky", tmp_path, timeout=300)
+    assert run is not None, "timed out"
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     rest = np.array(Image.open(ROOT / "eval/data/realphotos/masks/"
                                       "gc_eiffel_tower__all_but_sky.png")) > 0

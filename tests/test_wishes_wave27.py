@@ -7,8 +7,6 @@ cases ``*_said_otherwise``: 6 WRONG on 2b1deb3). ``agent.brain.wishes`` says the
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -18,14 +16,10 @@ from PIL import Image
 from agent.brain.rules import RulePlanner
 from eval import realphotos
 from eval.localization import beyond_reach
+from eval.realset_edits import cli_edit
+from tests.planned import plan_of
 
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def _plan(text: str) -> list[tuple[str, str, dict]]:
-    plan = RulePlanner().plan(text)
-    assert plan.is_edit, plan.message
-    return [(a.operation, a.region.phrase or "", dict(a.params)) for a in plan.actions]
 
 
 @pytest.mark.parametrize("text,same_as", [
@@ -41,12 +35,12 @@ def _plan(text: str) -> list[tuple[str, str, dict]]:
     ("turn the sky up a little", "brighten the sky a little"),
 ])
 def test_a_wish_or_a_dial_is_the_plain_command(text: str, same_as: str) -> None:
-    assert _plan(text) == _plan(same_as), text
+    assert plan_of(text) == plan_of(same_as), text
 
 
 def test_a_setting_is_not_a_thing() -> None:
-    assert _plan("turn up the saturation") == _plan("increase the saturation")
-    assert _plan("turn down the contrast") == _plan("decrease the contrast")
+    assert plan_of("turn up the saturation") == plan_of("increase the saturation")
+    assert plan_of("turn down the contrast") == plan_of("decrease the contrast")
     # "tone down" stays a question: less saturation, or the highlights?
     assert not RulePlanner().plan("tone down the sky").is_edit
 
@@ -56,10 +50,8 @@ def test_the_cli_turns_down_the_sky_only(tmp_path: Path) -> None:
     labelled mask's reach bit-identical; on 2b1deb3 the whole photo's highlights moved."""
     photo = realphotos.photo_path("gc_eiffel_tower")
     out = tmp_path / "out.png"
-    run = subprocess.run([sys.executable, "-m", "agent", "edit", str(photo),
-                          "turn down the sky", "--session", str(tmp_path / "s"),
-                          "--out", str(out)],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    run = cli_edit(photo, "turn down the sky", tmp_path, timeout=300)
+    assert run is not None, "timed out"
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
     sky = np.array(Image.open(ROOT / "eval/data/realphotos/masks/"
                                      "gc_eiffel_tower__sky.png")) > 0
@@ -75,7 +67,7 @@ def test_the_cli_turns_down_the_sky_only(tmp_path: Path) -> None:
                                   "make the lower half of the sky brighter"])
 def test_lower_said_of_a_place_is_the_bottom(text: str) -> None:
     """'lower' before a place is where, never the verb: it darkened the whole sky."""
-    ((operation, phrase, params),) = _plan(text)
+    ((operation, phrase, params),) = plan_of(text)
     assert operation == "brightness" and params["amount"] > 0, (operation, params)
     assert phrase == "bottom half of the sky", phrase
 
@@ -85,10 +77,8 @@ def test_the_cli_never_darkens_the_sky_for_its_lower_half(tmp_path: Path) -> Non
     brightened (or, the half's straight edge unsure, asked with nothing written)."""
     photo = realphotos.photo_path("gc_eiffel_tower")
     out = tmp_path / "out.png"
-    run = subprocess.run([sys.executable, "-m", "agent", "edit", str(photo),
-                          "brighten the lower half of the sky",
-                          "--session", str(tmp_path / "s"), "--out", str(out)],
-                         cwd=ROOT, capture_output=True, text=True, timeout=300)
+    run = cli_edit(photo, "brighten the lower half of the sky", tmp_path, timeout=300)
+    assert run is not None, "timed out"
     if run.returncode == 1:
         assert not out.exists() and "Nothing was changed" in run.stdout, run.stdout[-2000:]
         return
