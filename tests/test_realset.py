@@ -223,6 +223,26 @@ def test_edit_checks_tell_the_asked_change_from_another() -> None:
     assert not changed_as_asked("make the car red", before, red_roof, truth)[0]
 
 
+def test_a_gain_counts_as_covering_a_thing_whose_shadows_cannot_show_it() -> None:
+    """A warmth or brightness gain moves a shadow at luma 30 by a level or two: the
+    pyramid made warmer read "only 84 % changed". Coverage counts the pixels bright
+    enough to move; a gain on half of those still fails."""
+    before = np.full((60, 60, 3), 150, np.uint8)
+    before[30:, :] = 30                              # the shaded half of the thing
+    truth = np.ones((60, 60), bool)
+    gain = np.array([1.06, 1.0, 0.94])
+    warmer = np.clip(before * gain, 0, 255).astype(np.uint8)
+    assert np.abs(warmer[30:].astype(int) - before[30:]).max() <= 2
+    assert changed_as_asked("make the pyramid warmer", before, warmer, truth)[0]
+    half = before.copy()
+    half[:15] = warmer[:15]                          # half of the lit part only
+    ok, why = changed_as_asked("make the pyramid warmer", before, half, truth)
+    assert not ok and "only 50%" in why
+    dark = np.full((60, 60, 3), 30, np.uint8)        # a black dog: all of it counts
+    dark_warmer = np.clip(dark * gain, 0, 255).astype(np.uint8)
+    assert not changed_as_asked("make the dog warmer", dark, dark_warmer, truth)[0]
+
+
 # ------------------------------------------------------------------ the set itself
 
 
