@@ -191,7 +191,9 @@ def vet(found: Localization, rgb: np.ndarray, noun: str, label: str) -> Localiza
                       f"another animal ({name}; other animals {other:.0%}, {noun} "
                       f"{same:.0%}): it may not be a {noun}", noun)
     detector = float(best.evidence["detector"])
-    if detector < DETECTOR_UNSURE and same < SAME_WEAK and other >= OTHER_RIVAL:
+    # not a person: ImageNet knows people only by what they do (a groom, a diver)
+    if detector < DETECTOR_UNSURE and same < SAME_WEAK and other >= OTHER_RIVAL and \
+            label != "person":
         return unsure(found, f"the detector is only {detector:.0%} sure, and a second model "
                       f"that knows 1000 kinds of thing reads it as another animal too "
                       f"({name}; other animals {other:.0%}, {noun} {same:.0%}): it may not "
