@@ -83,11 +83,12 @@ def _brush(pg) -> None:
     boxes = [b for b in (c.bounding_box() for c in pg.locator("#canvas canvas").all()) if b]
     box = max(boxes, key=lambda b: b["width"] * b["height"])
     cx, cy = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-    for dy in (-8, 8):  # few events: every one redraws a software-rendered canvas
-        pg.mouse.move(cx - 50, cy + dy)
-        pg.mouse.down()
-        pg.mouse.move(cx + 50, cy + dy, steps=3)
-        pg.mouse.up()
+    # one stroke across the middle, few events: every one redraws a software-rendered
+    # canvas (each of the two strokes this drew took ~12 s of the edit flow at load 12)
+    pg.mouse.move(cx - 50, cy)
+    pg.mouse.down()
+    pg.mouse.move(cx + 50, cy, steps=3)
+    pg.mouse.up()
 
 
 def _download(pg) -> np.ndarray:
