@@ -127,20 +127,22 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None):
         gc.freeze()
 
 
-#: The files that take longest (seconds of one worker, from ``--durations=0`` of the whole
-#: suite), longest first. ``make test`` hands whole files to two workers (``--dist
-#: loadfile``) in the order collected, so these are collected first: started last, the
-#: longest of them kept one worker busy for minutes after the other had run out of files.
-#: Every file of ≥ 40 s in wave 27's run (2b1deb3's tests, load 12-13 beside it: the
-#: figures are ~2.5x an idle run's; test_cli_edits_real counted with its five edits), so
-#: the many short files left (by count, below) even out the two workers' ends.
+#: The files that take longest (seconds of one worker), longest first. ``make test`` hands
+#: whole files to two workers (``--dist loadfile``) in the order collected; pytest-xdist
+#: gives each worker one file, and the next as soon as the one it runs has two tests left,
+#: so the two end close together only when the long files go first and many short ones
+#: are left to even out the ends. The first six from wave 28's run of the suite
+#: (cea9ba2's tests, load 10-15 beside the lead's benches, stopped after them; each figure
+#: is the span of the file's results on its worker): the labelled set's file is the
+#: second longest, not the fifth. The rest from wave 27's run (load 12-13; both runs are
+#: ~2x an idle one). Every file of ≥ 40 s there is listed.
 SLOWEST_FILES = (
-    "tests/browser/test_ui.py",               # 517 s
-    "tests/test_perception.py",               # 381
-    "tests/test_batch.py",                    # 352
-    "tests/test_cli_edits_real.py",           # ~296 (nine edits: 497)
-    "tests/test_localization_set.py",         # ~290
-    "tests/test_independent.py",              # 206
+    "tests/browser/test_ui.py",               # 549 s (its 13 tests after wave 28)
+    "tests/test_localization_set.py",         # 368
+    "tests/test_perception.py",               # 356
+    "tests/test_cli_edits_real.py",           # 260
+    "tests/test_batch.py",                    # 215
+    "tests/test_independent.py",              # 183
     "tests/test_assurance.py",                # 141
     "tests/test_edit_quality.py",             # 134
     "tests/browser/test_ui_reference.py",     # 131

@@ -17,6 +17,7 @@ from pipelines.localizers.base import Candidate, Localization
 from tests.guesses import confirmed, turn_confirmed
 
 CASES = load_cases()
+CASES_BY_ID = {c.id: c for c in CASES}
 KINDS = {"low_score", "non_coco", "not_found", "sky", "no_sky", "background", "text",
          "touching", "qualifier"}
 
@@ -207,10 +208,12 @@ def test_the_background_leaves_out_every_instance_of_the_subject_at_its_edge() -
         assert (mask & horse).sum() < 0.005 * horse.sum()
 
 
-def test_the_cup_between_twin_cups_is_a_question_with_both_offered() -> None:
+def test_the_cup_between_twin_cups_is_a_question_with_both_offered(answers) -> None:
     """Two touching cups alike in colour, size and shape (tune photos, 12 MP): the
     detector and the salient map favour one only for where it stands, so "the cup" asks
-    which and offers both; "the left cup" still picks."""
+    which and offers both; "the left cup" still picks (the set's own case
+    ``left_of_two_touching_cups``, "the left cup" on the same photo: its answer as
+    ``answers`` located it, not a second locate of the same 12 MP)."""
     left = render(next(c for c in CASES if c.id == "left_of_two_touching_cups"))
     right = render(next(c for c in CASES if c.id == "right_of_two_touching_cups"))
     found = get_localizer().locate(left.image, "the cup")
@@ -218,18 +221,25 @@ def test_the_cup_between_twin_cups_is_a_question_with_both_offered() -> None:
     assert len(found.masks) == 2
     for truth in (left.truth, right.truth):
         assert max(mask_iou(m.mask, truth) for m in found.masks) >= 0.8
-    picked = get_localizer().locate(left.image, "the left cup")
+    _, picked = answers["left_of_two_touching_cups"]
+    assert CASES_BY_ID["left_of_two_touching_cups"].phrase == "the left cup"
     assert picked.status == "resolved" and mask_iou(picked.masks[0].mask, left.truth) >= 0.8
 
 
-def test_a_question_is_scored_beside_the_guess_it_offers_to_click() -> None:
+def test_a_question_is_scored_beside_the_guess_it_offers_to_click(answers) -> None:
     """The composite's emblem (tune, 12 MP) is the salient subject taken for a word no
     model knows: a question (issue 32), IoU 0 as an answer, and its offered guess is the
     emblem once clicked (``clicked_iou``, bench/perception.py's ``set_clicked_*``); a
-    thing that is not there stays judged by the refusal alone."""
-    emblem = next(c for c in CASES if c.id == "emblem_non_coco")
-    giraffe = next(c for c in CASES if c.id == "giraffe_not_there")
-    asked, absent = evaluate(get_localizer().locate, [emblem, giraffe])
+    thing that is not there stays judged by the refusal alone. ``evaluate`` scores the
+    localiser's own answers to both cases (before any click) as ``answers`` located
+    them: the same photos and phrases, not located a second time."""
+    emblem, giraffe = CASES_BY_ID["emblem_non_coco"], CASES_BY_ID["giraffe_not_there"]
+    located = iter([answers[emblem.id][1], answers[giraffe.id][1]])
+
+    def locate(image: np.ndarray, phrase: str) -> Localization:
+        return next(located)
+
+    asked, absent = evaluate(locate, [emblem, giraffe])
     assert asked.status == "ambiguous" and asked.iou == 0.0 and not asked.right
     assert asked.asked_with_guess and asked.clicked_iou >= 0.9 and asked.clicked_right
     assert absent.status != "resolved" and absent.right and absent.clicked_right
