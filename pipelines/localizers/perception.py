@@ -31,6 +31,7 @@ import numpy as np
 from pipelines.localizers import (
     assurance,
     face_of,
+    focus,
     fusion,
     main_subject,
     portion,
@@ -502,10 +503,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             parsed.spatial
         if selectors:           # touching look-alikes: one part per instance to pick from
             parts = fusion.split_instances(parts, small, scale)
-        if not parts or prob.max() < 0.5:
-            return Localization([], "unresolved", f"{text!r}: no detector class fits those "
-                                "words and no subject stands out; not found (paint it with "
-                                "the brush)")
+        if not parts or prob.max() < 0.5:     # in a shallow focus, what is sharp is asked
+            return focus.sharp_things(rgb, text)
         frame = shrink(rgb, FRAME_SIDE)
         fscale = rgb.shape[1] / frame.shape[1]
         dets = models.objects.detect(frame, CANDIDATE)
