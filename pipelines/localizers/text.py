@@ -373,6 +373,17 @@ def _ground(rgb: np.ndarray, box: Box, near: int) -> np.ndarray:
     return (region | outside[1:-1, 1:-1]) > 0
 
 
+def _squared(region: np.ndarray) -> np.ndarray:
+    """``region`` within its main box: the rows and columns at least a quarter as full as its
+    fullest (a sign is a rectangle; a dark head of hair against a dark poster's edge is a
+    short run of columns: tune kpa_pool, whose edits then changed the man's hair)."""
+    cols, rows = region.sum(axis=0), region.sum(axis=1)
+    keep_c, keep_r = np.flatnonzero(cols >= cols.max() / 4), np.flatnonzero(rows >= rows.max() / 4)
+    out = np.zeros_like(region)
+    out[keep_r[0]:keep_r[-1] + 1, keep_c[0]:keep_c[-1] + 1] = True
+    return out & region
+
+
 def plate_around(rgb: np.ndarray, box: Box) -> np.ndarray | None:
     """The sign or poster that ``box``'s letters are printed on: the region of the colour
     under them that stays the same over ``PLATE_RUN`` widening colour steps, larger than
@@ -401,7 +412,7 @@ def plate_around(rgb: np.ndarray, box: Box) -> np.ndarray | None:
             if not PLATE_MIN * letters <= run[-1].sum() <= PLATE_MAX * h * w:
                 return None
             mask = np.zeros((h, w), bool)
-            mask[wy0:wy1, wx0:wx1] = run[-1]
+            mask[wy0:wy1, wx0:wx1] = _squared(run[-1])
             return mask
     return None
 
