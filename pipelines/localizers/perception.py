@@ -237,7 +237,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         found = self._open_vocabulary(rgb, parsed) if _role_ready("detector") else None
         if found is not None and found.status != "unresolved":  # GroundingDINO, no SAM
             return found
-        if match.label == SALIENT:      # "the Eristoff poster": read, then asked
+        if match.label == SALIENT:      # "the Eristoff poster": read, then its ground
             return text_regions.read_sign(rgb, parsed, _Models.get()) or \
                 self._salient(rgb, match, parsed)
         elif match.label == FACE:

@@ -337,7 +337,6 @@ def lines_only(found: Localization) -> Localization:
                         candidates=found.candidates)
 
 
-
 #: a sign's ground: pixels within this many levels (max over channels) of the colour
 #: under its letters, tried in these steps; the sign is the region that stays the same
 #: (area within ``PLATE_STEADY``) over ``PLATE_RUN`` steps running (a wider step leaks
@@ -415,6 +414,7 @@ def plate_around(rgb: np.ndarray, box: Box) -> np.ndarray | None:
             mask[wy0:wy1, wx0:wx1] = _squared(run[-1])
             return mask
     return None
+
 
 #: things that carry a name in letters: "the Eristoff poster" names its poster by what
 #: the poster reads
