@@ -235,12 +235,12 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             return found
         if nouns[-1] in COLLECTIVE:
             parsed = replace(parsed, plural=True)
-        if _role_ready("detector"):       # GroundingDINO's weights, without SAM's
-            found = self._open_vocabulary(rgb, parsed)
-            if found.status != "unresolved":
-                return found
-        if match.label == SALIENT:
-            return self._salient(rgb, match, parsed)
+        found = self._open_vocabulary(rgb, parsed) if _role_ready("detector") else None
+        if found is not None and found.status != "unresolved":  # GroundingDINO, no SAM
+            return found
+        if match.label == SALIENT:      # "the Eristoff poster": read, then its ground
+            return text_regions.read_sign(rgb, parsed, _Models.get()) or \
+                self._salient(rgb, match, parsed)
         elif match.label == FACE:
             return self._faces(rgb, parsed, match)
         elif match.label == TEXT:
