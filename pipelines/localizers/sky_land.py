@@ -96,6 +96,13 @@ def _above(values: np.ndarray, sky: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return (sums[hi] - sums[lo]) / np.maximum(seen, 1.0), seen
 
 
+def _lower_edge(sky: np.ndarray, thick: int = 1) -> np.ndarray:
+    """The pixels of ``sky`` with nothing of it right below, grown to ``thick`` rows."""
+    edge = sky & ~np.vstack([sky[1:], np.zeros((1, sky.shape[1]), bool)])
+    return edge if thick <= 1 else \
+        cv2.dilate(edge.astype(np.uint8), np.ones((thick, 1), np.uint8)) > 0
+
+
 def _darker_below(sky: np.ndarray, lab: np.ndarray) -> np.ndarray:
     """``sky`` without the pieces at its lower edge that are darker than the sky right above
     them (``STEP_DARK``), not much bluer (``STEP_BLUE``) and ``STEP_THICK`` work px thick:
@@ -104,7 +111,6 @@ def _darker_below(sky: np.ndarray, lab: np.ndarray) -> np.ndarray:
     sky under it does not reach the lower edge, and the sky's last row along a skyline is
     thinner: they stay. What the cut leaves apart and small (under 0.2 % of the frame)
     leaves too."""
-    w = sky.shape[1]
     light = cv2.blur(lab[..., 0], (3, 3))
     yellow = cv2.blur(lab[..., 2], (3, 3))
     above, seen = _above(light, sky)
@@ -119,8 +125,7 @@ def _darker_below(sky: np.ndarray, lab: np.ndarray) -> np.ndarray:
     darker = cv2.morphologyEx(darker.astype(np.uint8), cv2.MORPH_OPEN, column) > 0
     if not darker.any():
         return sky
-    edge = sky & ~np.vstack([sky[1:], np.zeros((1, w), bool)])     # nothing of it below
-    edge = cv2.dilate(edge.astype(np.uint8), column) > 0
+    edge = _lower_edge(sky, STEP_THICK)
     _, labels = cv2.connectedComponents(darker.astype(np.uint8), connectivity=8)
     out = sky.copy()
     for i in np.unique(labels[edge & darker]):
@@ -181,11 +186,8 @@ def _rough_below(sky: np.ndarray, lab: np.ndarray, fine: np.ndarray) -> np.ndarr
     rough = cv2.morphologyEx(rough.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8))
     if not rough.any():
         return sky
-    w = sky.shape[1]
-    edge = sky & ~np.vstack([sky[1:], np.zeros((1, w), bool)])     # nothing of it below
-    edge = cv2.dilate(edge.astype(np.uint8), np.ones((STEP_THICK, 1), np.uint8)) > 0
     _, labels = cv2.connectedComponents(rough, connectivity=8)
-    pieces = np.unique(labels[edge])
+    pieces = np.unique(labels[_lower_edge(sky, STEP_THICK)])
     out = sky & ~np.isin(labels, pieces[pieces > 0])
     return _without_specks(out) if out.sum() < sky.sum() else sky
 
@@ -232,7 +234,7 @@ def _glare_below(sky: np.ndarray, small: np.ndarray, lab: np.ndarray, fine: np.n
     above, seen = _above(light, sky)
     bright = sky & (clipped | ((seen >= (STEP_ROWS[1] - STEP_ROWS[0]) / 2) &
                                (light >= above + STEP_DARK)))
-    edge = sky & ~np.vstack([sky[1:], np.zeros((1, sky.shape[1]), bool)])
+    edge = _lower_edge(sky)
     _, labels = cv2.connectedComponents(bright.astype(np.uint8), connectivity=8)
     seeds = np.intersect1d(labels[edge & bright], labels[clipped & bright])
     own = float(np.median(fine[sky]))

@@ -17,6 +17,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from pipelines.localizers.answers import int_box
 from pipelines.localizers.base import Candidate, Localization, mask_box
 from pipelines.perception import store
 from pipelines.perception.detectors import TextReader
@@ -444,9 +445,9 @@ def read_sign(rgb: np.ndarray, parsed: Any, models: Any) -> Localization | None:
         big = rgb if k == 1.0 else cv2.resize(rgb, None, fx=k, fy=k,
                                               interpolation=cv2.INTER_LANCZOS4)
         for d in models.text.detect(big)[:12]:
-            text, conf = models.reader.read(big, tuple(int(round(v)) for v in d.box))
+            text, conf = models.reader.read(big, int_box(d.box))
             if conf >= READ_CONF and reads_as(names, text):
-                x0, y0, x1, y1 = tight = tighten(rgb, tuple(int(round(v / k)) for v in d.box))
+                x0, y0, x1, y1 = tight = tighten(rgb, int_box(tuple(v / k for v in d.box)))
                 mask = np.zeros(rgb.shape[:2], bool)
                 mask[y0:y1, x0:x1] = True
                 hits.append((Candidate(mask, 0.3, TEXT, "ppocr-det+ink"), text, tight))
