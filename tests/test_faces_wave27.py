@@ -89,3 +89,13 @@ def _parts(mask: np.ndarray) -> list[np.ndarray]:
 
     labels, count = ndi.label(mask)
     return [labels == k for k in range(1, count + 1)]
+
+
+def test_a_carved_face_with_no_person_around_it_is_asked(localizer) -> None:
+    """Wave 29: on Mount Rushmore the face detector finds one of the four carved faces
+    (0.79) and the detector no person; "the face" was resolved to it and edited. A face
+    in no person's box is now a question, its guess offered to click."""
+    found = localizer.locate(realset.photo("gc_mount_rushmore"), "the face")
+    assert found.status == "ambiguous", found.reason
+    assert "no person is seen around that face" in found.reason
+    assert found.guess == 1 and found.masks[0].label == "face"

@@ -27,7 +27,9 @@ them is wrong while it looks done:
 * **an outline that stops inside the photo where the detector's box runs out of it** —
   a black dog on a black backdrop, its body left out;
 * **a part named through its whole** — "the dog's tongue", "the clock hands": the
-  detector finds the dog or the clock, never the part.
+  detector finds the dog or the clock, never the part;
+* **a face with no one around it** — "the face" on Mount Rushmore: the face detector
+  finds one of the four carved faces, and the detector no person (``face_of.no_person``).
 
 A class the detector knows by that very name ("the cat", "the boat") that no candidate
 holds at ``DETECTOR_ABSENT`` or more is not in the photo: a refusal (the user may still
@@ -37,7 +39,7 @@ question.
 
 ``assure`` turns such an answer into ``ambiguous``: the candidates stay (shown to click,
 the first one is the guess) and the reason says what is unsure and how to confirm
-("click it"). Answers the user pointed at, skies, faces, text, the figure/ground split
+("click it"). Answers the user pointed at, skies, people's faces, text, the figure/ground split
 and confident detections pass unchanged.
 """
 
@@ -361,6 +363,9 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
         _apart(best, [c for c in others if c.label == best.label])
         if part_of:
             return unsure(found, f"I can find the {part_of} but not the {noun} on it", noun)
+        if ev.get("no_person"):
+            return unsure(found, f"no person is seen around that {noun}: it may be a "
+                           "statue's, a carving's or a picture's", noun)
         if best.label == "person" and ev.get("animal", 0.0) >= ANIMAL_RIVAL * ev["detector"]:
             return unsure(found, f"the detector reads it as an animal almost as surely "
                            f"({ev['animal']:.2f}, and person {ev['detector']:.2f}): it may "

@@ -41,6 +41,15 @@ def owner(text: str) -> str | None:
     return who if who.split()[0] in {"the", "a", "an", "this", "that"} else f"the {who}"
 
 
+def no_person(face: tuple[float, ...], people: list[tuple[int, ...]]) -> float:
+    """1.0 when the centre of the ``face`` box lies in none of the ``people`` boxes (the
+    detector's, full-resolution pixels): the face of a statue, a carving or a picture
+    (Mount Rushmore's four faces: the face detector finds one, the detector no person;
+    every tune face of a person lies in a person's box). 0.0 otherwise."""
+    cx, cy = (face[0] + face[2]) / 2, (face[1] + face[3]) / 2
+    return float(not any(x0 <= cx <= x1 and y0 <= cy <= y1 for x0, y0, x1, y1 in people))
+
+
 def _inside(face: Candidate, where: np.ndarray) -> bool:
     cx, cy = centroid(face.mask)
     h, w = where.shape

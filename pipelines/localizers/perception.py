@@ -431,9 +431,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         # faces too small for the frame's 256-px view: look inside each person box at native
         # resolution, always (one face seen in the frame may hide another: "the face" must
         # then ask), but only there (zoomed in, the detector also sees faces in fruit, clouds)
-        for person in [d for d in models.objects.detect(frame, 0.3)
-                       if d.label == "person"][:6]:
-            x0, y0, x1, y1 = (int(v * scale) for v in person.box)
+        people = [tuple(int(v * scale) for v in d.box)
+                  for d in models.objects.detect(frame, 0.3) if d.label == "person"][:6]
+        for x0, y0, x1, y1 in people:
             crop = shrink(rgb[y0:y1, x0:x1], FRAME_SIDE)
             if min(crop.shape[:2]) < 32:
                 continue
@@ -446,7 +446,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         if not dets:
             return Localization([], "unresolved", "no face found; paint it with the brush")
         cands = [Candidate(face_ellipse(rgb.shape[:2], d.box), calibrated(d.score), FACE,
-                           "blazeface", {"detector": calibrated(d.score)}, int_box(d.box))
+                           "blazeface", {"detector": calibrated(d.score),
+                                         "no_person": face_of.no_person(d.box, people)},
+                           int_box(d.box))
                  for d in sorted(dets, key=lambda d: -d.score)[:MAX_REFINED]]
         return decide(cands, parsed, "face", [])
 
