@@ -206,7 +206,7 @@ def support_photo(megapixels: int, name: str) -> tuple[np.ndarray, np.ndarray]:
     from eval import realset
     from pipelines.upscale import lanczos
 
-    case = next(c for c in realset.load_cases("tune") if c.id == SUPPORT[name][0])
+    case = realset.case(SUPPORT[name][0])
     small, truth = realset.photo(case.photo), case.truth()
     k = float(np.sqrt(megapixels * 1e6 / (small.shape[0] * small.shape[1])))
     size = (round(small.shape[1] * k), round(small.shape[0] * k))

@@ -171,6 +171,14 @@ def load_cases(split: str | None = None, *, folder: Path = CASES_DIR,
     return [c for c in cases if split is None or c.split == split]
 
 
+def case(case_id: str, *, check_masks: bool = True) -> RealCase:
+    """The case ``case_id`` of either split; ``SetError`` when there is none."""
+    for found in load_cases(check_masks=check_masks):
+        if found.id == case_id:
+            return found
+    raise SetError(f"no case {case_id!r} in the set")
+
+
 def load_mask(name: str) -> np.ndarray:
     """A mask of the set as a bool array (white = the named thing)."""
     with Image.open(MASKS_DIR / name) as img:
@@ -195,8 +203,8 @@ def photo(pid: str) -> np.ndarray:
 
 def case_shot(case_id: str) -> tuple[np.ndarray, np.ndarray | None]:
     """A case's photo as shot (read-only) and its true mask (None for ask/refuse)."""
-    case = next(c for c in load_cases() if c.id == case_id)
-    return photo(case.photo), case.truth()
+    found = case(case_id)
+    return photo(found.photo), found.truth()
 
 
 def case_at(case_id: str, side: int) -> tuple[np.ndarray, np.ndarray | None]:

@@ -25,8 +25,8 @@ def test_two_things_each_with_its_article(text: str, pair: tuple[str, str] | Non
 
 def test_the_sky_and_the_sea_is_not_the_sky_alone() -> None:
     image = realset.photo("jz_helicopter")
-    sky = next(c for c in realset.load_cases("tune") if c.id == "jz_helicopter__sky").truth()
-    sea = next(c for c in realset.load_cases("tune") if c.id == "jz_helicopter__sea").truth()
+    sky = realset.case("jz_helicopter__sky").truth()
+    sea = realset.case("jz_helicopter__sea").truth()
     found = PerceptionLocalizer().locate(image, "the sky and the sea")
     offered = np.zeros(sky.shape, bool)
     for cand in found.masks:

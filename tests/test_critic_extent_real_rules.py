@@ -136,6 +136,6 @@ def test_bluer_on_a_grey_sky_is_retried_until_it_shows() -> None:
     from eval import realset
     from eval.realset_edits import run_edit
 
-    case = next(c for c in realset.load_cases("tune") if c.id == "kpa_cold_water__sky")
+    case = realset.case("kpa_cold_water__sky")
     done = run_edit(case, "make the sky bluer")
     assert done.exit == 0 and done.verdict == "right", done.why

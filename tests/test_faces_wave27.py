@@ -23,7 +23,7 @@ def localizer() -> PerceptionLocalizer:
 
 
 def _case(case_id: str) -> realset.RealCase:
-    return next(c for c in realset.load_cases("tune") if c.id == case_id)
+    return realset.case(case_id)
 
 
 def test_two_men_make_the_face_a_question_offering_both(localizer) -> None:

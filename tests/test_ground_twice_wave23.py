@@ -17,7 +17,7 @@ from pipelines.localizers.ground import agreement, ground, grown_ground
 
 
 def _case(case_id: str) -> realset.RealCase:
-    return next(c for c in realset.load_cases() if c.id == case_id)
+    return realset.case(case_id)
 
 
 def test_a_lawn_cut_through_its_middle_is_asked_with_the_lawn_offered() -> None:

@@ -142,7 +142,7 @@ def test_the_poster_on_a_real_photo_is_not_looked_for_as_a_horse() -> None:
     from eval import realset
     from pipelines.localizers import PerceptionLocalizer
 
-    case = next(c for c in realset.load_cases("tune") if c.id == "kpa_pool__eristoff_poster")
+    case = realset.case("kpa_pool__eristoff_poster")
     found = PerceptionLocalizer().locate(realset.photo(case.photo), case.phrase)
     assert "horse" not in found.reason, found.reason
     assert "eristoff" in found.reason.lower(), found.reason

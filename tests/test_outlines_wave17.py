@@ -14,7 +14,7 @@ from pipelines.localizers.perception import PerceptionLocalizer
 
 
 def _case(case_id: str) -> tuple[np.ndarray, np.ndarray]:
-    case = next(c for c in realset.load_cases("tune") if c.id == case_id)
+    case = realset.case(case_id)
     return realset.photo(case.photo)[..., :3], case.truth()
 
 

@@ -71,7 +71,7 @@ def test_a_blue_grey_patch_of_field_under_the_horizon_leaves_the_sky() -> None:
     from the sky, under its horizon and among the land, leaves whatever its colour."""
     from eval.realset_edits import edited_print
 
-    case = next(c for c in realset.load_cases() if c.id == "tux_sheep__sky")
+    case = realset.case("tux_sheep__sky")
     image, truth, _ = edited_print(case, "", "gamma0.8", None)
     found = find_sky(image)
     assert found.status == "resolved", found.reason

@@ -13,7 +13,7 @@ def test_a_mask_cut_back_to_its_box_is_asked_not_found() -> None:
     whose box runs down over the coaster; the outline cut in it takes the coaster, runs
     into another object's box and is cut back to its own box (IoU 0.27, said found).
     What is left of such a mask is a guess: it is asked, not edited."""
-    case = next(c for c in realset.load_cases("tune") if c.id == "kpa_bar55_2__cocktail_glass")
+    case = realset.case("kpa_bar55_2__cocktail_glass")
     image, truth, phrase = realset.printed(realset.photo(case.photo)[..., :3], case.truth(),
                                            case.phrase, "crop0.6")
     found = get_localizer().locate(image, phrase)

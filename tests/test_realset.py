@@ -278,7 +278,7 @@ def test_an_edit_runs_on_another_print_of_its_photo() -> None:
     from eval.localization import beyond_reach
     from eval.realset_edits import run_edit
 
-    case = next(c for c in load_cases("tune") if c.id == "kitten_white__kitten")
+    case = realset.case("kitten_white__kitten")
     done = run_edit(case, "remove the kitten", print_as="flip")
     assert done.verdict == "right" and done.exit == 0, done.why
     as_shot = realset.photo(case.photo)
@@ -296,7 +296,7 @@ def test_an_edit_runs_on_the_photo_enlarged() -> None:
     from eval.localization import beyond_reach
     from eval.realset_edits import run_edit
 
-    case = next(c for c in load_cases("tune") if c.id == "kitten_white__kitten")
+    case = realset.case("kitten_white__kitten")
     big, big_truth = upscaled(realset.photo(case.photo), case.truth(), 12)
     assert big.shape[0] * big.shape[1] >= 11.9e6
     done = run_edit(case, "make the kitten darker", upscale_mp=12)

@@ -21,7 +21,7 @@ from eval.realset_edits import beyond_reach
 def test_a_recolour_stays_on_the_bus_beside_a_bus_and_a_tree(tmp_path) -> None:
     from agent.session import EditSession
 
-    case = next(c for c in realset.load_cases() if c.id == "voc_2011_000025__orange_bus")
+    case = realset.case("voc_2011_000025__orange_bus")
     before, truth = realset.photo(case.photo)[..., :3], case.truth()
     session = EditSession.create(before, tmp_path / "s")
     asked = session.turn("make the orange bus blue")

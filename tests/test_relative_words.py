@@ -122,7 +122,7 @@ def test_bluer_turns_the_grey_of_a_hazy_sky_blue_too() -> None:
     from eval import realset
     from eval.realset_edits import run_edit
 
-    case = next(c for c in realset.load_cases("tune") if c.id == "kpa_skagen__sky")
+    case = realset.case("kpa_skagen__sky")
     done = run_edit(case, "make the sky bluer", print_as="gamma0.8")
     assert done.exit == 0 and done.verdict == "right", done.why
     before, truth, _ = realset.printed(realset.photo(case.photo), case.truth(), "",
@@ -141,7 +141,7 @@ def test_a_deep_blue_sky_is_left_as_it_is_and_the_words_quoted_as_said() -> None
     from eval import realset
     from eval.realset_edits import run_edit
 
-    case = next(c for c in realset.load_cases("tune") if c.id == "this_is_not_windows__sky")
+    case = realset.case("this_is_not_windows__sky")
     done = run_edit(case, "make the sky a deeper blue")
     assert done.exit == 1 and done.verdict == "honest", done.why
     assert "'make the sky a deeper blue' asks for a relative change" in done.why, done.why

@@ -50,7 +50,7 @@ def test_a_meadow_is_no_lake_and_a_portrait_has_no_hills() -> None:
 
 
 def test_a_part_known_by_its_colour_is_found_inside_its_whole() -> None:
-    case = next(c for c in realset.load_cases("tune") if c.id == "black_dog__tongue")
+    case = realset.case("black_dog__tongue")
     image, truth = realset.photo(case.photo)[..., :3], case.truth()      # 640 × 480
     found = PerceptionLocalizer().locate(image, "the dog's tongue")
     assert found.status == "resolved", found.reason

@@ -83,7 +83,7 @@ def test_another_animal_the_detector_forced_into_the_named_class_is_asked(
     """Both were resolved on main (the red panda as a cat 0.5+, the goat as a horse 0.62)
     and their edits reported done."""
     img, _ = realset.case_shot(case)
-    phrase = next(c.phrase for c in realset.load_cases() if c.id == case)
+    phrase = realset.case(case).phrase
     found = settle(loc, img, phrase)
     assert found.status == "ambiguous", found.reason
     assert "reads it as another animal" in found.reason and other in found.reason
@@ -108,7 +108,7 @@ def test_the_animal_that_was_named_still_stands_right(loc) -> None:
     other animals 0.13) stay resolved with their outlines."""
     for case in ("gc_horse__horse", "gc_dog__dog", "gc_kitten__kitten"):
         img, truth = realset.case_shot(case)
-        phrase = next(c.phrase for c in realset.load_cases() if c.id == case)
+        phrase = realset.case(case).phrase
         found = settle(loc, img, phrase)
         assert found.status == "resolved", (case, found.reason)
         mask = found.masks[0].mask

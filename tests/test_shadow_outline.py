@@ -18,7 +18,7 @@ from pipelines.localizers.perception import PerceptionLocalizer
 
 
 def _case(case_id: str) -> realset.RealCase:
-    return next(c for c in realset.load_cases("tune") if c.id == case_id)
+    return realset.case(case_id)
 
 
 def _beyond(mask: np.ndarray, truth: np.ndarray, px: float) -> int:

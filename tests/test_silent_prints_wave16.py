@@ -36,7 +36,7 @@ def test_pale_water_under_the_horizon_stays_out_of_the_sky() -> None:
     the pale river starts at the horizon, not above it, so it stays out (joined, it put
     42k px under the far shore into the sky); darker, the clouds low over the horizon
     join (IoU 0.94 before)."""
-    case = next(c for c in realset.load_cases() if c.id == "bridge__sky")
+    case = realset.case("bridge__sky")
     image, truth, _ = realset.printed(realset.photo("bridge")[..., :3], case.truth(), "",
                                       "gamma0.8")
     found = find_sky(image)

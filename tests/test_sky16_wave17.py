@@ -18,7 +18,7 @@ from pipelines.localizers.sky import ends_unsure, find_sky
 
 def _at_16mp(case_id: str, how: str | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The case's photo (or print) and true mask as the bench's 16-MP edits see them."""
-    case = next(c for c in realset.load_cases() if c.id == case_id)
+    case = realset.case(case_id)
     image, truth, _ = edited_print(case, "", how, 16)
     return image, truth
 

@@ -16,7 +16,7 @@ from pipelines.localizers.sky import ends_unsure, find_sky
 
 
 def _case(case_id: str) -> realset.RealCase:
-    return next(c for c in realset.load_cases() if c.id == case_id)
+    return realset.case(case_id)
 
 
 def test_the_sky_beside_a_cliff_goes_down_to_the_sea() -> None:

@@ -20,7 +20,7 @@ from pipelines.localizers.sky import find_sky
 
 
 def test_the_sky_leaves_the_pyramid_s_hazy_casing() -> None:
-    case = next(c for c in realset.load_cases() if c.id == "gc_bent_pyramid__sky")
+    case = realset.case("gc_bent_pyramid__sky")
     image, truth = realset.photo(case.photo), case.truth()
     found = find_sky(image)
     assert found.status == "resolved", found.reason

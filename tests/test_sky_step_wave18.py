@@ -22,7 +22,7 @@ def _found(case_id: str, how: str | None = None, mp: float | None = 16
            ) -> tuple[np.ndarray, np.ndarray]:
     """The sky found on the case's photo (or print), enlarged to ``mp`` MP (as shot for
     None), and the true mask."""
-    case = next(c for c in realset.load_cases() if c.id == case_id)
+    case = realset.case(case_id)
     image, truth, _ = edited_print(case, "", how, mp)
     found = find_sky(image)
     assert found.status == "resolved", found.reason

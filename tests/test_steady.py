@@ -53,7 +53,7 @@ def test_the_question_says_how_much_more_or_less_at_the_photos_own_scale() -> No
 
 
 def test_a_right_sky_is_steady_and_unchanged() -> None:
-    case = next(c for c in realset.load_cases("tune") if c.id == "kpa_snow__sky")
+    case = realset.case("kpa_snow__sky")
     image = realset.photo(case.photo)
     localizer = PerceptionLocalizer()
     first = localizer.locate(image, case.phrase)

@@ -31,7 +31,7 @@ def loc() -> PerceptionLocalizer:
 
 def _case(case_id: str) -> tuple:
     image, truth = realset.case_at(case_id, SIDE)
-    phrase = next(c.phrase for c in realset.load_cases() if c.id == case_id)
+    phrase = realset.case(case_id).phrase
     return image, truth, phrase
 
 

@@ -29,7 +29,7 @@ def test_rock_by_the_shoulder_is_not_the_man(how: str | None) -> None:
     the man brighter" brightened 6k px of rock and was reported done. As shot (800 px),
     203 px lay more than 8 px past his outline and 78 more than 12 px (38 and 0 now); on
     the darker print 223 and 87 (57 and 8 now)."""
-    case = next(c for c in realset.load_cases("tune") if c.id == "kpa_grand_canyon_2__man")
+    case = realset.case("kpa_grand_canyon_2__man")
     image, truth = realset.photo(case.photo)[..., :3], case.truth()
     if how:
         image, truth, _ = realset.printed(image, truth, case.phrase, how)
@@ -50,7 +50,7 @@ def test_the_hand_round_a_bottle_is_not_the_bottle() -> None:
     (``holder.holder_cut``). At 16 MP "remove the bottle" erased his fingers 1.5k px past
     the bottle's reach and was reported done. Here 2,653 px lay more than 24 px past the
     bottle (IoU 0.789)."""
-    case = next(c for c in realset.load_cases("tune") if c.id == "voc_2011_000003__bottle")
+    case = realset.case("voc_2011_000003__bottle")
     image, truth = realset.upscaled(realset.photo(case.photo)[..., :3], case.truth(), 12)
     found = PerceptionLocalizer().locate(image, case.phrase)
     assert found.status == "resolved", found.reason

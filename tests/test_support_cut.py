@@ -22,7 +22,7 @@ SIDE = 640
 
 
 def _case(case_id: str) -> tuple[np.ndarray, np.ndarray, str]:
-    case = next(c for c in realset.load_cases("tune", check_masks=False) if c.id == case_id)
+    case = realset.case(case_id, check_masks=False)
     image = realset.photo(case.photo)
     k = SIDE / max(image.shape[:2])
     size = (round(image.shape[1] * k), round(image.shape[0] * k))

@@ -22,7 +22,7 @@ def localizer() -> PerceptionLocalizer:
 
 
 def _case(case_id: str) -> realset.RealCase:
-    return next(c for c in realset.load_cases("tune") if c.id == case_id)
+    return realset.case(case_id)
 
 
 def test_the_eristoff_poster_is_the_poster_round_its_lettering(localizer) -> None:

@@ -18,7 +18,7 @@ from pipelines.perception.detectors import TextReader
 
 
 def _case(case_id: str) -> realset.RealCase:
-    return next(c for c in realset.load_cases("tune") if c.id == case_id)
+    return realset.case(case_id)
 
 
 def test_text_named_by_what_it_reads_is_found_by_reading() -> None:

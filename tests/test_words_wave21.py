@@ -99,7 +99,7 @@ def test_the_steps_of_one_instruction_share_the_region_found_on_the_photo(tmp_pa
     from eval import realset
     from eval.localization import beyond_reach
 
-    case = next(c for c in realset.load_cases() if c.id == "tux_cliff__sky")
+    case = realset.case("tux_cliff__sky")
     image, truth = realphotos.load(case.photo), realset.load_mask(case.mask)
     session = EditSession.create(image, tmp_path / "s")
     result = session.turn("make the sky a deeper blue")
