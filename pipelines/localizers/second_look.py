@@ -47,6 +47,7 @@ import logging
 
 import numpy as np
 
+from pipelines.localizers import absent
 from pipelines.localizers.assurance import unsure
 from pipelines.localizers.base import Localization, mask_box
 from pipelines.operations import wordnet
@@ -132,9 +133,11 @@ def _absent(found: Localization, rgb: np.ndarray, noun: str) -> Localization:
     if lex is None:
         return found
     classes = covered(lex, noun)
-    crop = _crop(rgb, found.masks[0].mask) if classes else None
+    crop = _crop(rgb, found.masks[0].mask)
     if crop is None:
         return found
+    if not classes:     # "the piano": ImageNet knows it by a kind or two (``absent``)
+        return absent.refuse_guess(found, rgb, crop, noun, lex, SAME_FLOOR)
     probs = imagenet.probabilities(crop)
     same = imagenet.named_share(probs, classes)
     log.debug("second look at the subject offered for %r: its kinds %.2f", noun, same)
