@@ -181,6 +181,9 @@ SLOWEST_FILES = (
     "tests/test_exclusions_wave27.py",
     "tests/test_wishes_wave27.py",
     "tests/test_also_wave27.py",
+    # wave 29: three real-photo localisations (21-42 s each at load 11, most of it the
+    # first fetch of their packages' photos when run alone)
+    "tests/test_absent_wave29.py",
 )
 
 

@@ -16,10 +16,14 @@ a refusal (the user may still click the thing; the candidates stay):
   horse's silhouette reads as a curly-coated retriever at 0.85, the detector 0.75 sure of
   the horse). Tune, as shot: the red panda named "cat" gives the
   cats 0.00 and the lesser panda 0.93; the goat named "horse" gives the horses 0.00 and
-  other animals 0.89. The right answers that name a detector's animal give their own kind
-  0.21 (a small cat before a television) to 0.99. Two models that are both unsure and
-  disagree ask too: the detector under ``DETECTOR_UNSURE`` while the classifier gives
-  the named kinds under ``SAME_WEAK`` and other animals ``OTHER_RIVAL`` or more. Tune:
+  other animals 0.89. When the detector too is under ``DETECTOR_UNSURE`` (the red panda's
+  cat 0.45; the goat's horse 0.62 and the black horse's 0.75 stay questions), neither
+  model holds it for one and nothing else here looks for one: a refusal (wave 29; on
+  tune only these two answers have such readings). The right answers that name a
+  detector's animal give their own kind 0.21 (a small cat before a television) to 0.99.
+  Two models that are both unsure and disagree ask too: the detector under
+  ``DETECTOR_UNSURE`` while the classifier gives the named kinds under ``SAME_WEAK`` and
+  other animals ``OTHER_RIVAL`` or more. Tune:
   a rabbit, a foal and a sheep named "dog" (detector 0.45-0.55; dogs 0.28-0.44, other
   animals 0.30-0.40: a hare, an impala, a Siamese cat) were resolved and their edits
   reported done; every right answer under 0.6 of the detector gives its own kind 0.73
@@ -47,6 +51,7 @@ import logging
 
 import numpy as np
 
+from pipelines.localizers import absent
 from pipelines.localizers.assurance import unsure
 from pipelines.localizers.base import Localization, mask_box
 from pipelines.operations import wordnet
@@ -132,9 +137,11 @@ def _absent(found: Localization, rgb: np.ndarray, noun: str) -> Localization:
     if lex is None:
         return found
     classes = covered(lex, noun)
-    crop = _crop(rgb, found.masks[0].mask) if classes else None
+    crop = _crop(rgb, found.masks[0].mask)
     if crop is None:
         return found
+    if not classes:     # "the piano": ImageNet knows it by a kind or two (``absent``)
+        return absent.refuse_guess(found, rgb, crop, noun, lex, SAME_FLOOR)
     probs = imagenet.probabilities(crop)
     same = imagenet.named_share(probs, classes)
     log.debug("second look at the subject offered for %r: its kinds %.2f", noun, same)
@@ -186,11 +193,17 @@ def vet(found: Localization, rgb: np.ndarray, noun: str, label: str) -> Localiza
     best.evidence["kin"], best.evidence["kin_other"] = same, other
     log.debug("second look at %r: own kinds %.2f, other animals %.2f (%s)", noun, same,
               other, name)
+    detector = float(best.evidence["detector"])
+    if same < SAME_FLOOR and other >= OTHER_SURE and detector < DETECTOR_UNSURE:
+        return Localization([], "unresolved", f"no {noun} found: the detector is only "
+                            f"{detector:.0%} sure, and a second model that knows 1000 kinds "
+                            f"of thing reads it as another animal ({name}; other animals "
+                            f"{other:.0%}, {noun} {same:.0%}); click it if it is there, or "
+                            "paint it with the brush", candidates=found.candidates)
     if same < SAME_FLOOR and other >= OTHER_SURE:
         return unsure(found, f"a second model that knows 1000 kinds of thing reads it as "
                       f"another animal ({name}; other animals {other:.0%}, {noun} "
                       f"{same:.0%}): it may not be a {noun}", noun)
-    detector = float(best.evidence["detector"])
     # not a person: ImageNet knows people only by what they do (a groom, a diver)
     if detector < DETECTOR_UNSURE and same < SAME_WEAK and other >= OTHER_RIVAL and \
             label != "person":
