@@ -32,7 +32,7 @@ def lex() -> wordnet.Lexicon:
 
 def _settle(loc: PerceptionLocalizer, case: str):
     img, _ = realset.case_shot(case)
-    phrase = next(c.phrase for c in realset.load_cases() if c.id == case)
+    phrase = realset.case(case).phrase
     return settle(loc, img, phrase)
 
 
