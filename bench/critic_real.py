@@ -16,7 +16,8 @@ edit was made with, the critic looking at the whole frame.
 as aggregates (nobody tunes on them). The last printed line is one JSON object:
 ``{"splits": {split: {"all": {...}, "classes": {cls: {...}}, "kinds": {...}}}}`` where each
 ``{...}`` holds ``good_pass_rate``, ``bad_fail_rate``, ``good``, ``bad`` (counts), and
-``stale_fills`` lists the removals whose fill changed since it was judged by eye.
+``stale_fills`` lists the removals whose fill changed since it was judged by eye and
+``unjudged_fills`` those never judged (left out of both rates; held-out: counts only).
 """
 
 from __future__ import annotations
@@ -32,7 +33,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agent.brain.judge import critique_images  # noqa: E402
-from tests.critic_real_pairs import BAD_WORDS, SIDE, STALE_FILLS, pairs  # noqa: E402
+from tests.critic_real_pairs import (  # noqa: E402
+    BAD_WORDS,
+    SIDE,
+    STALE_FILLS,
+    UNJUDGED_FILLS,
+    pairs,
+)
 
 
 def _rates(rows: list[tuple[bool, bool]]) -> dict:
@@ -75,6 +82,8 @@ def main() -> None:
     for split in ("tune", "held_out") if args.split == "both" else (args.split,):
         out["splits"][split] = judge_split(split, args.show, args.bad_words)
     out["stale_fills"] = sorted(STALE_FILLS) if args.split == "tune" else len(STALE_FILLS)
+    out["unjudged_fills"] = (sorted(UNJUDGED_FILLS) if args.split == "tune"
+                             else len(UNJUDGED_FILLS))
     out["seconds"] = round(time.perf_counter() - start, 1)
     out["load_average"] = [round(v, 2) for v in os.getloadavg()]
     print(json.dumps(out))

@@ -61,6 +61,8 @@ MASK_KINDS = ("grown", "moved", "half", "whole frame")
 FILLS_FILE = Path(__file__).resolve().parent / "data" / "critic_real_fills.json"
 #: ids whose fill no longer is the one judged (its fingerprint changed): look again
 STALE_FILLS: set[str] = set()
+#: ids of removals whose fill was never judged by eye: left out of both rates until it is
+UNJUDGED_FILLS: set[str] = set()
 
 
 @dataclass
@@ -280,10 +282,12 @@ def fill_verdicts() -> dict[str, dict]:
 def fill_seen(case: Case, after: np.ndarray) -> str:
     """How the true-mask removal's fill of ``case`` looked: "plausible", "wrong",
     "undecided" or "unjudged"; a fill unlike the one judged is logged and kept in
-    ``STALE_FILLS`` (its verdict still holds until someone looks again)."""
+    ``STALE_FILLS`` (its verdict still holds until someone looks again), one never judged
+    in ``UNJUDGED_FILLS`` (left out: counting it good unseen made the good rate up)."""
     row = fill_verdicts().get(case.id)
     if row is None:
-        log.warning("removal fill of %s was never judged by eye; counted as good", case.id)
+        UNJUDGED_FILLS.add(case.id)
+        log.warning("removal fill of %s was never judged by eye; left out", case.id)
         return "unjudged"
     print_ = hashlib.sha1(np.ascontiguousarray(after[case.mask]).tobytes()).hexdigest()[:12]
     if print_ != row["fill_sha1"]:
@@ -314,7 +318,8 @@ def pairs(split: str | None = None, classes: tuple[str, ...] | None = None,
                 after = _edit(image, words, used, right=kind == "good")
                 if kind == "good" and words.startswith("remove"):
                     seen = fill_seen(case, after)
-                    kind = {"wrong": "wrong fill", "undecided": ""}.get(seen, kind)
+                    kind = {"wrong": "wrong fill", "undecided": "",
+                            "unjudged": ""}.get(seen, kind)
                 if kind in kinds:
                     yield Pair(case, words, kind, image, after, used)
             if "deeper" in words and "to the limit" in kinds:

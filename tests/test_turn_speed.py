@@ -12,7 +12,7 @@ from skimage import data
 
 from agent.brain.critic.verdict import Scene
 from agent.brain.work_copies import pasted_frame, shared_work_copies, work_copy
-from pipelines.editors.objects import coverage, growth_limit, object_core
+from pipelines.editors.objects import coverage, growth_limit, object_core, unmix_core
 from pipelines.localizers.segment import smooth_resize
 from pipelines.operations.colour import (
     _centred_lightness,
@@ -43,14 +43,15 @@ def _plain_recolor(rgb: np.ndarray, mask: np.ndarray, p: dict) -> np.ndarray:
         return ramp[i0] * (1.0 - t) + ramp[np.minimum(i0 + 1, 1000)] * t
 
     out = to_ramp(rgb)
-    split = coverage(rgb, mask, core)
+    near = unmix_core(mask)   # the unmixed rim is the grown edge's (wave 29)
+    split = coverage(rgb, mask, near)
     span = split.obj - split.background
     length2 = np.sum(span * span, axis=2)
     a = np.clip(np.sum((rgb - split.background) * span, axis=2) /
                 np.maximum(length2, 1e-6), 0.0, 1.0)
     a = np.where(length2 < 0.1 ** 2, 1.0, a)
     alpha = mask.astype(np.float32)
-    alpha[mask & ~core] = a[mask & ~core]
+    alpha[mask & ~near] = a[mask & ~near]
     assert np.array_equal(alpha, split.alpha)            # the unmixing on the band alone
     band = mask & (alpha < 1.0)
     if band.any():

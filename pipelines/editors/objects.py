@@ -334,6 +334,24 @@ def object_core(mask: np.ndarray, grown: int) -> np.ndarray:
     return core if core.any() else mask.astype(bool)
 
 
+#: an in-place edit's unmixed rim: this share of ``growth_limit``, at least ``UNMIX_MIN_PX``
+UNMIX_SHARE, UNMIX_MIN_PX = 1 / 3, 4
+
+
+def unmix_core(mask: np.ndarray) -> np.ndarray:
+    """The pixels an in-place edit (a recolour) takes as wholly object: ``mask`` less a rim
+    of a third of ``growth_limit`` (≥ 4 px) + 3 px, where ``coverage`` unmixes.
+
+    Such a mask grows over the edge by 0.5 % of the long side (the executor's
+    ``EDGE_BAND``), not by a removal's quarter radius. A rim that wide (42 px on a
+    kookaburra at 768 px) unmixed a many-coloured thing against colours from far across
+    it: its white head and belly read as background and stayed white, and the sunlit
+    half of a 35-px train stayed grey, inside the mask of a "make it blue".
+    """
+    limit = growth_limit(mask)
+    return object_core(mask, min(limit, max(UNMIX_MIN_PX, round(UNMIX_SHARE * limit))))
+
+
 #: from this half-width on, ``object_core`` erodes through a distance transform: OpenCV's
 #: erode costs a large elliptical kernel's every row per pixel (0.1–0.5 s at 12 MP)
 WIDE_ERODE = 24

@@ -10,7 +10,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from pipelines.editors.objects import coverage, growth_limit, object_core
+from pipelines.editors.objects import coverage, growth_limit, object_core, unmix_core
 from pipelines.operations.base import ChecklistWords, Family, ParamSpec, Proposal, amount, asks
 from pipelines.operations.colours import parse_color
 from pipelines.operations.engines import CurveOp, FloatOp, MatrixOp, StatCurveOp
@@ -164,9 +164,9 @@ def _recolor(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray
     if not partial:
         out = _ramp_at(_centred_lightness(light, core, mean, goal), ramp)
         return rgb + p["strength"] * (out - rgb)
-    # only the mask's pixels change: each is computed where it is read (the same values
-    # as computing every pixel of the patch and picking them)
-    split = coverage(rgb, mask, core, band_only=True)
+    # only the mask's pixels change, each computed where it is read; the edge unmixed is
+    # the grown rim alone (``unmix_core``), not the quarter radius the mean is read beyond
+    split = coverage(rgb, mask, unmix_core(mask), band_only=True)
     band = mask & (split.alpha < 1.0)
     inner = mask & ~band
     out = rgb.copy()
