@@ -18,6 +18,7 @@ import numpy as np
 
 from pipelines.localizers.base import Candidate, Localization
 from pipelines.localizers.segment import centroid
+from pipelines.perception.detectors import Detection, FaceDetector, ObjectDetector, nms, shrink
 
 #: "the face of the man …" / "the man's face" (the owner's words, any qualifiers kept)
 OWNED = re.compile(r"^(?:the |a )?face of (?P<of>.+)$|"
@@ -39,6 +40,34 @@ def owner(text: str) -> str | None:
                                       "building", "rock", "mountain", "wall"}:
         return None          # "the face of the cliff": a face that is no one's
     return who if who.split()[0] in {"the", "a", "an", "this", "that"} else f"the {who}"
+
+
+def detect(rgb: np.ndarray, faces: FaceDetector, objects: ObjectDetector, side: int,
+           least: float) -> tuple[list[Detection], list[tuple[int, ...]]]:
+    """Every face the face detector sees over ``least`` (boxes in ``rgb``'s pixels), and
+    the detector's person boxes (at most six).
+
+    The photo is seen at ``side`` px, where a face a few dozen pixels wide is lost, so each
+    person box is looked into again at native resolution: always (one face seen in the
+    frame may hide another, and "the face" must then ask), but only there (zoomed in, the
+    face detector also sees faces in fruit and clouds)."""
+    frame = shrink(rgb, side)
+    scale = rgb.shape[1] / frame.shape[1]
+    dets = faces.detect(frame, least)
+    for d in dets:
+        d.box = tuple(v * scale for v in d.box)
+    people = [tuple(int(v * scale) for v in d.box)
+              for d in objects.detect(frame, 0.3) if d.label == "person"][:6]
+    for x0, y0, x1, y1 in people:
+        crop = shrink(rgb[y0:y1, x0:x1], side)
+        if min(crop.shape[:2]) < 32:
+            continue
+        k = (x1 - x0) / crop.shape[1]
+        for f in faces.detect(crop, least):
+            f.box = (f.box[0] * k + x0, f.box[1] * k + y0, f.box[2] * k + x0,
+                     f.box[3] * k + y0)
+            dets.append(f)
+    return nms(dets, 0.3), people
 
 
 def no_person(face: tuple[float, ...], people: list[tuple[int, ...]]) -> float:

@@ -71,7 +71,6 @@ from pipelines.perception.detectors import (
     SalientSegmenter,
     TextDetector,
     TextReader,
-    nms,
     shrink,
 )
 from pipelines.perception.words import FACE, SALIENT, TEXT, WordMatch, match_noun
@@ -423,26 +422,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
 
     def _faces(self, rgb: np.ndarray, parsed: Phrase, match: WordMatch) -> Localization:
         models = _Models.get()
-        frame = shrink(rgb, FRAME_SIDE)
-        scale = rgb.shape[1] / frame.shape[1]
-        dets = models.faces.detect(frame, FACE_MIN)
-        for d in dets:
-            d.box = tuple(v * scale for v in d.box)
-        # faces too small for the frame's 256-px view: look inside each person box at native
-        # resolution, always (one face seen in the frame may hide another: "the face" must
-        # then ask), but only there (zoomed in, the detector also sees faces in fruit, clouds)
-        people = [tuple(int(v * scale) for v in d.box)
-                  for d in models.objects.detect(frame, 0.3) if d.label == "person"][:6]
-        for x0, y0, x1, y1 in people:
-            crop = shrink(rgb[y0:y1, x0:x1], FRAME_SIDE)
-            if min(crop.shape[:2]) < 32:
-                continue
-            k = (x1 - x0) / crop.shape[1]
-            for f in models.faces.detect(crop, FACE_MIN):
-                f.box = (f.box[0] * k + x0, f.box[1] * k + y0, f.box[2] * k + x0,
-                         f.box[3] * k + y0)
-                dets.append(f)
-        dets = nms(dets, 0.3)
+        dets, people = face_of.detect(rgb, models.faces, models.objects, FRAME_SIDE, FACE_MIN)
         if not dets:
             return Localization([], "unresolved", "no face found; paint it with the brush")
         cands = [Candidate(face_ellipse(rgb.shape[:2], d.box), calibrated(d.score), FACE,

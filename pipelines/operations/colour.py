@@ -154,8 +154,7 @@ def _recolor(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray
     color = parse_color(p["color"])
     target = to_lab(np.array([[color]], dtype=np.float32) / 255.0)[0, 0]
     partial = bool(mask.any() and not mask.all())
-    # the mask may have grown by up to growth_limit over the edge: the object's own
-    # lightness (the mean the named colour's replaces) is read on the core beyond it
+    # the object's own lightness (the mean the colour's replaces) is read past the grown edge
     core = object_core(mask, growth_limit(mask)) if partial else np.ones(mask.shape, bool)
     light = to_lab(rgb)[..., 0]
     mean = float(light[core].mean())
@@ -167,8 +166,7 @@ def _recolor(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray
     # only the mask's pixels change, each computed where it is read; the edge unmixed is
     # the grown rim alone (``unmix_core``), not the quarter radius the mean is read beyond
     split = coverage(rgb, mask, unmix_core(mask), band_only=True)
-    band = mask & (split.alpha < 1.0)
-    inner = mask & ~band
+    inner = mask & ~(band := mask & (split.alpha < 1.0))
     out = rgb.copy()
     out[inner] = np.clip(_ramp_at(_centred_lightness(light, core, mean, goal, inner), ramp),
                          0.0, 1.0)
