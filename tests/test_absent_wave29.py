@@ -1,9 +1,9 @@
 """Things that are not there (issue 32, wave 29): "the piano" on a cinema's blank screen,
 "the eraser" on a page of lines. No detector class names them, so the photo's main
 subject was offered as "only a guess" (a question with a wrong thing to click); ImageNet
-knows most kinds of them (a grand and an upright piano, a rubber eraser) and none shows
-in any part of the photo, so now they are refused. Real tune photos (wave 11's and
-gcompris-qt-data's), the same sizes as the bench."""
+knows most kinds of a piano (a grand and an upright one) and none shows in any part of
+the photo, so now it is refused; the eraser (1 of 3 kinds) stays a question. Real tune
+photos (wave 11's and gcompris-qt-data's), the same sizes as the bench."""
 
 from __future__ import annotations
 
@@ -45,15 +45,23 @@ def test_a_piano_that_is_not_there_is_refused_with_what_was_looked_for(loc) -> N
     assert "--point X,Y" in cli_words(found.reason)       # what the command line says
 
 
-def test_the_eraser_is_refused_but_the_pen_on_the_same_page_is_still_asked(loc) -> None:
-    """Both nouns are known by most of their kinds (eraser 1 of 3, pen 3 of 5), and the
-    page (the main subject) is neither: only a tile round the pen's tip keeps "the pen"
-    a question (0.30 against 0.09 at most for erasers)."""
-    eraser = _settle(loc, "punishment__eraser")
-    assert eraser.status == "unresolved" and "no eraser found" in eraser.reason
+def test_the_pen_on_a_page_is_still_asked(loc) -> None:
+    """Pens are known by most of their kinds (3 of 5), and the page (the main subject) is
+    none: only a tile round the pen's tip keeps "the pen" a question (0.30)."""
     pen = _settle(loc, "punishment__pen")
     assert pen.status == "ambiguous", pen.reason
     assert pen.masks, "the guess is offered to click"
+
+
+def test_the_rocket_that_is_there_is_not_refused(loc) -> None:
+    """ImageNet knows a rocket only as a missile (1 of its 3 kinds), which reads 9 % at most
+    on scikit-image's Saturn V: a noun known by less than half its kinds is never refused
+    (from 0.3 of them on, this rocket was)."""
+    from skimage import data
+
+    found = loc.locate(data.rocket(), "the rocket")
+    assert found.status != "unresolved", found.reason
+    assert found.masks
 
 
 def test_a_crocodile_that_is_there_is_not_refused(loc) -> None:
@@ -64,9 +72,10 @@ def test_a_crocodile_that_is_there_is_not_refused(loc) -> None:
 
 
 def test_nouns_known_by_a_kind_or_two_of_many_are_never_refused_here(lex) -> None:
-    for noun in ("piano", "fan", "eraser", "towel", "pen"):
+    for noun in ("piano", "pen", "camel"):
         assert absent.kinds_known(lex, noun) >= absent.KINDS_KNOWN, noun
-    for noun in ("lamp", "hat", "tower", "house", "kangaroo", "swan", "screw", "moon"):
+    for noun in ("rocket", "fan", "eraser", "towel", "crocodile", "lamp", "hat", "tower",
+                 "house", "kangaroo", "swan", "screw", "moon"):
         assert absent.kinds_known(lex, noun) < absent.KINDS_KNOWN, noun
 
 

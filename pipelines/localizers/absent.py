@@ -14,10 +14,12 @@ pointless questions with a wrong guess to click.
 * **ImageNet knows most kinds of it** (``kinds_known``): WordNet's kinds of the noun (the
   direct hyponyms of the sense its ImageNet classes fall under, read from the installed
   ``wordnet-data.noun``) hold a class in ``KINDS_KNOWN`` of cases or more, or a class is
-  the noun's own sense; a noun with several senses must be known so in each. Tune: piano
-  2 of 3 (grand, upright; not the player piano), fan 1 of 3 (electric fan), eraser 1 of 3
-  (rubber eraser), towel 2 of 6 (bath, paper), camel 1 of 2, pen 3 of 5, crocodile 1 of 3;
-  left out: kangaroo 1 of 4 (a wallaby), lemur 2 of 9, hat 4 of 22, lamp 3 of 17 (and
+  the noun's own sense; a noun with several senses must be known so in each. Known: piano
+  2 of 3 (grand, upright; not the player piano), camel 1 of 2, pen 3 of 5. Left out (at
+  first, from 0.3 on, they were refused, until "the rocket", 1 of 3, a missile, was
+  refused on scikit-image's Saturn V, which ImageNet's missile reads at 9 % at most):
+  fan 1 of 3 (electric fan), eraser 1 of 3 (rubber eraser), towel 2 of 6 (bath, paper),
+  crocodile 1 of 3, kangaroo 1 of 4 (a wallaby), lemur 2 of 9, hat 4 of 22, lamp 3 of 17 (and
   1 of 3 in its other sense), tower 1 of 17 (a beacon), house 1 of 27, and the module
   doc's owl (1 of 15) and swan (1 of 9) of ``second_look``: a kind or two of many, so
   a street lamp, a stone tower, a top hat or a white swan reads as none of them.
@@ -55,7 +57,7 @@ from pipelines.perception import imagenet, store
 log = logging.getLogger(__name__)
 
 #: ImageNet knows a noun when its classes fall under this share of its kinds (module doc)
-KINDS_KNOWN = 0.3
+KINDS_KNOWN = 0.5
 #: a tile that gives the noun's kinds this much may show one (module doc)
 TILE_FLOOR = 0.18
 #: a synset's line in ``data.noun`` is never longer than this (the longest is ~11 kB)
