@@ -166,7 +166,8 @@ def _recolor(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray
     # only the mask's pixels change, each computed where it is read; the edge unmixed is
     # the grown rim alone (``unmix_core``), not the quarter radius the mean is read beyond
     split = coverage(rgb, mask, unmix_core(mask), band_only=True)
-    inner = mask & ~(band := mask & (split.alpha < 1.0))
+    band = mask & (split.alpha < 1.0)
+    inner = mask & ~band
     out = rgb.copy()
     out[inner] = np.clip(_ramp_at(_centred_lightness(light, core, mean, goal, inner), ramp),
                          0.0, 1.0)
