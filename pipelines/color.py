@@ -19,7 +19,8 @@ import numpy as np
 __all__ = [
     "COLOR_RANGES", "COLOURS", "LUMA_709", "NAMED_COLORS", "ColourName", "HsvRange",
     "delta_e76", "delta_e2000", "lab_to_8bit", "lab_to_rgb", "linear_to_srgb", "luma",
-    "rgb_to_lab", "srgb_to_linear", "to_float",
+    "linear_to_oklab", "oklab_to_linear", "rgb_to_lab", "shade_ramp", "srgb_to_linear",
+    "to_float",
 ]
 
 # ------------------------------------------------------------------ transfer curves
@@ -112,6 +113,59 @@ def delta_e2000(lab1: np.ndarray, lab2: np.ndarray) -> np.ndarray:
     from skimage.color import deltaE_ciede2000  # noqa: PLC0415 — scikit-image is slow to import
 
     return deltaE_ciede2000(np.asarray(lab1, np.float64), np.asarray(lab2, np.float64))
+
+# ---------------------------------------------------------------------------- Oklab
+
+# Björn Ottosson's Oklab (2020): linear sRGB → LMS → cube root → L, a, b (L in [0, 1]).
+# Its hues stay put as a colour lightens or darkens, where CIE Lab's blue turns violet.
+_TO_LMS = np.array([[0.4122214708, 0.5363325363, 0.0514459929],
+                    [0.2119034982, 0.6806995451, 0.1073969566],
+                    [0.0883024619, 0.2817188376, 0.6299787005]])
+_LMS_TO_LAB = np.array([[0.2104542553, 0.7936177850, -0.0040720468],
+                        [1.9779984951, -2.4285922050, 0.4505937099],
+                        [0.0259040371, 0.7827717662, -0.8086757660]])
+
+
+def linear_to_oklab(rgb: np.ndarray) -> np.ndarray:
+    """Linear-light sRGB ``(..., 3)`` → Oklab ``(..., 3)`` (float64, L in [0, 1])."""
+    return np.cbrt(np.asarray(rgb, np.float64) @ _TO_LMS.T) @ _LMS_TO_LAB.T
+
+
+def oklab_to_linear(lab: np.ndarray) -> np.ndarray:
+    """Oklab ``(..., 3)`` → linear-light sRGB (float64, not clipped: out of gamut shows
+    as values outside [0, 1])."""
+    lms = np.asarray(lab, np.float64) @ np.linalg.inv(_LMS_TO_LAB).T
+    return (lms ** 3) @ np.linalg.inv(_TO_LMS).T
+
+
+def shade_ramp(color: tuple[int, int, int], steps: int = 1001) -> np.ndarray:
+    """``(steps, 3)`` float sRGB shades of ``color`` at CIE L* = 0 … 100, evenly spaced.
+
+    Every shade has the colour's Oklab hue, and its Oklab chroma reduced only as far as
+    the sRGB gamut requires at that lightness: a light blue stays blue (CIE Lab's constant
+    hue turns it lavender). Built on a fine Oklab lightness scale, then read at each L*.
+    """
+    target = linear_to_oklab(srgb_to_linear(np.asarray(color, np.float32) / 255.0))
+    light = np.linspace(0.0, 1.0, 4001)
+    lo, hi = np.zeros_like(light), np.ones_like(light)
+    for _ in range(20):   # the largest share of the chroma inside the gamut, per lightness
+        mid = (lo + hi) / 2
+        lin = oklab_to_linear(np.stack([light, mid * target[1], mid * target[2]], -1))
+        inside = ((lin >= -1e-7) & (lin <= 1 + 1e-7)).all(axis=-1)
+        lo, hi = np.where(inside, mid, lo), np.where(inside, hi, mid)
+    # darker than the colour, the colour itself darkened (linear light scaled) keeps its
+    # hue exactly and its chroma in proportion: near a primary it holds more chroma than
+    # the search finds (the constant-hue region there is not convex)
+    lo = np.maximum(lo, np.where(light <= target[0], light / max(target[0], 1e-9), 0.0))
+    lin = np.clip(oklab_to_linear(np.stack([light, lo * target[1], lo * target[2]], -1)),
+                  0.0, 1.0)
+    y = lin @ LUMA_709.astype(np.float64)
+    cie = np.maximum.accumulate(np.where(y > 216 / 24389, 116 * np.cbrt(y) - 16,
+                                         y * 24389 / 27))
+    srgb = _encode(lin)
+    at = np.linspace(0.0, 100.0, steps)
+    return np.stack([np.interp(at, cie, srgb[:, c]) for c in range(3)], -1).astype(
+        np.float32)
 
 # ---------------------------------------------------------------------- colour names
 

@@ -10,6 +10,7 @@ from typing import Any
 import cv2
 import numpy as np
 
+from pipelines.color import shade_ramp
 from pipelines.editors.objects import coverage, growth_limit, object_core, unmix_core
 from pipelines.operations.base import ChecklistWords, Family, ParamSpec, Proposal, amount, asks
 from pipelines.operations.colours import parse_color
@@ -23,6 +24,7 @@ from pipelines.operations.measures import (
     hue_deg,
     hue_distance,
     lab,
+    oklab_hue,
     ratio_verdict,
 )
 from pipelines.operations.pixels import (
@@ -103,24 +105,9 @@ _SEPIA = np.array([[0.393, 0.769, 0.189], [0.349, 0.686, 0.168], [0.272, 0.534, 
 
 
 def _recolor_ramp(color: tuple[int, int, int]) -> np.ndarray:
-    """(1001, 3) sRGB colours of ``color``'s CIE hue and chroma at L* = 0, 0.1, … 100.
-
-    At each lightness the chroma is the named colour's, reduced only as far as the sRGB
-    gamut requires (so the hue never drifts, as clipping would make it).
-    """
-    target = to_lab(np.array([[color]], dtype=np.float32) / 255.0)[0, 0]
-    light = np.linspace(0.0, 100.0, 1001, dtype=np.float32)
-    lo, hi = np.zeros_like(light), np.ones_like(light)
-    for _ in range(18):   # largest chroma share that stays inside the gamut
-        mid = (lo + hi) / 2
-        lab = np.stack([light, mid * target[1], mid * target[2]], axis=-1)[None]
-        rgb = cv2.cvtColor(lab.astype(np.float32), cv2.COLOR_Lab2RGB)
-        # OpenCV clamps out-of-gamut results: a colour is inside when it round-trips
-        back = cv2.cvtColor(np.clip(rgb, 0.0, 1.0), cv2.COLOR_RGB2Lab)
-        inside = np.linalg.norm(back[0] - lab[0], axis=-1) < 0.5
-        lo, hi = np.where(inside, mid, lo), np.where(inside, hi, mid)
-    lab = np.stack([light, lo * target[1], lo * target[2]], axis=-1)[None]
-    return np.clip(cv2.cvtColor(lab.astype(np.float32), cv2.COLOR_Lab2RGB)[0], 0.0, 1.0)
+    """(1001, 3) sRGB shades of ``color`` at L* = 0, 0.1, … 100: its Oklab hue and chroma,
+    reduced only as far as the sRGB gamut requires (``pipelines.color.shade_ramp``)."""
+    return shade_ramp(color)
 
 
 def _centred_lightness(light: np.ndarray, mask: np.ndarray, mean: float, target: float,
@@ -539,7 +526,6 @@ def _check_recolor(op: Recolor, m: Measured) -> Verdict:
     rgb = np.array([[parse_color(p["color"])]], dtype=np.uint8)
     target = lab(rgb)[0, 0]
     t_chroma = math.hypot(target[1], target[2])
-    a_mean, b_mean = float(la[..., 1][inside].mean()), float(la[..., 2][inside].mean())
     chroma_after = float(chroma(la)[inside].mean())
     measures: dict[str, float] = {"chroma_after": round(chroma_after, 2)}
     verdict = Verdict(1.0, measures=measures)
@@ -581,7 +567,8 @@ def _check_recolor(op: Recolor, m: Measured) -> Verdict:
         if gap > 15.0:
             verdict.achieved *= 0.6
             verdict.fix.append(f"the lightness is {gap:.0f} L* away from {p['color']}'s")
-    distance = hue_distance(hue_deg(a_mean, b_mean), hue_deg(target[1], target[2]))
+    # the hue is read in Oklab: a correct light blue is 30-40° of CIE Lab hue from blue
+    distance = hue_distance(oklab_hue(m.after[inside]), oklab_hue(rgb))
     measures["hue_distance_deg"] = round(distance, 1)
     weak = chroma_after < 0.3 * t_chroma * strength
     if distance <= 25 and not weak:

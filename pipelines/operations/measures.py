@@ -15,7 +15,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from pipelines.color import delta_e2000, rgb_to_lab
+from pipelines.color import delta_e2000, linear_to_oklab, rgb_to_lab, srgb_to_linear
 
 
 def lab(image: np.ndarray) -> np.ndarray:
@@ -195,3 +195,12 @@ def colour_regions(lab_px: np.ndarray, most: int = 4) -> int:
             break
         found = k
     return found
+
+
+def oklab_hue(rgb: np.ndarray) -> float:
+    """The Oklab hue (degrees) of the mean Oklab colour of ``rgb`` (uint8 pixels, any
+    shape ``(..., 3)``): a hue that stays put as a colour lightens, where CIE Lab's blue
+    turns violet."""
+    ok = linear_to_oklab(srgb_to_linear(np.asarray(rgb, np.float32)[..., :3] / 255.0))
+    mean = ok.reshape(-1, 3).mean(axis=0)
+    return hue_deg(float(mean[1]), float(mean[2]))
