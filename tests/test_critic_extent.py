@@ -124,12 +124,13 @@ def labelled():
 
     # the three cases the tests below judge: loading all 41 photos costs ~6 s of CPU
     return {c.id: c for c in labelled_cases({"aitzgorri__sky", "lake_hill__sky",
-                                             "picture_0b__fig"}) if c.split == "tune"}
+                                             "picture_0b__fig", "gc_petra__sky"})
+            if c.split == "tune"}
 
 
 @pytest.fixture(scope="module")
 def skies(labelled):
-    return {k: labelled[k] for k in ("aitzgorri__sky", "lake_hill__sky")}
+    return {k: labelled[k] for k in ("aitzgorri__sky", "lake_hill__sky", "gc_petra__sky")}
 
 
 def _extent(case, words, used, *, right=False):
@@ -166,8 +167,26 @@ def test_a_deeper_blue_must_not_drive_saturation_to_its_limit(skies):
     limit = _extent(sky, words, sky.mask)                   # the named blue at full strength
     assert right.checks["relative_size"] is True
     assert limit.checks["relative_size"] is False
-    assert limit.measures["saturated_new_share"] > 0.1 >= right.measures["saturated_new_share"]
-    assert any("full saturation" in f for f in limit.fix)
+    # the named blue painted in its Oklab shades (wave 30) drives few pixels to the HSV
+    # limit (0.1 %; CIE Lab's shades drove more than 10 %): the colour strength it adds
+    # is what tells it from a deeper blue
+    assert right.measures["saturated_new_share"] <= 0.1
+    assert limit.measures["chroma_jump"] > 30 > 4 > right.measures["chroma_jump"]
+    assert any("a new colour painted over it" in f or "full saturation" in f
+               for f in limit.fix)
+
+
+def test_blue_painted_over_a_blue_sky_is_no_deeper_blue(skies):
+    """A sky already blue (C* about 44): blue painted at full strength doubles its colour
+    strength and drives no pixel to the HSV limit; until wave 30 it passed as "a deeper
+    blue" (the rise was held against C* + 30). A strong relative word stays within the
+    size rule."""
+    sky = skies["gc_petra__sky"]
+    limit = _extent(sky, "make the sky a deeper blue", sky.mask)
+    assert limit.checks["relative_size"] is False, limit.measures
+    vivid = _extent(sky, "make the sky much more vivid", sky.mask)   # saturation +0.5
+    assert vivid.checks["relative_size"] is True, vivid.measures
+    assert vivid.measures["chroma_jump"] > 12                  # it did add colour (20.5)
 
 
 def test_a_half_mask_cut_straight_through_a_fig_fails_and_the_whole_fig_passes(labelled):

@@ -109,11 +109,11 @@ WHOLE_FRAME, WHOLE_SKY = 0.85, 0.95
 SKY_TEXTURED, SKY_OUTLINE = 0.35, 4
 #: relative words: share of the changed region newly driven to the saturation limit
 SATURATED_NEW = 0.1
-#: relative words: the changed region's mean chroma (CIE Lab C*) may at most double and
-#: rise this much more: "a deeper blue" done as an adjustment rose 1-3, the named colour
-#: painted at full strength 57-84 (a grey sky that has no colour to deepen turned
-#: saturated blue; a pale blue one went from 20 to 78)
-CHROMA_JUMP = 30.0
+#: relative words: the region's mean chroma (CIE Lab C*) may rise by ``CHROMA_SHARE`` of
+#: itself and ``CHROMA_JUMP`` more: "a deeper blue" as an adjustment rose 0-6 on the tune
+#: skies, "much more vivid" 17-21 on blue skies of C* 44; blue painted at full strength
+#: 44-88 (a grey sky turned saturated blue; a blue sky of C* 44 doubled it)
+CHROMA_JUMP, CHROMA_SHARE = 20.0, 0.5
 #: relative words that ask for more colour: the region's mean chroma (max - min, grey
 #: levels) must rise at least this much, or the change is too small to see (a pale
 #: overcast sky "a deeper blue": chroma 19 -> 21)
@@ -587,7 +587,7 @@ def _relative(out: Independent, small_b: np.ndarray, small_a: np.ndarray,
     strength_b = _lab_chroma(small_b, area)     # C*, not ``_chroma``'s max - min levels
     jump = _lab_chroma(small_a, area) - strength_b
     out.measures["chroma_jump"] = round(jump, 1)
-    ok = new <= SATURATED_NEW and jump <= CHROMA_JUMP + strength_b
+    ok = new <= SATURATED_NEW and jump <= CHROMA_JUMP + CHROMA_SHARE * strength_b
     out.checks["relative_size"] = ok
     if ok:
         out.keep.append("the change keeps the size the words ask for")
