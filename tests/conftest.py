@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import gc
+import hashlib
 import logging
 import os
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -58,13 +60,16 @@ def _nets_remember_more_views() -> Iterator[None]:
     of 0.5 MB at most, for its memory budget; the suite asks about the same views again
     and again across tests (a case located in a module fixture, then edited; the same
     photo in many tests): in ten perception-heavy files, 227 of 736 forwards (33.4 of
-    102.8 s of CPU) repeated an input seen before. Here each net keeps its last 32 answers
-    of up to 2 MB (the detector's passes included), at most ~130 MB over the nets. The
-    answers are the same bytes the net gives; only how many are kept differs."""
+    102.8 s of CPU) repeated an input seen before. Here each net keeps its last 128 answers
+    of up to 2 MB (the detector's passes included; ~0.3 GB at most over the nets, mostly
+    the detector's 1.8 MB). Wave 30 counted 18 such files in one process: of 918 forwards
+    254 were answered by a memo of 32 and 40 more (10.8 s of 150 s of the nets' CPU) were
+    repeats it had already let go. The answers are the same bytes the net gives; only how
+    many are kept differs."""
     from pipelines.perception import detectors
 
     saved = detectors.FORWARD_MEMO, detectors.FORWARD_MEMO_BYTES
-    detectors.FORWARD_MEMO, detectors.FORWARD_MEMO_BYTES = 32, 2 << 20
+    detectors.FORWARD_MEMO, detectors.FORWARD_MEMO_BYTES = 128, 2 << 20
     yield
     detectors.FORWARD_MEMO, detectors.FORWARD_MEMO_BYTES = saved
 
@@ -77,27 +82,48 @@ def _fresh_endpoint_breakers() -> None:
     reset_breakers()
 
 
+#: The real photographs the tests read, kept between runs like the nets' files in
+#: ``weights/`` (git ignores it): a run fetched all 158 from their 12 Debian packages again,
+#: ~41 s of CPU and ~64 s of a worker (wave 30, load 10).
+PHOTO_CACHE = Path(__file__).resolve().parents[1] / ".cache" / "real-photos"
+
+
+def _drop_altered_photos(folder: Path) -> None:
+    """Delete every cached photo (or its labels) that is no longer the file
+    ``photos.json`` records: the next test that reads it fetches and checks it again."""
+    from eval import realphotos
+
+    table = realphotos.catalogue()
+    present = [pid for pid, p in table.items() if (folder / p.filename).is_file()]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("LOUPE_PHOTOS_DIR", str(folder))
+        altered = realphotos.verify(present)
+    for pid in present:
+        photo, labels = table[pid], folder / f"{pid}.labels.json"
+        if pid in altered:
+            (folder / photo.filename).unlink(missing_ok=True)
+        if photo.labels_sha256 and labels.is_file() and hashlib.sha256(
+                labels.read_bytes()).hexdigest() != photo.labels_sha256:
+            labels.unlink(missing_ok=True)
+
+
 @pytest.fixture(scope="session")
-def _real_photos_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
-    """One cache of the real photographs (``eval.realphotos``) for the whole run.
+def _real_photos_dir() -> str:
+    """One cache of the real photographs (``eval.realphotos``) for every run (``PHOTO_CACHE``).
 
     A photo's cache defaults to ``<LOUPE_DATA_DIR>/photos``, and each test gets a fresh
     data folder: every test that read a real photo downloaded and unpacked its Debian
     package again (15 times for test_scene_nouns' 11 tests, 51 of its 75 s). A photo lands
-    in this folder only after its SHA-256 matched ``photos.json`` and is never written
-    again, so a later test reads the same checked bytes. ``test_realphotos`` (whose point
-    is the download) sets a folder of its own; a ``LOUPE_PHOTOS_DIR`` set outside the
-    run is kept. Under ``pytest -n`` (pytest-xdist: ``make test`` runs two workers) the
-    workers share one folder beside their own temporary folders: a photo is written by an
-    atomic rename after its checksum matched, so two workers fetching it at once each leave
-    the same bytes."""
+    in this folder only after its SHA-256 matched ``photos.json`` (an atomic rename, so two
+    workers of ``pytest -n`` fetching it at once each leave the same bytes), and each run
+    checks what it finds there first (``_drop_altered_photos``, ~1 s), so a later test
+    reads the same checked bytes. ``test_realphotos`` (whose point is the download) sets a
+    folder of its own; a ``LOUPE_PHOTOS_DIR`` set outside the run is kept."""
     if os.environ.get("LOUPE_PHOTOS_DIR"):
         return os.environ["LOUPE_PHOTOS_DIR"]
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        shared = tmp_path_factory.getbasetemp().parent / "real-photos"
-        shared.mkdir(exist_ok=True)
-        return str(shared)
-    return str(tmp_path_factory.mktemp("real-photos"))
+    PHOTO_CACHE.mkdir(parents=True, exist_ok=True)
+    _drop_altered_photos(PHOTO_CACHE)
+    return str(PHOTO_CACHE)
 
 
 @pytest.fixture(autouse=True)
