@@ -124,6 +124,7 @@ _TO_LMS = np.array([[0.4122214708, 0.5363325363, 0.0514459929],
 _LMS_TO_LAB = np.array([[0.2104542553, 0.7936177850, -0.0040720468],
                         [1.9779984951, -2.4285922050, 0.4505937099],
                         [0.0259040371, 0.7827717662, -0.8086757660]])
+_FROM_LMS, _LAB_TO_LMS = np.linalg.inv(_TO_LMS), np.linalg.inv(_LMS_TO_LAB)
 
 
 def linear_to_oklab(rgb: np.ndarray) -> np.ndarray:
@@ -134,8 +135,8 @@ def linear_to_oklab(rgb: np.ndarray) -> np.ndarray:
 def oklab_to_linear(lab: np.ndarray) -> np.ndarray:
     """Oklab ``(..., 3)`` → linear-light sRGB (float64, not clipped: out of gamut shows
     as values outside [0, 1])."""
-    lms = np.asarray(lab, np.float64) @ np.linalg.inv(_LMS_TO_LAB).T
-    return (lms ** 3) @ np.linalg.inv(_TO_LMS).T
+    lms = np.asarray(lab, np.float64) @ _LAB_TO_LMS.T
+    return (lms ** 3) @ _FROM_LMS.T
 
 
 def shade_ramp(color: tuple[int, int, int], steps: int = 1001) -> np.ndarray:

@@ -19,8 +19,8 @@ import cv2
 import numpy as np
 import pytest
 
-from pipelines.color import delta_e2000, linear_to_oklab, srgb_to_linear
-from pipelines.operations.colour import _ramp_at, _recolor_ramp
+from pipelines.color import delta_e2000, linear_to_oklab, shade_ramp, srgb_to_linear
+from pipelines.operations.colour import _ramp_at
 from pipelines.operations.measures import hue_distance, lab, oklab_hue
 from tests.critic_real_pairs import _edit, labelled_by_id, photo
 
@@ -55,7 +55,7 @@ def test_the_whole_thing_reads_blue(edits, case_id):
     assert hue_distance(oklab_hue(after[mask]), BLUE_OK_HUE) <= 10
     # against blue at each pixel's own lightness, as much of it as sRGB holds there:
     # three pixels in four within 10 ΔE2000 (8.7 and 8.3; was 19.6 and 36)
-    ref = lab(np.round(255 * _ramp_at(la[:, 0], _recolor_ramp((0, 0, 255)))).astype(
+    ref = lab(np.round(255 * _ramp_at(la[:, 0], shade_ramp((0, 0, 255)))).astype(
         np.uint8)[None])[0]
     assert np.percentile(delta_e2000(la.astype(np.float64), ref.astype(np.float64)),
                          75) <= 10

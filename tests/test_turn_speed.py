@@ -12,12 +12,12 @@ from skimage import data
 
 from agent.brain.critic.verdict import Scene
 from agent.brain.work_copies import pasted_frame, shared_work_copies, work_copy
+from pipelines.color import shade_ramp
 from pipelines.editors.objects import coverage, growth_limit, object_core, unmix_core
 from pipelines.localizers.segment import smooth_resize
 from pipelines.operations.colour import (
     _centred_lightness,
     _recolor,
-    _recolor_ramp,
     parse_color,
     to_lab,
 )
@@ -33,7 +33,7 @@ def _plain_recolor(rgb: np.ndarray, mask: np.ndarray, p: dict) -> np.ndarray:
     light = to_lab(rgb)[..., 0]
     mean = float(light[core].mean())
     goal = mean + p["lightness"] * (float(target[0]) - mean)
-    ramp = _recolor_ramp(color)
+    ramp = shade_ramp(color)
 
     def to_ramp(pixels: np.ndarray) -> np.ndarray:
         lit = _centred_lightness(to_lab(pixels)[..., 0], core, mean, goal)

@@ -104,12 +104,6 @@ _SEPIA = np.array([[0.393, 0.769, 0.189], [0.349, 0.686, 0.168], [0.272, 0.534, 
                   dtype=np.float32)
 
 
-def _recolor_ramp(color: tuple[int, int, int]) -> np.ndarray:
-    """(1001, 3) sRGB shades of ``color`` at L* = 0, 0.1, … 100: its Oklab hue and chroma,
-    reduced only as far as the sRGB gamut requires (``pipelines.color.shade_ramp``)."""
-    return shade_ramp(color)
-
-
 def _centred_lightness(light: np.ndarray, mask: np.ndarray, mean: float, target: float,
                        at: np.ndarray | None = None) -> np.ndarray:
     """Lightness centred on ``target`` with the source's shading (``light`` over ``mask``,
@@ -146,7 +140,7 @@ def _recolor(rgb: np.ndarray, mask: np.ndarray, p: dict[str, Any]) -> np.ndarray
     light = to_lab(rgb)[..., 0]
     mean = float(light[core].mean())
     goal = mean + p.get("lightness", 1.0) * (float(target[0]) - mean)
-    ramp = _recolor_ramp(color)
+    ramp = shade_ramp(color)   # (1001, 3): L* = 0, 0.1, … 100
     if not partial:
         out = _ramp_at(_centred_lightness(light, core, mean, goal), ramp)
         return rgb + p["strength"] * (out - rgb)
