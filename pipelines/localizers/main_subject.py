@@ -69,3 +69,32 @@ def in_subject(det: Detection, subject: np.ndarray) -> bool:
     inside = np.count_nonzero(subject[y0:y1, x0:x1])
     return inside > 0.5 * max(1, np.count_nonzero(subject)) or \
         inside > 0.4 * max(1, (x1 - x0) * (y1 - y0))
+
+
+#: a detection of the subject's own kind elsewhere counts as a look-alike from this score
+LOOKALIKE_SCORE = 0.5
+#: ... and from this share of the subject's box area (a herd far off is not a rival)
+LOOKALIKE_AREA = 0.05
+
+
+def lookalikes(kind: Detection, dets: list[Detection], mask: np.ndarray, scale: float
+               ) -> list[Detection]:
+    """The detections of the subject's own kind (``kind``, the detection that says what
+    sort of thing the guessed subject is: "cow" for "the bison") that lie apart from it,
+    sure and large enough to be another one the words may name: "the bison" beside a
+    second bison is a question, not the one that stands out. Boxes in frame pixels,
+    ``scale`` to ``mask``'s."""
+    x0, y0, x1, y1 = kind.box
+    area = max(1.0, (x1 - x0) * (y1 - y0))
+    found = []
+    for d in dets:
+        if d.label != kind.label or d.score < LOOKALIKE_SCORE or d is kind:
+            continue
+        bx0, by0, bx1, by1 = d.box
+        if (bx1 - bx0) * (by1 - by0) < LOOKALIKE_AREA * area:
+            continue
+        if covers(d, mask, scale) or in_subject(
+                Detection(tuple(v * scale for v in d.box), d.score, d.label), mask):
+            continue        # the subject itself, or a box mostly made of it
+        found.append(d)
+    return found

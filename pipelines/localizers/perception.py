@@ -490,7 +490,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         frame = shrink(rgb, FRAME_SIDE)
         fscale = rgb.shape[1] / frame.shape[1]
         dets = models.objects.detect(frame, CANDIDATE)
-        cands = []
+        cands, kin = [], {}       # kin: a candidate's index → the detection of its kind
         for box, part in parts[:MAX_REFINED]:
             part, cut = cut_support(small, part)    # not the branch it sits on
             if cut:
@@ -503,7 +503,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             kind, fill = 0.0, 1.0     # "the squirrel" seen as a cat: an animal, as it says
             if owner is not None and owner.label in kinds.CATEGORY_CLASSES.get(match.category, ()):
                 kind, fill = owner.score, assurance.box_fill(mask, owner.box, fscale)
-                owner = None
+                kin[len(cands)], owner = owner, None
             if owner is not None:
                 if len(parts) == 1 or not cands:      # seen, but not offered as one
                     return Localization([], "unresolved", f"{text!r}: the main subject is a "
@@ -530,6 +530,15 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                                     f"{len(keep)} separate objects stand out and no detector "
                                     "class fits the word; click one or paint it with the "
                                     "brush", candidates=cands)
+            twins = main_subject.lookalikes(kin[0], dets, main.mask, fscale) if 0 in kin \
+                else []
+            if twins:               # "the bison" beside another bison
+                others = [Candidate(self._refine(rgb, tuple(v * fscale for v in d.box), False),
+                                    0.3, match.noun, "u2netp") for d in twins[:MAX_REFINED]]
+                return Localization([main] + others, "ambiguous", f"unsure which is the "
+                                    f"{match.noun}: the detector sees {len(twins) + 1} of its "
+                                    f"kind ({kin[0].label}); click the one you mean, or say "
+                                    "which (left/right, biggest…)", candidates=cands + others)
             if len(keep) > 1:       # one thing named, one subject: its parts together
                 main = Candidate(np.logical_or.reduce([c.mask for c in keep]), main.score,
                                  match.noun, "u2netp", main.evidence)

@@ -84,6 +84,13 @@ EXCEPT = re.compile(r"\b(?:except(?: for)?|but not|other than|apart from|excludi
                     r"besides)\b")
 
 
+#: "the cow in front", "the nearest boat": the one nearest the camera, which among look-alikes
+#: is the one that looks biggest ("in front of the house" and "nearest the door" relate it
+#: to another thing instead)
+NEAREST = re.compile(r"\b(?:in (?:the )?front|in the foreground|nearest|closest|foremost)\b"
+                     r"(?! (?:of|to|the)\b)")
+
+
 #: "… of the photo", "… in this picture": where the target is, said after what it is
 IN_FRAME = re.compile(r"\b(?:of|in|on|from|across) (?:the|this) (?:image|photo|picture|frame)\b")
 
@@ -123,6 +130,8 @@ def parse_phrase(phrase: str) -> Phrase:
             parsed.vertical = "top"
         elif w in ("bottom", "bottommost", "lower", "below"):
             parsed.vertical = "bottom"
+    if parsed.size is None and NEAREST.search(text):     # the nearest of them looks biggest
+        parsed.size = "largest"
     parsed.corner = bool({"corner", "corners"} & set(words))
     if re.search(r"\b(centre|center|middle|central)\b", text):
         parsed.horizontal = parsed.horizontal or "centre"
