@@ -551,7 +551,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                                 if subject is not None else set())
         people = [d for d in seen if d.label in classes][:MAX_PEOPLE]
         for person in people:
-            mask = self._refine(rgb, person.box, label="person")
+            mask = self._refine(rgb, person.box, label=person.label)
             subject = mask if subject is None else subject | mask
         if subject is None:
             return super().locate(rgb, "background" if background else "subject")
