@@ -118,7 +118,7 @@ def run(json_path, x: np.ndarray) -> dict[str, np.ndarray]:
             alpha = attr_value(a, "alpha", 0.2)
             vals[node.name] = np.where(xs[0] >= 0, xs[0], alpha * xs[0])
         elif op == "Sigmoid":
-            vals[node.name] = 1 / (1 + np.exp(-xs[0]))
+            vals[node.name] = 0.5 * (1 + np.tanh(0.5 * xs[0]))    # no overflow for -x large
         elif op == "Transpose":
             vals[node.name] = xs[0].transpose(xs[1])
         elif op == "Reshape":
