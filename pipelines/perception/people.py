@@ -9,14 +9,14 @@ left, a tray in the corner of a kitchen man's box) and the edit is reported done
 people alone: its map of the crop says where the person is, and only there.
 
 ``cut(rgb, box, or_box)`` is the one-box cut ``refine_box`` tries first for a box the
-detector calls a person: the box's crop with a margin, squeezed to Selfie's square input
+detector calls a person: the box's crop, squeezed to Selfie's square input
 (as MediaPipe feeds whole frames), its map thresholded inside the box, specks dropped and
 the edge decided at native resolution (``segment.to_native``). It answers None when the
 role is not installed, the map sees no person in the box (a statue, a figure seen from
 far off), or the person runs on across the box's top or bottom (the box holds their legs
 or torso only: Selfie would fill it and the part be taken for the whole): the salient cut
-then answers, as before. No GrabCut: about 40 ms a person on the
-CPU where the salient cut took 400.
+then answers, as before. No GrabCut: about 50 ms a person on the CPU (two passes of a
+256-px net) where the salient cut took 400.
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ log = logging.getLogger(__name__)
 FILE = "selfie.onnx"
 #: Selfie's input side
 SIDE = 256
-#: the crop around the box: this share of the box's width and height on each side (the
-#: map sees where the person ends; the mask stays inside the box)
+#: the crop the map is read on: the box grown by this share of its width and height on
+#: each side. None: with 0.05-0.1 more of the scene Selfie took the pool table's cushion
+#: with the man leaning on it (9k -> 30k px past him, ``bench/segmenters.py --people``)
 MARGIN = 0.0
 #: the working copy's long side (the map is enlarged to it before the threshold)
 WORK_SIDE = 512
