@@ -16,6 +16,15 @@ run as float32) at 1024 and, re-sized in memory, at 512.
 Usage: ``python bench/segmenters.py [--dir weights/candidates] [--models a,b]``; the last
 line is one JSON object: per model the mean IoU, mean boundary F, median ms and CPU ms, the
 case count, and ``load_average``.
+
+``--people`` instead measures the whole box cut the localiser makes of a person
+(``segment.refine_box`` at native resolution, as ``PerceptionLocalizer._refine`` runs it):
+U²-Net-p + GrabCut (``u2netp``) against MediaPipe Selfie (``selfie``,
+``pipelines.perception.people``), the box being the true outline's box grown by
+``--box-margin`` (5 %) on each side as a detector's would be. Crops: the tune cases naming
+a whole person (``PERSON``) and labelme's person polygons of tune photos. Per crop and in
+the JSON line: cut IoU, leak (pixels found beyond the true outline, at native size), CPU ms
+of the whole cut.
 """
 
 from __future__ import annotations
@@ -23,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import time
 from pathlib import Path
@@ -136,13 +146,79 @@ def crop_of(image: np.ndarray, truth: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return crop, t
 
 
+#: a tune case's phrase that names a whole person (not a face, legs or a held thing)
+PERSON = re.compile(r"^the (man|woman|child|person|boy|girl)\b(?!'s)")
+
+
+def people_crops() -> list[tuple[str, str, np.ndarray]]:
+    """(id, photo, truth at native size) of every whole person in the tune split, each
+    person once (two phrases naming one man share a mask; labelme's polygon of a case's
+    person is kept only when it differs from the case's mask)."""
+    found = [(c.id, c.photo, c.truth()) for c in realset.load_cases("tune")
+             if c.expect == "resolved" and c.cls == "people" and PERSON.match(c.phrase)]
+    for pid in sorted(realphotos.catalogue()):
+        if pid in realset.HELD_OUT:
+            continue
+        for k, (label, points) in enumerate(realphotos.polygons(pid)):
+            if label == "person":
+                truth = np.zeros(realset.photo(pid).shape[:2], np.uint8)
+                cv2.fillPoly(truth, [np.round(np.array(points)).astype(np.int32)], 1)
+                found.append((f"{pid}#{k}:person", pid, truth > 0))
+    out: list[tuple[str, str, np.ndarray]] = []
+    for cid, pid, truth in found:
+        if not any(p == pid and mask_iou(t, truth) > 0.9 for _, p, t in out):
+            out.append((cid, pid, truth))
+    return out
+
+
+def people(margin: float) -> None:
+    """``--people``: the localiser's person cut, U²-Net-p + GrabCut against Selfie."""
+    from pipelines.localizers.perception import CROP_SIDE, SALIENT_CROP_SIDE, _Models
+    from pipelines.localizers.segment import refine_box
+    from pipelines.perception import people as selfie
+
+    if selfie.segmenter() is None:
+        raise SystemExit("selfie.onnx is not installed: python -m pipelines.perception fetch")
+    salient = _Models.get().salient
+    cuts = {"u2netp": None, "selfie": selfie.cut}
+    rows: dict[str, list[tuple[float, int, float]]] = {k: [] for k in cuts}
+    for cid, pid, truth in people_crops():
+        rgb = realset.photo(pid)
+        ys, xs = np.nonzero(truth)
+        mx, my = margin * (xs.max() + 1 - xs.min()), margin * (ys.max() + 1 - ys.min())
+        box = (xs.min() - mx, ys.min() - my, xs.max() + 1 + mx, ys.max() + 1 + my)
+        line = []
+        for name, outline in cuts.items():
+            cpu = time.process_time()
+            found = refine_box(rgb, box, lambda crop: salient.saliency(crop, SALIENT_CROP_SIDE),
+                               CROP_SIDE, True, outline)
+            cpu_ms = (time.process_time() - cpu) * 1e3
+            iou, leak = mask_iou(found, truth), int((found & ~truth).sum())
+            rows[name].append((iou, leak, cpu_ms))
+            line.append(f"{name} {iou:.3f} leak {leak:6d} {cpu_ms:4.0f} ms")
+        print(f"{cid[:40]:40s} " + "  ".join(line), flush=True)
+    summary: dict = {n: {"mean_iou": round(float(np.mean([r[0] for r in v])), 3),
+                         "mean_leak_px": round(float(np.mean([r[1] for r in v]))),
+                         "cpu_ms": round(float(np.median([r[2] for r in v]))),
+                         "crops": len(v)} for n, v in rows.items()}
+    summary["load_average"] = [round(x, 2) for x in os.getloadavg()]
+    print(json.dumps(summary))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
+    parser.add_argument("--people", action="store_true",
+                        help="the person box cut: U²-Net-p + GrabCut against Selfie")
+    parser.add_argument("--box-margin", type=float, default=0.05,
+                        help="--people: the box around the true outline, share per side")
     parser.add_argument("--dir", type=Path, default=store.weights_dir() / "candidates")
     parser.add_argument("--models", default=",".join(MODELS))
     parser.add_argument("--skip-class", default="sky_boundary,sky_water",
                         help="classes no salient-object model is asked about (sky.py's)")
     args = parser.parse_args()
+    if args.people:
+        people(args.box_margin)
+        return
     folders = {"kept": store.weights_dir(), "candidates": args.dir}
     names = args.models.split(",")
     models = {n: Model(n, folders) for n in names}

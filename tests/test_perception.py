@@ -42,7 +42,8 @@ def test_default_localiser_is_the_perception_stack() -> None:
 
 
 @pytest.mark.parametrize("name,shape", [("blazeface", (1, 256, 256, 3)),
-                                        ("nanodet", (1, 3, 416, 416))])
+                                        ("nanodet", (1, 3, 416, 416)),
+                                        ("selfie", (1, 256, 256, 3))])
 def test_converted_onnx_matches_a_numpy_run_of_the_original_graph(name, shape) -> None:
     x = np.random.default_rng(3).random(shape, dtype=np.float32)
     expected = tfjs_reference.run(store.model_path(f"{name}.json"), x)

@@ -1,4 +1,4 @@
-"""A plain numpy interpreter of the TF.js ops NanoDet and BlazeFace use, written from
+"""A plain numpy interpreter of the TF.js ops NanoDet, BlazeFace and Selfie use, written from
 TensorFlow's documented semantics and independent of ``pipelines.perception.tfjs`` (no
 torch, no folding): the reference the converted ONNX files are checked against."""
 
@@ -35,6 +35,36 @@ def conv_nhwc(x, w, strides, depthwise=False):
     return np.tensordot(win, w, axes=([3, 4, 5], [2, 0, 1]))
 
 
+def avg_pool_nhwc(x, k, s, padding):
+    """Mean of each window; SAME pads with NaN so the padded cells are not counted."""
+    if padding == "SAME":
+        t, b = _same(x.shape[1], k[0], s[0])
+        left, r = _same(x.shape[2], k[1], s[1])
+        x = np.pad(x.astype(np.float64), ((0, 0), (t, b), (left, r), (0, 0)),
+                   constant_values=np.nan)
+    win = sliding_window_view(x, tuple(k), axis=(1, 2))[:, ::s[0], ::s[1]]
+    return np.nanmean(win, axis=(-1, -2)).astype(np.float32)
+
+
+def conv_transpose_nhwc(x, w, sizes, s, padding):
+    """TensorFlow's Conv2DBackpropInput by its definition: every input pixel scatters its
+    kernel-weighted values into the output (w [kh,kw,Cout_of_op,Cin_of_x]), shifted by the
+    top/left padding the forward convolution from ``sizes`` would use."""
+    n, oh, ow, oc = (int(v) for v in sizes)
+    kh, kw = w.shape[:2]
+    pt = _same(oh, kh, s[0])[0] if padding == "SAME" else 0
+    pl = _same(ow, kw, s[1])[0] if padding == "SAME" else 0
+    out = np.zeros((n, oh, ow, oc), np.float64)
+    for i in range(x.shape[1]):
+        for j in range(x.shape[2]):
+            for a in range(kh):
+                for b in range(kw):
+                    y, z = i * s[0] + a - pt, j * s[1] + b - pl
+                    if 0 <= y < oh and 0 <= z < ow:
+                        out[:, y, z] += x[:, i, j] @ w[a, b].T
+    return out.astype(np.float32)
+
+
 def run(json_path, x: np.ndarray) -> dict[str, np.ndarray]:
     """Run the graph on ``x`` with numpy, returning the declared outputs."""
     spec = parse_graph(json_path)
@@ -69,13 +99,26 @@ def run(json_path, x: np.ndarray) -> dict[str, np.ndarray]:
             vals[node.name] = np.pad(xs[0], pads, constant_values=xs[2] if len(xs) > 2 else 0)
         elif op in ("Add", "AddV2"):
             vals[node.name] = xs[0] + xs[1]
+        elif op == "Mul":
+            vals[node.name] = xs[0] * xs[1]
+        elif op == "AddN":
+            vals[node.name] = np.sum(xs, axis=0)
+        elif op == "Relu6":
+            vals[node.name] = np.clip(xs[0], 0, 6)
+        elif op == "AvgPool":
+            k, s = attr_value(a, "ksize")[1:3], attr_value(a, "strides")[1:3]
+            vals[node.name] = avg_pool_nhwc(xs[0], k, s, attr_value(a, "padding"))
+        elif op == "Conv2DBackpropInput":
+            vals[node.name] = conv_transpose_nhwc(xs[2], xs[1], xs[0],
+                                                  attr_value(a, "strides")[1:3],
+                                                  attr_value(a, "padding"))
         elif op == "Relu":
             vals[node.name] = np.maximum(xs[0], 0)
         elif op == "LeakyRelu":
             alpha = attr_value(a, "alpha", 0.2)
             vals[node.name] = np.where(xs[0] >= 0, xs[0], alpha * xs[0])
         elif op == "Sigmoid":
-            vals[node.name] = 1 / (1 + np.exp(-xs[0]))
+            vals[node.name] = 0.5 * (1 + np.tanh(0.5 * xs[0]))    # no overflow for -x large
         elif op == "Transpose":
             vals[node.name] = xs[0].transpose(xs[1])
         elif op == "Reshape":

@@ -8,7 +8,8 @@ whole image) and adds what people actually name:
 2. class → boxes (NanoDet on the frame; a zoom search over native-resolution tiles when
    the frame finds nothing confident or only small boxes);
 3. box → pixel mask: U²-Net-p saliency on the box's crop seeds GrabCut, both at a small
-   working size, the result brought back to full resolution inside the box;
+   working size, the result brought back to full resolution inside the box (a person's
+   box: MediaPipe Selfie's map of the crop instead, ``pipelines.perception.people``);
 4. plural words take every instance, "left/biggest/second…" pick one, a low score is
    ``ambiguous`` with what was seen (the turn loop then asks for a brush).
 
@@ -62,7 +63,7 @@ from pipelines.localizers.segment import face_ellipse, largest_parts, refine_box
 from pipelines.localizers.sky import backdrop_behind, ends_unsure
 from pipelines.localizers.support import cut_support
 from pipelines.models import ModelUnavailable, get_manager
-from pipelines.perception import store
+from pipelines.perception import people, store
 from pipelines.perception import words as kinds
 from pipelines.perception.detectors import (
     Detection,
@@ -143,7 +144,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
     def is_available(cls) -> tuple[bool, str]:
         """Available when the install step has put every model file in place."""
         missing = [k for k, v in store.role_status().items() if not v.available
-                   and k not in ("words", "reader", "kinds")]
+                   and k not in ("words", "reader", "kinds", "people")]
         if missing:
             return False, f"perception models missing ({', '.join(missing)}); run " \
                           "`make install`"
@@ -409,13 +410,13 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                 log.warning("SAM unavailable, refining boxes on the CPU: %s", exc)
         cands = []
         for d in dets:      # no outline in the box: the box itself, marked as a guess
-            mask = self._refine(rgb, d.box, or_box=False)
+            mask = self._refine(rgb, d.box, or_box=False, label=d.label)
             outline = float(mask.any())
             if not outline:
                 x0, y0, x1, y1 = int_box(d.box)
                 mask[max(0, y0):max(0, y1), max(0, x0):max(0, x1)] = True
-            cands.append(Candidate(mask, calibrated(d.score), d.label,
-                                   f"{boxes_from}+u2netp+grabcut",
+            cut = "selfie" if d.label == "person" and people.installed() else "u2netp+grabcut"
+            cands.append(Candidate(mask, calibrated(d.score), d.label, f"{boxes_from}+{cut}",
                                    {"detector": calibrated(d.score), "outline": outline},
                                    int_box(d.box)))
         return [c for c in cands if c.mask.any()]
@@ -559,7 +560,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                                 if subject is not None else set())
         people = [d for d in seen if d.label in classes][:MAX_PEOPLE]
         for person in people:
-            mask = self._refine(rgb, person.box)
+            mask = self._refine(rgb, person.box, label=person.label)
             subject = mask if subject is None else subject | mask
         if subject is None:
             return super().locate(rgb, "background" if background else "subject")
@@ -572,12 +573,13 @@ class PerceptionLocalizer(EmbeddedLocalizer):
 
     # --- box → mask --------------------------------------------------------------------
 
-    def _refine(self, rgb: np.ndarray, box: tuple[float, ...], or_box: bool = True
-                ) -> np.ndarray:
-        """A pixel mask of the object in ``box`` (``masks.refine_box`` with U²-Net-p)."""
+    def _refine(self, rgb: np.ndarray, box: tuple[float, ...], or_box: bool = True,
+                label: str = "") -> np.ndarray:
+        """A pixel mask of the object in ``box`` (``masks.refine_box`` with U²-Net-p; a
+        person's outline from Selfie first, ``pipelines.perception.people``)."""
         salient = _Models.get().salient
         return refine_box(rgb, box, lambda crop: salient.saliency(crop, SALIENT_CROP_SIDE),
-                          CROP_SIDE, or_box)
+                          CROP_SIDE, or_box, people.cut if label == "person" else None)
 
 
 def _role_ready(role: str) -> bool:

@@ -437,7 +437,8 @@ BOX_REACH, BOX_GROWTH = 0.25, 0.5
 
 def refine_box(rgb: np.ndarray, box: tuple[float, ...],
                saliency: Callable[[np.ndarray], np.ndarray], side: int = 256,
-               or_box: bool = True) -> np.ndarray:
+               or_box: bool = True, outline: Callable[..., np.ndarray | None] | None = None
+               ) -> np.ndarray:
     """A pixel mask of the object in ``box``: ``saliency`` on the crop seeds GrabCut.
 
     The box is cropped with a margin at native resolution and worked on a small copy, so
@@ -452,6 +453,9 @@ def refine_box(rgb: np.ndarray, box: tuple[float, ...],
         side: long side of the working copy of the crop.
         or_box: what to answer when nothing inside the box stands out: the whole box
             (True) or an empty mask (False).
+        outline: another one-box cut tried first (``(rgb, box, or_box)`` → a mask as
+            ``_cut_in_box``'s, or None to leave it to ``saliency``): a person's outline
+            from ``pipelines.perception.people``.
 
     Returns:
         A bool mask at the image's size, True only inside ``box`` (or its grown sides).
@@ -459,7 +463,12 @@ def refine_box(rgb: np.ndarray, box: tuple[float, ...],
     h, w = rgb.shape[:2]
     x0, y0, x1, y1 = (int(round(v)) for v in box)
     x0, y0, x1, y1 = max(0, x0), max(0, y0), min(w, x1), min(h, y1)
-    full = _cut_in_box(rgb, (x0, y0, x1, y1), saliency, side, or_box)
+
+    def one(img: np.ndarray, b: tuple[int, int, int, int], keep: bool) -> np.ndarray:
+        found = outline(img, b, keep) if outline else None
+        return _cut_in_box(img, b, saliency, side, keep) if found is None else found
+
+    full = one(rgb, (x0, y0, x1, y1), or_box)
     cut = _box_cut_sides(full, (x0, y0, x1, y1))
     if not cut:
         return full
@@ -468,7 +477,7 @@ def refine_box(rgb: np.ndarray, box: tuple[float, ...],
              max(0, y0 - round(BOX_REACH * bh)) if 1 in cut else y0,
              min(w, x1 + round(BOX_REACH * bw)) if 2 in cut else x1,
              min(h, y1 + round(BOX_REACH * bh)) if 3 in cut else y1)
-    again = _cut_in_box(rgb, grown, saliency, side, or_box)
+    again = one(rgb, grown, or_box)
     if any(k in _box_cut_sides(again, grown) for k in cut):
         return full         # it runs on past the grown box too: not an end cut off
     # only what continues the first cut across the box's side; inside the box it stands.

@@ -7,8 +7,8 @@ reads both, checks every op is one this module implements, folds the nodes that 
 only on constants, and returns a ``TfjsGraph`` that runs the rest with torch ops, keeping
 TensorFlow's semantics (NHWC tensors, ``SAME`` padding split with the extra pixel after,
 half-pixel bilinear resize). ``OPS`` holds exactly the ops the shipped graphs (NanoDet,
-BlazeFace) use, each checked against a numpy reference in the tests. Nothing is executed
-from the file: it is data, and an op outside ``OPS`` is refused with its name.
+BlazeFace, MediaPipe Selfie) use, each checked against a reference in the tests. Nothing
+is executed from the file: it is data, and an op outside ``OPS`` is refused with its name.
 """
 
 from __future__ import annotations
@@ -289,6 +289,8 @@ def _activation(node: Node, name: str, x: Tensor) -> Tensor:
     torch = _torch()
     if name == "Relu":
         return torch.relu(x)
+    if name == "Relu6":
+        return torch.clamp(x, 0.0, 6.0)
     if name == "LeakyRelu":
         alpha = attr_value(node.attr, "leakyrelu_alpha", attr_value(node.attr, "alpha", 0.2))
         return torch.nn.functional.leaky_relu(x, alpha)
@@ -337,13 +339,70 @@ def _pad(node: Node, xs: list[Tensor]) -> Tensor:
     return torch.nn.functional.pad(xs[0], flat, value=value)
 
 
+@_op("AvgPool")
+def _avg_pool(node: Node, xs: list[Tensor]) -> Tensor:
+    """TensorFlow's mean over each window; with ``SAME`` padding the padded cells are not
+    counted (each mean divides by the real pixels under the window)."""
+    torch = _torch()
+    kernel, strides = _hw(node, "ksize"), _hw(node, "strides")
+    x = _to_nchw(node, xs[0])
+    padded = _spatial_pad(node, x, kernel, strides, [1, 1])
+    total = torch.nn.functional.avg_pool2d(padded, kernel, strides) * (kernel[0] * kernel[1])
+    if padded.shape == x.shape:
+        return _from_nchw(node, total / (kernel[0] * kernel[1]))
+    ones = _spatial_pad(node, torch.ones_like(x[:1, :1]), kernel, strides, [1, 1])
+    count = torch.nn.functional.avg_pool2d(ones, kernel, strides) * (kernel[0] * kernel[1])
+    return _from_nchw(node, total / count)
+
+
+@_op("Conv2DBackpropInput")
+def _conv_transpose(node: Node, xs: list[Tensor]) -> Tensor:
+    """The transpose of a convolution (``input_sizes``, HWIO ``filter``, ``out_backprop``):
+    the output has ``input_sizes``' shape and is the full transposed result cropped by the
+    padding the forward convolution from that shape would have used."""
+    torch = _torch()
+    sizes, filt, x = _ints(xs[0]), xs[1], xs[2]
+    if attr_value(node.attr, "dilations", [1, 1, 1, 1]) != [1, 1, 1, 1]:
+        raise GraphError(f"{node.name}: a dilated transposed convolution is not supported")
+    strides = _hw(node, "strides")
+    out_hw = sizes[1:3] if _nhwc(node) else sizes[2:4]
+    x = _to_nchw(node, x)
+    weight = filt.permute(3, 2, 0, 1)             # HWIO → (in of x, out, kh, kw)
+    y = torch.nn.functional.conv_transpose2d(x, weight, None, strides)
+    mode = attr_value(node.attr, "padding", "VALID")
+    crops = []
+    for axis in (0, 1):
+        k, s, n = int(filt.shape[axis]), strides[axis], int(x.shape[2 + axis])
+        if mode == "SAME":
+            total = max((n - 1) * s + k - out_hw[axis], 0)
+            crops.append(total // 2)
+        elif mode == "VALID":
+            crops.append(0)
+        else:
+            raise GraphError(f"{node.name}: padding {mode!r} is not supported")
+    short = [max(0, crops[a] + out_hw[a] - int(y.shape[2 + a])) for a in (0, 1)]
+    if any(short):          # output_padding: the rows past the full result are zeros
+        y = torch.nn.functional.pad(y, (0, short[1], 0, short[0]))
+    y = y[:, :, crops[0]:crops[0] + out_hw[0], crops[1]:crops[1] + out_hw[1]]
+    return _from_nchw(node, y)
+
+
 def _binary(fn: Callable[[Tensor, Tensor], Tensor]) -> OpFn:
     return lambda node, xs: fn(xs[0], xs[1])
 
 
-OPS.update({"Add": _binary(lambda a, b: a + b), "AddV2": _binary(lambda a, b: a + b)})
-for _name in ("Relu", "LeakyRelu", "Sigmoid"):
+OPS.update({"Add": _binary(lambda a, b: a + b), "AddV2": _binary(lambda a, b: a + b),
+            "Mul": _binary(lambda a, b: a * b)})
+for _name in ("Relu", "Relu6", "LeakyRelu", "Sigmoid"):
     OPS[_name] = lambda node, xs, _n=_name: _activation(node, _n, xs[0])
+
+
+@_op("AddN")
+def _add_n(node: Node, xs: list[Tensor]) -> Tensor:
+    total = xs[0]
+    for x in xs[1:]:
+        total = total + x
+    return total
 
 
 @_op("ConcatV2")
