@@ -74,6 +74,26 @@ def _nets_remember_more_views() -> Iterator[None]:
     detectors.FORWARD_MEMO, detectors.FORWARD_MEMO_BYTES = saved
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _nets_share_answers_between_workers(tmp_path_factory: pytest.TempPathFactory
+                                        ) -> Iterator[None]:
+    """The two workers of ``pytest -n 2`` keep the nets' answers in one folder of this run
+    (``pipelines.perception.shared_memo``): a view one worker's net answered (the same
+    photo at the same size in two test files) is not run again by the other. Same bytes
+    as the net gives, keyed by the model file and the input tensor's bytes; a fresh
+    folder each run, so nothing carries over from an earlier run or another checkout."""
+    from pipelines.perception import shared_memo
+
+    base = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent                       # pytest-N/, shared by popen-gw0, gw1, …
+    folder = base / "net-answers"
+    folder.mkdir(exist_ok=True)
+    saved, shared_memo.FOLDER = shared_memo.FOLDER, folder
+    yield
+    shared_memo.FOLDER = saved
+
+
 @pytest.fixture(autouse=True)
 def _fresh_endpoint_breakers() -> None:
     """An endpoint failure in one test never opens the circuit for the next one."""

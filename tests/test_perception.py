@@ -66,10 +66,15 @@ def test_known_detections() -> None:
     assert not [d for d in objects.detect(photo_by_name("rocket")) if d.score > 0.3]
 
 
-def test_a_repeated_view_gets_the_same_answer_without_running_the_net_again() -> None:
+def test_a_repeated_view_gets_the_same_answer_without_running_the_net_again(monkeypatch
+                                                                            ) -> None:
     """A turn asks for the same view more than once (the localiser, then the critic):
     the answer is the one the net gave, its copy the caller's own, and a new view runs
-    the net again."""
+    the net again (the process's own memo: the run's shared folder, which another worker
+    may have filled, is tested in test_shared_memo)."""
+    from pipelines.perception import shared_memo
+
+    monkeypatch.setattr(shared_memo, "FOLDER", None)
     salient, image = SalientSegmenter(), photo_by_name("coffee")
     first = salient.saliency(image)
     runs = []

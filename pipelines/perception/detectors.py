@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import cv2
 import numpy as np
 
+from pipelines.perception import shared_memo
 from pipelines.perception.store import model_path
 
 log = logging.getLogger(__name__)
@@ -79,13 +80,17 @@ FORWARD_MEMO = 4
 FORWARD_MEMO_BYTES = 512 << 10
 #: every net made, for ``forget_memos``
 _NETS: weakref.WeakSet = weakref.WeakSet()
+#: entries of ``shared_memo.FOLDER`` not to read, the net runs again (``forget_memos``)
+_FORGOTTEN: set = set()
 
 
 def forget_memos() -> None:
     """Empty every net's memo of its last answers (a bench timing repeats of one view: each
-    repeat must run the nets, as a new photo does)."""
+    repeat must run the nets, as a new photo does), and read none of them from the shared
+    folder either."""
     for net in list(_NETS):
         with net._lock:
+            _FORGOTTEN.update(shared_memo.entry(net._model, key) for key in net._memo)
             net._memo.clear()
 
 
@@ -104,6 +109,7 @@ class _Net:
         self._lock = threading.Lock()
         self._memo: OrderedDict[tuple, list[np.ndarray]] = OrderedDict()
         self._memo_off = False
+        self._model = ""
         _NETS.add(self)
 
     def _forward(self, blob: np.ndarray, names: list[str] | None = None) -> list[np.ndarray]:
@@ -118,14 +124,23 @@ class _Net:
                 self._memo.move_to_end(key)
                 return [out.copy() for out in self._memo[key]]
             if self._net is None:
-                self._net = cv2.dnn.readNetFromONNX(str(model_path(self.file)))
-            self._net.setInput(blob)
-            outs = list(self._net.forward(names)) if names else [self._net.forward()]
+                path = model_path(self.file)
+                self._net = cv2.dnn.readNetFromONNX(str(path))
+                self._model = f"{path}:{path.stat().st_size}:{path.stat().st_mtime_ns}"
+            kept = shared_memo.entry(self._model, key) if key is not None else None
+            outs = None if kept in _FORGOTTEN else shared_memo.read(kept)
+            if outs is None:
+                self._net.setInput(blob)
+                outs = list(self._net.forward(names)) if names else [self._net.forward()]
+            else:
+                kept = None                    # read, not new: nothing to leave there
             if key is None:
                 return outs
             if sum(out.nbytes for out in outs) > FORWARD_MEMO_BYTES:
                 self._memo_off = True          # this net's answers are too big to keep
                 return outs
+            shared_memo.write(kept, outs)
+            _FORGOTTEN.discard(kept)
             self._memo[key] = [out.copy() for out in outs]
             while len(self._memo) > FORWARD_MEMO:
                 self._memo.popitem(last=False)

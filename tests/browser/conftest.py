@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -35,6 +36,7 @@ class AppServer:
         self.env = dict(env or {})  # settings for this server (LOUPE_* …)
         self.port = free_port()
         self.proc: subprocess.Popen | None = None
+        self.paused = False
 
     @property
     def url(self) -> str:
@@ -62,7 +64,22 @@ class AppServer:
                 time.sleep(0.3)
         raise RuntimeError(f"app did not start within {timeout:.0f}s; see {self.log_path}")
 
+    def pause(self) -> None:
+        """Stop the process where it is (SIGSTOP) until ``resume``: an idle Gradio server
+        still wakes its queue's loop every millisecond, ~5 % of a core (wave 31: 2 s of
+        CPU in 30 s idle, ~90 s over a run for the two workers' servers)."""
+        if self.proc is not None and self.proc.poll() is None and not self.paused:
+            self.proc.send_signal(signal.SIGSTOP)
+            self.paused = True
+
+    def resume(self) -> None:
+        """Let a paused server run again (SIGCONT): the same process, port and sessions."""
+        if self.proc is not None and self.paused:
+            self.proc.send_signal(signal.SIGCONT)
+        self.paused = False
+
     def stop(self) -> None:
+        self.resume()                   # a stopped process would not act on SIGTERM
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:
@@ -85,16 +102,40 @@ def chromium_path() -> str:
     return path
 
 
+#: the worker's shared app (``_shared_app``), paused between browser files
+_SHARED: list[AppServer] = []
+
+
 @pytest.fixture(scope="session")
-def app_server(tmp_path_factory: pytest.TempPathFactory, chromium_path: str
-               ) -> Iterator[AppServer]:
-    """One app for every browser file (a start costs ~4.5 s of CPU): each page is its own
-    browser context, so its visitor sees only its own sessions, as on a shared server."""
+def _shared_app(tmp_path_factory: pytest.TempPathFactory, chromium_path: str
+                ) -> Iterator[AppServer]:
     folder = tmp_path_factory.mktemp("app-server")
     server = AppServer(folder / "data", folder / "server.log")
     server.start()
+    _SHARED.append(server)
     yield server
+    _SHARED.remove(server)
     server.stop()
+
+
+@pytest.fixture()
+def app_server(_shared_app: AppServer) -> AppServer:
+    """One app for every browser file (a start costs ~4.5 s of CPU): each page is its own
+    browser context, so its visitor sees only its own sessions, as on a shared server.
+    Between browser files (a worker runs other files between them, and after the last)
+    the process is paused, not left to spin (``AppServer.pause``), and goes on, the same
+    process and sessions, when a browser test needs it again."""
+    _shared_app.resume()
+    return _shared_app
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """After a test's teardown, when the next test is not a browser test (or there is
+    none), pause the shared app."""
+    if nextitem is None or Path(str(nextitem.path)).parent != Path(str(item.path)).parent:
+        for server in _SHARED:
+            server.pause()
 
 
 @pytest.fixture(scope="module")
