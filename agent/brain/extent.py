@@ -37,7 +37,13 @@ from typing import Any
 import cv2
 import numpy as np
 
-from agent.brain.extent_lines import SMOOTH_LENGTH, fewest_cuts
+from agent.brain.extent_lines import (
+    SMOOTH_LENGTH,
+    flat_cut,
+    smooth_cut,
+    straight_share,
+    straight_stretches,
+)
 from agent.brain.independent import Independent, named_label, work_copy
 from agent.brain.work_copies import area_resize_in_box
 from pipelines.arrays import channel_max, channel_min
@@ -396,12 +402,16 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
         out.undecided["extent"] = "the edited area has no border inside the frame"
         return
     out.measures["extent_cut_share"] = round(share, 3)
-    # the border, and where the thing's outline may lie inside a grown border (the contour
-    # a grown reach inside, those in the grown band), each read on its own: whichever reads
-    # fewer cuts (the inner contour taken whole gave a tv the cuts of one inside its screen)
-    readings = [region, *([inner] if deep and grown else []),
-                *(_insides(region, GROWN_STEPS) if grown else [])]
-    straight, smooth, flat = fewest_cuts(small, readings, sky)
+    stretches = straight_stretches(small, region)
+    straight, smooth = straight_share(stretches), smooth_cut(stretches, sky)
+    flat = flat_cut(stretches) if sky else 0.0
+    if deep and grown:
+        # the border or the contour a grown reach inside, whichever reads fewer cuts, each on
+        # its own (the inner contour taken whole gave a tv the cuts of one inside its screen)
+        inside = straight_stretches(small, inner)
+        straight = min(straight, straight_share(inside))
+        smooth = min(smooth, smooth_cut(inside, sky))
+        flat = min(flat, flat_cut(inside))
     out.measures.update({"extent_straight_cut": round(straight, 3), "extent_smooth_cut":
                          round(smooth, 3), "extent_longest_cut": round(run, 3),
                          "extent_flat_cut": round(flat, 3)})

@@ -108,22 +108,6 @@ def flat_cut(stretches: list[Stretch]) -> float:
                default=0.0)
 
 
-def fewest_cuts(small: np.ndarray, regions: list[np.ndarray], sky: bool
-                ) -> tuple[float, float, float]:
-    """``straight_share``, ``smooth_cut`` and (for a sky, else 0) ``flat_cut`` of each of
-    ``regions``' borders, each the least over them: an edit grown past the thing's outline
-    has it on one of the contours inside its border (``agent.brain.extent``'s
-    ``GROWN_STEPS``), where a hedge ends green hills a few pixels above the grown border's
-    straight run across the field."""
-    straight = smooth = flat = float("inf")
-    for region in regions:
-        stretches = straight_stretches(small, region)
-        straight = min(straight, straight_share(stretches))
-        smooth = min(smooth, smooth_cut(stretches, sky))
-        flat = min(flat, flat_cut(stretches) if sky else 0.0)
-    return straight, smooth, flat
-
-
 def straight_cut(small: np.ndarray, region: np.ndarray) -> float:
     """The straight stretches of ``region``'s border (off the frame's edge) along which
     the photo shows no edge, as a share of the border (0 when none)."""
