@@ -561,10 +561,15 @@ def _check_recolor(op: Recolor, m: Measured) -> Verdict:
         if gap > 15.0:
             verdict.achieved *= 0.6
             verdict.fix.append(f"the lightness is {gap:.0f} L* away from {p['color']}'s")
-    # the hue is read in Oklab: a correct light blue is 30-40° of CIE Lab hue from blue
-    distance = hue_distance(oklab_hue(m.after[inside]), oklab_hue(rgb))
+    # the hue is read in Oklab: a correct light blue is 30-40° of CIE Lab hue from blue;
+    # hue and strength are read on the core like the ΔE2000: the grown band holds the
+    # surroundings (leaves round a blue lizard read 32° off, a grey dial round thin blue
+    # clock hands "too little colour")
+    distance = hue_distance(oklab_hue(m.after[core]), oklab_hue(rgb))
     measures["hue_distance_deg"] = round(distance, 1)
-    weak = chroma_after < 0.3 * t_chroma * strength
+    core_chroma = float(chroma(la)[core].mean())
+    measures["core_chroma_after"] = round(core_chroma, 2)
+    weak = core_chroma < 0.3 * t_chroma * strength
     if distance <= 25 and not weak:
         verdict.keep.append(f"the target now reads as {p['color']}")
     elif distance <= 60 and not weak:

@@ -46,6 +46,9 @@ log = logging.getLogger(__name__)
 
 #: Pixels the statistics are computed on; larger patches are reduced (INTER_AREA) first.
 WORK_PIXELS = 600_000
+#: a new lightness gradient along the mask's edge above this (and twice the photo's own
+#: level there) is a seam, read where the photo's own gradient was no higher
+SEAM_LEVEL = 4.0
 
 
 @dataclass
@@ -338,8 +341,11 @@ class MeasuredCritic:
         if edge.sum() < 10:
             return 0.0
         gb, ga = grad(lb[..., 0]), grad(la[..., 0])
-        jump = float(np.percentile((ga - gb)[edge], 95))
         own = float(np.median(gb[band]))
+        # a seam is a step where the photo had none: where the mask's edge follows an edge
+        # of the photo (a recoloured tube against the sky), that edge's contrast may change
+        flat = edge & (gb <= max(SEAM_LEVEL, 2.0 * own))
+        jump = float(np.percentile((ga - gb)[flat if flat.sum() >= 10 else edge], 95))
         rim = inside & ~erode(inside, feather_for(inside) + 2)
         step = float(np.abs(la[..., 0] - lb[..., 0])[rim].mean()) if rim.any() else 0.0
         measures["edge_gradient_jump_p95"] = round(jump, 3)
@@ -347,7 +353,7 @@ class MeasuredCritic:
         measures["edge_step"] = round(step, 3)
         # a hard edge turns a lightness step s into a gradient of about s/2; a feather of
         # f pixels into s/f: only steep, large jumps above the image's own texture count
-        if jump > max(4.0, 2.0 * own) and jump > 0.3 * step:
+        if jump > max(SEAM_LEVEL, 2.0 * own) and jump > 0.3 * step:
             fix.append("a visible seam runs along the edge of the edited area; feather "
                        "the edge more")
             return 2.0
