@@ -96,8 +96,11 @@ def test_an_animal_noun_is_not_the_detected_animal_it_is_not(loc, pid, noun, see
     assert f"no {noun} found" in found.reason and seen in found.reason
 
 
-@pytest.mark.parametrize("pid, noun", [("gc_bison", "bison"), ("jz_gorilla", "gorilla")])
+@pytest.mark.parametrize("pid, noun", [("gc_bison", "bison in front"),
+                                       ("jz_gorilla", "gorilla")])
 def test_the_animal_that_is_there_is_still_taken(loc, pid, noun) -> None:
+    # "the bison" alone is a question since wave 31 (a second bison stands at the edge:
+    # tests/test_lookalikes_wave31.py); the one in front is still taken
     found = settle(loc, _photo(pid), f"the {noun}")
     assert found.status == "resolved", found.reason
     assert "found the salient animal" in found.reason

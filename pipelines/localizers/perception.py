@@ -533,7 +533,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                                     "brush", candidates=cands)
             twins = main_subject.lookalikes(kin[0], dets, main.mask, fscale) if 0 in kin \
                 else []
-            if twins:               # "the bison" beside another bison
+            if twins:               # "the bison" beside another bison (vetted as one)
+                main.evidence["lookalikes"] = float(len(twins))
                 others = [Candidate(self._refine(rgb, tuple(v * fscale for v in d.box), False),
                                     0.3, match.noun, "u2netp") for d in twins[:MAX_REFINED]]
                 return Localization([main] + others, "ambiguous", f"unsure which is the "

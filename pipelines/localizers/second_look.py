@@ -169,8 +169,9 @@ def vet(found: Localization, rgb: np.ndarray, noun: str, label: str) -> Localiza
         label: the detector class the words were matched to ("cat"), or the salient
             stand-in's label.
     """
-    if found.status == "ambiguous" and found.masks \
-            and found.masks[0].evidence.get("subject_guess"):
+    if found.status == "ambiguous" and found.masks and (
+            found.masks[0].evidence.get("subject_guess")
+            or found.masks[0].evidence.get("lookalikes")):   # "the fish": two bison
         return _absent(found, rgb, noun)
     if found.status != "resolved" or not found.masks:
         return found
