@@ -63,7 +63,8 @@ from pipelines.localizers.segment import face_ellipse, largest_parts, refine_box
 from pipelines.localizers.sky import backdrop_behind, ends_unsure
 from pipelines.localizers.support import cut_support
 from pipelines.models import ModelUnavailable, get_manager
-from pipelines.perception import people, store
+from pipelines.perception import people as person_outline
+from pipelines.perception import store
 from pipelines.perception import words as kinds
 from pipelines.perception.detectors import (
     Detection,
@@ -415,7 +416,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             if not outline:
                 x0, y0, x1, y1 = int_box(d.box)
                 mask[max(0, y0):max(0, y1), max(0, x0):max(0, x1)] = True
-            cut = "selfie" if d.label == "person" and people.installed() else "u2netp+grabcut"
+            cut = "selfie" if d.label == "person" and person_outline.installed() \
+                else "u2netp+grabcut"
             cands.append(Candidate(mask, calibrated(d.score), d.label, f"{boxes_from}+{cut}",
                                    {"detector": calibrated(d.score), "outline": outline},
                                    int_box(d.box)))
@@ -580,7 +582,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         person's outline from Selfie first, ``pipelines.perception.people``)."""
         salient = _Models.get().salient
         return refine_box(rgb, box, lambda crop: salient.saliency(crop, SALIENT_CROP_SIDE),
-                          CROP_SIDE, or_box, people.cut if label == "person" else None)
+                          CROP_SIDE, or_box, person_outline.cut if label == "person" else None)
 
 
 def _role_ready(role: str) -> bool:

@@ -40,7 +40,7 @@ from pipelines.localizers.perception import PerceptionLocalizer, _Models
 from pipelines.localizers.refine import upsample_region
 from pipelines.localizers.segment import grabcut_object, refine_box, smooth_resize
 from pipelines.models import get_manager
-from pipelines.perception import people
+from pipelines.perception import people as person_outline
 from pipelines.perception.detectors import shrink
 
 log = logging.getLogger(__name__)
@@ -217,14 +217,14 @@ def _from_detections(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models:
             return _salient_selection(rgb, body)
     salient = models.salient
     mask = refine_box(rgb, box, lambda crop: salient.saliency(crop, 224), 256,
-                      outline=people.cut if label == "person" else None)
+                      outline=person_outline.cut if label == "person" else None)
     if not mask[y, x]:
         # on the box but off the refined object: take it only when the click is close
         reach = max(4, int(NEAR * max(rgb.shape[:2])))
         x0, y0 = max(0, x - reach), max(0, y - reach)
         if not mask[y0:y + reach + 1, x0:x + reach + 1].any():
             return None
-    return mask, label, "detector+selfie" if label == "person" and people.installed() \
+    return mask, label, "detector+selfie" if label == "person" and person_outline.installed() \
         else "detector+u2netp+grabcut"
 
 
