@@ -88,13 +88,12 @@ def lookalikes(kind: Detection, dets: list[Detection], mask: np.ndarray, scale: 
     area = max(1.0, (x1 - x0) * (y1 - y0))
     found = []
     for d in dets:
-        if d.label != kind.label or d.score < LOOKALIKE_SCORE or d is kind:
+        if d.label != kind.label or d.score < LOOKALIKE_SCORE:
             continue
         bx0, by0, bx1, by1 = d.box
         if (bx1 - bx0) * (by1 - by0) < LOOKALIKE_AREA * area:
             continue
-        if covers(d, mask, scale) or in_subject(
-                Detection(tuple(v * scale for v in d.box), d.score, d.label), mask):
-            continue        # the subject itself, or a box mostly made of it
+        if in_subject(Detection(tuple(v * scale for v in d.box), d.score, d.label), mask):
+            continue        # the subject itself (``kind``'s own box), or a box mostly of it
         found.append(d)
     return found

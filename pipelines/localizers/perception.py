@@ -416,9 +416,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             if not outline:
                 x0, y0, x1, y1 = int_box(d.box)
                 mask[max(0, y0):max(0, y1), max(0, x0):max(0, x1)] = True
-            cut = "selfie" if d.label == "person" and person_outline.installed() \
-                else "u2netp+grabcut"
-            cands.append(Candidate(mask, calibrated(d.score), d.label, f"{boxes_from}+{cut}",
+            cands.append(Candidate(mask, calibrated(d.score), d.label,
+                                   f"{boxes_from}+{person_outline.cut_name(d.label)}",
                                    {"detector": calibrated(d.score), "outline": outline},
                                    int_box(d.box)))
         return [c for c in cands if c.mask.any()]
@@ -493,7 +492,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         frame = shrink(rgb, FRAME_SIDE)
         fscale = rgb.shape[1] / frame.shape[1]
         dets = models.objects.detect(frame, CANDIDATE)
-        cands, kin = [], {}       # kin: a candidate's index → the detection of its kind
+        cands, first_kind = [], None    # the detection of the main subject's kind
         for box, part in parts[:MAX_REFINED]:
             part, cut = cut_support(small, part)    # not the branch it sits on
             if cut:
@@ -506,7 +505,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             kind, fill = 0.0, 1.0     # "the squirrel" seen as a cat: an animal, as it says
             if owner is not None and owner.label in kinds.CATEGORY_CLASSES.get(match.category, ()):
                 kind, fill = owner.score, assurance.box_fill(mask, owner.box, fscale)
-                kin[len(cands)], owner = owner, None
+                first_kind = owner if not cands else first_kind
+                owner = None
             if owner is not None:
                 if len(parts) == 1 or not cands:      # seen, but not offered as one
                     return Localization([], "unresolved", f"{text!r}: the main subject is a "
@@ -533,15 +533,15 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                                     f"{len(keep)} separate objects stand out and no detector "
                                     "class fits the word; click one or paint it with the "
                                     "brush", candidates=cands)
-            twins = main_subject.lookalikes(kin[0], dets, main.mask, fscale) if 0 in kin \
-                else []
+            twins = main_subject.lookalikes(first_kind, dets, main.mask, fscale) \
+                if first_kind is not None else []
             if twins:               # "the bison" beside another bison (vetted as one)
                 main.evidence["lookalikes"] = float(len(twins))
                 others = [Candidate(self._refine(rgb, tuple(v * fscale for v in d.box), False),
                                     0.3, match.noun, "u2netp") for d in twins[:MAX_REFINED]]
                 return Localization([main] + others, "ambiguous", f"unsure which is the "
                                     f"{match.noun}: the detector sees {len(twins) + 1} of its "
-                                    f"kind ({kin[0].label}); click the one you mean, or say "
+                                    f"kind ({first_kind.label}); click the one you mean, or say "
                                     "which (left/right, biggest…)", candidates=cands + others)
             if len(keep) > 1:       # one thing named, one subject: its parts together
                 main = Candidate(np.logical_or.reduce([c.mask for c in keep]), main.score,
@@ -582,7 +582,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         person's outline from Selfie first, ``pipelines.perception.people``)."""
         salient = _Models.get().salient
         return refine_box(rgb, box, lambda crop: salient.saliency(crop, SALIENT_CROP_SIDE),
-                          CROP_SIDE, or_box, person_outline.cut if label == "person" else None)
+                          CROP_SIDE, or_box, person_outline.cut_for(label))
 
 
 def _role_ready(role: str) -> bool:

@@ -217,15 +217,14 @@ def _from_detections(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models:
             return _salient_selection(rgb, body)
     salient = models.salient
     mask = refine_box(rgb, box, lambda crop: salient.saliency(crop, 224), 256,
-                      outline=person_outline.cut if label == "person" else None)
+                      outline=person_outline.cut_for(label))
     if not mask[y, x]:
         # on the box but off the refined object: take it only when the click is close
         reach = max(4, int(NEAR * max(rgb.shape[:2])))
         x0, y0 = max(0, x - reach), max(0, y - reach)
         if not mask[y0:y + reach + 1, x0:x + reach + 1].any():
             return None
-    return mask, label, "detector+selfie" if label == "person" and person_outline.installed() \
-        else "detector+u2netp+grabcut"
+    return mask, label, f"detector+{person_outline.cut_name(label)}"
 
 
 def _salient_part(rgb: np.ndarray, frame: np.ndarray, x: int, y: int, models: Any

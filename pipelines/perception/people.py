@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Callable
 
 import cv2
 import numpy as np
@@ -102,6 +103,32 @@ def segmenter() -> PeopleSegmenter | None:
         return _shared[0]
 
 
+def cut_for(label: str) -> Callable[..., np.ndarray | None] | None:
+    """``cut`` for a box the detector calls a person (``refine_box``'s ``outline``), None
+    for every other class."""
+    return cut if label == "person" else None
+
+
+def cut_name(label: str) -> str:
+    """How a box of class ``label`` is cut, as a candidate's source says it."""
+    return "selfie" if label == "person" and installed() else "u2netp+grabcut"
+
+
+def _map_around(seg: PeopleSegmenter, rgb: np.ndarray, box: tuple[int, int, int, int],
+                margin: float) -> tuple[np.ndarray, tuple[int, int, int, int], float, float]:
+    """Selfie's map of ``box`` grown by ``margin`` of its sides (clipped to the photo), on
+    a copy at most ``WORK_SIDE`` long: the map, the crop's box, and the copy's x and y
+    scales from the photo's pixels."""
+    h, w = rgb.shape[:2]
+    x0, y0, x1, y1 = box
+    mx, my = round(margin * (x1 - x0)), round(margin * (y1 - y0))
+    cx0, cy0, cx1, cy1 = max(0, x0 - mx), max(0, y0 - my), min(w, x1 + mx), min(h, y1 + my)
+    crop = rgb[cy0:cy1, cx0:cx1]
+    work = shrink(crop, WORK_SIDE) if max(crop.shape[:2]) > WORK_SIDE else crop
+    return (seg.person_map(work), (cx0, cy0, cx1, cy1), work.shape[1] / (cx1 - cx0),
+            work.shape[0] / (cy1 - cy0))
+
+
 def cut(rgb: np.ndarray, box: tuple[int, int, int, int], or_box: bool = True
         ) -> np.ndarray | None:
     """The person in ``box`` as Selfie outlines them (the module doc).
@@ -127,12 +154,8 @@ def cut(rgb: np.ndarray, box: tuple[int, int, int, int], or_box: bool = True
         log.info("a person runs on past the box %s (%.0f %% of a side): the salient cut",
                  box, 100 * crossed)
         return None
-    mx, my = round(MARGIN * (x1 - x0)), round(MARGIN * (y1 - y0))
-    cx0, cy0, cx1, cy1 = max(0, x0 - mx), max(0, y0 - my), min(w, x1 + mx), min(h, y1 + my)
+    prob, (cx0, cy0, cx1, cy1), sx, sy = _map_around(seg, rgb, box, MARGIN)
     crop = rgb[cy0:cy1, cx0:cx1]
-    work = shrink(crop, WORK_SIDE) if max(crop.shape[:2]) > WORK_SIDE else crop
-    sx, sy = work.shape[1] / (cx1 - cx0), work.shape[0] / (cy1 - cy0)
-    prob = seg.person_map(work)
     inside = np.zeros(prob.shape, bool)
     inside[int((y0 - cy0) * sy):max(1, round((y1 - cy0) * sy)),
            int((x0 - cx0) * sx):max(1, round((x1 - cx0) * sx))] = True
@@ -156,14 +179,10 @@ def _crossed(seg: PeopleSegmenter, rgb: np.ndarray, box: tuple[int, int, int, in
     """The larger share of the top and the bottom of ``box`` (a side on the photo's edge
     is not read) that Selfie's map, on a crop ``CHECK_MARGIN`` larger, reads as a
     person."""
-    h, w = rgb.shape[:2]
+    h = rgb.shape[0]
     x0, y0, x1, y1 = box
-    mx, my = round(CHECK_MARGIN * (x1 - x0)), round(CHECK_MARGIN * (y1 - y0))
-    cx0, cy0, cx1, cy1 = max(0, x0 - mx), max(0, y0 - my), min(w, x1 + mx), min(h, y1 + my)
-    crop = rgb[cy0:cy1, cx0:cx1]
-    work = shrink(crop, WORK_SIDE) if max(crop.shape[:2]) > WORK_SIDE else crop
-    k = work.shape[1] / (cx1 - cx0)
-    person = seg.person_map(work) >= THRESHOLD
+    prob, (cx0, cy0, _, _), k, _ = _map_around(seg, rgb, box, CHECK_MARGIN)
+    person = prob >= THRESHOLD
     bx0, by0 = int((x0 - cx0) * k), int((y0 - cy0) * k)
     bx1 = min(person.shape[1], max(bx0 + 1, round((x1 - cx0) * k)))
     by1 = min(person.shape[0], max(by0 + 1, round((y1 - cy0) * k)))
