@@ -54,8 +54,15 @@ OWN_EDGE = 0.02
 TOUCH = 0.03
 #: a candidate must hold this share of the frame ...
 MIN_AREA = 0.01
+#: ... and at least this share of the animal's area: what an animal rests on is a thing
+#: of its own scale, not a fringe of it (a macaw's feet, left out of its salient mask,
+#: run out of the frame's bottom edge too)
+SIZE = 0.25
 #: ... and a second one this share of the first's area makes the support ambiguous
 RIVAL = 0.5
+#: the animal's pixels deeper than this share of its largest inner distance are surely
+#: the animal; the rim around them may be the support's stub
+RIM = 0.35
 #: the energy under this share of the strongest edges is the bokeh: sure background
 BOKEH = 0.08
 
@@ -107,7 +114,8 @@ def support_zone(small: np.ndarray, subject: np.ndarray) -> tuple[np.ndarray | N
         if stats[i, cv2.CC_STAT_AREA] < MIN_AREA * subject.size:
             continue
         zone = labels == i
-        if (zone & near).any() and (zone & edge).any():
+        if (zone & near).any() and (zone & edge).any() and \
+                zone.sum() >= SIZE * subject.sum():
             zones.append(zone)
     zones.sort(key=lambda z: -int(z.sum()))
     if not zones:
@@ -117,7 +125,11 @@ def support_zone(small: np.ndarray, subject: np.ndarray) -> tuple[np.ndarray | N
     seed = np.full(subject.shape, cv2.GC_PR_BGD, np.uint8)
     seed[zones[0]] = cv2.GC_PR_FGD
     seed[(energy < BOKEH * top) & ~zones[0]] = cv2.GC_BGD
-    seed[subject] = cv2.GC_BGD
+    # the animal's body is sure background; its rim only probable: the salient map may
+    # have taken the stub of the branch it grips (a kingfisher's, mirrored)
+    dist = cv2.distanceTransform(u, cv2.DIST_L2, 5)
+    seed[subject] = cv2.GC_PR_BGD
+    seed[dist > RIM * float(dist.max())] = cv2.GC_BGD
     bgd, fgd = np.zeros((1, 65), np.float64), np.zeros((1, 65), np.float64)
     cv2.setRNGSeed(0)
     try:
@@ -126,8 +138,8 @@ def support_zone(small: np.ndarray, subject: np.ndarray) -> tuple[np.ndarray | N
     except cv2.error:
         return None, "its outline could not be cut"
     cut = (seed == cv2.GC_FGD) | (seed == cv2.GC_PR_FGD)
-    cut = largest_parts(cut & ~subject, keep=0.25)
-    if cut.sum() < MIN_AREA * subject.size:
+    cut = largest_parts(cut, keep=1.0)      # one thing: the beak's rim is no part of it
+    if cut.sum() < max(MIN_AREA * subject.size, SIZE * subject.sum()):
         return None, "its outline could not be cut"
     return cut, ""
 
