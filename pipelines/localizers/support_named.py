@@ -14,11 +14,14 @@ the zone in focus beside the animal that runs on out of the frame:
    strongest edges strong, the median far weaker); a photo sharp throughout (a gibbon
    in a tangle of branches, a kookaburra among twigs) has many things in focus beside
    the animal, and which one is meant is not known: the question stays;
-3. the zones in focus outside the animal (its own edges taken out) that touch it and
-   reach the frame's edge are the support's candidates. Exactly one large one is the
-   support; its edge is set by GrabCut (the zone probable foreground, the animal and
-   the blurred rest background) and decided at native resolution. None, or more than
-   one of comparable size, leaves the answer to the usual path (a question).
+3. the zones in focus outside the animal (its own edges taken out) that touch it,
+   reach the frame's edge and hold at least a quarter of the animal's area (``SIZE``:
+   a support is a thing of the animal's scale, not its feet) are the support's
+   candidates. Exactly one is the support; its edge is set by GrabCut (the zone
+   probable foreground, the blurred rest and the animal's body background, the
+   animal's rim only probably: the salient map may hold the stub of the branch under
+   it) and decided at native resolution, one part. None, or more than one of
+   comparable size, leaves the answer to the usual path (a question).
 
 Anything else returns None and the caller goes on as before.
 """
