@@ -64,3 +64,12 @@ def test_a_macaws_feet_are_no_perch(localizer) -> None:
     image, _, phrase = realset.printed(realset.photo(case.photo), case.truth(), case.phrase,
                                        "flip")
     assert find(np.asarray(image)[..., :3], "perch", _Models.get()) is None
+
+
+@pytest.mark.parametrize("case_id", ["gc_horse__horse", "gc_garden_lizard__lizard"])
+def test_the_ground_and_the_animals_own_limbs_are_no_branch(case_id: str) -> None:
+    # "the branch" asked of a horse on a field in focus (the zone runs along the whole
+    # bottom edge) and of a garden lizard whose legs and tail, left out of its salient
+    # mask, are in focus beside it (its own colours): neither is said found
+    image = np.asarray(realset.photo(realset.case(case_id).photo))[..., :3]
+    assert find(image, "branch", _Models.get()) is None
