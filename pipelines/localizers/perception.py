@@ -40,6 +40,7 @@ from pipelines.localizers import (
     scene,
     second_look,
     stand_in,
+    support_named,
 )
 from pipelines.localizers import parts as colour_parts
 from pipelines.localizers import text as text_regions
@@ -240,7 +241,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         if found is not None and found.status != "unresolved":  # GroundingDINO, no SAM
             return found
         if match.label == SALIENT:      # "the Eristoff poster": read, then its ground
-            return text_regions.read_sign(rgb, parsed, _Models.get()) or \
+            return support_named.find(rgb, nouns[-1], _Models.get()) or \
+                text_regions.read_sign(rgb, parsed, _Models.get()) or \
                 self._salient(rgb, match, parsed)
         elif match.label == FACE:
             return self._faces(rgb, parsed, match)
