@@ -1,6 +1,7 @@
 """The open sky beside a building, under the horizon the sky's columns give it
-(``sky.find_sky`` calls ``beside`` at the cut under its horizon), and a sky that stops at
-a wire rather than at a skyline (``wired``).
+(``sky.find_sky`` calls ``beside`` at the cut under its horizon), a sky that stops at a
+wire rather than at a skyline (``wired``), and a sky seen looking up, which may run down
+to the frame's bottom edge (``open_above``).
 
 ``find_sky`` reads the sky's horizon as the median of its columns' lowest rows and cuts
 the sky a little under it. Beside a cathedral, an arena or a memorial that rises into the
@@ -14,15 +15,23 @@ when
   pale backdrop or a bokeh that runs on down behind a bird;
 * it runs out of the frame at its left or right border, as the sky does behind
   something standing in the middle of the view, and not along its bottom edge (a lake
-  or a road under a skyline does, and so does the water seen between hills: it is
-  bounded by their slopes at the sides);
+  or a road under a skyline does; water seen between hills is bounded by their slopes
+  at the sides);
 
-and then it joins the sky, which is answered. The question stays where the sky stops at
-a wire (``wired``): under most of the sky's lower edge, past a line a few work px thick,
-the photo goes on smooth and in the sky's colour (``sky.JOIN_DE``). That is the sky seen
+and then it joins the sky, which is answered, unless what is left out under the cut is
+still ``sky.GOES_ON`` of the sky kept (a lighthouse seen from below: the sky beside it
+runs to the bottom edge). The question stays too where the sky stops at a wire
+(``wired``): under most of the sky's lower edge, past a line a few work px thick, the
+photo goes on smooth and in the sky's colour (``sky.JOIN_DE``). That is the sky seen
 between a bridge's cables, lit by its lamps to a violet no sky colour rule takes (tune:
-the Cincinnati bridge, 0.67 of its edge), not a skyline: a roof, trees or a facade under
+the Cincinnati bridge, 0.65 of its edge), not a skyline: a roof, trees or a facade under
 the sky are another colour or textured (tune: every sky found right, 0.44 at most).
+
+A sky-like region that runs along the frame's bottom edge is no sky (``sky.BOTTOM_RUN``:
+a studio backdrop, a floor) unless it is blue (``sky.FLAT_BLUE``) and spans nearly the
+whole top border (``OPEN_TOP``): the sky over a pyramid, whose corners meet the pale sand
+at the frame's sides, or round a tower seen from its foot. A backdrop is hardly blue; a
+lake or the sea under a horizon does not reach the top border.
 """
 
 from __future__ import annotations
@@ -38,6 +47,15 @@ WIRES = 0.5
 ABOVE_ROWS, WIRE_ROWS, PAST_ROWS = 6, 3, 8
 #: the share of the rows past the wire that must be smooth
 PAST_SMOOTH = 0.75
+#: the share of the top border a sky seen looking up spans: "nearly all of it"
+OPEN_TOP = 0.9
+
+
+def open_above(region: np.ndarray, blue: np.ndarray, least_blue: float) -> bool:
+    """Whether ``region`` (bool, the work copy) spans ``OPEN_TOP`` of the top border and
+    ``least_blue`` of it is ``blue`` (bool, a blue sky's hue): a sky even where it runs
+    down to the bottom edge (module doc)."""
+    return float(region[0].mean()) >= OPEN_TOP and float(blue[region].mean()) >= least_blue
 
 
 def beside(sky: np.ndarray, cut: int) -> np.ndarray:
