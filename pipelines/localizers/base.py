@@ -54,7 +54,10 @@ class Evidence(TypedDict, total=False):
     frame the paler sky-coloured pockets apart from a sky and the blue fringe taken out of
     it as textured fill (``sky_pockets.pockets_unsure``); ``canopy``: how much of the frame
     the sky-like pixels of any sky colour taken out of it as textured fill, ``bank``: the
-    cloud banks left apart from it (the same);
+    cloud banks left apart from it (the same); ``beside``: what is left out under the sky's
+    cut once the open sky beside a building is taken, as a share of the sky kept (1 when
+    not tried), ``wires``: the share of the sky's lower edge that goes on past a wire
+    (``sky_beside``);
     ``larger``: the score of a
     larger box of the named class around the one taken (``fusion.larger_reading``);
     ``kin``, ``kin_other``: how much of ImageNet's classifier's reading of an animal's crop
@@ -77,6 +80,8 @@ class Evidence(TypedDict, total=False):
     fringe: float
     canopy: float
     bank: float
+    beside: float
+    wires: float
     larger: float
     kin: float
     kin_other: float

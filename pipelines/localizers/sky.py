@@ -1,14 +1,13 @@
 """The sky, wherever it is in the frame, or an honest "no sky".
 
-The old rule looked for a blue band along the top edge: a sky under a canopy of leaves
-was missed, a dusk sky was not blue enough, and the lake below the horizon passed for
-sky. Here a pixel is *sky-like* when it is smooth (little local gradient) and has a sky's
-colour — blue or cyan at any brightness (a dusk is dark navy), or nearly colourless and
-bright (haze, overcast, clouds). Sky-like regions are then judged as regions:
+A pixel is *sky-like* when it is smooth (little local gradient) and has a sky's colour —
+blue or cyan at any brightness (a dusk is dark navy), or nearly colourless and bright
+(haze, overcast, clouds). Sky-like regions are then judged as regions:
 
 * the **main sky** is the largest sky-like region that reaches the frame's top, left or
   right border in its upper part, sits in the upper part of the frame and does not run
-  along the bottom edge (a plain backdrop or a floor does);
+  along the bottom edge (a plain backdrop or a floor does), unless it is blue across the
+  whole top border (``sky_beside.open_above``: a photo looking up at a tower);
 * more sky-like regions join it when they lie above its horizon (patches between
   branches, sky on the other side of a tower); a region that starts below the horizon —
   water, a road, a reflection under a shore line — is not sky;
@@ -22,7 +21,8 @@ bright (haze, overcast, clouds). Sky-like regions are then judged as regions:
   of sun on the water under a sky hardly blown out; and a thing of the sky's hue far more
   saturated than it, in a colour the rest of the sky lacks (``sky_land.objects_out``).
 * a region of the sky's colour that starts above its horizon and lies mostly below it
-  makes where the sky ends a question (``ends_unsure``, ``STRADDLE``).
+  makes where the sky ends a question (``ends_unsure``, ``STRADDLE``); so does one going
+  on far under the horizon, but for the blue sky beside a building (``sky_beside``).
 
 The region is found on a copy of about ``WORK_SIDE`` px and brought to full resolution
 with ``refine.upsample_edge`` (a guided filter on the edge band). The answer's reason
@@ -36,6 +36,7 @@ import numpy as np
 
 from pipelines.localizers.base import Candidate, Localization
 from pipelines.localizers.refine import upsample_region
+from pipelines.localizers.sky_beside import WIRES, beside, open_above, wired
 from pipelines.localizers.sky_land import edge_contrast, land_below, objects_out, open_below
 from pipelines.localizers.sky_pockets import framed_pockets, pockets_unsure
 from pipelines.perception.detectors import shrink
@@ -177,15 +178,9 @@ def _same_colour(lab: np.ndarray, region: np.ndarray, sky: np.ndarray) -> bool:
 
 
 def find_sky(rgb: np.ndarray) -> Localization:
-    """The sky of ``rgb`` at full resolution, or ``unresolved`` with why there is none.
-
-    Args:
-        rgb: uint8 (H, W, 3).
-
-    Returns:
-        ``resolved`` with one candidate (score = how sure), ``ambiguous`` for a pale
-        region that may be a backdrop, or ``unresolved`` ("no sky").
-    """
+    """The sky of ``rgb`` (uint8 (H, W, 3)) at full resolution: ``resolved`` with one
+    candidate (score = how sure), ``ambiguous`` for a pale region that may be a backdrop,
+    or ``unresolved`` ("no sky") with why there is none."""
     small = shrink(rgb[..., :3], WORK_SIDE)
     h, w = small.shape[:2]
     smooth, colour = sky_likelihood(small)
@@ -202,7 +197,8 @@ def find_sky(rgb: np.ndarray) -> Localization:
         touches = upper[0].any() or upper[:, 0].any() or upper[:, -1].any()
         bottom_run = region[-1].mean()
         centre_y = float(np.nonzero(region)[0].mean()) / h
-        if not touches or bottom_run >= BOTTOM_RUN or centre_y > 0.6:
+        if not touches or ((bottom_run >= BOTTOM_RUN or centre_y > 0.6) and
+                           not open_above(region, _bluish(hsv), FLAT_BLUE)):
             continue
         score = area / (h * w) * (1.2 - centre_y)
         if score > best_score:
@@ -232,8 +228,11 @@ def find_sky(rgb: np.ndarray) -> Localization:
         sky |= _clouds_in_bays(sky, labels, stats, pale, horizon)
     cut = int(min(h, horizon + BELOW_HORIZON * h))
     goes_on = float(np.count_nonzero(sky[cut:])) / max(1, np.count_nonzero(sky[:cut]))
-    # the ground under it, but for the sky going straight on beside a low skyline
-    sky[cut:] = open_below(sky, lab, horizon, cut)[cut:]
+    # the ground under it, but for the sky going on beside a low skyline or a building
+    aside = goes_on >= GOES_ON and blue[sky].mean() >= FLAT_BLUE
+    taken = open_below(sky, lab, horizon, cut) | (beside(sky, cut) if aside else False)
+    left = float(np.count_nonzero(sky[cut:] & ~taken[cut:])) / max(1, np.count_nonzero(sky[:cut]))
+    sky[cut:] = taken[cut:]
     sky = _fill_clouds(sky, pale)
     sky = reach_edge(sky, small)
     fine = fine_texture(rgb, sky.shape)
@@ -266,6 +265,8 @@ def find_sky(rgb: np.ndarray) -> Localization:
                 "size": round(share, 3), "continues": round(min(1.0, goes_on), 3),
                 "rough_edge": round(rough, 3), "straddles": round(straddles / (h * w), 3),
                 "blue": round(bluish, 3), "edge_contrast": round(edge_contrast(sky, lab), 2),
+                "beside": round(min(1.0, left), 3) if aside else 1.0,
+                "wires": round(wired(sky, lab, smooth, JOIN_DE), 3),
                 **pockets}
     cand = Candidate(mask, round(min(0.95, sure), 3), "sky", "sky-colour+smooth+horizon",
                      evidence)
@@ -284,10 +285,10 @@ def ends_unsure(found: Localization) -> Localization:
     its open top (``ROUGH_EDGE``: haze over a distant city was taken in), when it is hardly
     blue and its lower edge is no edge of the photo (``FLAT_EDGE``), when a region of
     the sky's colour starts above its horizon and lies mostly below it (``STRADDLE`` of the
-    sky or more: the horizon is not level there), or its sky-like region
-    goes on well below the horizon where it was cut (``GOES_ON``): sky between cables or
-    wires and water or a road under a skyline look alike there, and which it is the user
-    says."""
+    sky or more: the horizon is not level there), or its sky-like region goes on well
+    below the horizon where it was cut (``GOES_ON``) and is not the blue sky beside a
+    building (``sky_beside``: taken, and stopping at no wire): sky between cables and water
+    or a road under a skyline look alike there, and which it is the user says."""
     if found.status != "resolved" or not found.masks:
         return found
     ev = found.masks[0].evidence
@@ -311,7 +312,7 @@ def ends_unsure(found: Localization) -> Localization:
                             "backdrop or a blur? Click the sky or paint it with the brush",
                             candidates=found.candidates)
     goes_on = ev.get("continues", 0.0)
-    if goes_on < GOES_ON:
+    if goes_on < GOES_ON or (ev.get("beside", 1.0) < GOES_ON and ev.get("wires", 1.0) < WIRES):
         return pockets_unsure(found)
     return Localization(found.masks, "ambiguous", f"{found.reason}; but the smooth "
                         f"sky-coloured region goes on below that horizon ({goes_on:.0%} more "
@@ -393,8 +394,7 @@ def _grey_above(sky: np.ndarray, smooth: np.ndarray, hsv: np.ndarray,
         if y != 0 or area < 0.002 * h * w:
             continue
         region = labels == i
-        if _horizon(region) <= horizon + 0.02 * h and \
-                np.count_nonzero(region & touch) >= bh:
+        if _horizon(region) <= horizon + 0.02 * h and np.count_nonzero(region & touch) >= bh:
             out |= region
     return out
 
