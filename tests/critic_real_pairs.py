@@ -298,13 +298,14 @@ def fill_seen(case: Case, after: np.ndarray) -> str:
 
 
 def pairs(split: str | None = None, classes: tuple[str, ...] | None = None,
-          kinds: tuple[str, ...] = ("good", *BAD_KINDS), bad_words: int = BAD_WORDS
-          ) -> Iterator[Pair]:
+          kinds: tuple[str, ...] = ("good", *BAD_KINDS), bad_words: int = BAD_WORDS,
+          ids: set[str] | None = None) -> Iterator[Pair]:
     """Every good and bad pair of ``split`` (built on demand); the wrong masks are edited
-    with a case's first ``bad_words`` instructions (3: brighter, darker and the colour)."""
+    with a case's first ``bad_words`` instructions (3: brighter, darker and the colour);
+    ``ids`` keeps only those cases."""
     inside = "good" in kinds or "wrong fill" in kinds
     for case in cases(split):
-        if classes and case.cls not in classes:
+        if (classes and case.cls not in classes) or (ids and case.id not in ids):
             continue
         image = photo(case.photo)
         for n, words in enumerate(instructions(case, image)):
