@@ -6,8 +6,8 @@ blue or cyan at any brightness (a dusk is dark navy), or nearly colourless and b
 
 * the **main sky** is the largest sky-like region that reaches the frame's top, left or
   right border in its upper part, sits in the upper part of the frame and does not run
-  along the bottom edge (a plain backdrop or a floor does), unless it is blue across the
-  whole top border (``sky_beside.open_above``: a photo looking up at a tower);
+  along the bottom edge (a plain backdrop or a floor does; so does a sea of the sky's
+  blue joined to it);
 * more sky-like regions join it when they lie above its horizon (patches between
   branches, sky on the other side of a tower); a region that starts below the horizon —
   water, a road, a reflection under a shore line — is not sky;
@@ -36,7 +36,7 @@ import numpy as np
 
 from pipelines.localizers.base import Candidate, Localization
 from pipelines.localizers.refine import upsample_region
-from pipelines.localizers.sky_beside import WIRES, beside, open_above, wired
+from pipelines.localizers.sky_beside import WIRES, beside, wired
 from pipelines.localizers.sky_land import edge_contrast, land_below, objects_out, open_below
 from pipelines.localizers.sky_pockets import framed_pockets, pockets_unsure
 from pipelines.perception.detectors import shrink
@@ -197,8 +197,7 @@ def find_sky(rgb: np.ndarray) -> Localization:
         touches = upper[0].any() or upper[:, 0].any() or upper[:, -1].any()
         bottom_run = region[-1].mean()
         centre_y = float(np.nonzero(region)[0].mean()) / h
-        if not touches or ((bottom_run >= BOTTOM_RUN or centre_y > 0.6) and
-                           not open_above(region, _bluish(hsv), FLAT_BLUE)):
+        if not touches or bottom_run >= BOTTOM_RUN or centre_y > 0.6:
             continue
         score = area / (h * w) * (1.2 - centre_y)
         if score > best_score:

@@ -1,7 +1,6 @@
 """The open sky beside a building, under the horizon the sky's columns give it
 (``sky.find_sky`` calls ``beside`` at the cut under its horizon), a sky that stops at a
-wire rather than at a skyline (``wired``), and a sky seen looking up, which may run down
-to the frame's bottom edge (``open_above``).
+wire rather than at a skyline (``wired``).
 
 ``find_sky`` reads the sky's horizon as the median of its columns' lowest rows and cuts
 the sky a little under it. Beside a cathedral, an arena or a memorial that rises into the
@@ -27,11 +26,11 @@ between a bridge's cables, lit by its lamps to a violet no sky colour rule takes
 the Cincinnati bridge, 0.65 of its edge), not a skyline: a roof, trees or a facade under
 the sky are another colour or textured (tune: every sky found right, 0.44 at most).
 
-A sky-like region that runs along the frame's bottom edge is no sky (``sky.BOTTOM_RUN``:
-a studio backdrop, a floor) unless it is blue (``sky.FLAT_BLUE``) and spans nearly the
-whole top border (``OPEN_TOP``): the sky over a pyramid, whose corners meet the pale sand
-at the frame's sides, or round a tower seen from its foot. A backdrop is hardly blue; a
-lake or the sea under a horizon does not reach the top border.
+A sky-like region that runs along the frame's bottom edge stays no sky (``sky.BOTTOM_RUN``),
+blue or not: a rule taking one that is blue across the whole top border (the sky over
+the Great Pyramid meeting the sand at the frame's corners) was tried in wave 32 and
+reverted: the sea of a sky's own blue joins it into one region that reaches both
+borders (issue 32's class "a sea of similar blue"), and it was found with the sea.
 """
 
 from __future__ import annotations
@@ -47,15 +46,6 @@ WIRES = 0.5
 ABOVE_ROWS, WIRE_ROWS, PAST_ROWS = 6, 3, 8
 #: the share of the rows past the wire that must be smooth
 PAST_SMOOTH = 0.75
-#: the share of the top border a sky seen looking up spans: "nearly all of it"
-OPEN_TOP = 0.9
-
-
-def open_above(region: np.ndarray, blue: np.ndarray, least_blue: float) -> bool:
-    """Whether ``region`` (bool, the work copy) spans ``OPEN_TOP`` of the top border and
-    ``least_blue`` of it is ``blue`` (bool, a blue sky's hue): a sky even where it runs
-    down to the bottom edge (module doc)."""
-    return float(region[0].mean()) >= OPEN_TOP and float(blue[region].mean()) >= least_blue
 
 
 def beside(sky: np.ndarray, cut: int) -> np.ndarray:
