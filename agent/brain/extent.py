@@ -426,8 +426,8 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
                        "(a part of it cut off)")
     elif smooth >= SMOOTH_LENGTH or flat:   # a flat cut: straight across open sky
         out.fix.append(f"the edited area stops on a straight line in the middle of a smooth "
-                       f"region (as long as {max(smooth, flat):.1f} times the area's radius): "
-                       f"'{phrase}' goes on past it")
+                       f"region or of one colour ({max(smooth, flat):.1f} times the area's "
+                       f"radius long): '{phrase}' goes on past it")
     elif not ok:
         out.fix.append(f"the edited area does not end where '{phrase}' ends: "
                        f"{share:.0%} of its border runs through one region (grown onto "

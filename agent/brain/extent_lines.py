@@ -42,7 +42,11 @@ OTHER_TEXTURE = 0.2
 THIN = 5
 #: a straight stretch with no edge through smooth stuff (the photo's change across it at
 #: most ``SMOOTH_PEAK`` ΔE) at least this many times the area's radius long is a cut: a
-#: thing does not end on a straight line in the middle of a flat region
+#: thing does not end on a straight line in the middle of a flat region. Nor in the
+#: middle of a textured one whose two sides are one colour (``FLAT_SIDES``): the halves
+#: of a cheetah through its spots, a castle's wall, a field's furrows, a lawn read 2-3 ΔE
+#: across cuts 0.7-1.4 radii long and passed; no correct tune edit has such a stretch
+#: as long as ``FLAT_PX`` and 0.6 radii (the nearest, a wine glass's 12-px rim, 0.59)
 SMOOTH_LENGTH, SMOOTH_PEAK = 0.6, 6.0
 #: a stretch within this share of the frame's short side of its edge lies on the edge
 FRAME_EDGE = 0.02
@@ -61,11 +65,13 @@ def straight_share(stretches: list[Stretch]) -> float:
 
 
 def smooth_cut(stretches: list[Stretch], sky: bool) -> float:
-    """The longest straight stretch through smooth stuff (no edge, and the photo nearly
-    flat across it), in the edited area's equivalent radius (0 when none). A sky's lower
-    border may fade into haze along the horizon: only its steep stretches count."""
-    return max((s.radii for s in stretches if s.no_edge and s.peak <= SMOOTH_PEAK and
-                not (sky and not s.steep)), default=0.0)
+    """The longest straight stretch through one region (no edge, and the photo nearly
+    flat across it, or one colour on both sides: ``FLAT_SIDES``, at least ``FLAT_PX``
+    long), in the edited area's equivalent radius (0 when none). A sky's lower border may
+    fade into haze along the horizon: only its steep stretches count."""
+    return max((s.radii for s in stretches if s.no_edge and (s.peak <= SMOOTH_PEAK or (
+        s.sides <= FLAT_SIDES and s.length >= FLAT_PX)) and not (sky and not s.steep)),
+        default=0.0)
 
 
 @dataclass
