@@ -264,9 +264,9 @@ def find_sky(rgb: np.ndarray) -> Localization:
                 "size": round(share, 3), "continues": round(min(1.0, goes_on), 3),
                 "rough_edge": round(rough, 3), "straddles": round(straddles / (h * w), 3),
                 "blue": round(bluish, 3), "edge_contrast": round(edge_contrast(sky, lab), 2),
-                "beside": round(min(1.0, left), 3) if aside else 1.0,
-                "wires": round(wired(sky, lab, smooth, JOIN_DE), 3),
-                **pockets}
+                "beside": round(min(1.0, left), 3) if aside else 1.0, **pockets}
+    if aside:      # read only where ``ends_unsure`` weighs it: the sky beside a building
+        evidence["wires"] = round(wired(sky, lab, smooth, JOIN_DE), 3)
     cand = Candidate(mask, round(min(0.95, sure), 3), "sky", "sky-colour+smooth+horizon",
                      evidence)
     reason = (f"found the sky ({share:.0%} of the frame, {where}; {bluish:.0%} of it blue, "

@@ -31,6 +31,7 @@ Anything else returns None and the caller goes on as before.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import cv2
@@ -42,6 +43,8 @@ from pipelines.localizers.refine import upsample_region
 from pipelines.localizers.segment import largest_parts
 from pipelines.perception import words as kinds
 from pipelines.perception.detectors import shrink
+
+log = logging.getLogger(__name__)
 
 #: words that name what an animal sits, stands or clings on ("limb" and "stick" are left
 #: out: an animal's own leg, a stick a dog carries)
@@ -174,22 +177,18 @@ def _colour_distance(small: np.ndarray, a: np.ndarray, b: np.ndarray) -> float:
     return float(cv2.compareHist(hists[0], hists[1], cv2.HISTCMP_BHATTACHARYYA))
 
 
-def find(rgb: np.ndarray, noun: str, models: Any, prob: np.ndarray | None = None
-         ) -> Localization | None:
+def find(rgb: np.ndarray, noun: str, models: Any) -> Localization | None:
     """The support ``noun`` names (module doc), resolved; None to go on as before.
 
     Args:
         rgb: uint8 (H, W, 3), the photo at full resolution.
         noun: the head noun ("branch").
         models: the localiser's loaded nets (``objects`` and ``salient``).
-        prob: the salient map of ``shrink(rgb, focus.WORK_SIDE)`` when already computed.
     """
     if noun not in SUPPORTS:
         return None
     small = shrink(rgb, focus.WORK_SIDE)
-    if prob is None:
-        prob = models.salient.saliency(small)
-    subject = largest_parts(prob >= 0.5, keep=0.25)
+    subject = largest_parts(models.salient.saliency(small) >= 0.5, keep=0.25)
     if not subject.any():
         return None
     frame = shrink(rgb, FRAME_SIDE)         # the detector's own view, as the localiser's
@@ -198,6 +197,7 @@ def find(rgb: np.ndarray, noun: str, models: Any, prob: np.ndarray | None = None
         return None
     zone, why = support_zone(small, subject)
     if zone is None:
+        log.info("'%s' is not the animal's support in focus: %s", noun, why)
         return None
     mask = upsample_region(rgb, zone)
     if not mask.any():
