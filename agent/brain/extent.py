@@ -137,7 +137,19 @@ def _names_a_thing(action: Any) -> bool:
     phrase = _phrase(action)
     # a brushed area or a drawn box is the user's own extent: nothing to find again
     return bool(phrase) and getattr(region, "value", region) not in ("image", "mask", "box") \
-        and not WHOLE.search(parse_phrase(phrase).text)
+        and (not WHOLE.search(parse_phrase(phrase).text) or _all_but(phrase))
+
+
+def _all_but(phrase: str) -> bool:
+    """"everything except the sky", "the whole photo but the dog": the whole frame less a
+    named thing, which is the edit's subject, left as it was (judged as a background)."""
+    said = parse_phrase(phrase)
+    return said.exclude is not None and bool(WHOLE.search(said.text))
+
+
+def _background_words(phrase: str) -> bool:
+    """Whether ``phrase`` names everything but a subject (``BACKGROUND`` or ``_all_but``)."""
+    return bool(BACKGROUND.search(phrase.lower())) or _all_but(phrase)
 
 
 def _has(action: Any, flag: str) -> bool:
@@ -196,7 +208,7 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     masked = float(used.mean()) if used is not None and not _has(action, "object_edge") \
         else 0.0
     limit = WHOLE_SKY if sky else WHOLE_FRAME
-    if max(share, masked) >= limit and not BACKGROUND.search(phrase.lower()):
+    if max(share, masked) >= limit and not _background_words(phrase):
         out.checks["plausible_size"] = False
         out.fix.append(f"{max(share, masked):.0%} of the photo was edited: far more than "
                        f"'{phrase}'")
@@ -225,7 +237,7 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     if named_label(parse_phrase(phrase), phrase, head=False) == "text":
         out.undecided["extent"] = "text is edited in its box, which has no edge of its own"
         return out
-    if BACKGROUND.search(phrase.lower()):
+    if _background_words(phrase):
         # an object operation grew the mask over the subject's soft edge (``growth_limit``
         # at full size): the subject's outline lies that far out from what was left
         grow = 0 if not _has(action, "object_edge") or used is None else round(
