@@ -100,8 +100,10 @@ STRAIGHT_CUT = 0.12
 GROWN_PAST, INNER_CUT, INNER_RATIO = 0.2, 0.1, 0.4
 INNER_DEPTHS = (0.3, 0.4, 0.5)
 #: a change covering this share of the frame is no instance of a named thing (a sky may
-#: fill more of it)
+#: fill more of it, and so may open water seen from above it: the narwhals' sea fills 90-94 %)
 WHOLE_FRAME, WHOLE_SKY = 0.85, 0.95
+#: the words for open water, which may fill the frame as a sky does
+OPEN_WATER = ("sea", "ocean", "water")
 #: smoothness of a sky: share of its pixels that may be textured (facade, foliage), read
 #: this many px inside its outline (the texture is read over 7 px: the outline's own edge
 #: made a grainy sky seen through leaves 38 % textured, 29 % inside it)
@@ -207,7 +209,9 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     # a wide floor reached 90 % of the frame while the recolour changed 65 %
     masked = float(used.mean()) if used is not None and not _has(action, "object_edge") \
         else 0.0
-    limit = WHOLE_SKY if sky else WHOLE_FRAME
+    head = parse_phrase(phrase).text.split()[-1:]   # the noun: "the water", not "water drop"
+    wide = sky or bool(head) and head[0] in OPEN_WATER
+    limit = WHOLE_SKY if wide else WHOLE_FRAME
     if max(share, masked) >= limit and not _background_words(phrase):
         out.checks["plausible_size"] = False
         out.fix.append(f"{max(share, masked):.0%} of the photo was edited: far more than "
