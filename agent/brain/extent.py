@@ -39,6 +39,7 @@ import numpy as np
 
 from agent.brain.extent_lines import (
     SMOOTH_LENGTH,
+    Stretch,
     flat_cut,
     smooth_cut,
     straight_share,
@@ -113,6 +114,9 @@ SKY_WORDS = ("sky", "skies", "clouds")
 KEPT_SUBJECT = 0.01
 #: words that may name most of the frame
 BACKGROUND = re.compile(r"\b(background|backdrop|surroundings|everything else|rest of)\b")
+#: words that name the part of a region on one side of a line ("the left half of the
+#: sky"): its border runs straight along that line by design
+HALF = re.compile(r"\bhal(?:f|ves)\b")
 #: checks whose failure means the edit's extent is wrong (the words were not followed)
 EXTENT_CHECKS = ("extent", "plausible_size", "one_region")
 
@@ -393,13 +397,13 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
         out.undecided["extent"] = "the edited area has no border inside the frame"
         return
     out.measures["extent_cut_share"] = round(share, 3)
-    stretches = straight_stretches(small, region)
+    stretches = _off_division(straight_stretches(small, region), phrase)
     straight, smooth = straight_share(stretches), smooth_cut(stretches, sky)
     flat = flat_cut(stretches) if sky else 0.0
     if deep and grown:
         # the border or the contour a grown reach inside, whichever reads fewer cuts, each on
         # its own (the inner contour taken whole gave a tv the cuts of one inside its screen)
-        inside = straight_stretches(small, inner)
+        inside = _off_division(straight_stretches(small, inner), phrase)
         straight = min(straight, straight_share(inside))
         smooth = min(smooth, smooth_cut(inside, sky))
         flat = min(flat, flat_cut(inside))
@@ -430,6 +434,17 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
     else:
         out.keep.append(f"the edit ends where '{phrase}' ends (the photo changes along "
                         f"{1 - share:.0%} of its border)")
+
+
+def _off_division(stretches: list[Stretch], phrase: str) -> list[Stretch]:
+    """``stretches`` less those along the line the words cut the region by: "the left
+    half of the sky" ends on a vertical line through open sky, "the lower half" on a
+    level one, as asked (a corner's quarter, both ways, is left as it is)."""
+    said = parse_phrase(phrase)
+    if not HALF.search(phrase.lower()) or (said.horizontal is None) == (said.vertical is None):
+        return stretches
+    steep = said.horizontal is not None     # a left or right half: a vertical line
+    return [s for s in stretches if s.steep != steep]
 
 
 def _insides(region: np.ndarray, shares: tuple[float, ...]) -> list[np.ndarray]:
