@@ -57,3 +57,16 @@ def test_a_half_of_the_named_half_cut_the_other_way_fails(cases, case_id, words,
                      right=False)
     assert verdict["passed"] is False, verdict["reasons"]
     assert any(says in r for r in verdict["reasons"]), verdict["reasons"]
+
+
+def test_only_a_half_the_words_cut_the_region_into_leaves_its_line_out():
+    from agent.brain.extent import _off_division  # noqa: PLC0415 — the rule itself
+    from agent.brain.extent_lines import Stretch  # noqa: PLC0415 — what it filters
+
+    upright, level = Stretch(0.2, 1.0, 1.0, 1.0, True), Stretch(0.2, 1.0, 1.0, 1.0, False)
+    lines = [upright, level]
+    assert _off_division(lines, "left half of the sky") == [level]
+    assert _off_division(lines, "the bottom half of the sky") == [upright]
+    # a thing found in a half of the photo is a thing: its cuts are all read
+    assert _off_division(lines, "the dog in the left half of the photo") == lines
+    assert _off_division(lines, "the man on the left") == lines

@@ -115,8 +115,9 @@ KEPT_SUBJECT = 0.01
 #: words that may name most of the frame
 BACKGROUND = re.compile(r"\b(background|backdrop|surroundings|everything else|rest of)\b")
 #: words that name the part of a region on one side of a line ("the left half of the
-#: sky"): its border runs straight along that line by design
-HALF = re.compile(r"\bhal(?:f|ves)\b")
+#: sky"): its border runs straight along that line by design ("the dog in the left half"
+#: names a dog: its edit does not end on that line)
+HALF = re.compile(r"^(?:the\s+)?(?:left|right|top|bottom|upper|lower)\s+hal(?:f|ves)\s+of\b")
 #: checks whose failure means the edit's extent is wrong (the words were not followed)
 EXTENT_CHECKS = ("extent", "plausible_size", "one_region")
 
