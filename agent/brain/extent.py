@@ -22,7 +22,7 @@ edge of what changed, never through the mask the edit was made with:
 - **one kind of region** — for a sky, what changed must be smooth and lie above a
   horizon: a textured facade or the water below a shore line is another region.
 - **relative words keep their size** — "a deeper blue", "bluer", "a bit brighter" must
-  not drive the changed region's saturation to its limit.
+  not drive the changed region's saturation to its limit (``agent.brain.extent_relative``).
 
 The answer uses ``Independent`` (check name → True/False, with plain-words keep/fix and
 the measures behind them); "cannot decide" is reported as such and never counted as passed.
@@ -39,21 +39,21 @@ import numpy as np
 
 from agent.brain.extent_lines import (
     SMOOTH_LENGTH,
+    Stretch,
     flat_cut,
     smooth_cut,
     straight_share,
     straight_stretches,
 )
+from agent.brain.extent_relative import relative_applies, relative_size
 from agent.brain.independent import Independent, named_label, work_copy
 from agent.brain.work_copies import area_resize_in_box
-from pipelines.arrays import channel_max, channel_min
-from pipelines.color import delta_e76, rgb_to_lab
+from pipelines.arrays import channel_max
 from pipelines.editors.objects import growth_limit
 from pipelines.layers import mask_bbox
 from pipelines.localizers.phrases import WHOLE, parse_phrase
 from pipelines.operations import registry
 from pipelines.operations.errors import OperationError
-from pipelines.operations.measures import chroma
 
 log = logging.getLogger(__name__)
 
@@ -101,41 +101,23 @@ STRAIGHT_CUT = 0.12
 GROWN_PAST, INNER_CUT, INNER_RATIO = 0.2, 0.1, 0.4
 INNER_DEPTHS = (0.3, 0.4, 0.5)
 #: a change covering this share of the frame is no instance of a named thing (a sky may
-#: fill more of it)
+#: fill more of it, and so may open water seen from above it: the narwhals' sea fills 90-94 %)
 WHOLE_FRAME, WHOLE_SKY = 0.85, 0.95
+#: the words for open water, which may fill the frame as a sky does
+OPEN_WATER = ("sea", "ocean", "water")
 #: smoothness of a sky: share of its pixels that may be textured (facade, foliage), read
 #: this many px inside its outline (the texture is read over 7 px: the outline's own edge
 #: made a grainy sky seen through leaves 38 % textured, 29 % inside it)
 SKY_TEXTURED, SKY_OUTLINE = 0.35, 4
-#: relative words: share of the changed region newly driven to the saturation limit
-SATURATED_NEW = 0.1
-#: relative words: the region's mean chroma (CIE Lab C*) may rise by ``CHROMA_SHARE`` of
-#: itself and ``CHROMA_JUMP`` more: "a deeper blue" as an adjustment rose 0-6 on the tune
-#: skies, "much more vivid" 17-21 on blue skies of C* 44; blue painted at full strength
-#: 44-88 (a grey sky turned saturated blue; a blue sky of C* 44 doubled it)
-CHROMA_JUMP, CHROMA_SHARE = 20.0, 0.5
-#: relative words that ask for more colour: the region's mean chroma (max - min, grey
-#: levels) must rise at least this much, or the change is too small to see (a pale
-#: overcast sky "a deeper blue": chroma 19 -> 21)
-VISIBLE_CHROMA = 3.0
-#: ... and its colour move this much on average (CIE76 ΔE; about one just-noticeable
-#: difference): a grey overcast sky made "bluer" by saturation rose 4.4 chroma levels,
-#: mostly where it was already tinted, and moved ΔE 1.6: nothing to see, said done
-VISIBLE_DE = 2.0
-#: relative words that ask for more colour
-MORE_COLOUR = re.compile(r"\b(deeper|richer|bluer|greener|redder|more (saturated|vivid|"
-                         r"intense|colou?rful))\b")
-#: words that ask for a relative change of a region, not a new colour
-RELATIVE = re.compile(r"\b(deeper|richer|bluer|greener|redder|warmer|cooler|brighter|"
-                      r"darker|more|less|a (?:bit|little|touch)|slightly|somewhat|"
-                      r"\w+er (?:blue|green|red|colou?r))\b")
 SKY_WORDS = ("sky", "skies", "clouds")
-#: the operations whose relative words ``_relative`` reads
-COLOUR_OPS = ("recolor", "saturation", "vibrance", "hue", "tint", "temperature")
 #: an edit of the background leaves at least this share of the frame (the subject) as it was
 KEPT_SUBJECT = 0.01
 #: words that may name most of the frame
 BACKGROUND = re.compile(r"\b(background|backdrop|surroundings|everything else|rest of)\b")
+#: words that name the part of a region on one side of a line ("the left half of the
+#: sky"): its border runs straight along that line by design ("the dog in the left half"
+#: names a dog: its edit does not end on that line)
+HALF = re.compile(r"^(?:the\s+)?(?:left|right|top|bottom|upper|lower)\s+hal(?:f|ves)\s+of\b")
 #: checks whose failure means the edit's extent is wrong (the words were not followed)
 EXTENT_CHECKS = ("extent", "plausible_size", "one_region")
 
@@ -162,7 +144,19 @@ def _names_a_thing(action: Any) -> bool:
     phrase = _phrase(action)
     # a brushed area or a drawn box is the user's own extent: nothing to find again
     return bool(phrase) and getattr(region, "value", region) not in ("image", "mask", "box") \
-        and not WHOLE.search(parse_phrase(phrase).text)
+        and (not WHOLE.search(parse_phrase(phrase).text) or _all_but(phrase))
+
+
+def _all_but(phrase: str) -> bool:
+    """"everything except the sky", "the whole photo but the dog": the whole frame less a
+    named thing, which is the edit's subject, left as it was (judged as a background)."""
+    said = parse_phrase(phrase)
+    return said.exclude is not None and bool(WHOLE.search(said.text))
+
+
+def _background_words(phrase: str) -> bool:
+    """Whether ``phrase`` names everything but a subject (``BACKGROUND`` or ``_all_but``)."""
+    return bool(BACKGROUND.search(phrase.lower())) or _all_but(phrase)
 
 
 def _has(action: Any, flag: str) -> bool:
@@ -207,7 +201,7 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
         # already at its limit (white pins made brighter) barely shows; the area it was
         # aimed at is still the edit's extent, and is judged as such
         return out
-    _relative(out, small_b, small_a, changed, changed if used is None else used, words,
+    relative_size(out, small_b, small_a, changed, changed if used is None else used, words,
               action)
     if not _names_a_thing(action):
         return out
@@ -220,8 +214,10 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     # a wide floor reached 90 % of the frame while the recolour changed 65 %
     masked = float(used.mean()) if used is not None and not _has(action, "object_edge") \
         else 0.0
-    limit = WHOLE_SKY if sky else WHOLE_FRAME
-    if max(share, masked) >= limit and not BACKGROUND.search(phrase.lower()):
+    head = parse_phrase(phrase).text.split()[-1:]   # the noun: "the water", not "water drop"
+    wide = sky or bool(head) and head[0] in OPEN_WATER
+    limit = WHOLE_SKY if wide else WHOLE_FRAME
+    if max(share, masked) >= limit and not _background_words(phrase):
         out.checks["plausible_size"] = False
         out.fix.append(f"{max(share, masked):.0%} of the photo was edited: far more than "
                        f"'{phrase}'")
@@ -250,7 +246,7 @@ def extent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     if named_label(parse_phrase(phrase), phrase, head=False) == "text":
         out.undecided["extent"] = "text is edited in its box, which has no edge of its own"
         return out
-    if BACKGROUND.search(phrase.lower()):
+    if _background_words(phrase):
         # an object operation grew the mask over the subject's soft edge (``growth_limit``
         # at full size): the subject's outline lies that far out from what was left
         grow = 0 if not _has(action, "object_edge") or used is None else round(
@@ -402,13 +398,13 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
         out.undecided["extent"] = "the edited area has no border inside the frame"
         return
     out.measures["extent_cut_share"] = round(share, 3)
-    stretches = straight_stretches(small, region)
+    stretches = _off_division(straight_stretches(small, region), phrase)
     straight, smooth = straight_share(stretches), smooth_cut(stretches, sky)
     flat = flat_cut(stretches) if sky else 0.0
     if deep and grown:
         # the border or the contour a grown reach inside, whichever reads fewer cuts, each on
         # its own (the inner contour taken whole gave a tv the cuts of one inside its screen)
-        inside = straight_stretches(small, inner)
+        inside = _off_division(straight_stretches(small, inner), phrase)
         straight = min(straight, straight_share(inside))
         smooth = min(smooth, smooth_cut(inside, sky))
         flat = min(flat, flat_cut(inside))
@@ -439,6 +435,17 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
     else:
         out.keep.append(f"the edit ends where '{phrase}' ends (the photo changes along "
                         f"{1 - share:.0%} of its border)")
+
+
+def _off_division(stretches: list[Stretch], phrase: str) -> list[Stretch]:
+    """``stretches`` less those along the line the words cut the region by: "the left
+    half of the sky" ends on a vertical line through open sky, "the lower half" on a
+    level one, as asked (a corner's quarter, both ways, is left as it is)."""
+    said = parse_phrase(phrase)
+    if not HALF.search(phrase.lower()) or (said.horizontal is None) == (said.vertical is None):
+        return stretches
+    steep = said.horizontal is not None     # a left or right half: a vertical line
+    return [s for s in stretches if s.steep != steep]
 
 
 def _insides(region: np.ndarray, shares: tuple[float, ...]) -> list[np.ndarray]:
@@ -500,6 +507,12 @@ def _floods(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str
 
 
 def _one_sky(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str) -> None:
+    words = set(phrase.lower().split())
+    if "clouds" in words and not words & {"sky", "skies"}:
+        # a sky is smooth, its clouds are not: their puffs and rims, and the branches
+        # they are seen through, read 67-73 % textured, so texture tells no facade apart
+        out.undecided["one_region"] = "clouds are textured: their texture tells nothing"
+        return
     gray = cv2.GaussianBlur(cv2.cvtColor(small, cv2.COLOR_RGB2GRAY).astype(np.float32),
                             (3, 3), 0)
     gx = cv2.Sobel(gray, cv2.CV_32F, 1, 0, ksize=3)
@@ -517,27 +530,10 @@ def _one_sky(out: Independent, small: np.ndarray, region: np.ndarray, phrase: st
                        "facade, trees or ground, not sky")
 
 
-def _delta_e(small_b: np.ndarray, small_a: np.ndarray, where: np.ndarray) -> float:
-    """Mean CIE76 colour difference of ``where`` between two copies."""
-    if not where.any():
-        return 0.0
-    return float(delta_e76(rgb_to_lab(small_b[where]), rgb_to_lab(small_a[where])).mean())
-
-
-def _chroma(small: np.ndarray, where: np.ndarray) -> float:
-    """Mean chroma (largest minus smallest channel, grey levels) of ``where``."""
-    return float((channel_max(small).astype(np.int16) - channel_min(small))[where].mean())
-
-
-def _lab_chroma(small: np.ndarray, where: np.ndarray) -> float:
-    """Mean CIE Lab chroma (C*) of ``where``."""
-    return float(chroma(rgb_to_lab(small[where])).mean())
-
-
 def extent_applies(action: Any) -> bool:
     """Whether ``extent_checks`` has a check for ``action`` (it names a thing, or its
     relative words ask for a colour change); without one it answers nothing."""
-    return _names_a_thing(action) or _relative_applies(_words(action), action)
+    return _names_a_thing(action) or relative_applies(_words(action), action)
 
 
 def _words(action: Any) -> str:
@@ -548,52 +544,3 @@ def _words(action: Any) -> str:
     phrase = _phrase(action).lower()
     return words.replace(phrase, " ") if phrase else words
 
-
-def _relative_applies(words: str, action: Any) -> bool:
-    """Whether ``_relative`` judges ``action``: relative words on a colour operation."""
-    return bool(words) and RELATIVE.search(words) is not None and \
-        str(getattr(action, "operation", "") or "") in COLOUR_OPS
-
-
-def _relative(out: Independent, small_b: np.ndarray, small_a: np.ndarray,
-              changed: np.ndarray, aimed: np.ndarray, words: str, action: Any) -> None:
-    """Relative words ("a deeper blue", "bluer") must not push saturation to its limit,
-    and words that ask for more colour must visibly add some across the area aimed at."""
-    if not _relative_applies(words, action):
-        return
-    op = str(getattr(action, "operation", "") or "")
-    said = " ".join(str(getattr(action, "instruction", "") or words).split())  # as asked
-    hb = cv2.cvtColor(small_b, cv2.COLOR_RGB2HSV_FULL)
-    ha = cv2.cvtColor(small_a, cv2.COLOR_RGB2HSV_FULL)
-    lit = ha[..., 2] > 40
-    area = changed & lit
-    if area.sum() < 20:
-        return
-    aimed = aimed & lit
-    if MORE_COLOUR.search(words) and op in ("saturation", "vibrance") and aimed.sum() >= 20:
-        chroma_b, chroma_a = _chroma(small_b, aimed), _chroma(small_a, aimed)
-        moved = _delta_e(small_b, small_a, aimed)
-        out.measures["chroma_rise"] = round(chroma_a - chroma_b, 2)
-        out.measures["colour_moved"] = round(moved, 2)
-        if chroma_a - chroma_b < VISIBLE_CHROMA or moved < VISIBLE_DE:
-            out.checks["relative_visible"] = False
-            out.fix.append(f"'{said}' asks for more colour, but the region's chroma rose "
-                           f"by {chroma_a - chroma_b:.1f} levels and its colour moved "
-                           f"ΔE {moved:.1f} on average: too little to see")
-    limit_b = float((hb[..., 1][area] >= 242).mean())
-    limit_a = float((ha[..., 1][area] >= 242).mean())
-    new = max(0.0, limit_a - limit_b)
-    out.measures["saturated_new_share"] = round(new, 3)
-    strength_b = _lab_chroma(small_b, area)     # C*, not ``_chroma``'s max - min levels
-    jump = _lab_chroma(small_a, area) - strength_b
-    out.measures["chroma_jump"] = round(jump, 1)
-    ok = new <= SATURATED_NEW and jump <= CHROMA_JUMP + CHROMA_SHARE * strength_b
-    out.checks["relative_size"] = ok
-    if ok:
-        out.keep.append("the change keeps the size the words ask for")
-    elif new > SATURATED_NEW:
-        out.fix.append(f"'{said}' asks for a relative change, but {new:.0%} of the "
-                       "region was driven to full saturation")
-    else:
-        out.fix.append(f"'{said}' asks for a relative change, but the region's colour "
-                       f"strength rose by {jump:.0f} (C*): a new colour painted over it")
