@@ -18,7 +18,9 @@
    class, with the wall and CPU time of each ``locate`` (the machine is shared: CPU time
    is the steadier figure).
 
-Usage: ``python bench/perception.py [--repeat 5] [--skip-models]``.
+Usage: ``python bench/perception.py [--repeat 5] [--skip-models] [--speed-only]``
+(``--speed-only``: part 2 alone, its JSON line with ``locate_ms``, ``locate_cpu_ms``,
+``locate_thread_ms`` and the load averages; for paired speed runs on a busy machine).
 The last printed line is one JSON
 object with ``latency_ms_12mp`` (per model), ``locate_ms`` and ``locate_cpu_ms`` (per
 scene), ``mean_iou`` (per split of the old box cases), ``mask_iou`` (per outlined case),
@@ -129,13 +131,15 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--skip-models", action="store_true",
                         help="leave out the per-model latencies and the old box cases")
+    parser.add_argument("--speed-only", action="store_true",
+                        help="only the localisation timings (part 2), as one JSON line")
     args = parser.parse_args()
     load_start = [round(v, 2) for v in os.getloadavg()]
     print("load average at start:", load_start, flush=True)
     big = _upscaled("coffee", 4240, 2828)
     objects, faces, salient = ObjectDetector(), FaceDetector(), SalientSegmenter()
     text = TextDetector()
-    latency = {} if args.skip_models else {
+    latency = {} if args.skip_models or args.speed_only else {
         "nanodet": _median_ms(lambda: objects.detect(big), args.repeat),
         "blazeface": _median_ms(lambda: faces.detect(big), args.repeat),
         "u2netp": _median_ms(lambda: salient.saliency(big), args.repeat),
@@ -161,6 +165,11 @@ def main() -> None:
         print(f"{key}: {found.status} ({found.reason}) {locate_ms[key]} ms wall, "
               f"{locate_cpu_ms[key]} ms CPU ({locate_thread_ms[key]} ms on the calling "
               "thread)", flush=True)
+    if args.speed_only:
+        print(json.dumps({"locate_ms": locate_ms, "locate_cpu_ms": locate_cpu_ms,
+                          "locate_thread_ms": locate_thread_ms, "load_average_start": load_start,
+                          "load_average": [round(v, 2) for v in os.getloadavg()]}))
+        return
     labelled = labelled_set()
 
     ious: dict[str, list[float]] = {}

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from pipelines.localizers import PerceptionLocalizer
+from pipelines.perception import zoom
 from pipelines.perception.detectors import (
     ObjectDetector,
     SalientSegmenter,
@@ -30,9 +31,9 @@ class CountingDetector(ObjectDetector):
         super().__init__()
         self.passes = 0
 
-    def detect(self, rgb, min_score=0.25, offset=(0, 0)):  # noqa: ANN001, ANN201
+    def detect(self, rgb, min_score=0.25, offset=(0, 0), labels=None):  # noqa: ANN001, ANN201
         self.passes += 1
-        return super().detect(rgb, min_score, offset)
+        return super().detect(rgb, min_score, offset, labels)
 
 
 def _render(at: list[int]) -> tuple[np.ndarray, tuple[int, int, int, int]]:
@@ -51,9 +52,9 @@ def test_one_small_cup_is_found_in_the_first_tiles_with_the_full_search_box(smal
     image, truth = small_cup
     salient = SalientSegmenter().saliency(shrink(image, 512))
     detector = CountingDetector()
-    quick = detector.zoom_search(image, {"cup"}, 0.2, priority=salient, enough=0.35)
+    quick = zoom.search(detector, image, {"cup"}, 0.2, priority=salient, enough=0.35)
     quick_passes, detector.passes = detector.passes, 0
-    full = detector.zoom_search(image, {"cup"}, 0.2)
+    full = zoom.search(detector, image, {"cup"}, 0.2)
     tiles = len(tile_grid(SIZE[1], SIZE[0], 2000, 0.2))
     assert full and quick, "the small cup is found either way"
     assert box_iou(quick[0].box, truth) >= 0.8 and quick[0].score >= 0.35
@@ -64,9 +65,9 @@ def test_one_small_cup_is_found_in_the_first_tiles_with_the_full_search_box(smal
 def test_without_a_sure_box_every_tile_is_seen_in_any_order(small_cup) -> None:
     image, _ = small_cup
     detector = CountingDetector()
-    none = detector.zoom_search(image, {"giraffe"}, 0.2,
-                                priority=SalientSegmenter().saliency(shrink(image, 512)),
-                                enough=0.35)
+    none = zoom.search(detector, image, {"giraffe"}, 0.2,
+                       priority=SalientSegmenter().saliency(shrink(image, 512)),
+                       enough=0.35)
     assert none == []
     assert detector.passes >= 12          # the 12 tiles of a 20-MP frame, none skipped
 

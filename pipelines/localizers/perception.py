@@ -65,7 +65,7 @@ from pipelines.localizers.sky import backdrop_behind, ends_unsure
 from pipelines.localizers.support import cut_support
 from pipelines.models import ModelUnavailable, get_manager
 from pipelines.perception import people as person_outline
-from pipelines.perception import store
+from pipelines.perception import store, zoom
 from pipelines.perception import words as kinds
 from pipelines.perception.detectors import (
     Detection,
@@ -310,8 +310,9 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                    for o in named)
         if (not named or tiny or parsed.plural) and max(h, w) > 1.2 * 832:
             # one thing asked for: the most salient tiles first, done at a sure one
-            zoomed = models.objects.zoom_search(
-                rgb, {match.label}, CANDIDATE, priority=prob if prob.any() else None,
+            zoomed = zoom.search(
+                models.objects, rgb, {match.label}, CANDIDATE,
+                priority=prob if prob.any() else None,
                 enough=None if selectors else fusion.SURE_OTHER)
             if zoomed:          # small ones the frame could not see: regroup with them
                 seen += zoomed

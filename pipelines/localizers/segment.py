@@ -530,10 +530,11 @@ def _cut_in_box(rgb: np.ndarray, box: tuple[int, int, int, int],
              max(int((x0 - cx0) * s) + 1, int(round((x1 - cx0) * s))),
              max(int((y0 - cy0) * s) + 1, int(round((y1 - cy0) * s))))
     soft = grabcut_seeded(crop, inner, saliency(crop), or_box)
-    mask = to_native(rgb[cy0:cy1, cx0:cx1], soft)
-    full[cy0:cy1, cx0:cx1] = mask
-    full[:y0], full[y1:], full[:, :x0], full[:, x1:] = False, False, False, False
-    if not full.any() and or_box:
+    win = full[cy0:cy1, cx0:cx1]     # only the crop is written, not the whole (20-MP) frame
+    win[:] = to_native(rgb[cy0:cy1, cx0:cx1], soft)
+    bx0, by0, bx1, by1 = x0 - cx0, y0 - cy0, x1 - cx0, y1 - cy0     # the box in the window
+    win[:by0], win[by1:], win[:, :bx0], win[:, bx1:] = False, False, False, False
+    if not win.any() and or_box:
         full[y0:y1, x0:x1] = True
     return full
 
