@@ -165,7 +165,8 @@ def _same_colour(lab: np.ndarray, region: np.ndarray, sky: np.ndarray) -> bool:
     """Whether ``region`` has the sky's colour (``JOIN_DE``), compared row by row over the
     rows they share (a sky pales towards its horizon: a piece low on the right is matched
     with the sky's own low rows, however few of them there are), or with the whole sky
-    when they share none."""
+    when they share none. ``find_sky`` passes the sky joined so far: a sky deepens to the
+    zenith (a windmill's top corner matched the sky below at dE 12+, the piece beside 6)."""
     rows = np.flatnonzero(region.any(axis=1) & sky.any(axis=1))
     if rows.size == 0:
         return float(np.linalg.norm(np.median(lab[region], axis=0) -
@@ -217,7 +218,7 @@ def find_sky(rgb: np.ndarray) -> Localization:
             stats[i][cv2.CC_STAT_TOP] + stats[i][cv2.CC_STAT_HEIGHT] / 2
         if middle < horizon and top < horizon - 0.02 * h:
             region = labels == i
-            if _same_colour(lab, region, main):
+            if _same_colour(lab, region, sky):
                 sky |= region
         elif top < horizon <= middle and _same_colour(lab, labels == i, main):
             straddles += int(stats[i][cv2.CC_STAT_AREA])    # sky going on below (STRADDLE)
