@@ -69,3 +69,28 @@ def test_the_sky_at_the_zenith_joins_the_sky_beside_it() -> None:
     h, w = mask.shape
     corner = truth[: h // 6, -w // 6:]
     assert mask[: h // 6, -w // 6:][corner].mean() >= 0.9     # the top right corner's sky
+
+
+@pytest.mark.parametrize("case_id, gamma", [("gc_taj_mahal__sky", 1.25),
+                                            ("gc_horse__sky", None)])
+def test_a_sky_whose_edge_runs_on_is_asked(case_id: str, gamma: float | None) -> None:
+    """Where the sky found ends in a smooth gradient of its own colour, not at an edge of
+    the photo, it is asked: the Taj Mahal on a darker print (the grey undersides of its
+    low clouds left out, "darker" done on 82 % of the sky and said done on main) and a
+    blurred snowy mountain with no sky at all (taken for one, found on main)."""
+    image, truth = _print(case_id, gamma)
+    found = ends_unsure(find_sky(image))
+    assert found.status == "ambiguous", found.reason
+    assert "runs on into smooth stuff" in found.reason
+    assert found.masks[0].evidence["runs_on"] >= 0.04
+
+
+@pytest.mark.parametrize("case_id", ["lake_hill__sky", "gc_sanchi_stupa__sky"])
+def test_a_sky_that_ends_at_its_horizon_stays_found(case_id: str) -> None:
+    """The two right skies as shot whose edges run on the most (0.025-0.027 of their size:
+    a lake's hazy far hills, a stupa's pale sky low down): found, as before."""
+    image, truth = _print(case_id, None)
+    found = ends_unsure(find_sky(image))
+    assert found.status == "resolved", found.reason
+    assert found.masks[0].evidence["runs_on"] < 0.03
+    assert realset.mask_iou(found.masks[0].mask > 0.5, truth) >= 0.9
