@@ -94,3 +94,13 @@ def test_a_sky_that_ends_at_its_horizon_stays_found(case_id: str) -> None:
     assert found.status == "resolved", found.reason
     assert found.masks[0].evidence["runs_on"] < 0.03
     assert realset.mask_iou(found.masks[0].mask > 0.5, truth) >= 0.9
+
+
+def test_a_lighter_copys_doubt_about_pale_land_is_no_evidence(loc: PerceptionLocalizer) -> None:
+    """Mount Rushmore on a lighter print (gamma 0.8): its own lighter copy (0.64) turns the
+    granite pale and asks about a 'canopy' of pale pixels left out; that doubt is the
+    copy's own making (``sky_pockets.pale_doubt``) and the clear sky stays found."""
+    image, truth = _print("gc_mount_rushmore__sky", 0.8)
+    found = settle(loc, image, "the sky")
+    assert found.status == "resolved", found.reason
+    assert realset.mask_iou(found.masks[0].mask > 0.5, truth) >= 0.95

@@ -239,6 +239,21 @@ def runs_on(sky: np.ndarray, grown: np.ndarray, plain: np.ndarray) -> float:
     return round(float(np.count_nonzero(added)) / float(np.count_nonzero(sky)), 3)
 
 
+def pale_doubt(ev: dict) -> bool:
+    """Whether the question a sky with evidence ``ev`` asks rests on pale pixels: the paler
+    pockets, a cloud bank or a pale canopy left out (``pockets_unsure``), or any question
+    about a sky hardly blue (``blue`` under a half). A lighter copy of a photo turns land
+    pale and such doubts are its own making (``steady.settle``: on a lightened print its
+    lighter copy asked about a 'canopy' of pale land round Mount Rushmore's clear sky)."""
+    size = ev.get("size", 1.0)
+    if ev.get("pockets", 0.0) >= POCKETS_ASK * size:      # in ``pockets_unsure``'s order
+        return True
+    if ev.get("fringe", 0.0) >= FRINGE_ASK * size:         # blue: asked first
+        return False
+    return (ev.get("bank", 0.0) >= BANK_ASK * size or ev.get("canopy", 0.0) >=
+            CANOPY_ASK * size or ev.get("blue", 1.0) < 0.5)
+
+
 def pockets_unsure(found: Localization) -> Localization:
     """``found`` (a resolved sky), or a question when what it left out is much of it: the
     paler pockets (evidence ``pockets``, a share of the frame) ``POCKETS_ASK`` of it or more

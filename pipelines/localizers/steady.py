@@ -40,6 +40,7 @@ import cv2
 import numpy as np
 
 from pipelines.localizers.base import Candidate, Hint, Localization, Localizer
+from pipelines.localizers.sky_pockets import pale_doubt
 
 log = logging.getLogger(__name__)
 
@@ -131,13 +132,17 @@ def _agree(small: np.ndarray, b: np.ndarray) -> float:
     return 1.0 - float(np.count_nonzero(thick)) / union
 
 
-def _same_doubt(found: Localization, other: Localization, small: np.ndarray) -> str | None:
-    """The copy's doubt (its reason past "but") when ``other``, a copy's answer, asks about
-    one region of a ``DOUBTS_HOLD`` label that agrees with the first answer (``small``, at
-    the work size) by ``STEADY`` or more; else None (module doc)."""
+def _same_doubt(found: Localization, other: Localization, small: np.ndarray, side: str
+                ) -> str | None:
+    """The copy's doubt (its reason past "but") when ``other``, the ``side`` copy's answer,
+    asks about one region of a ``DOUBTS_HOLD`` label that agrees with the first answer
+    (``small``, at the work size) by ``STEADY`` or more; else None (module doc). A lighter
+    copy's doubt about pale pixels is its own making (``sky_pockets.pale_doubt``)."""
     first, seen = found.best, other.best
     if other.status != "ambiguous" or len(other.masks) != 1 or first is None or \
             seen is None or first.label not in DOUBTS_HOLD or seen.label != first.label:
+        return None
+    if side == "lighter" and pale_doubt(seen.evidence):
         return None
     if _agree(small, np.asarray(seen.mask, bool)) < STEADY:
         return None
@@ -171,7 +176,7 @@ def settle(localizer: Localizer, image: np.ndarray, phrase: str,
     base, small = _shrunk(image), _work(first)
     for side in copies:
         other = localizer.locate(*_copy(base, phrase, side), None)
-        doubt = _same_doubt(found, other, small)
+        doubt = _same_doubt(found, other, small, side)
         if doubt is not None:
             log.info("%r: the %s copy doubts the same extent", phrase, side)
             return Localization(found.masks, "ambiguous", f"{found.reason}; but on a {side} "
