@@ -19,7 +19,7 @@ SIDE = 1280
 def test_the_sky_reaches_the_ridge_and_stops_there(monkeypatch) -> None:
     small, truth = realset.case_at("aitzgorri__sky", SIDE)
     grown = sky.find_sky(small)
-    monkeypatch.setattr(sky, "reach_edge", lambda mask, rgb: mask)
+    monkeypatch.setattr(sky, "reach_edge", lambda mask, rgb, steps=0: mask)
     short = sky.find_sky(small)
     assert grown.status == short.status == "resolved"
     f_grown = realset.boundary_f(grown.union(), truth)

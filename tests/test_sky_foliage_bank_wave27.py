@@ -61,11 +61,14 @@ def test_a_cloud_bank_beside_a_blue_sky_is_not_said_found_wrong() -> None:
 
 
 def test_the_whole_photos_keep_their_answers() -> None:
-    """The same photos whole: the Taj Mahal's sky (its bank lower, most of it taken) stays
-    found right; the giraffes' sky stays a question."""
+    """The same photos whole: the Taj Mahal's sky (its bank lower, most of it taken) is
+    never found wrong; the giraffes' sky stays a question. (Since wave 33 the Taj's asks:
+    the grey undersides of its low clouds run on from the sky found, ``sky_pockets.runs_on``;
+    on a darker print they were left out and the sky said found at IoU 0.80. Its two edits
+    as shot were refused by the critic before.)"""
     image, truth = realset.case_shot("gc_taj_mahal__sky")
     found = ends_unsure(find_sky(np.ascontiguousarray(image[..., :3])))
-    assert found.status == "resolved", found.reason
-    assert _iou(found, truth) >= 0.85
+    _not_silent(found, truth)
+    assert _iou(found, truth) >= 0.85       # offered to click when asked
     image, truth = realset.case_shot("gc_giraffes__sky")
     assert ends_unsure(find_sky(np.ascontiguousarray(image[..., :3]))).status == "ambiguous"

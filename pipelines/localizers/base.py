@@ -62,7 +62,9 @@ class Evidence(TypedDict, total=False):
     larger box of the named class around the one taken (``fusion.larger_reading``);
     ``kin``, ``kin_other``: how much of ImageNet's classifier's reading of an animal's crop
     falls on the named kind and on other animals (``second_look.vet``); ``subject_guess``: the
-    photo's main subject offered for a noun nothing here recognises (``assurance.assure``).
+    photo's main subject offered for a noun nothing here recognises (``assurance.assure``);
+    ``runs_on``: how much a sky grows, as a share of itself, when grown on a few pixels by
+    its own colour into smooth pixels (``sky_pockets.runs_on``: its edge is no edge).
     """
 
     detector: float
@@ -86,6 +88,7 @@ class Evidence(TypedDict, total=False):
     kin: float
     kin_other: float
     subject_guess: float
+    runs_on: float
 
 
 def mask_box(mask: np.ndarray) -> Box | None:

@@ -38,7 +38,7 @@ from pipelines.localizers.base import Candidate, Localization
 from pipelines.localizers.refine import upsample_region
 from pipelines.localizers.sky_beside import WIRES, beside, wired
 from pipelines.localizers.sky_land import edge_contrast, land_below, objects_out, open_below
-from pipelines.localizers.sky_pockets import framed_pockets, pockets_unsure
+from pipelines.localizers.sky_pockets import RUN_STEPS, framed_pockets, pockets_unsure, runs_on
 from pipelines.perception.detectors import shrink
 
 WORK_SIDE = 512
@@ -164,8 +164,9 @@ def _horizon(region: np.ndarray) -> float:
 def _same_colour(lab: np.ndarray, region: np.ndarray, sky: np.ndarray) -> bool:
     """Whether ``region`` has the sky's colour (``JOIN_DE``), compared row by row over the
     rows they share (a sky pales towards its horizon: a piece low on the right is matched
-    with the sky's own low rows, however few of them there are), or with the whole sky
-    when they share none."""
+    with the sky's own low rows, however few), or with the whole sky when they share none.
+    ``find_sky`` passes the sky joined so far: a sky deepens to the zenith (a windmill's
+    top corner matched the sky below at dE 12+, the piece beside it at 6)."""
     rows = np.flatnonzero(region.any(axis=1) & sky.any(axis=1))
     if rows.size == 0:
         return float(np.linalg.norm(np.median(lab[region], axis=0) -
@@ -217,7 +218,7 @@ def find_sky(rgb: np.ndarray) -> Localization:
             stats[i][cv2.CC_STAT_TOP] + stats[i][cv2.CC_STAT_HEIGHT] / 2
         if middle < horizon and top < horizon - 0.02 * h:
             region = labels == i
-            if _same_colour(lab, region, main):
+            if _same_colour(lab, region, sky):
                 sky |= region
         elif top < horizon <= middle and _same_colour(lab, labels == i, main):
             straddles += int(stats[i][cv2.CC_STAT_AREA])    # sky going on below (STRADDLE)
@@ -232,8 +233,7 @@ def find_sky(rgb: np.ndarray) -> Localization:
     taken = open_below(sky, lab, horizon, cut) | (beside(sky, cut) if aside else False)
     left = float(np.count_nonzero(sky[cut:] & ~taken[cut:])) / max(1, np.count_nonzero(sky[:cut]))
     sky[cut:] = taken[cut:]
-    sky = _fill_clouds(sky, pale)
-    sky = reach_edge(sky, small)
+    sky = reach_edge(_fill_clouds(sky, pale), small)
     fine = fine_texture(rgb, sky.shape)
     grown = sky      # a cloud's textured rim comes out, then the mist among the land
     sky = _without_mist(_fill_clouds(_smooth_only(grown, fine), pale), pale, horizon)
@@ -248,11 +248,11 @@ def find_sky(rgb: np.ndarray) -> Localization:
     trimmed = _without_mist(_fill_clouds(_smooth_only(grown, fine, ~blue), pale), pale,
                             horizon)
     sky = trimmed if trimmed.any() else sky
-    stepped = land_below(sky, small, lab, fine)
-    sky = stepped if stepped.any() else sky
+    sky = stepped if (stepped := land_below(sky, small, lab, fine)).any() else sky
     sky = objects_out(sky, small, lab)      # a vivid thing of the sky's hue in it
     joined, pockets = framed_pockets(sky, labels > 0, lab, fine, grown, blue)  # an arch
     sky |= reach_edge(joined & ~sky, small)
+    plain = smooth & (fine <= max(FINE_MIN, FINE_TIMES * float(np.median(fine[sky]))))
     share = float(sky.mean())
     blue_share = float(colour[sky].mean())
     bluish = float(blue[sky].mean())
@@ -264,7 +264,8 @@ def find_sky(rgb: np.ndarray) -> Localization:
                 "size": round(share, 3), "continues": round(min(1.0, goes_on), 3),
                 "rough_edge": round(rough, 3), "straddles": round(straddles / (h * w), 3),
                 "blue": round(bluish, 3), "edge_contrast": round(edge_contrast(sky, lab), 2),
-                "beside": round(min(1.0, left), 3) if aside else 1.0, **pockets}
+                "beside": round(min(1.0, left), 3) if aside else 1.0, **pockets,
+                "runs_on": runs_on(sky, reach_edge(sky, small, RUN_STEPS), plain)}
     if aside:      # read only where ``ends_unsure`` weighs it: the sky beside a building
         evidence["wires"] = round(wired(sky, lab, smooth, JOIN_DE), 3)
     cand = Candidate(mask, round(min(0.95, sure), 3), "sky", "sky-colour+smooth+horizon",
@@ -348,8 +349,8 @@ def _smooth_only(sky: np.ndarray, fine: np.ndarray, loose: np.ndarray | None = N
                  ) -> np.ndarray:
     """``sky`` without the patches that are textured seen closer (``FINE_SIDE``): a pale
     sunlit peak or facade joins a sky at the work size, where it is smooth and pale too.
-    Only patches at least 3 work pixels across leave (a speck of a cloud's edge stays), and
-    what they leave cut off and small (under 0.2 % of the frame) leaves with them.
+    Patches 3 work px across or more leave (a speck of a cloud's edge stays), with what
+    they leave cut off and small (under 0.2 % of the frame).
 
     With ``loose`` (bool, the pixels that are not a blue sky's colour), a patch also takes
     the ``loose`` pixels joined to it that are less textured, down to ``TRIM_LOW`` of the
@@ -428,17 +429,17 @@ def _clouds_in_bays(sky: np.ndarray, labels: np.ndarray, stats: np.ndarray,
     return out
 
 
-def reach_edge(sky: np.ndarray, small: np.ndarray) -> np.ndarray:
+def reach_edge(sky: np.ndarray, small: np.ndarray, steps: int = EDGE_STEPS) -> np.ndarray:
     """The sky grown back to its edge: the smoothness test blurs the gradient, so the
     region found stops a few work pixels short of the horizon (10-20 px at 12 MP). Pixels
     next to it join while their colour stays within ``EDGE_DE`` of the sky's own colour
-    nearby (the facade, hill or sea beyond the edge differs more); ``EDGE_STEPS`` rings of
+    nearby (the facade, hill or sea beyond the edge differs more); ``steps`` rings of
     one pixel at most."""
     lab = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2Lab)
     out = sky.copy()
     window = (2 * EDGE_WINDOW + 1, 2 * EDGE_WINDOW + 1)
     ring_kernel = np.ones((3, 3), np.uint8)
-    for _ in range(EDGE_STEPS):
+    for _ in range(steps):
         inside = out.astype(np.float32)
         weight = cv2.blur(inside, window)
         ref = cv2.blur(lab * inside[..., None], window) / np.maximum(weight, 1e-6)[..., None]

@@ -103,6 +103,15 @@ CANOPY_ASK = 0.25
 #: said found; the castle framed by leaves 0.23 and a group photo's pale wall 0.19, both
 #: asked already; every sky found right 0)
 BANK_LIGHT, BANK_GREY, BANK_ASK = 60.0, 12.0, 0.25
+#: the sky found, grown on ``RUN_STEPS`` work px by ``sky.reach_edge`` (its colour nearby,
+#: ring by ring) into pixels smooth at both scales (``sky.sky_likelihood``, and the fine
+#: texture under ``_smooth_only``'s limit), gains ``RUNS_ON`` of its own size or more: its
+#: edge is no edge of the photo but a level crossed in a smooth gradient (a cloud's grey
+#: underside on a darker print of the Taj Mahal, 0.053, its lower clouds left out and
+#: "darker" done on 82 % of the sky; a blurred snowy mountain or pale rock taken for a
+#: sky 0.040-0.066; an owl's bokeh 0.10-0.34), and where the sky ends is a question (tune:
+#: every sky found right, as shot, darker and lighter, 0.030 or less)
+RUN_STEPS, RUNS_ON = 12, 0.04
 
 
 def _low_colour(sky: np.ndarray, lab: np.ndarray) -> np.ndarray:
@@ -221,6 +230,30 @@ def _banks(sky: np.ndarray, labels: np.ndarray, stats: np.ndarray, lab: np.ndarr
     return round(bank, 3)
 
 
+def runs_on(sky: np.ndarray, grown: np.ndarray, plain: np.ndarray) -> float:
+    """The share of ``sky``'s own size that ``grown`` (it, grown ``RUN_STEPS`` rings by its
+    colour) adds in ``plain`` pixels, smooth at both scales (``RUNS_ON``)."""
+    if not sky.any():
+        return 0.0
+    added = grown & ~sky & plain
+    return round(float(np.count_nonzero(added)) / float(np.count_nonzero(sky)), 3)
+
+
+def pale_doubt(ev: dict) -> bool:
+    """Whether the question a sky with evidence ``ev`` asks rests on pale pixels: the paler
+    pockets, a cloud bank or a pale canopy left out (``pockets_unsure``), or any question
+    about a sky hardly blue (``blue`` under a half). A lighter copy of a photo turns land
+    pale and such doubts are its own making (``steady.settle``: on a lightened print its
+    lighter copy asked about a 'canopy' of pale land round Mount Rushmore's clear sky)."""
+    size = ev.get("size", 1.0)
+    if ev.get("pockets", 0.0) >= POCKETS_ASK * size:      # in ``pockets_unsure``'s order
+        return True
+    if ev.get("fringe", 0.0) >= FRINGE_ASK * size:         # blue: asked first
+        return False
+    return (ev.get("bank", 0.0) >= BANK_ASK * size or ev.get("canopy", 0.0) >=
+            CANOPY_ASK * size or ev.get("blue", 1.0) < 0.5)
+
+
 def pockets_unsure(found: Localization) -> Localization:
     """``found`` (a resolved sky), or a question when what it left out is much of it: the
     paler pockets (evidence ``pockets``, a share of the frame) ``POCKETS_ASK`` of it or more
@@ -246,6 +279,10 @@ def pockets_unsure(found: Localization) -> Localization:
     elif ev.get("canopy", 0.0) >= CANOPY_ASK * size:
         why = (f"sky-coloured pixels round it ({ev['canopy']:.0%} of the frame) were left out "
                "as textured, as sky seen through leaves or a canopy is")
+    elif ev.get("runs_on", 0.0) >= RUNS_ON:
+        why = (f"its edge runs on into smooth stuff of its own colour ({ev['runs_on']:.0%} of "
+               "its size more within a few pixels), as a cloud's grey underside, haze or a "
+               "blurred backdrop does, not at an edge of the photo")
     else:
         return found
     return Localization(found.masks, "ambiguous", f"{found.reason}; but {why}: is that sky "
