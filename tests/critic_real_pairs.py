@@ -346,3 +346,13 @@ def extent_of(case: Case, words: str, used: np.ndarray) -> list:
     action = get_planner(name="rules").plan(words, has_mask=True, image_size=(
         image.shape[1], image.shape[0])).actions[0]
     return extent_checks(image, _edit(image, words, used, right=True), action, used)
+
+
+def judged(case: Case, words: str, used: np.ndarray, *, right: bool) -> dict:
+    """The critique the turn loop makes of ``words`` done through ``used`` (the agent's
+    planner and executor; ``right``: as the edit of the true thing is made), as
+    ``bench/critic_real.py`` builds and judges its pairs."""
+    from agent.brain.judge import critique_images  # noqa: PLC0415 — the judge itself
+
+    image = photo(case.photo)
+    return critique_images(image, _edit(image, words, used, right=right), words, used)

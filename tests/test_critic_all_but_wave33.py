@@ -15,10 +15,9 @@ Photo: the labelled real set's Eiffel tower (``eval/data/realphotos``, tune spli
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from tests.critic_real_pairs import Case, _edit, labelled_by_id, photo, wrong_mask
+from tests.critic_real_pairs import Case, judged, labelled_by_id, wrong_mask
 
 CASE = "gc_eiffel_tower__all_but_sky"
 WORDS = "make everything except the sky darker"
@@ -29,25 +28,18 @@ def case() -> Case:
     return labelled_by_id({CASE})[CASE]
 
 
-def _judge(case: Case, used: np.ndarray, *, right: bool) -> dict:
-    from agent.brain.judge import critique_images  # noqa: PLC0415 — the judge itself
-
-    image = photo(case.photo)
-    return critique_images(image, _edit(image, WORDS, used, right=right), WORDS, used)
-
-
 @pytest.mark.parametrize("kind, says", [
     ("whole frame", "the subject changed too"),
     ("grown", "everything except the sky"),
     ("moved", "everything except the sky"),
 ])
 def test_a_wrong_extent_for_everything_but_a_thing_fails(case, kind, says):
-    verdict = _judge(case, wrong_mask(case.mask, kind), right=False)
+    verdict = judged(case, WORDS, wrong_mask(case.mask, kind), right=False)
     assert verdict["passed"] is False, verdict["reasons"]
     assert verdict["score"] <= 3.0, verdict["reasons"]
     assert any(says in r for r in verdict["reasons"]), verdict["reasons"]
 
 
 def test_everything_but_the_sky_done_right_passes(case):
-    verdict = _judge(case, case.mask, right=True)
+    verdict = judged(case, WORDS, case.mask, right=True)
     assert verdict["passed"] is True, verdict["reasons"]

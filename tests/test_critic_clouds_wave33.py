@@ -13,10 +13,9 @@ Photos: the labelled real set (``eval/data/realphotos``, tune split) at
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from tests.critic_real_pairs import Case, _edit, labelled_by_id, photo, wrong_mask
+from tests.critic_real_pairs import Case, judged, labelled_by_id, wrong_mask
 
 IDS = {"jz_tree_clouds__clouds", "tux_sun_behind_clouds__clouds"}
 
@@ -26,16 +25,9 @@ def cases() -> dict[str, Case]:
     return labelled_by_id(IDS)
 
 
-def _judge(case: Case, words: str, used: np.ndarray, *, right: bool) -> dict:
-    from agent.brain.judge import critique_images  # noqa: PLC0415 — the judge itself
-
-    image = photo(case.photo)
-    return critique_images(image, _edit(image, words, used, right=right), words, used)
-
-
 @pytest.mark.parametrize("case_id", sorted(IDS))
 def test_clouds_edited_right_pass(cases, case_id):
-    verdict = _judge(cases[case_id], "make the clouds darker", cases[case_id].mask,
+    verdict = judged(cases[case_id], "make the clouds darker", cases[case_id].mask,
                      right=True)
     assert verdict["passed"] is True, verdict["reasons"]
     assert "one_region" in verdict["steps"][0]["undecided"]
@@ -47,5 +39,5 @@ def test_clouds_edited_right_pass(cases, case_id):
 ])
 def test_clouds_edited_through_a_wrong_extent_still_fail(cases, case_id, kind):
     case = cases[case_id]
-    verdict = _judge(case, "make the clouds darker", wrong_mask(case.mask, kind), right=False)
+    verdict = judged(case, "make the clouds darker", wrong_mask(case.mask, kind), right=False)
     assert verdict["passed"] is False, verdict["reasons"]

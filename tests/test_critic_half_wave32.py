@@ -18,10 +18,9 @@ Photos: the labelled real set (``eval/data/realphotos``) at ``critic_real_pairs.
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from tests.critic_real_pairs import Case, _edit, labelled_by_id, photo, wrong_mask
+from tests.critic_real_pairs import Case, judged, labelled_by_id, wrong_mask
 
 IDS = {"gc_cheetah__cheetah", "jz_castle__castle"}
 
@@ -31,15 +30,6 @@ def cases() -> dict[str, Case]:
     return labelled_by_id(IDS)
 
 
-def _judge(case: Case, words: str, used: np.ndarray, *, right: bool) -> dict:
-    """The critique the turn loop makes of ``words`` done through ``used`` (the agent's
-    planner and executor), as ``bench/critic_real.py`` builds and judges its pairs."""
-    from agent.brain.judge import critique_images  # noqa: PLC0415 — the judge itself
-
-    image = photo(case.photo)
-    return critique_images(image, _edit(image, words, used, right=right), words, used)
-
-
 @pytest.mark.parametrize("case_id, words", [
     ("gc_cheetah__cheetah", "make the cheetah brighter"),   # only its tail and haunch
     ("jz_castle__castle", "make the castle brighter"),      # cut down its stone wall
@@ -47,9 +37,9 @@ def _judge(case: Case, words: str, used: np.ndarray, *, right: bool) -> dict:
 def test_a_half_edit_cut_through_one_colour_fails_and_the_whole_passes(cases, case_id,
                                                                        words):
     case = cases[case_id]
-    half = _judge(case, words, wrong_mask(case.mask, "half"), right=False)
+    half = judged(case, words, wrong_mask(case.mask, "half"), right=False)
     assert half["passed"] is False, half["reasons"]
     assert any("straight line in the middle of a smooth region or of one colour" in r
                for r in half["reasons"]), half["reasons"]
-    whole = _judge(case, words, case.mask, right=True)
+    whole = judged(case, words, case.mask, right=True)
     assert whole["passed"] is True, whole["reasons"]

@@ -15,10 +15,9 @@ Photo: the labelled real set's Eiffel tower (``eval/data/realphotos``, tune spli
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from tests.critic_real_pairs import Case, _edit, labelled_by_id, photo, wrong_mask
+from tests.critic_real_pairs import Case, judged, labelled_by_id, wrong_mask
 
 IDS = {"gc_eiffel_tower__sky_left_half", "gc_eiffel_tower__sky_lower_half"}
 
@@ -28,19 +27,12 @@ def cases() -> dict[str, Case]:
     return labelled_by_id(IDS)
 
 
-def _judge(case: Case, words: str, used: np.ndarray, *, right: bool) -> dict:
-    from agent.brain.judge import critique_images  # noqa: PLC0415 — the judge itself
-
-    image = photo(case.photo)
-    return critique_images(image, _edit(image, words, used, right=right), words, used)
-
-
 @pytest.mark.parametrize("case_id, words", [
     ("gc_eiffel_tower__sky_left_half", "make the left half of the sky darker"),
     ("gc_eiffel_tower__sky_lower_half", "make the lower half of the sky brighter"),
 ])
 def test_the_half_the_words_name_passes(cases, case_id, words):
-    verdict = _judge(cases[case_id], words, cases[case_id].mask, right=True)
+    verdict = judged(cases[case_id], words, cases[case_id].mask, right=True)
     assert verdict["passed"] is True, verdict["reasons"]
 
 
@@ -53,7 +45,7 @@ def test_the_half_the_words_name_passes(cases, case_id, words):
      "straight line in the middle"),
 ])
 def test_a_half_of_the_named_half_cut_the_other_way_fails(cases, case_id, words, says):
-    verdict = _judge(cases[case_id], words, wrong_mask(cases[case_id].mask, "half"),
+    verdict = judged(cases[case_id], words, wrong_mask(cases[case_id].mask, "half"),
                      right=False)
     assert verdict["passed"] is False, verdict["reasons"]
     assert any(says in r for r in verdict["reasons"]), verdict["reasons"]

@@ -14,10 +14,9 @@ Photos: the labelled real set (``eval/data/realphotos``, tune split) at
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from tests.critic_real_pairs import Case, _edit, labelled_by_id, photo, wrong_mask
+from tests.critic_real_pairs import Case, judged, labelled_by_id, wrong_mask
 
 IDS = {"gc_narwhals__water", "kpa_skagen__sea"}
 
@@ -27,24 +26,17 @@ def cases() -> dict[str, Case]:
     return labelled_by_id(IDS)
 
 
-def _judge(case: Case, words: str, used: np.ndarray, *, right: bool) -> dict:
-    from agent.brain.judge import critique_images  # noqa: PLC0415 — the judge itself
-
-    image = photo(case.photo)
-    return critique_images(image, _edit(image, words, used, right=right), words, used)
-
-
 @pytest.mark.parametrize("words", ["make the water brighter", "make the water blue"])
 def test_a_sea_that_fills_most_of_the_frame_passes(cases, words):
     case = cases["gc_narwhals__water"]
     assert case.mask.mean() > 0.85          # the point: more than a thing's bar
-    verdict = _judge(case, words, case.mask, right=True)
+    verdict = judged(case, words, case.mask, right=True)
     assert verdict["passed"] is True, verdict["reasons"]
 
 
 def test_the_whole_frame_is_still_more_than_the_water(cases):
     case = cases["gc_narwhals__water"]
-    verdict = _judge(case, "make the water brighter", wrong_mask(case.mask, "whole frame"),
+    verdict = judged(case, "make the water brighter", wrong_mask(case.mask, "whole frame"),
                      right=False)
     assert verdict["passed"] is False
     assert any("far more than 'water'" in r for r in verdict["reasons"]), verdict["reasons"]
@@ -52,6 +44,6 @@ def test_the_whole_frame_is_still_more_than_the_water(cases):
 
 def test_a_sea_grown_onto_the_shore_still_fails(cases):
     case = cases["kpa_skagen__sea"]
-    verdict = _judge(case, "make the sea brighter", wrong_mask(case.mask, "grown"),
+    verdict = judged(case, "make the sea brighter", wrong_mask(case.mask, "grown"),
                      right=False)
     assert verdict["passed"] is False, verdict["reasons"]
