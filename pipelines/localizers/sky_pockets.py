@@ -239,19 +239,43 @@ def runs_on(sky: np.ndarray, grown: np.ndarray, plain: np.ndarray) -> float:
     return round(float(np.count_nonzero(added)) / float(np.count_nonzero(sky)), 3)
 
 
+#: what a found sky may have left out, in the order ``pockets_unsure`` asks about it: the
+#: evidence's key, its limit as a share of the sky's size (``runs_on``: already one), and
+#: the question's words (the share is the evidence's, of the frame or of the sky)
+DOUBTS = (
+    ("pockets", POCKETS_ASK, "smooth pockets of a paler sky colour ({:.0%} of the frame) lie "
+     "apart from it, framed by what stands in front of it"),
+    ("fringe", FRINGE_ASK, "blue pixels round it ({:.0%} of the frame) were left out as "
+     "textured, as sky seen through twigs or a lattice is"),
+    ("bank", BANK_ASK, "a smooth pale region beside it ({:.0%} of the frame, a cloud bank?) "
+     "runs on out of the frame above its horizon"),
+    ("canopy", CANOPY_ASK, "sky-coloured pixels round it ({:.0%} of the frame) were left out "
+     "as textured, as sky seen through leaves or a canopy is"),
+    ("runs_on", None, "its edge runs on into smooth stuff of its own colour ({:.0%} of its "
+     "size more within a few pixels), as a cloud's grey underside, haze or a blurred "
+     "backdrop does, not at an edge of the photo"),
+)
+
+
+def _doubt(ev: dict) -> tuple[str, str] | None:
+    """The first of ``DOUBTS`` a sky with evidence ``ev`` reaches: its key and words."""
+    size = ev.get("size", 1.0)
+    for key, share, words in DOUBTS:
+        if ev.get(key, 0.0) >= (RUNS_ON if share is None else share * size):
+            return key, words.format(ev.get(key, 0.0))
+    return None
+
+
 def pale_doubt(ev: dict) -> bool:
     """Whether the question a sky with evidence ``ev`` asks rests on pale pixels: the paler
     pockets, a cloud bank or a pale canopy left out (``pockets_unsure``), or any question
     about a sky hardly blue (``blue`` under a half). A lighter copy of a photo turns land
     pale and such doubts are its own making (``steady.settle``: on a lightened print its
     lighter copy asked about a 'canopy' of pale land round Mount Rushmore's clear sky)."""
-    size = ev.get("size", 1.0)
-    if ev.get("pockets", 0.0) >= POCKETS_ASK * size:      # in ``pockets_unsure``'s order
+    key = (_doubt(ev) or ("", ""))[0]
+    if key in ("pockets", "bank", "canopy"):
         return True
-    if ev.get("fringe", 0.0) >= FRINGE_ASK * size:         # blue: asked first
-        return False
-    return (ev.get("bank", 0.0) >= BANK_ASK * size or ev.get("canopy", 0.0) >=
-            CANOPY_ASK * size or ev.get("blue", 1.0) < 0.5)
+    return key != "fringe" and ev.get("blue", 1.0) < 0.5     # blue fringe: asked first
 
 
 def pockets_unsure(found: Localization) -> Localization:
@@ -261,30 +285,13 @@ def pockets_unsure(found: Localization) -> Localization:
     or the blue textured fringe (``fringe``) ``FRINGE_ASK`` of it or more (the sky through
     twigs at the top of tree crowns, textured like the crowns), or the textured sky-like
     pixels of any colour (``canopy``) ``CANOPY_ASK`` of it or more (a pale sky through a
-    canopy), or a cloud bank left apart (``bank``) ``BANK_ASK`` of it or more. Whether it
-    is sky the user says, shown the sky found to click."""
+    canopy), or a cloud bank left apart (``bank``) ``BANK_ASK`` of it or more, or an edge
+    that runs on (``runs_on``, ``RUNS_ON``), asked in ``DOUBTS``' order. Whether it is sky
+    the user says, shown the sky found to click."""
     ev = found.masks[0].evidence if found.masks else {}
-    size = ev.get("size", 1.0)
-    if found.status != "resolved":
+    doubt = _doubt(ev) if found.status == "resolved" else None
+    if doubt is None:
         return found
-    if ev.get("pockets", 0.0) >= POCKETS_ASK * size:
-        why = (f"smooth pockets of a paler sky colour ({ev['pockets']:.0%} of the frame) lie "
-               "apart from it, framed by what stands in front of it")
-    elif ev.get("fringe", 0.0) >= FRINGE_ASK * size:
-        why = (f"blue pixels round it ({ev['fringe']:.0%} of the frame) were left out as "
-               "textured, as sky seen through twigs or a lattice is")
-    elif ev.get("bank", 0.0) >= BANK_ASK * size:
-        why = (f"a smooth pale region beside it ({ev['bank']:.0%} of the frame, a cloud bank?) "
-               "runs on out of the frame above its horizon")
-    elif ev.get("canopy", 0.0) >= CANOPY_ASK * size:
-        why = (f"sky-coloured pixels round it ({ev['canopy']:.0%} of the frame) were left out "
-               "as textured, as sky seen through leaves or a canopy is")
-    elif ev.get("runs_on", 0.0) >= RUNS_ON:
-        why = (f"its edge runs on into smooth stuff of its own colour ({ev['runs_on']:.0%} of "
-               "its size more within a few pixels), as a cloud's grey underside, haze or a "
-               "blurred backdrop does, not at an edge of the photo")
-    else:
-        return found
-    return Localization(found.masks, "ambiguous", f"{found.reason}; but {why}: is that sky "
+    return Localization(found.masks, "ambiguous", f"{found.reason}; but {doubt[1]}: is that sky "
                         "too? Click the sky or paint it with the brush",
                         candidates=found.candidates)
