@@ -13,7 +13,7 @@ import pytest
 
 from eval import realset
 from eval.localization import mask_iou
-from pipelines.localizers.face_of import owner
+from pipelines.localizers.face_of import SIDE_VIEW, owner
 from pipelines.localizers.perception import PerceptionLocalizer
 
 
@@ -37,19 +37,32 @@ def test_two_men_make_the_face_a_question_offering_both(localizer) -> None:
         assert max(mask_iou(np.asarray(c.mask, bool), part) for c in found.masks) >= 0.5
 
 
-def test_the_faces_take_both_men(localizer) -> None:
+def test_the_faces_offer_both_men_and_ask_about_the_profile(localizer) -> None:
+    """Wave 34: "the faces" took both men and was edited; the leaning man is seen in
+    profile, and the ellipse drawn in his face's box ran over his neck behind the jaw
+    ("make the faces brighter": 55 px beyond the faces' reach, reported done). A face
+    seen from the side is now asked, both faces offered as the guess to confirm."""
     image = realset.photo("kpa_pool")
     found = localizer.locate(image, "the faces")
-    assert found.status == "resolved", found.reason
+    assert found.status == "ambiguous", found.reason
+    assert "seen from the side" in found.reason
+    assert found.guess == 2
     truth = _case("kpa_pool__faces").truth()
-    union = found.union()
+    union = np.logical_or.reduce([np.asarray(c.mask, bool) for c in found.masks[:2]])
     for part in _parts(truth):
         assert (union & part).sum() >= 0.5 * part.sum()
 
 
-def test_a_small_face_behind_makes_the_face_a_question(localizer) -> None:
-    found = localizer.locate(realset.photo("kpa_cold_water"), "the face")
-    assert found.status == "ambiguous", found.reason
+def test_a_profile_is_told_from_faces_seen_from_the_front(localizer) -> None:
+    """The eye points of the man in profile lie close together (``eye_gap``); the
+    standing man's, and the single man's on the canyon photo, farther apart."""
+    from pipelines.localizers.perception import _Models
+
+    faces = localizer.locate(realset.photo("kpa_pool"), "the faces").masks[:2]
+    views = sorted((c.box[0], c.evidence["side_view"]) for c in faces)
+    assert [v for _, v in views] == [1.0, 0.0]   # the leaning man is the one on the left
+    canyon = _Models.get().faces.detect(realset.photo("kpa_grand_canyon_2"), 0.6)
+    assert canyon and all(d.eye_gap > 1.5 * SIDE_VIEW for d in canyon)
 
 
 def test_a_single_face_stays_resolved(localizer) -> None:

@@ -30,6 +30,9 @@ them is wrong while it looks done:
   detector finds the dog or the clock, never the part;
 * **a face with no one around it** — "the face" on Mount Rushmore: the face detector
   finds one of the four carved faces, and the detector no person (``face_of.no_person``).
+* **a face seen from the side** — its ellipse is drawn in the middle of its box, and a
+  profile's face fills one side of it: the rest is the neck and hair behind the jaw
+  (``face_of.side_view``).
 
 A class the detector knows by that very name ("the cat", "the boat") that no candidate
 holds at ``DETECTOR_ABSENT`` or more is not in the photo: a refusal (the user may still
@@ -366,6 +369,9 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
         if ev.get("no_person"):
             return unsure(found, f"no person is seen around that {noun}: it may be a "
                            "statue's, a carving's or a picture's", noun)
+        if any(m.evidence.get("side_view") for m in found.masks):
+            return unsure(found, "a face is seen from the side: where it ends (the jaw, the "
+                           "neck and hair behind it) is only a guess", noun)
         if best.label == "person" and ev.get("animal", 0.0) >= ANIMAL_RIVAL * ev["detector"]:
             return unsure(found, f"the detector reads it as an animal almost as surely "
                            f"({ev['animal']:.2f}, and person {ev['detector']:.2f}): it may "

@@ -432,7 +432,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             return Localization([], "unresolved", "no face found; paint it with the brush")
         cands = [Candidate(face_ellipse(rgb.shape[:2], d.box), calibrated(d.score), FACE,
                            "blazeface", {"detector": calibrated(d.score),
-                                         "no_person": face_of.no_person(d.box, people)},
+                                         "no_person": face_of.no_person(d.box, people),
+                                         "side_view": face_of.side_view(d)},
                            int_box(d.box))
                  for d in sorted(dets, key=lambda d: -d.score)[:MAX_REFINED]]
         return decide(cands, parsed, "face", [])
