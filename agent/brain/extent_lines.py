@@ -9,7 +9,7 @@ each; ``agent.brain.extent`` judges them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -57,6 +57,10 @@ FRAME_EDGE = 0.02
 #: open sky read 0.5-1.7 ΔE there and passed; no correct sky or clouds of the 120 tune
 #: pairs has such a stretch (the nearest, a cloud's soft edge, 2.0 ΔE)
 FLAT_PEAK, FLAT_SIDES, FLAT_RADII, FLAT_PX = 1.8, 3.5, 0.15, 12.0
+#: two straight stretches within this many degrees of one direction and this many pixels
+#: of each other's line, with something else between them, are pieces of one line (a half
+#: mask's cut, interrupted by a thing standing in front of the stuff it cuts)
+LINE_ANGLE, LINE_PX = 3.0, 2.0
 
 
 def straight_share(stretches: list[Stretch]) -> float:
@@ -65,13 +69,21 @@ def straight_share(stretches: list[Stretch]) -> float:
 
 
 def smooth_cut(stretches: list[Stretch], sky: bool) -> float:
-    """The longest straight stretch through one region (no edge, and the photo nearly
-    flat across it, or one colour on both sides: ``FLAT_SIDES``, at least ``FLAT_PX``
-    long), in the edited area's equivalent radius (0 when none). A sky's lower border may
-    fade into haze along the horizon: only its steep stretches count."""
-    return max((s.radii for s in stretches if s.no_edge and (s.peak <= SMOOTH_PEAK or (
-        s.sides <= FLAT_SIDES and s.length >= FLAT_PX)) and not (sky and not s.steep)),
-        default=0.0)
+    """The longest straight cut through one region (no edge, and the photo nearly flat
+    across it, or one colour on both sides: ``FLAT_SIDES``, at least ``FLAT_PX`` long), in
+    the edited area's equivalent radius (0 when none). The pieces of one line that a thing
+    in front interrupts are one cut (``Stretch.mates``): the half of the grass a sheep
+    stands on is cut above and below the sheep. A sky's lower border may fade into haze
+    along the horizon: only its steep stretches count."""
+    cuts = [s for s in stretches if s.no_edge and not (sky and not s.steep) and (
+        s.peak <= SMOOTH_PEAK or s.sides <= FLAT_SIDES)]
+    ids = {id(s) for s in cuts}
+    best = 0.0
+    for s in cuts:
+        line = [s, *(t for t in s.mates if id(t) in ids)]
+        if s.peak <= SMOOTH_PEAK or sum(t.length for t in line) >= FLAT_PX:
+            best = max(best, sum(t.radii for t in line))
+    return best
 
 
 @dataclass
@@ -88,6 +100,8 @@ class Stretch:
     #                                               each side's (Lab ΔE)
     thin: bool = False   # the area is narrower than the lines read beside it
     length: float = 0.0  # in pixels of the work copy
+    #: the other stretches of its line, past a thing that interrupts it (``_mates``)
+    mates: list[Stretch] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def no_edge(self) -> bool:
@@ -142,7 +156,8 @@ def straight_stretches(small: np.ndarray, region: np.ndarray) -> list[Stretch]:
     out_at = offsets[3:-3]            # where each change across is read, signed
     at = np.abs(out_at)
     one_side, other_side = (offsets >= 3) & (offsets <= 9), (offsets <= -3) & (offsets >= -9)
-    out = []
+    out: list[Stretch] = []
+    ends: list[tuple[np.ndarray, np.ndarray]] = []   # each stretch's start and direction
     for contour in contours:
         poly = cv2.approxPolyDP(contour, 1.5, True)[:, 0, :].astype(np.float32)
         for p0, p1 in zip(poly, np.roll(poly, -1, axis=0), strict=True):
@@ -172,4 +187,36 @@ def straight_stretches(small: np.ndarray, region: np.ndarray) -> list[Stretch]:
                                float(np.linalg.norm(one - other)),
                                (float(np.median(across[out_at >= 5])),
                                 float(np.median(across[out_at <= -5]))), thin, length))
+            ends.append((p0, u))
+    _mates(out, ends, region)
     return out
+
+
+def _mates(stretches: list[Stretch], ends: list[tuple[np.ndarray, np.ndarray]],
+           region: np.ndarray) -> None:
+    """Set each stretch's ``mates``: the stretches on its line (``LINE_ANGLE``,
+    ``LINE_PX``) with something else between them: most of the line across the gap lies
+    ``LINE_PX`` or more outside the area (a thing the cut ran behind). Neighbours along
+    one bending outline (a lizard's back) have no such gap."""
+    away = cv2.distanceTransform((~region).astype(np.uint8), cv2.DIST_L2, 3)
+    h, w = region.shape
+    sin = float(np.sin(np.radians(LINE_ANGLE)))
+    for i, (a, (pa, ua)) in enumerate(zip(stretches, ends, strict=True)):
+        normal = np.float32([-ua[1], ua[0]])
+        for b, (pb, ub) in zip(stretches[i + 1:], ends[i + 1:], strict=True):
+            if abs(float(ua[0] * ub[1] - ua[1] * ub[0])) > sin:
+                continue
+            qb = (pb, pb + ub * b.length)
+            if any(abs(float(normal @ (q - pa))) > LINE_PX for q in qb):
+                continue
+            # the two stretches' spans along a's direction, and the gap between them
+            sa, sb = sorted((0.0, a.length)), sorted(float(ua @ (q - pa)) for q in qb)
+            lo, hi = (sa[1], sb[0]) if sa[1] <= sb[0] else (sb[1], sa[0])
+            if hi - lo < LINE_PX:
+                continue
+            t = np.arange(lo, hi, 1.0, dtype=np.float32)
+            xs = np.clip(np.rint(pa[0] + t * ua[0]).astype(int), 0, w - 1)
+            ys = np.clip(np.rint(pa[1] + t * ua[1]).astype(int), 0, h - 1)
+            if float((away[ys, xs] >= LINE_PX).mean()) >= 0.5:
+                a.mates.append(b)
+                b.mates.append(a)
