@@ -198,25 +198,30 @@ def _mates(stretches: list[Stretch], ends: list[tuple[np.ndarray, np.ndarray]],
     ``LINE_PX``) with something else between them: most of the line across the gap lies
     ``LINE_PX`` or more outside the area (a thing the cut ran behind). Neighbours along
     one bending outline (a lizard's back) have no such gap."""
+    if len(stretches) < 2:
+        return
+    start = np.float32([p for p, _ in ends])
+    u = np.float32([d for _, d in ends])
+    stop = start + u * np.float32([s.length for s in stretches])[:, None]
+    normal = np.stack([-u[:, 1], u[:, 0]], axis=1)
+    # pairs within the angle whose ends both lie within LINE_PX of the other's line
+    cross = np.abs(u[:, None, 0] * u[None, :, 1] - u[:, None, 1] * u[None, :, 0])
+    near = cross <= np.sin(np.radians(LINE_ANGLE))
+    for end in (start, stop):
+        off = np.einsum("ik,ijk->ij", normal, end[None, :, :] - start[:, None, :])
+        near &= np.abs(off) <= LINE_PX
     away = cv2.distanceTransform((~region).astype(np.uint8), cv2.DIST_L2, 3)
     h, w = region.shape
-    sin = float(np.sin(np.radians(LINE_ANGLE)))
-    for i, (a, (pa, ua)) in enumerate(zip(stretches, ends, strict=True)):
-        normal = np.float32([-ua[1], ua[0]])
-        for b, (pb, ub) in zip(stretches[i + 1:], ends[i + 1:], strict=True):
-            if abs(float(ua[0] * ub[1] - ua[1] * ub[0])) > sin:
-                continue
-            qb = (pb, pb + ub * b.length)
-            if any(abs(float(normal @ (q - pa))) > LINE_PX for q in qb):
-                continue
-            # the two stretches' spans along a's direction, and the gap between them
-            sa, sb = sorted((0.0, a.length)), sorted(float(ua @ (q - pa)) for q in qb)
-            lo, hi = (sa[1], sb[0]) if sa[1] <= sb[0] else (sb[1], sa[0])
-            if hi - lo < LINE_PX:
-                continue
-            t = np.arange(lo, hi, 1.0, dtype=np.float32)
-            xs = np.clip(np.rint(pa[0] + t * ua[0]).astype(int), 0, w - 1)
-            ys = np.clip(np.rint(pa[1] + t * ua[1]).astype(int), 0, h - 1)
-            if float((away[ys, xs] >= LINE_PX).mean()) >= 0.5:
-                a.mates.append(b)
-                b.mates.append(a)
+    for i, j in zip(*np.nonzero(np.triu(near, 1)), strict=True):
+        a, b = stretches[i], stretches[j]
+        # the two stretches' spans along a's direction, and the gap between them
+        sb = sorted(float(u[i] @ (q - start[i])) for q in (start[j], stop[j]))
+        lo, hi = (a.length, sb[0]) if a.length <= sb[0] else (sb[1], 0.0)
+        if hi - lo < LINE_PX:
+            continue
+        t = np.arange(lo, hi, 1.0, dtype=np.float32)
+        xs = np.clip(np.rint(start[i, 0] + t * u[i, 0]).astype(int), 0, w - 1)
+        ys = np.clip(np.rint(start[i, 1] + t * u[i, 1]).astype(int), 0, h - 1)
+        if float((away[ys, xs] >= LINE_PX).mean()) >= 0.5:
+            a.mates.append(b)
+            b.mates.append(a)
