@@ -9,7 +9,7 @@ each; ``agent.brain.extent`` judges them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import cv2
 import numpy as np
@@ -57,6 +57,10 @@ FRAME_EDGE = 0.02
 #: open sky read 0.5-1.7 ΔE there and passed; no correct sky or clouds of the 120 tune
 #: pairs has such a stretch (the nearest, a cloud's soft edge, 2.0 ΔE)
 FLAT_PEAK, FLAT_SIDES, FLAT_RADII, FLAT_PX = 1.8, 3.5, 0.15, 12.0
+#: two straight stretches within this many degrees of one direction and this many pixels
+#: of each other's line, with something else between them, are pieces of one line (a half
+#: mask's cut, interrupted by a thing standing in front of the stuff it cuts)
+LINE_ANGLE, LINE_PX = 3.0, 2.0
 
 
 def straight_share(stretches: list[Stretch]) -> float:
@@ -65,13 +69,21 @@ def straight_share(stretches: list[Stretch]) -> float:
 
 
 def smooth_cut(stretches: list[Stretch], sky: bool) -> float:
-    """The longest straight stretch through one region (no edge, and the photo nearly
-    flat across it, or one colour on both sides: ``FLAT_SIDES``, at least ``FLAT_PX``
-    long), in the edited area's equivalent radius (0 when none). A sky's lower border may
-    fade into haze along the horizon: only its steep stretches count."""
-    return max((s.radii for s in stretches if s.no_edge and (s.peak <= SMOOTH_PEAK or (
-        s.sides <= FLAT_SIDES and s.length >= FLAT_PX)) and not (sky and not s.steep)),
-        default=0.0)
+    """The longest straight cut through one region (no edge, and the photo nearly flat
+    across it, or one colour on both sides: ``FLAT_SIDES``, at least ``FLAT_PX`` long), in
+    the edited area's equivalent radius (0 when none). The pieces of one line that a thing
+    in front interrupts are one cut (``Stretch.mates``): the half of the grass a sheep
+    stands on is cut above and below the sheep. A sky's lower border may fade into haze
+    along the horizon: only its steep stretches count."""
+    cuts = [s for s in stretches if s.no_edge and not (sky and not s.steep) and (
+        s.peak <= SMOOTH_PEAK or s.sides <= FLAT_SIDES)]
+    ids = {id(s) for s in cuts}
+    best = 0.0
+    for s in cuts:
+        line = [s, *(t for t in s.mates if id(t) in ids)]
+        if s.peak <= SMOOTH_PEAK or sum(t.length for t in line) >= FLAT_PX:
+            best = max(best, sum(t.radii for t in line))
+    return best
 
 
 @dataclass
@@ -88,6 +100,8 @@ class Stretch:
     #                                               each side's (Lab ΔE)
     thin: bool = False   # the area is narrower than the lines read beside it
     length: float = 0.0  # in pixels of the work copy
+    #: the other stretches of its line, past a thing that interrupts it (``_mates``)
+    mates: list[Stretch] = field(default_factory=list, repr=False, compare=False)
 
     @property
     def no_edge(self) -> bool:
@@ -142,7 +156,8 @@ def straight_stretches(small: np.ndarray, region: np.ndarray) -> list[Stretch]:
     out_at = offsets[3:-3]            # where each change across is read, signed
     at = np.abs(out_at)
     one_side, other_side = (offsets >= 3) & (offsets <= 9), (offsets <= -3) & (offsets >= -9)
-    out = []
+    out: list[Stretch] = []
+    ends: list[tuple[np.ndarray, np.ndarray]] = []   # each stretch's start and direction
     for contour in contours:
         poly = cv2.approxPolyDP(contour, 1.5, True)[:, 0, :].astype(np.float32)
         for p0, p1 in zip(poly, np.roll(poly, -1, axis=0), strict=True):
@@ -172,4 +187,41 @@ def straight_stretches(small: np.ndarray, region: np.ndarray) -> list[Stretch]:
                                float(np.linalg.norm(one - other)),
                                (float(np.median(across[out_at >= 5])),
                                 float(np.median(across[out_at <= -5]))), thin, length))
+            ends.append((p0, u))
+    _mates(out, ends, region)
     return out
+
+
+def _mates(stretches: list[Stretch], ends: list[tuple[np.ndarray, np.ndarray]],
+           region: np.ndarray) -> None:
+    """Set each stretch's ``mates``: the stretches on its line (``LINE_ANGLE``,
+    ``LINE_PX``) with something else between them: most of the line across the gap lies
+    ``LINE_PX`` or more outside the area (a thing the cut ran behind). Neighbours along
+    one bending outline (a lizard's back) have no such gap."""
+    if len(stretches) < 2:
+        return
+    start = np.float32([p for p, _ in ends])
+    u = np.float32([d for _, d in ends])
+    stop = start + u * np.float32([s.length for s in stretches])[:, None]
+    normal = np.stack([-u[:, 1], u[:, 0]], axis=1)
+    # pairs within the angle whose ends both lie within LINE_PX of the other's line
+    cross = np.abs(u[:, None, 0] * u[None, :, 1] - u[:, None, 1] * u[None, :, 0])
+    near = cross <= np.sin(np.radians(LINE_ANGLE))
+    for end in (start, stop):
+        off = np.einsum("ik,ijk->ij", normal, end[None, :, :] - start[:, None, :])
+        near &= np.abs(off) <= LINE_PX
+    away = cv2.distanceTransform((~region).astype(np.uint8), cv2.DIST_L2, 3)
+    h, w = region.shape
+    for i, j in zip(*np.nonzero(np.triu(near, 1)), strict=True):
+        a, b = stretches[i], stretches[j]
+        # the two stretches' spans along a's direction, and the gap between them
+        sb = sorted(float(u[i] @ (q - start[i])) for q in (start[j], stop[j]))
+        lo, hi = (a.length, sb[0]) if a.length <= sb[0] else (sb[1], 0.0)
+        if hi - lo < LINE_PX:
+            continue
+        t = np.arange(lo, hi, 1.0, dtype=np.float32)
+        xs = np.clip(np.rint(start[i, 0] + t * u[i, 0]).astype(int), 0, w - 1)
+        ys = np.clip(np.rint(start[i, 1] + t * u[i, 1]).astype(int), 0, h - 1)
+        if float((away[ys, xs] >= LINE_PX).mean()) >= 0.5:
+            a.mates.append(b)
+            b.mates.append(a)
