@@ -342,6 +342,11 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
         ev["subject_guess"] = 1.0       # second_look.vet may know the kind it is not
         return unsure(found, f"nothing here recognises '{noun}': the photo's main subject "
                        "is only a guess", noun)
+    if best.source == "u2netp" and ev.get("support_runs_on"):
+        ev["end_unsure"] = 1.0      # which thing it is stands; where it ends does not
+        return unsure(found, f"what the {noun} stands on runs on into the outline I cut "
+                      f"(a piece of its colour, {ev['support_runs_on']:.0%} of what I kept, "
+                      "joins what I left out): where it ends is not known", noun)
     if best.source == "u2netp" and ev.get("kind_fill", 1.0) < FILLS_BOX:
         return unsure(found, f"the outline I cut fills only {ev['kind_fill']:.0%} of the box "
                        f"the detector drew around that {noun}: a part of it may be left out",

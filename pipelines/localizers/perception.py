@@ -62,7 +62,7 @@ from pipelines.localizers.phrases import WHOLE, Phrase, noun_words, parse_phrase
 from pipelines.localizers.refine import upsample_edge, upsample_region
 from pipelines.localizers.segment import face_ellipse, largest_parts, refine_box
 from pipelines.localizers.sky import backdrop_behind, ends_unsure
-from pipelines.localizers.support import cut_support
+from pipelines.localizers.support import cut_evidence, cut_support
 from pipelines.models import ModelUnavailable, get_manager
 from pipelines.perception import people as person_outline
 from pipelines.perception import store, zoom
@@ -497,8 +497,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         fscale = rgb.shape[1] / frame.shape[1]
         dets = models.objects.detect(frame, CANDIDATE)
         cands, first_kind = [], None    # the detection of the main subject's kind
-        for box, part in parts[:MAX_REFINED]:
-            part, cut = cut_support(small, part)    # not the branch it sits on
+        for box, whole in parts[:MAX_REFINED]:
+            part, cut = cut_support(small, whole)   # not the branch it sits on
             if cut:
                 x, y, bw, bh = cv2.boundingRect(part.astype(np.uint8))
                 box = (x * scale, y * scale, (x + bw) * scale, (y + bh) * scale)
@@ -519,8 +519,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                                         candidates=[Candidate(mask, 0.2, owner.label, "u2netp")])
                 continue
             strength = float(prob[part].mean())
-            evidence = {"salient": strength, "words": 0.0} | ({"support_cut": cut} if cut
-                                                              else {}) | \
+            evidence = {"salient": strength, "words": 0.0} | \
+                cut_evidence(small, whole, part, cut) | \
                 ({"kind": kind, "kind_fill": fill} if kind else {})
             cands.append(Candidate(mask, round(0.3 + 0.4 * strength, 3), match.noun,
                                    "u2netp", evidence, int_box(box)))
