@@ -1,6 +1,6 @@
 """Pixel work shared by the localisers: masks resized, cleaned and split into parts,
 GrabCut (written once, started from a box or from a probability prior), box → mask
-refinement, face ellipses and a weight-free saliency map.
+refinement.
 """
 
 from __future__ import annotations
@@ -562,35 +562,3 @@ def to_native(crop: np.ndarray, soft: np.ndarray) -> np.ndarray:
     if w / soft.shape[1] < NATIVE_EDGE_SCALE:
         return cv2.resize(soft, (w, h), interpolation=cv2.INTER_LINEAR) >= 0.5
     return upsample_edge(crop, cv2.GaussianBlur(soft, (3, 3), 0))
-
-
-def face_ellipse(shape: tuple[int, int], box: tuple[float, ...]) -> np.ndarray:
-    """A face box as the ellipse inscribed in it, a little taller (BlazeFace's box stops
-    at the brows; the forehead is part of the face).
-
-    Args:
-        shape: (height, width) of the image.
-        box: the face box in full-resolution pixels.
-
-    Returns:
-        A bool mask of the ellipse.
-    """
-    x0, y0, x1, y1 = box
-    mask = np.zeros(shape, np.uint8)
-    centre = (int(round((x0 + x1) / 2)), int(round((y0 + y1) / 2 - 0.03 * (y1 - y0))))
-    axes = (max(1, int(round((x1 - x0) * 0.5))), max(1, int(round((y1 - y0) * 0.58))))
-    cv2.ellipse(mask, centre, axes, 0, 0, 360, 1, -1)
-    return mask.astype(bool)
-
-
-def spectral_saliency(small: np.ndarray) -> np.ndarray | None:
-    """Spectral-residual saliency (no weights), thresholded to its largest blob."""
-    grey = cv2.resize(cv2.cvtColor(small, cv2.COLOR_RGB2GRAY), (64, 64)).astype(np.float32)
-    spectrum = np.fft.fft2(grey)
-    log_amp = np.log(np.abs(spectrum) + 1e-6)
-    residual = log_amp - cv2.blur(log_amp, (3, 3))
-    sal = np.abs(np.fft.ifft2(np.exp(residual + 1j * np.angle(spectrum)))) ** 2
-    sal = cv2.GaussianBlur(sal.astype(np.float32), (0, 0), 2.5)
-    sal = cv2.resize(sal, (small.shape[1], small.shape[0]))
-    parts = components(sal > 3 * sal.mean(), max(16, int(0.005 * sal.size)))
-    return parts[0] if parts else None
