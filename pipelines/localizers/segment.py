@@ -449,7 +449,8 @@ def refine_box(rgb: np.ndarray, box: tuple[float, ...],
     The box is cropped with a margin at native resolution and worked on a small copy, so
     a 20-MP photo costs about what a 256-px crop does. A mask cut off by a side of the box
     (``BOX_CUT``) is cut again in a box grown on that side (``BOX_REACH``), kept when the
-    object ends inside it.
+    object ends inside it; not when the first crop's salient map reads nothing past every
+    such side (``_ends_at``): the object ends on the box there.
 
     Args:
         rgb: uint8 RGB image at full resolution.
