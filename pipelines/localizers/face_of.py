@@ -86,7 +86,7 @@ def no_person(face: tuple[float, ...], people: list[tuple[int, ...]]) -> float:
 def side_view(face: Detection) -> float:
     """1.0 when ``face`` is seen from the side (``SIDE_VIEW``), 0.0 otherwise (and for a
     box without eye points). A face is drawn as the ellipse inscribed in its box
-    (``segment.face_ellipse``); a profile's face fills one side of its box, and the
+    (``face_ellipse``); a profile's face fills one side of its box, and the
     ellipse's other side lies on the neck and hair behind the jaw (tune: the man leaning
     in profile, 55 px of his neck brightened beyond the face's reach, reported done)."""
     return float(getattr(face, "eye_gap", 1.0) < SIDE_VIEW)
