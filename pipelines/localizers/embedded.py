@@ -35,7 +35,6 @@ from pipelines.localizers.segment import (
     grabcut_object,
     hsv,
     smooth_resize,
-    spectral_saliency,
     to_size,
     work_copy,
 )
@@ -296,3 +295,16 @@ def _upscale(found: Localization, shape: tuple[int, int]) -> Localization:
     for m in found.candidates:
         m.mask = smooth_resize(m.mask, shape)
     return found
+
+
+def spectral_saliency(small: np.ndarray) -> np.ndarray | None:
+    """Spectral-residual saliency (no weights), thresholded to its largest blob."""
+    grey = cv2.resize(cv2.cvtColor(small, cv2.COLOR_RGB2GRAY), (64, 64)).astype(np.float32)
+    spectrum = np.fft.fft2(grey)
+    log_amp = np.log(np.abs(spectrum) + 1e-6)
+    residual = log_amp - cv2.blur(log_amp, (3, 3))
+    sal = np.abs(np.fft.ifft2(np.exp(residual + 1j * np.angle(spectrum)))) ** 2
+    sal = cv2.GaussianBlur(sal.astype(np.float32), (0, 0), 2.5)
+    sal = cv2.resize(sal, (small.shape[1], small.shape[0]))
+    parts = components(sal > 3 * sal.mean(), max(16, int(0.005 * sal.size)))
+    return parts[0] if parts else None

@@ -86,7 +86,7 @@ def no_person(face: tuple[float, ...], people: list[tuple[int, ...]]) -> float:
 def side_view(face: Detection) -> float:
     """1.0 when ``face`` is seen from the side (``SIDE_VIEW``), 0.0 otherwise (and for a
     box without eye points). A face is drawn as the ellipse inscribed in its box
-    (``segment.face_ellipse``); a profile's face fills one side of its box, and the
+    (``face_ellipse``); a profile's face fills one side of its box, and the
     ellipse's other side lies on the neck and hair behind the jaw (tune: the man leaning
     in profile, 55 px of his neck brightened beyond the face's reach, reported done)."""
     return float(getattr(face, "eye_gap", 1.0) < SIDE_VIEW)
@@ -137,3 +137,22 @@ def find(locate: Callable[[np.ndarray, str], Localization], rgb: np.ndarray,
     return Localization([face], "resolved", f"the face of {who} (found: "
                         f"{person.reason[:80]}), confidence {face.score:.2f}",
                         candidates=pool)
+
+
+def face_ellipse(shape: tuple[int, int], box: tuple[float, ...]) -> np.ndarray:
+    """A face box as the ellipse inscribed in it, a little taller (BlazeFace's box stops
+    at the brows; the forehead is part of the face).
+
+    Args:
+        shape: (height, width) of the image.
+        box: the face box in full-resolution pixels.
+
+    Returns:
+        A bool mask of the ellipse.
+    """
+    x0, y0, x1, y1 = box
+    mask = np.zeros(shape, np.uint8)
+    centre = (int(round((x0 + x1) / 2)), int(round((y0 + y1) / 2 - 0.03 * (y1 - y0))))
+    axes = (max(1, int(round((x1 - x0) * 0.5))), max(1, int(round((y1 - y0) * 0.58))))
+    cv2.ellipse(mask, centre, axes, 0, 0, 360, 1, -1)
+    return mask.astype(bool)

@@ -60,7 +60,7 @@ from pipelines.localizers.grounded_sam import GroundedSAMLocalizer, detector_pro
 from pipelines.localizers.kin import UNSURE_END, reached_into_kin
 from pipelines.localizers.phrases import WHOLE, Phrase, noun_words, parse_phrase, select_candidates
 from pipelines.localizers.refine import upsample_edge, upsample_region
-from pipelines.localizers.segment import face_ellipse, largest_parts, refine_box
+from pipelines.localizers.segment import largest_parts, refine_box
 from pipelines.localizers.sky import backdrop_behind, ends_unsure
 from pipelines.localizers.support import cut_evidence, cut_support
 from pipelines.models import ModelUnavailable, get_manager
@@ -430,7 +430,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         dets, people = face_of.detect(rgb, models.faces, models.objects, FRAME_SIDE, FACE_MIN)
         if not dets:
             return Localization([], "unresolved", "no face found; paint it with the brush")
-        cands = [Candidate(face_ellipse(rgb.shape[:2], d.box), calibrated(d.score), FACE,
+        cands = [Candidate(face_of.face_ellipse(rgb.shape[:2], d.box), calibrated(d.score), FACE,
                            "blazeface", {"detector": calibrated(d.score),
                                          "no_person": face_of.no_person(d.box, people),
                                          "side_view": face_of.side_view(d)},
