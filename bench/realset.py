@@ -22,7 +22,8 @@ The last printed line is one JSON object: ``right_share``, ``mean_iou``, ``bound
 ``by_class``, ``silent_failures``, ``cases``, ``one_click`` (the share of the cases naming
 a thing that are right or asked with it among the candidates shown to click; each per
 split), plus ``upscale_mp``,
-``print`` and ``load_average``; with ``--edits``: ``edits`` (counts per split and verdict),
+``print`` and ``load_average`` (``REASON_CHARS=N`` in the environment prints N characters
+of each reason instead of 90); with ``--edits``: ``edits`` (counts per split and verdict),
 ``silent_failures`` (per split), ``by_class`` (per split and failure class:
 "right/honest/WRONG/error") and ``done_right_share`` (per split, of the edits whose
 case expects a resolved target).
@@ -68,9 +69,10 @@ def _localise(cases, args) -> dict:
     for o in got:
         offered = f" (offered {o.offered:.2f})" if o.kind == "ask" and o.case.expect == \
             "resolved" else ""
+        chars = int(os.environ.get("REASON_CHARS", "90"))
         print(f"{o.case.split:8s} {o.case.cls:13s} {o.case.id:44s} want {o.case.expect:8s} "
               f"got {o.kind:8s} IoU {o.iou:.3f} F {o.bf:.3f} "
-              f"{'right' if o.right else 'WRONG'} {o.ms:6.0f} ms  {o.reason[:90]}{offered}",
+              f"{'right' if o.right else 'WRONG'} {o.ms:6.0f} ms  {o.reason[:chars]}{offered}",
               flush=True)
         if args.overlays and not o.right:
             image, truth = photo(o.case.photo), o.case.truth()
