@@ -35,6 +35,11 @@ from typing import Any
 import cv2
 import numpy as np
 
+from agent.brain.seen_boxes import Seen, views_of
+from agent.brain.seen_boxes import box_mask as _box_mask
+from agent.brain.seen_boxes import dedupe as _dedupe
+from agent.brain.seen_boxes import inside as _inside
+from agent.brain.seen_boxes import iou as _iou
 from agent.brain.work_copies import work_copy
 from agent.executor import MOVING_OPS  # the operations that move their target: whole reach
 from pipelines.arrays import channel_max
@@ -73,8 +78,6 @@ LOOK_ALIKE = 0.55
 #: share of the edit mask in a detection's box, and of its box in the mask, that makes
 #: the detection the edited thing under another class name
 SAME_THING = 0.6
-#: a weaker box this much inside a better one of its class is a part of it
-PART_OF = 0.6
 #: a crop-level detection of the named class needs this score
 CROP_MIN = 0.3
 #: the change must span this share of the width and of the height of the one instance
@@ -87,20 +90,6 @@ PART_WORDS = re.compile(r"\w's\b|\bof (?:the|a|an|his|her|its|their)\b")
 COVERS_MIN = 0.5
 #: checks whose failure means the wrong thing was edited (the words were not followed)
 TARGET_CHECKS = ("second_route", "qualifiers", "target_gone", "covers")
-
-
-@dataclass
-class Seen:
-    """One thing detected in the before image (work-copy pixels)."""
-
-    label: str
-    box: tuple[float, float, float, float]
-    score: float
-    kind: str   # "object" | "face" | "text"
-
-    @property
-    def area(self) -> float:
-        return max(1.0, (self.box[2] - self.box[0]) * (self.box[3] - self.box[1]))
 
 
 @dataclass
@@ -225,45 +214,6 @@ def _crop_seen(small: np.ndarray, box: tuple[int, int, int, int], label: str,
                          d.box[3] * k + y0), float(d.score), "crop") for d in dets]
 
 
-# --- geometry ---------------------------------------------------------------------------
-
-def _box_mask(shape: tuple[int, int], box: tuple[float, ...], grow: int = 0) -> np.ndarray:
-    h, w = shape
-    x0, y0, x1, y1 = (int(round(v)) for v in box)
-    m = np.zeros(shape, bool)
-    m[max(0, y0 - grow):min(h, y1 + grow), max(0, x0 - grow):min(w, x1 + grow)] = True
-    return m
-
-
-def _iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
-    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = ix * iy
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
-
-
-def _inside(a: tuple[float, ...], b: tuple[float, ...]) -> float:
-    """Share of box ``a`` inside box ``b``."""
-    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    return ix * iy / max(1e-6, (a[2] - a[0]) * (a[3] - a[1]))
-
-
-def _dedupe(items: list[Seen]) -> list[Seen]:
-    """One box per instance: the best of boxes that overlap, and no weaker box lying
-    mostly inside a better one, kept or not (the zoomed crop's wheel of a motorcycle the
-    frame saw is no third, leftmost motorcycle)."""
-    kept: list[Seen] = []
-    ranked = sorted(items, key=lambda s: -s.score)
-    for i, s in enumerate(ranked):
-        if all(_iou(s.box, k.box) < 0.5 and _inside(s.box, k.box) < 0.8
-               and _inside(k.box, s.box) < 0.8 for k in kept) and \
-                all(_inside(s.box, b.box) < PART_OF for b in ranked[:i]):
-            kept.append(s)
-    return kept
-
-
 def _changed(before: np.ndarray, after: np.ndarray) -> np.ndarray:
     d = channel_max(cv2.absdiff(before, after)) > CHANGE_LEVEL
     return cv2.morphologyEx(d.astype(np.uint8), cv2.MORPH_OPEN, np.ones((3, 3), np.uint8)) > 0
@@ -349,6 +299,7 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
     cbox = (max(0, xs.min() - pad), max(0, ys.min() - pad), min(w, xs.max() + 1 + pad),
             min(h, ys.max() + 1 + pad))
     target: list[Seen] = []
+    seen_as: list[Seen] = []
     if label is not None:
         frame_level = [s for s in seen if s.label == label]
         crop_level = _crop_seen(small_b, cbox, label, models)
@@ -363,11 +314,15 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
         out.measures["instances_found"] = float(len(cands))
         out.route = f"{label}: detector on the frame and on a zoomed crop of what changed"
         target = _pick(cands, parsed, changed)
+        # the picked instance as the other view saw it too: where the frame's and the
+        # zoomed crop's boxes of it differ (a toucan with and without its tail, a
+        # sailboat's hull alone and with its sail), the thing may reach as far as either
+        seen_as = views_of(frame_level + crop_level, target)
         if not cands:
             out.undecided["second_route"] = (f"no {label} is found in the before image by a "
                                              "second route")
         else:
-            _second_route(out, changed, target, label, phrase)
+            _second_route(out, changed, target + seen_as, label, phrase)
             _qualifiers(out, changed, parsed, cands, target)
             # which instance the words pick is sure with one instance and no qualifier, or
             # with several found (one found under "the left one" may be a missed other)
@@ -383,7 +338,7 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
         out.undecided["second_route"] = f"no detector knows what {phrase!r} names"
     moves = str(getattr(action, "operation", "") or "") in MOVING_OPS
     _others(out, changed, seen, target, used_mask, parsed, label,
-            REACH if removal or moves else REACH_IN_PLACE)
+            REACH if removal or moves else REACH_IN_PLACE, seen_as)
     if removal and target and label is not None:
         if PART_WORDS.search(phrase.lower()):
             # "remove the person's legs": the person stays, and is rightly found again
@@ -505,7 +460,11 @@ def _qualifiers(out: Independent, changed: np.ndarray, parsed: Any, cands: list[
 
 def _others(out: Independent, changed: np.ndarray, seen: list[Seen], target: list[Seen],
             used_mask: np.ndarray | None, parsed: Any, label: str | None,
-            reach: int = REACH) -> None:
+            reach: int = REACH, seen_as: list[Seen] | None = None) -> None:
+    """Every other thing seen must be unchanged. ``seen_as``: the target as another view
+    saw it (``views_of``): a thing inside it is a part of the target (the toucan's tail,
+    detected as a vase, lies in the frame's box of the bird and not in the crop's); it
+    does not widen the target's reach, which the change of a grown mask would use."""
     shape = changed.shape
     mine = np.zeros(shape, bool)
     for s in target:
@@ -529,7 +488,8 @@ def _others(out: Independent, changed: np.ndarray, seen: list[Seen], target: lis
         if label is not None and s.label == label and (
                 (parsed.plural and parsed.exclude is None) or not target):
             continue   # every instance was asked for, or which one is unknown
-        if any(_iou(s.box, t.box) >= 0.3 or _inside(s.box, t.box) >= 0.6 for t in target):
+        if any(_iou(s.box, t.box) >= 0.3 or _inside(s.box, t.box) >= 0.6
+               for t in target + (seen_as or [])):
             continue   # the target itself (or a part of it)
         own = _box_mask(shape, s.box) & ~mine
         if own.sum() < 0.2 * s.area or own.sum() < 30:
