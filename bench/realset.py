@@ -106,12 +106,13 @@ def _edits(cases, args) -> dict:
     silent: dict = {}
     done_right: dict = {}
     by_class: dict = {}
+    chars = int(os.environ.get("REASON_CHARS", "100"))
     for case in cases:
         for instruction in case.edits:
             o = run_edit(case, instruction, print_as=args.print_as,
                          upscale_mp=args.upscale)
             print(f"{case.split:8s} {case.cls:13s} {case.id:44s} {instruction[:40]:40s} "
-                  f"{o.verdict:6s} exit {o.exit} {o.seconds:5.0f} s  {o.why[:100]}",
+                  f"{o.verdict:6s} exit {o.exit} {o.seconds:5.0f} s  {o.why[:chars]}",
                   flush=True)
             counts.setdefault(case.split, {}).setdefault(o.verdict, 0)
             counts[case.split][o.verdict] += 1

@@ -133,15 +133,15 @@ def test_bluer_turns_the_grey_of_a_hazy_sky_blue_too() -> None:
     assert float(shift[grey].mean()) <= -1.0        # and it moved toward blue
 
 
-def test_a_deep_blue_sky_is_left_as_it_is_and_the_words_quoted_as_said() -> None:
+def test_a_deep_blue_sky_turns_deeper_without_reaching_the_limit() -> None:
     """A sky already near full saturation (this_is_not_windows, a tune photo) made "a
-    deeper blue" would be driven to the limit: rolled back, nothing changed, and the reason
-    quotes the words as the user said them (it read "'make the   a deeper blue'", the
-    target cut out of them)."""
+    deeper blue": the colour matrix drove 48 % of it to the limit and the edit was rolled
+    back (wave 34). The saturation now stops short of the gamut's edge (wave 35), so the
+    sky turns deeper within the size a relative word allows, and the agent says done."""
     from eval import realset
     from eval.realset_edits import run_edit
 
     case = realset.case("this_is_not_windows__sky")
     done = run_edit(case, "make the sky a deeper blue")
-    assert done.exit == 1 and done.verdict == "honest", done.why
-    assert "'make the sky a deeper blue' asks for a relative change" in done.why, done.why
+    assert done.exit == 0 and done.verdict == "right", done.why
+    assert "0% at the limit" in done.why, done.why

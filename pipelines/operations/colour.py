@@ -32,21 +32,17 @@ from pipelines.operations.pixels import (
     LUMA,
     histograms,
     linear_to_srgb,
+    saturated8,
     srgb_to_linear,
     to_lab,
     to_u8,
 )
+from pipelines.operations.pixels import saturation_matrix as _saturation_matrix
 from pipelines.operations.tone import check_spread
 
 family = Family("colour")
 
 # ------------------------------------------------------------------------------ pixels
-
-def _saturation_matrix(p: dict[str, Any]) -> np.ndarray:
-    """Scale each pixel's distance from its luma by 1 + amount (luma kept)."""
-    k = 1.0 + p["amount"]
-    return (k * np.eye(3) + (1.0 - k) * np.outer(np.ones(3), LUMA)).astype(np.float32)
-
 
 def _grayscale_matrix(p: dict[str, Any]) -> np.ndarray:
     grey = np.outer(np.ones(3), LUMA)
@@ -212,6 +208,9 @@ class Saturation(MatrixOp):
 
     def matrix(self, p: dict[str, Any]) -> np.ndarray:
         return _saturation_matrix(p)
+
+    def apply(self, rgb8: np.ndarray, mask: np.ndarray, params: dict[str, Any]) -> np.ndarray:
+        return saturated8(rgb8, params)
 
     def check(self, m: Measured) -> Verdict:
         return check_spread(self, m, "saturation", 0.6)
