@@ -15,6 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from pipelines.localizers.fusion import box_iou as iou
+from pipelines.localizers.fusion import inside_share as inside
+
 #: a weaker box this much inside a better one of its class is a part of it
 PART_OF = 0.6
 #: two boxes of one class overlapping this much (IoU), or one lying this much inside the
@@ -43,22 +46,6 @@ def box_mask(shape: tuple[int, int], box: tuple[float, ...], grow: int = 0) -> n
     m = np.zeros(shape, bool)
     m[max(0, y0 - grow):min(h, y1 + grow), max(0, x0 - grow):min(w, x1 + grow)] = True
     return m
-
-
-def iou(a: tuple[float, ...], b: tuple[float, ...]) -> float:
-    """Intersection over union of two boxes."""
-    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = ix * iy
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
-
-
-def inside(a: tuple[float, ...], b: tuple[float, ...]) -> float:
-    """Share of box ``a`` inside box ``b``."""
-    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    return ix * iy / max(1e-6, (a[2] - a[0]) * (a[3] - a[1]))
 
 
 def one_instance(a: Seen, b: Seen) -> bool:
