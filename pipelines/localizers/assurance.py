@@ -382,6 +382,7 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
                            f"({ev['animal']:.2f}, and person {ev['detector']:.2f}): it may "
                            f"not be a {noun}", noun)
         if ev.get("larger"):
+            ev["extent_doubt"] = ev["larger"]   # as sure as the larger reading (steady)
             return unsure(found, f"the detector also draws a larger {noun} around it "
                            f"({ev['larger']:.2f}): where it ends is not known", noun)
         if best.box is not None:

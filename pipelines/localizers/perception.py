@@ -371,6 +371,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         if verdict == "take" and not unsure and not masks[0].evidence.get("outline", 1.0):
             unsure = "nothing inside its box stands out from what is around it"
         if verdict == "take" and unsure:           # where it ends is not known: ask
+            masks[0].evidence["extent_doubt"] = 1.0     # held from a copy (steady)
             return Localization(masks, "ambiguous", f"{UNSURE_END} {what} ends: {unsure}; "
                                 "click it, or paint it with the brush", candidates=masks)
         if verdict == "take":
