@@ -38,12 +38,12 @@ import numpy as np
 from agent.brain.seen_boxes import Seen, views_of
 from agent.brain.seen_boxes import box_mask as _box_mask
 from agent.brain.seen_boxes import dedupe as _dedupe
-from agent.brain.seen_boxes import inside as _inside
-from agent.brain.seen_boxes import iou as _iou
 from agent.brain.work_copies import work_copy
 from agent.executor import MOVING_OPS  # the operations that move their target: whole reach
 from pipelines.arrays import channel_max
 from pipelines.localizers.assurance import head_nouns
+from pipelines.localizers.fusion import box_iou as _iou
+from pipelines.localizers.fusion import inside_share as _inside
 from pipelines.localizers.fusion import similarity
 from pipelines.localizers.perception import NOT_NOUNS, PerceptionLocalizer, _Models
 from pipelines.localizers.phrases import WHOLE, noun_words, parse_phrase, places

@@ -160,9 +160,11 @@ def _agree(small: np.ndarray, b: np.ndarray) -> float:
 def _same_doubt(found: Localization, other: Localization, small: np.ndarray, side: str
                 ) -> str | None:
     """The copy's doubt (its reason past "but") when ``other``, the ``side`` copy's answer,
-    asks about one region of a ``DOUBTS_HOLD`` label that agrees with the first answer
-    (``small``, at the work size) by ``STEADY`` or more; else None (module doc). A lighter
-    copy's doubt about pale pixels is its own making (``sky_pockets.pale_doubt``)."""
+    asks about one region of a ``DOUBTS_HOLD`` label, or about where a found thing ends
+    (``EXTENT_DOUBT``, at least ``HOLD_SHARE`` of the first answer's detector score), and
+    agrees with the first answer (``small``, at the work size) by ``STEADY`` or more; else
+    None (module doc). A lighter copy's doubt about a sky's pale pixels is its own making
+    (``sky_pockets.pale_doubt``)."""
     first, seen = found.best, other.best
     if other.status != "ambiguous" or first is None or seen is None or \
             seen.label != first.label:
