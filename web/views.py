@@ -362,7 +362,8 @@ def _attempt_messages(number: int | None, step: dict) -> list[dict]:
 
 
 def _outcome(result: dict, steps: list[dict]) -> str:
-    real = [s for s in steps if s.get("status") != "undo"]
+    # a step of a relative word that changed nothing on this photo is no change to count
+    real = [s for s in steps if s.get("status") not in ("undo", "not_needed")]
     applied = [s for s in real if s.get("status") == "applied"]
     if any(s.get("status") == "undo" for s in steps) and not real:
         return "↶ Went back, as asked."

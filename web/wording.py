@@ -22,6 +22,7 @@ _STATUS = {
     "applied": "done",
     "rolled_back": "undone: no attempt was good enough",
     "unchanged": "nothing changed",
+    "not_needed": "not needed on this photo",
     "failed": "failed",
     "skipped": "skipped",
     "needs_mask": "needs you to click it (or brush it)",

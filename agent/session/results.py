@@ -32,6 +32,8 @@ class Attempt:
     passed: bool = False
     #: the critic found the change off the named thing or of the wrong extent
     wrong_extent: bool = False
+    #: the critic's checks that failed ("changed", "relative_visible", "extent", …)
+    failed: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -43,8 +45,10 @@ class StepResult:
 
     ``status`` is ``applied``, ``rolled_back`` (the best attempt was unacceptable: under
     the keep floor, or a found target's edit the critic did not pass),
-    ``unchanged`` (the edit changed no pixel), ``failed``, ``skipped`` (it depended on a
-    step that did not apply), ``needs_mask``, ``unsupported`` or ``undo``.
+    ``unchanged`` (the edit changed no pixel), ``not_needed`` (a step of a relative word
+    that changed nothing on this photo, the word's other steps judged without it:
+    ``agent.session.word_steps``), ``failed``, ``skipped`` (it depended on a step that did
+    not apply), ``needs_mask``, ``unsupported`` or ``undo``.
     """
 
     index: int
@@ -129,7 +133,7 @@ class TurnResult:
 
 
 #: a step's statuses that carry out its part of the request
-DONE_STEPS = ("applied", "undo")
+DONE_STEPS = ("applied", "undo", "not_needed")
 #: a step's statuses that wait on the user (a click, a pick, a brush)
 ASKING_STEPS = ("needs_mask",)
 
@@ -194,7 +198,8 @@ def unavailable_message(action: Action, err: Exception, settings: Any = None) ->
 
 def outcome(steps: list[StepResult], applied: list[StepResult], moved: bool) -> str:
     """How a turn ended, for the memory: done, partial, undo or nothing."""
-    if applied and len(applied) == sum(1 for s in steps if s.status != "undo"):
+    if applied and len(applied) == sum(1 for s in steps if s.status not in ("undo",
+                                                                             "not_needed")):
         return "done"
     if applied:
         return "partial"

@@ -31,6 +31,7 @@ from agent.brain.extent import EXTENT_CHECKS
 from agent.brain.independent import TARGET_CHECKS
 from agent.session.context import TurnContext
 from agent.session.frames import FrameResult, is_frame_action, run_frame_action
+from agent.session.knobs import Knobs, reflect
 from agent.session.memory import ToolContext
 from agent.session.results import (
     Attempt,
@@ -47,10 +48,11 @@ from agent.session.results import (
 )
 from agent.session.selection import candidates_of, masks_to_offer, neighbours_of
 from agent.session.store import LayerDraft, SessionError, StateError, StoredLayer
+from agent.session.word_steps import WordSteps
 from agent.session.working import WorkingFrame, release_memory
 from pipelines.editors.base import EditError
 from pipelines.editors.frame import FrameError
-from pipelines.editors.operations import OperationError, get_operation
+from pipelines.editors.operations import OperationError
 from pipelines.images import downscale
 from pipelines.layers import Layer
 from pipelines.localizers import Hint
@@ -61,8 +63,6 @@ log = logging.getLogger(__name__)
 
 #: Long side of the image a seeing planner gets.
 PLANNER_SIDE = 1024
-#: Feather width of a retry after the critic saw a seam.
-WIDE_FEATHER = 24
 #: critic checks whose failure means the change is not (all of) the named thing
 WRONG_EXTENT = (*TARGET_CHECKS, *EXTENT_CHECKS, "others_unchanged")
 #: what a refusal asks the user to do (the CLI words it as ``--point X,Y``)
@@ -98,18 +98,6 @@ class _Best:
     attempt: Attempt
     composed: LayerDraft
     layer: Layer
-
-
-@dataclass
-class _Knobs:
-    """What a retry may change: parameters, editor, layer (region) and feather."""
-
-    params: dict[str, Any]
-    editor: Any
-    tried: set[str]
-    layer: Layer
-    feather: int | None = None
-    change: str = ""
 
 
 class TurnRunner:
@@ -233,7 +221,9 @@ class TurnRunner:
 
     def _execute(self, actions: list[Action]) -> None:
         failed: set[str] = set()
+        self.words = WordSteps(actions)   # a relative word's steps are judged together
         for n, (step, action) in enumerate(zip(self.steps, actions)):
+            self._judge_words(n, failed)
             self.progress(0.05 + 0.85 * n / len(actions), step.description)
             if step.status in ("unsupported", "needs_mask"):   # said why in _precheck
                 failed.add(action.id)
@@ -263,9 +253,31 @@ class TurnRunner:
                 layers = None
             step.seconds = time.perf_counter() - t
             if layers is None:
-                failed.add(action.id)
+                if step.status != "not_needed":   # left to its word: the others still run
+                    failed.add(action.id)
                 continue
             self.staged.append((step, action, layers))
+        self._judge_words(len(actions), failed)
+
+    def _judge_words(self, upto: int, failed: set[str]) -> None:
+        """Judge the whole change of each relative word whose steps ended before ``upto``
+        and had one left to the word (``agent.session.word_steps``): all its steps are
+        rolled back when the critic fails that change or one of its steps did not apply."""
+        for word in self.words.due(upto):
+            steps = [self.steps[n] for n in word.steps]
+            why = [f"'{st.description}' did not apply" for st in steps
+                   if st.status not in ("applied", "not_needed")]
+            why = why or self.words.judge(word, self._image())
+            if not why:
+                continue
+            for st in steps:
+                if st.status in ("applied", "not_needed"):
+                    st.status = "rolled_back"
+                    st.message = "judged with the other steps of the same words: " + \
+                        "; ".join(why)
+            self.staged = [s for s in self.staged if s[0].index not in word.steps]
+            self.frame.forget()
+            failed.update(self.steps[n].action.get("id", "") for n in word.steps)
 
     def _image(self) -> np.ndarray:
         """The image the next step edits: the head plus this turn's staged layers."""
@@ -303,6 +315,7 @@ class TurnRunner:
     # step: localise → decompose → edit → compose → critique, with retries ----------
     def _run_step(self, step: StepResult, action: Action) -> list[StoredLayer] | None:
         image = self._image()   # not written to until the next step: its copies are shared
+        self.words.starts(step.index, image)
         with self.frame.step(image):
             if hasattr(self.backends.critic, "prepare"):   # looks at it while we edit
                 self.backends.critic.prepare(image, action)
@@ -315,10 +328,19 @@ class TurnRunner:
             return None
         step.chosen, step.score = best.attempt.index, best.attempt.score
         named = action.region.type is RegionType.phrase
+        # a step of a relative word that only did too little: its word judges it
+        left = not best.attempt.passed and self.words.may_defer(step.index, best.attempt,
+                                                                region.mask)
+        if left and "changed" in best.attempt.failed:
+            step.status, step.message = "not_needed", (
+                "it changed nothing on this photo; the other steps of "
+                f"'{action.instruction}' are judged without it")
+            return None
         if best.attempt.wrong_extent and not best.attempt.passed and named:
             # never "done" on an edit the critic finds off the named thing: ask instead
             raise _NeedsMask(*_unsure(action, best.attempt, region))
-        if best.attempt.score < self.policy.min_score or (named and not best.attempt.passed):
+        if not left and (best.attempt.score < self.policy.min_score or
+                         (named and not best.attempt.passed)):
             # a thing the agent found itself is changed only when the critic passes it; a
             # brushed, boxed or whole-frame edit is the user's extent: kept, said unverified
             step.status = "rolled_back"
@@ -328,7 +350,8 @@ class TurnRunner:
             return None
         stored = best.composed.layer()   # diffed (and encoded) while the critic looked
         if stored is None:
-            step.status, step.message = "unchanged", "the edit changed no pixel"
+            step.status, step.message = "not_needed" if left else "unchanged", \
+                "the edit changed no pixel"
             return None
         if action.region.type is RegionType.phrase:
             self.regions.put(action.region.phrase or action.target, best.layer,
@@ -339,7 +362,10 @@ class TurnRunner:
         step.status, step.bbox = "applied", list(stored.bbox)
         step.message = f"score {best.attempt.score:.1f}/10 after {len(step.attempts)} " \
                        f"attempt{'s' if len(step.attempts) > 1 else ''}"
-        if not best.attempt.passed:
+        if left:
+            step.message += (", too little on its own (" + "; ".join(best.attempt.fix) +
+                             f"): judged with the other steps of '{action.instruction}'")
+        elif not best.attempt.passed:
             step.message += (", kept unverified: my check did not pass ("
                              + ("; ".join(best.attempt.fix) or "below the bar")
                              + "); say 'undo' to drop it")
@@ -430,7 +456,7 @@ class TurnRunner:
         """Up to ``max_attempts`` tries; after each poor one, reflect on the critique."""
         request = action.to_request(seed=self.policy.seed)
         editor = self.backends.pick_editor(request)
-        knobs = _Knobs(dict(action.params), editor, {name_of(editor)},
+        knobs = Knobs(dict(action.params), editor, {name_of(editor)},
                        executor.cut(image, region.mask, request, editor, region.neighbours))
         best: _Best | None = None
         for i in range(self.policy.max_attempts):
@@ -439,18 +465,19 @@ class TurnRunner:
             self.memory.record_attempt(ToolContext(step.description, attempt.editor,
                                                      attempt.params, "; ".join(attempt.fix),
                                                      attempt.score, attempt.fix))
-            if composed is not None and (best is None or attempt.score > best.attempt.score):
+            if composed is not None and (best is None or _rank(attempt) > _rank(best.attempt)):
                 best = _Best(attempt, composed, knobs.layer)
             elif composed is not None:
                 composed.cancel()   # not kept: stop encoding its layer
             if composed is not None and attempt.score >= self.policy.accept_score:
                 break
-            if not self._reflect(action, knobs, critique, region, image):
+            if not reflect(self.backends, self.policy.seed, action, knobs, critique,
+                           region, image):
                 break
             region.source = region.source.split(" (try")[0] + f" (try {i + 2}: {knobs.change})"
         return best
 
-    def _try_once(self, action: Action, knobs: _Knobs, region: _Region,
+    def _try_once(self, action: Action, knobs: Knobs, region: _Region,
                   index: int) -> tuple[Attempt, np.ndarray | None, Any]:
         """Edit the patch, compose it at native size and critique it."""
         start = time.perf_counter()
@@ -476,54 +503,13 @@ class TurnRunner:
             attempt.passed = bool(getattr(critique, "passed", attempt.score >= 7.0))
             checks = getattr(critique, "checks", {}) or {}
             attempt.wrong_extent = any(checks.get(k) is False for k in WRONG_EXTENT)
+            attempt.failed = [k for k, ok in checks.items() if ok is False]
         except (EditError, OperationError, ValueError) as err:
             if composed is not None:
                 composed.cancel()   # its layer will not be kept
             attempt.error, composed = str(err), None
         attempt.seconds = time.perf_counter() - start
         return attempt, composed, critique
-
-    def _reflect(self, action: Action, knobs: _Knobs, critique: Any, region: _Region,
-                 image: np.ndarray) -> bool:
-        """Change one knob for the next attempt, as the critique suggests: its parameters,
-        else another candidate region, else another editor, else a wider feather.
-        Returns False when nothing is left to change (a retry would repeat itself)."""
-        if critique is not None and getattr(critique, "retry_params", None):
-            merged = dict(knobs.params) | dict(critique.retry_params)
-            try:
-                clean = get_operation(action.operation).validate(
-                    {k: v for k, v in merged.items() if not hasattr(v, "shape")})
-                clean.update({k: v for k, v in merged.items() if hasattr(v, "shape")})
-            except OperationError:
-                clean = None
-            if clean is not None and plain_params(clean) != plain_params(knobs.params):
-                knobs.params, knobs.change = clean, "new parameters"
-                return True
-        grow = int(getattr(critique, "grow", 0) or 0)
-        located = None if region.drawn else region.mask
-        wider = executor.rim_layer(image, knobs.layer, grow, action.to_request(
-            seed=self.policy.seed), knobs.editor, located, region.neighbours) \
-            if grow > 0 and knobs.change != "a larger area" else None
-        if wider is not None:   # a rim was left: cover it, as far as an edge may grow
-            knobs.layer, knobs.change = wider, "a larger area"
-            return True
-        fix_text = " ".join(getattr(critique, "fix", []) or []).lower()
-        if region.alternatives and any(w in fix_text for w in ("region", "mask", "target",
-                                                               "locali", "outside")):
-            mask = region.alternatives.pop(0)
-            knobs.layer = executor.cut(image, mask, action.to_request(seed=self.policy.seed),
-                                       knobs.editor)
-            knobs.change = "another candidate region"
-            return True
-        others = self.backends.other_editors(action.to_request(seed=self.policy.seed), knobs.tried)
-        if others:
-            knobs.editor, knobs.change = others[0], f"the {name_of(others[0])} editor"
-            knobs.tried.add(name_of(others[0]))
-            return True
-        if ("seam" in fix_text or "edge" in fix_text) and knobs.feather != WIDE_FEATHER:
-            knobs.feather, knobs.change = WIDE_FEATHER, "a wider feather"
-            return True
-        return False
 
     # 4. commit ---------------------------------------------------------------------
     def _commit(self, t0: float) -> TurnResult:
@@ -591,6 +577,14 @@ def _unsure(action: Action, attempt: Attempt, region: _Region
            "(or paint it with the brush)." if offered else CLICK_IT)
     return (f"I am not sure I changed '{phrase}' and only it ({why}). {ask} Nothing was "
             "changed.", offered)
+
+
+def _rank(attempt: Attempt) -> tuple[float, bool, int, int]:
+    """Which attempt is kept: the higher score; on a tie the one the critic passed, else
+    the one with fewer failed checks, then fewer complaints (a later attempt that cured one
+    of the first's, whose reasons are then the ones shown). Passed ties keep the first."""
+    return (attempt.score, attempt.passed, -len(attempt.failed),
+            0 if attempt.passed else -len(attempt.fix))
 
 
 def _overlap(a: np.ndarray, b: np.ndarray) -> float:
