@@ -242,7 +242,9 @@ def cmd_edit(args: argparse.Namespace) -> int:
                                  else ""))
     _say(f"session: {session.folder}")
     if result.status == "partial":
-        left = [s.description for s in result.steps if s.status not in ("applied", "undo")]
+        from agent.session.results import DONE_STEPS  # what carried out its part
+
+        left = [s.description for s in result.steps if s.status not in DONE_STEPS]
         _say(f"not done: {'; '.join(left)} (exit 1: the request was carried out only in part)")
     return 0 if result.status == "done" else 1
 
