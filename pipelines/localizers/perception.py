@@ -37,6 +37,7 @@ from pipelines.localizers import (
     main_subject,
     portion,
     relations,
+    row,
     scene,
     second_look,
     stand_in,
@@ -378,7 +379,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             found = Localization([masks[0]], "resolved", f"found the {what}, confidence "
                                  f"{masks[0].score:.2f} ({why})", candidates=masks)
         elif verdict == "choose":
-            found = select_candidates(masks, parsed, what)
+            found = row.choose(masks, cands, parsed, what, objects, match.label)
             found.candidates = masks if not found.candidates else found.candidates
             if found.status == "resolved":
                 scores = ", ".join(f"{m.score:.2f}" for m in found.masks)
