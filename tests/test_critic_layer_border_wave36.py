@@ -22,7 +22,7 @@ import pytest
 from agent.brain.extent import _filled, _fit
 from agent.brain.extent_lines import straight_stretches
 from agent.brain.independent import work_copy
-from tests.critic_real_pairs import Case, judged, labelled_by_id, photo, wrong_mask
+from tests.critic_real_pairs import Case, extent_of, judged, labelled_by_id, photo, wrong_mask
 
 IDS = {"gc_golden_temple__water", "jz_helicopter__sea"}
 
@@ -65,3 +65,19 @@ def test_the_walkway_line_ends_the_whole_pool_not_its_half(cases):
     # the grown pool's level border lies in the walkway and the buildings: no layer there
     grown = _level(case, wrong_mask(case.mask, "grown"))
     assert grown and not any(s.layer for s in grown)
+
+
+def test_greenish_water_made_bluer_by_saturation_is_not_bluer(cases):
+    # once its shore line no longer failed the pool's edit, "bluer" done as more
+    # saturation (the water turns greener) was said done on the edits bench
+    case = cases["gc_golden_temple__water"]
+    verdict = judged(case, "make the water bluer", case.mask, right=False)
+    assert verdict["passed"] is False, verdict["reasons"]
+    assert any("lead fell" in r for r in verdict["reasons"]), verdict["reasons"]
+
+
+def test_a_blue_sky_made_bluer_by_saturation_is_bluer():
+    case = labelled_by_id({"gc_chichen_itza__sky"})["gc_chichen_itza__sky"]
+    found = extent_of(case, "make the sky bluer", case.mask)
+    assert found.measures["named_colour_rise"] > 0, found.measures
+    assert found.checks.get("relative_visible", True) is True, found.fix
