@@ -30,8 +30,10 @@ LAYER_BESIDE, LAYER_FAR = 9, 14
 #: between points 3 px either side) is at least ``LAYER_RATIO`` times the change beside
 #: and ``LAYER_MIN`` ΔE
 LAYER_CHUNK, LAYER_RATIO, LAYER_MIN = 16, 1.5, 4.0
-#: the stretch lies on a layer's border when the edge shows along this share of it
-LAYER_ALONG = 0.7
+#: the stretch lies on a layer's border when the edge shows along this share of it (the
+#: grown moat of Schwerin's palace, its level border on the facade's terrace line, read 0.7;
+#: the pool's and the sea's water lines 0.83-1.0)
+LAYER_ALONG = 0.8
 #: ... and the layer was cut short when the edge runs on outside the area past the
 #: stretch's ends for this share of the stretch's length
 LAYER_GOES_ON = 0.25
