@@ -41,6 +41,7 @@ from agent.brain.extent_lines import (
     SMOOTH_LENGTH,
     Stretch,
     flat_cut,
+    layer_lines,
     smooth_cut,
     straight_share,
     straight_stretches,
@@ -357,10 +358,14 @@ def edge_agreement(small: np.ndarray, region: np.ndarray,
     return side_contrast(lab, energy, region, int(np.clip(0.1 * radius, 2, 7)))
 
 
-def _cut(small: np.ndarray, region: np.ndarray, lab: tuple[np.ndarray, np.ndarray]
-         ) -> tuple[float, float, int]:
-    """Share of the border that runs through one region, its longest run, border size."""
+def _cut(small: np.ndarray, region: np.ndarray, lab: tuple[np.ndarray, np.ndarray],
+         layers: np.ndarray | None = None) -> tuple[float, float, int]:
+    """Share of the border that runs through one region, its longest run, border size.
+    ``layers``: pixels on a layer's border (``layer_lines``), which the photo changes
+    across a few pixels off the line."""
     border, differs = edge_agreement(small, region, lab)
+    if layers is not None:
+        differs |= border & layers
     n = int(border.sum())
     cut = border & ~differs
     count, _, stats, _ = cv2.connectedComponentsWithStats(cut.astype(np.uint8), 8)
@@ -378,7 +383,8 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
     ``read_inner``: a contour well inside that follows the photo's edges where the border
     does not fails (``_ends_inside``)."""
     lab = _lab(small)   # read by both cuts
-    share, run, n = _cut(small, region, lab)
+    stretches = _stretches(small, region, phrase, sky)
+    share, run, n = _cut(small, region, lab, layer_lines(stretches, region.shape))
     border = share      # the edited border's own (a grown reach inside may replace share)
     # the agent grows an object's mask to cover its soft edge (``growth_limit``: a quarter
     # of its radius): the thing may also end that far inside the edited area's border
@@ -398,13 +404,12 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
         out.undecided["extent"] = "the edited area has no border inside the frame"
         return
     out.measures["extent_cut_share"] = round(share, 3)
-    stretches = _off_division(straight_stretches(small, region), phrase)
     straight, smooth = straight_share(stretches), smooth_cut(stretches, sky)
     flat = flat_cut(stretches) if sky else 0.0
     if deep and grown:
         # the border or the contour a grown reach inside, whichever reads fewer cuts, each on
         # its own (the inner contour taken whole gave a tv the cuts of one inside its screen)
-        inside = _off_division(straight_stretches(small, inner), phrase)
+        inside = _stretches(small, inner, phrase, sky)
         straight = min(straight, straight_share(inside))
         smooth = min(smooth, smooth_cut(inside, sky))
         flat = min(flat, flat_cut(inside))
@@ -435,6 +440,19 @@ def _edges(out: Independent, small: np.ndarray, region: np.ndarray, phrase: str,
     else:
         out.keep.append(f"the edit ends where '{phrase}' ends (the photo changes along "
                         f"{1 - share:.0%} of its border)")
+
+
+def _stretches(small: np.ndarray, region: np.ndarray, phrase: str, sky: bool
+               ) -> list[Stretch]:
+    """The straight stretches of ``region``'s border read for ``phrase`` (``_off_division``).
+    A sky ends on the highest of the photo's layer borders, the skyline or the horizon: a
+    sky's level stretch on a layer border below that is a sky grown onto the sea or the
+    beach (clouds_beach), so a sky's stretches are not read as layer borders."""
+    stretches = _off_division(straight_stretches(small, region), phrase)
+    if sky:
+        for s in stretches:
+            s.layer = False
+    return stretches
 
 
 def _off_division(stretches: list[Stretch], phrase: str) -> list[Stretch]:

@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 import cv2
 import numpy as np
 
+from agent.brain.extent_layers import layer_border, on_layer_border
+
 #: a straight stretch of border at least this share of it (and 8 px) is read on its own:
 #: a half mask is cut along a line through the thing's own interior (one stretch per part
 #: of a plural thing)
@@ -100,6 +102,9 @@ class Stretch:
     #                                               each side's (Lab ΔE)
     thin: bool = False   # the area is narrower than the lines read beside it
     length: float = 0.0  # in pixels of the work copy
+    layer: bool = False  # it lies on the border between two layers of the photo, which
+    #                      ends there (``agent.brain.extent_layers``)
+    ends: tuple[tuple[float, float], tuple[float, float]] = ((0.0, 0.0), (0.0, 0.0))
     #: the other stretches of its line, past a thing that interrupts it (``_mates``)
     mates: list[Stretch] = field(default_factory=list, repr=False, compare=False)
 
@@ -109,6 +114,8 @@ class Stretch:
         not peak on the line."""
         if self.thin:
             return False    # both sides read past the thing: no evidence either way
+        if self.layer:
+            return False    # a layer's faint border runs a few pixels off it
         weaker, stronger = sorted(self.textures)
         if (weaker + 1.0) / (stronger + 1.0) < OTHER_TEXTURE:
             return False    # plain stuff on one side, textured on the other: an edge
@@ -117,6 +124,17 @@ class Stretch:
             return True     # the same texture on both sides and no edge standing out
         return self.peak < STRAIGHT_WEAK and (ratio < STRAIGHT_PEAK or (
             self.sides < SAME_SIDES and ratio < FAINT_PEAK))
+
+
+def layer_lines(stretches: list[Stretch], shape: tuple[int, int]) -> np.ndarray:
+    """The pixels within 1 px of the stretches that lie on a layer's border (bool, ``shape``):
+    the photo changes across them a few pixels off the line."""
+    out = np.zeros(shape, np.uint8)
+    for s in stretches:
+        if s.layer:
+            (x0, y0), (x1, y1) = s.ends
+            cv2.line(out, (round(x0), round(y0)), (round(x1), round(y1)), 1, 3)
+    return out > 0
 
 
 def flat_cut(stretches: list[Stretch]) -> float:
@@ -186,7 +204,9 @@ def straight_stretches(small: np.ndarray, region: np.ndarray) -> list[Stretch]:
                                abs(float(u[1])) > abs(float(u[0])),
                                float(np.linalg.norm(one - other)),
                                (float(np.median(across[out_at >= 5])),
-                                float(np.median(across[out_at <= -5]))), thin, length))
+                                float(np.median(across[out_at <= -5]))), thin, length,
+                               on_layer_border(*layer_border(lab, region, p0, u, length)),
+                               (tuple(map(float, p0)), tuple(map(float, p1)))))
             ends.append((p0, u))
     _mates(out, ends, region)
     return out

@@ -35,6 +35,9 @@ VISIBLE_DE = 2.0
 #: relative words that ask for more colour
 MORE_COLOUR = re.compile(r"\b(deeper|richer|bluer|greener|redder|more (saturated|vivid|"
                          r"intense|colou?rful))\b")
+#: the colour a word of ``MORE_COLOUR`` names, and its channel (RGB)
+NAMED_HUE = re.compile(r"\b(blu|green|red)")
+HUE_CHANNEL = {"blu": 2, "green": 1, "red": 0}
 #: words that ask for a relative change of a region, not a new colour
 RELATIVE = re.compile(r"\b(deeper|richer|bluer|greener|redder|warmer|cooler|brighter|"
                       r"darker|more|less|a (?:bit|little|touch)|slightly|somewhat|"
@@ -53,6 +56,12 @@ def _delta_e(small_b: np.ndarray, small_a: np.ndarray, where: np.ndarray) -> flo
 def _chroma(small: np.ndarray, where: np.ndarray) -> float:
     """Mean chroma (largest minus smallest channel, grey levels) of ``where``."""
     return float((channel_max(small).astype(np.int16) - channel_min(small))[where].mean())
+
+
+def _lead(small: np.ndarray, where: np.ndarray, channel: int) -> float:
+    """Mean lead of ``channel`` over the mean of the three (grey levels) on ``where``."""
+    px = small[where].astype(np.float32)
+    return float((px[:, channel] - px.mean(axis=1)).mean())
 
 
 def _lab_chroma(small: np.ndarray, where: np.ndarray) -> float:
@@ -91,6 +100,19 @@ def relative_size(out: Independent, small_b: np.ndarray, small_a: np.ndarray,
             out.fix.append(f"'{said}' asks for more colour, but the region's chroma rose "
                            f"by {chroma_a - chroma_b:.1f} levels and its colour moved "
                            f"ΔE {moved:.1f} on average: too little to see")
+        hue = NAMED_HUE.search(words)
+        if hue is not None:
+            # more saturation deepens the colour the region has: greenish water made
+            # "bluer" by it turns greener (the Golden Temple's pool), said done
+            ch = HUE_CHANNEL[hue.group(1)]
+            rise = _lead(small_a, aimed, ch) - _lead(small_b, aimed, ch)
+            out.measures["named_colour_rise"] = round(rise, 2)
+            if rise <= 0.0:
+                out.checks["relative_visible"] = False
+                out.fix.append(f"'{said}' asks for more {hue.group(1).replace('blu', 'blue')}"
+                               f", but the region's {hue.group(1).replace('blu', 'blue')} "
+                               f"lead fell by {-rise:.1f} levels: more of its own colour "
+                               "instead")
     limit_b = float((hb[..., 1][area] >= 242).mean())
     limit_a = float((ha[..., 1][area] >= 242).mean())
     new = max(0.0, limit_a - limit_b)
