@@ -142,4 +142,4 @@ def seen_through(rgb: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, float]:
     take = blue & blue_row[row] & (np.linalg.norm(lab - ref[row], axis=1) <= THROUGH_DE)
     out = mask.copy()
     out[ys[take], xs[take]] = True
-    return out, round(float(np.count_nonzero(take)) / max(1, np.count_nonzero(mask)), 3)
+    return out, round(float(np.count_nonzero(take)) / float(max(1, np.count_nonzero(mask))), 3)
