@@ -21,11 +21,12 @@ at the photo's own pixels. A *pocket pixel* is
 * inside a canopy: textured (fine texture over ``THROUGH_FINE`` times the sky's own, on a
   ``THROUGH_WIN`` px window) or within ``THROUGH_GROW`` px of such texture;
 * framed: its connected patch of such pixels holds one whose window (``FRAME_WIN``) is
-  ``THROUGH_FRAME`` or more of pixels far from the sky's colour (over ``THROUGH_FAR``) and
-  not blue: leaves, twigs or struts round it. A band of hazy far buildings of the sky's
-  tint under the horizon is of its colour all round; a blue thing in the sky (a cyan
-  helicopter, its white lettering's edges blending to the sky's grey-blue) frames its
-  own blends in blue.
+  ``THROUGH_FRAME`` or more of pixels far from the sky's colour (over ``THROUGH_FAR``),
+  not blue and darker than the sky: leaves, twigs or struts seen against it. The blends
+  along a white rocket's or lettering's edge are framed by something lighter. A band of
+  hazy far buildings of the sky's tint under the horizon is of its colour all round; a
+  blue thing in the sky (a cyan helicopter, its white lettering's edges blending to the
+  sky's grey-blue) frames its own blends in blue.
 
 The answer's evidence says what was taken (``through``, a share of the sky found).
 """
@@ -116,7 +117,7 @@ def pockets_through(small: np.ndarray, sky: np.ndarray, fine: np.ndarray
         blue_row[:, None] & (np.arange(h)[:, None] <= low_near[None, :])
     if not pockets.any():
         return pockets, ref, blue_row
-    rim = (far > THROUGH_FAR) & ~blue
+    rim = (far > THROUGH_FAR) & ~blue & (lab[..., 0] < ref[:, None, 0])
     framed = cv2.blur(rim.astype(np.float32), (FRAME_WIN, FRAME_WIN))
     _, labels = cv2.connectedComponents(pockets.astype(np.uint8), connectivity=8)
     keep = np.unique(labels[pockets & (framed >= THROUGH_FRAME)])
