@@ -57,7 +57,9 @@ class Evidence(TypedDict, total=False):
     cloud banks left apart from it (the same); ``beside``: what is left out under the sky's
     cut once the open sky beside a building is taken, as a share of the sky kept (1 when
     not tried), ``wires``: the share of the sky's lower edge that goes on past a wire
-    (``sky_beside``; read only when ``beside`` was tried);
+    (``sky_beside``; read only when ``beside`` was tried); ``through``: the pockets of blue
+    sky seen through foliage or a lattice taken pixel by pixel, as a share of the sky found
+    (``sky_through.seen_through``);
     ``larger``: the score of a
     larger box of the named class around the one taken (``fusion.larger_reading``);
     ``kin``, ``kin_other``: how much of ImageNet's classifier's reading of an animal's crop

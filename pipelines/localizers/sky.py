@@ -39,6 +39,7 @@ from pipelines.localizers.refine import upsample_region
 from pipelines.localizers.sky_beside import WIRES, beside, wired
 from pipelines.localizers.sky_land import edge_contrast, land_below, objects_out, open_below
 from pipelines.localizers.sky_pockets import RUN_STEPS, framed_pockets, pockets_unsure, runs_on
+from pipelines.localizers.sky_through import seen_through
 from pipelines.perception.detectors import shrink
 
 WORK_SIDE = 512
@@ -258,7 +259,7 @@ def find_sky(rgb: np.ndarray) -> Localization:
     bluish = float(blue[sky].mean())
     touches_top = bool(sky[0].any())
     sure = 0.55 + 0.25 * bluish + 0.1 * touches_top + 0.1 * min(1.0, share / 0.2)
-    mask = upsample_region(rgb, sky)
+    mask, pockets["through"] = seen_through(rgb, upsample_region(rgb, sky))  # through leaves
     where = "along the top" if touches_top else "below something that covers the top"
     evidence = {"colour": round(blue_share, 3), "position": 1.0 if touches_top else 0.6,
                 "size": round(share, 3), "continues": round(min(1.0, goes_on), 3),

@@ -35,6 +35,8 @@ to be smooth) make the answer a question when they are much of the sky found: th
 (``FRINGE_ASK``) or those of any sky colour, pale too (``CANOPY_ASK``); so does a cloud
 bank left apart from the sky, smooth and pale, running out of the frame above the sky's
 horizon (``BANK_ASK``): a lit bank of cloud low in a blue sky is not the sky's colour.
+The blue pockets seen through foliage or a lattice are then taken pixel by pixel at the
+photo's own size (``sky_through``), after these counts were read.
 """
 
 from __future__ import annotations
