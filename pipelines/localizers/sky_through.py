@@ -33,6 +33,8 @@ The answer's evidence says what was taken (``through``, a share of the sky found
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import cv2
 import numpy as np
 
@@ -84,19 +86,19 @@ def _row_colours(lab: np.ndarray, core: np.ndarray, blue: np.ndarray
     return ref[rows], blue_row[rows]
 
 
-def pockets_through(small: np.ndarray, sky: np.ndarray, fine: np.ndarray
+def pockets_through(small: np.ndarray, sky: np.ndarray, fine: np.ndarray,
+                    bluish: Callable[[np.ndarray], np.ndarray]
                     ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The pocket pixels (module doc) of ``small`` (uint8 RGB, the copy) round ``sky``
     (bool, its size), given its fine texture ``fine``; with the sky's Lab colour per row
     and whether that row is blue (for ``seen_through``), or None when there is no sky to
-    read them by."""
-    from pipelines.localizers.sky import _bluish  # sky imports this module
-
+    read them by. ``bluish`` reads the blue pixels of an HSV copy (``sky._bluish``,
+    passed in: sky imports this module)."""
     h, w = sky.shape
     if np.count_nonzero(sky) < LEAST_SKY:
         return None
     lab = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2Lab)
-    blue = _bluish(cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2HSV))
+    blue = bluish(cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2HSV))
     core = cv2.erode(sky.astype(np.uint8), np.ones((5, 5), np.uint8)) > 0
     core = core if core.any() else sky
     rows = _row_colours(lab, core, blue)
@@ -125,19 +127,21 @@ def pockets_through(small: np.ndarray, sky: np.ndarray, fine: np.ndarray
     return pockets, ref, blue_row
 
 
-def seen_through(rgb: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, float]:
+def seen_through(rgb: np.ndarray, mask: np.ndarray,
+                 bluish: Callable[[np.ndarray], np.ndarray],
+                 texture: Callable[[np.ndarray, tuple[int, int]], np.ndarray]
+                 ) -> tuple[np.ndarray, float]:
     """``mask`` (bool, ``rgb``'s size: the sky found) with the pockets of blue sky seen
     through foliage or a lattice round it (module doc) taken, and how many were taken, a
     share of the sky found. The pockets are found on a copy ``THROUGH_SIDE`` px long and
     decided again on ``rgb``'s own pixels (their colour, where the copy's pocket or a
     pixel next to it lies), so that a pocket a few photo pixels wide is not taken with
-    the leaves round it."""
-    from pipelines.localizers.sky import _bluish, fine_texture
-
+    the leaves round it. ``bluish`` and ``texture`` are ``sky._bluish`` and
+    ``sky.fine_texture`` (passed in: sky imports this module)."""
     small = shrink(rgb[..., :3], THROUGH_SIDE)
     h, w = small.shape[:2]
     sky = cv2.resize(mask.astype(np.uint8), (w, h), interpolation=cv2.INTER_AREA) > 0
-    found = pockets_through(small, sky, fine_texture(rgb, (h, w)))
+    found = pockets_through(small, sky, texture(rgb, (h, w)), bluish)
     if found is None or np.count_nonzero(found[0]) < THROUGH_LEAST * np.count_nonzero(sky):
         return mask, 0.0
     pockets, ref, blue_row = found
@@ -148,7 +152,7 @@ def seen_through(rgb: np.ndarray, mask: np.ndarray) -> tuple[np.ndarray, float]:
     ys, xs = np.nonzero(zone)
     pixels = np.ascontiguousarray(rgb[ys, xs, :3]).reshape(-1, 1, 3).astype(np.float32) / 255
     lab = cv2.cvtColor(pixels, cv2.COLOR_RGB2Lab)[:, 0]
-    blue = _bluish(cv2.cvtColor(pixels, cv2.COLOR_RGB2HSV))[:, 0]
+    blue = bluish(cv2.cvtColor(pixels, cv2.COLOR_RGB2HSV))[:, 0]
     row = np.minimum((ys * h) // big_h, h - 1)
     take = blue & blue_row[row] & (np.linalg.norm(lab - ref[row], axis=1) <= THROUGH_DE)
     out = mask.copy()
