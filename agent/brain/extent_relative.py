@@ -44,6 +44,8 @@ RELATIVE = re.compile(r"\b(deeper|richer|bluer|greener|redder|warmer|cooler|brig
                       r"\w+er (?:blue|green|red|colou?r))\b")
 #: the operations whose relative words ``relative_size`` reads
 COLOUR_OPS = ("recolor", "saturation", "vibrance", "hue", "tint", "temperature")
+#: ... and those that give a region more of the colour it has (``MORE_COLOUR`` words)
+MORE_COLOUR_OPS = ("saturation", "vibrance")
 
 
 def _delta_e(small_b: np.ndarray, small_a: np.ndarray, where: np.ndarray) -> float:
@@ -90,7 +92,7 @@ def relative_size(out: Independent, small_b: np.ndarray, small_a: np.ndarray,
     if area.sum() < 20:
         return
     aimed = aimed & lit
-    if MORE_COLOUR.search(words) and op in ("saturation", "vibrance") and aimed.sum() >= 20:
+    if MORE_COLOUR.search(words) and op in MORE_COLOUR_OPS and aimed.sum() >= 20:
         chroma_b, chroma_a = _chroma(small_b, aimed), _chroma(small_a, aimed)
         moved = _delta_e(small_b, small_a, aimed)
         out.measures["chroma_rise"] = round(chroma_a - chroma_b, 2)

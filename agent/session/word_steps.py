@@ -29,7 +29,7 @@ import numpy as np
 
 from agent.actions import Action, ActionKind, RegionType
 from agent.brain.extent import SIDE, extent_checks
-from agent.brain.extent_relative import VISIBLE_DE
+from agent.brain.extent_relative import MORE_COLOUR_OPS, VISIBLE_DE
 from agent.brain.work_copies import work_copy
 from agent.session.results import Attempt
 from pipelines.color import delta_e76, rgb_to_lab
@@ -136,7 +136,7 @@ class WordSteps:
         moved = float(delta_e76(rgb_to_lab(word.before[aimed]),
                                 rgb_to_lab(small_after[aimed])).mean()) if aimed.any() else 0.0
         action = next((self.actions[n] for n in word.steps      # the step the relative
-                       if self.actions[n].operation in ("saturation", "vibrance")),  # words
+                       if self.actions[n].operation in MORE_COLOUR_OPS),  # words
                       self.actions[word.steps[-1]])                 # are read on
         if moved < VISIBLE_DE:
             return [f"'{action.instruction}' moved the colour ΔE {moved:.1f} on average: "

@@ -23,9 +23,8 @@ from __future__ import annotations
 
 import logging
 
-import numpy as np
-
 from pipelines.localizers import fusion
+from pipelines.localizers.assurance import box_fill
 from pipelines.localizers.base import Candidate, Localization, resolved
 from pipelines.localizers.phrases import Phrase, select_candidates
 
@@ -123,14 +122,6 @@ def _outline(masks: list[Candidate], box: tuple[float, ...]) -> Candidate | None
     return best
 
 
-def _fill(mask: np.ndarray, box: tuple[float, ...]) -> float:
-    """The share of ``box`` the mask covers."""
-    x0, y0, x1, y1 = (int(round(v)) for v in box)
-    x0, y0 = max(0, x0), max(0, y0)
-    area = max(1, (x1 - x0) * (y1 - y0))
-    return float(np.count_nonzero(mask[y0:y1, x0:x1])) / area
-
-
 def missed(objects: list[fusion.ObjectEvidence], seen: list[fusion.ObjectEvidence],
            label: str) -> list[tuple[float, ...]]:
     """Boxes of ``seen`` the detector gives ``label`` at ``WEAK_SEEN`` or more that are none
@@ -177,6 +168,6 @@ def choose(masks: list[Candidate], objects: list[fusion.ObjectEvidence], parsed:
     if fusion.CAUGHT in obj.why:
         return ask(f"the outline of the {what} {said} ran into a neighbour's and was cut "
                    "back, so where it ends is a guess")
-    if _fill(found.mask, obj.box) < MIN_FILL:
+    if box_fill(found.mask, obj.box) < MIN_FILL:
         return ask(f"the outline of the {what} {said} covers only part of its box")
     return resolved([found], f"the {what} {said} of {len(objects)}", masks)
