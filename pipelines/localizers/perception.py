@@ -17,8 +17,7 @@ whole image) and adds what people actually name:
 Registered as ``perception`` and preferred over ``embedded`` when its files are
 installed; GroundingDINO+SAM (``grounded-sam``) stays first when both weights are here.
 Per role otherwise: with GroundingDINO's weights alone its open-vocabulary boxes replace
-NanoDet's; with SAM's alone SAM turns the boxes into masks instead of U²-Net-p + GrabCut.
-"""
+NanoDet's; with SAM's alone SAM turns the boxes into masks instead of U²-Net-p + GrabCut."""
 
 from __future__ import annotations
 

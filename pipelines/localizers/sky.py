@@ -54,9 +54,7 @@ BELOW_HORIZON = 0.08
 BOTTOM_RUN = 0.3
 #: growing the sky back to its edge: largest Lab distance from the sky's colour nearby,
 #: rings of one work pixel, and the half-side of the window that colour is taken over
-EDGE_DE = 10.0
-EDGE_STEPS = 6
-EDGE_WINDOW = 4
+EDGE_DE, EDGE_STEPS, EDGE_WINDOW = 10.0, 6, 4
 #: a sky-like region above the horizon joins the main sky when its colour (median Lab) is
 #: this close to the main sky's over the same rows (tune: patches of sky 2-8, lit facade
 #: columns and blue glass 20-58)
