@@ -314,9 +314,9 @@ def batch_status(job_id: str) -> tuple[dict, str | None, str | None]:
 
     Returns:
         The progress ({"job_id", "state": running/cancelling/done/cancelled/interrupted,
-        "total", "finished", "done", "failed", "eta_s", "failures": [{"photo", "reason"}]}),
-        then the zip of the edited photos with the report, and the report page (both
-        empty while it runs).
+        "total", "finished", "done", "failed", "eta_s", "failures": [{"photo", "reason"}]};
+        an interrupted job adds "reason", why it stopped), then the zip of the edited
+        photos with the report, and the report page (both empty while it runs).
     """
     return _batch_files(web.batch_status(job_id))
 

@@ -377,7 +377,8 @@ def batch_status(job_id: str, request: gr.Request) -> dict:
     Returns:
         JSON {job_id, state (running/cancelling/done/cancelled/interrupted), total,
         finished, done, failed, eta_s, failures: [{photo, reason}], results_url,
-        report_url} (the two URLs are null while it runs).
+        report_url} (the two URLs are null while it runs; an interrupted job adds
+        reason: why it stopped, in words).
     """
     return _batch_result(web.batch_status(job_id), request)
 

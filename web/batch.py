@@ -287,6 +287,19 @@ def _state(folder: Path) -> str:
     return "interrupted"  # the server restarted while it ran, or the job died
 
 
+def _why_interrupted(folder: Path) -> str:
+    """Why a job ended without its summary, in words (never a path or a log line)."""
+    proc = _JOBS.get(folder.name)
+    if proc is None:
+        return "the server restarted while the job ran"
+    code = proc.returncode
+    if code is not None and code < 0:
+        name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
+        killed = " (killed: perhaps out of memory)" if -code == signal.SIGKILL else ""
+        return f"the job was stopped by signal {name}{killed} before it finished"
+    return f"the job ended (exit status {code}) before it wrote its summary"
+
+
 def batch_status(job_id: str) -> BatchStatus:
     """A job's progress; once it ended, its results zip and its report page.
 
@@ -295,7 +308,8 @@ def batch_status(job_id: str) -> BatchStatus:
         ``cancelling``, ``done``, ``cancelled`` or ``interrupted``), ``"total"``,
         ``"finished"``, ``"done"``, ``"failed"``, ``"eta_s"``, ``"failures"``
         (``[{"photo", "reason"}]``: not "path", which API clients take for a file),
-        ``"instruction"}``.
+        ``"instruction"}``; an ``interrupted`` job adds ``"reason"`` (a signal or an
+        exit status in words, or a server restart).
     """
     folder = _job_dir(job_id)
     job = json.loads((folder / JOB_FILE).read_text(encoding="utf-8"))
@@ -311,6 +325,9 @@ def batch_status(job_id: str) -> BatchStatus:
             "finished": len(entries), "done": done, "failed": len(failures), "eta_s": eta,
             "failures": failures, "instruction": job.get("instruction"),
             "autopilot": job.get("autopilot", False)}
+    if state == "interrupted":
+        info["reason"] = _why_interrupted(folder)
+        log.warning("batch job %s interrupted: %s", folder.name, info["reason"])
     status = BatchStatus(info)
     if state in ("done", "cancelled", "interrupted"):
         status.zip_path, status.report_path = _results(folder, info)
