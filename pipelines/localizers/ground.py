@@ -143,3 +143,54 @@ def agreement(a: np.ndarray, b: np.ndarray) -> float:
     """IoU of two bool maps (1.0 when both are empty)."""
     union = int(np.count_nonzero(a | b))
     return 1.0 if union == 0 else int(np.count_nonzero(a & b)) / union
+
+
+#: a lawn's far edge seen from in front of it is a straight line (the foot of a hedge, a
+#: wall or a far bank): where the second reading spans ``EDGE_SPAN`` of the width and its
+#: top edge keeps within ``STRAIGHT`` of the height of a line fitted to it (90th
+#: percentile of the columns' distances), the ground is all that lies in front of that
+#: line, however its colour turns on the way (tune: Chambord's lawn, pale seed heads and
+#: weeds in front of the grass, 0.005, the lawn in front of it IoU 0.99 where both
+#: readings stopped short, 0.28 and 0.79; meadows and a ploughed field 0.007-0.011; a
+#: lawn under a hedge and a strip of grass before a pyramid, cut by the hedge's and the
+#: path's ragged feet, 0.032-0.033: not straight, still asked)
+EDGE_SPAN, STRAIGHT = 0.9, 0.015
+#: ... and the column reading lies this much inside what is in front of the line (it
+#: stopped short of the edge, it did not climb past it onto a hedge)
+INSIDE = 0.95
+
+
+def straightness(part: np.ndarray) -> float:
+    """How far the top edge of ``part`` (bool) strays from a straight line fitted to it:
+    the 90th percentile of its columns' distances from the line, a share of the height
+    (1.0 where it spans under ``EDGE_SPAN`` of the width)."""
+    h, w = part.shape
+    has = part.any(axis=0)
+    if has.mean() < EDGE_SPAN:
+        return 1.0
+    cols = np.arange(w)[has]
+    tops = part.argmax(axis=0)[has]
+    line = np.polyval(np.polyfit(cols, tops, 1), cols)
+    return float(np.percentile(np.abs(tops - line), 90)) / h
+
+
+def edged_ground(first: np.ndarray, second: np.ndarray, land: np.ndarray) -> np.ndarray | None:
+    """The land in front of the second reading's straight far edge (``STRAIGHT``) when the
+    first reading lies inside it (``INSIDE``); ``None`` when the edge is not straight or
+    the first reading runs past it."""
+    if straightness(second) > STRAIGHT:
+        return None
+    front = in_front(second) & land
+    if first.any() and np.count_nonzero(first & front) < INSIDE * np.count_nonzero(first):
+        return None
+    return front
+
+
+def under_the_land(front: np.ndarray, land: np.ndarray) -> bool:
+    """Whether ``front``'s top edge lies inside the land, under the skyline, in
+    ``EDGE_SPAN`` of the columns (by ``ABOVE`` of the height or more): then a straight far
+    edge, not the skyline, draws where the ground ends, however unclear the skyline."""
+    h = land.shape[0]
+    has = front.any(axis=0) & land.any(axis=0)
+    below = front.argmax(axis=0) - land.argmax(axis=0) >= ABOVE * h
+    return bool(has.any() and (below & has).sum() >= EDGE_SPAN * land.shape[1])

@@ -36,7 +36,15 @@ import numpy as np
 
 from pipelines.localizers.answers import WEAK
 from pipelines.localizers.base import Candidate, Localization
-from pipelines.localizers.ground import GROUND_AGREE, agreement, ground, grown_ground, in_front
+from pipelines.localizers.ground import (
+    GROUND_AGREE,
+    agreement,
+    edged_ground,
+    ground,
+    grown_ground,
+    in_front,
+    under_the_land,
+)
 from pipelines.localizers.phrases import Phrase, select_candidates
 from pipelines.localizers.refine import upsample_region
 from pipelines.localizers.segment import colour_mask, hsv, largest_parts
@@ -466,6 +474,11 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
     elif kind == "ground":        # read twice: where the two differ, its edge is unsure
         region, second = ground(small, land), grown_ground(small, land)
         agree = agreement(region, second)
+        edged = edged_ground(region, second, land) if agree < GROUND_AGREE else None
+        if edged is not None:   # both stopped short of a straight far edge: all in front
+            region, second, agree = edged, None, 1.0
+            how += "; the ground is all in front of its straight far edge"
+            sure = SURE if sky is not None and under_the_land(edged, land) else sure
     elif kind == "water":
         region = water(small, land)
         if sky is not None and sure <= WEAK:
