@@ -15,6 +15,12 @@ the bottom band. ``agreement`` of the two is the evidence: where they differ by 
 ``GROUND_AGREE`` the ground's edge is not where the photo puts it and the answer is asked
 (both readings offered to click), never edited unasked.
 
+``edged_ground``: where the second reading ends at a straight line across the photo
+(a lawn's far edge) and the first lies inside what is in front of it, the ground is all
+of that, however its colour turns on the way (weeds, seed heads). ``frame_ground``: with
+no sky and no skyline, the ground read over the whole frame from its bottom band and from
+its top band (a lawn round a rabbit seen from above).
+
 ``in_front`` is what lies in front of a field or a lake (used by "the hills").
 """
 
@@ -194,3 +200,21 @@ def under_the_land(front: np.ndarray, land: np.ndarray) -> bool:
     has = front.any(axis=0) & land.any(axis=0)
     below = front.argmax(axis=0) - land.argmax(axis=0) >= ABOVE * h
     return bool(has.any() and (below & has).sum() >= EDGE_SPAN * land.shape[1])
+
+
+#: the ground fills the frame (grass round a rabbit or a sheep seen from above it, no sky)
+#: when its reading from the bottom band covers this share of the top band too
+FILLS = 0.5
+
+
+def frame_ground(small: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Where no sky is found and no skyline splits the photo, the ground may fill the frame:
+    its colour-spread reading (``grown_ground``) from the bottom band over the whole frame,
+    when it covers ``FILLS`` of the top band, and the same reading learned from the top
+    band (the evidence: where the two agree, the same ground lies at both edges and all
+    round what stands on it). ``None`` when the reading does not reach the top."""
+    full = np.ones(small.shape[:2], bool)
+    up = grown_ground(small, full)
+    if float(up[bottom_band(full)[::-1]].mean()) < FILLS:
+        return None
+    return up, grown_ground(np.ascontiguousarray(small[::-1]), full)[::-1]

@@ -40,6 +40,7 @@ from pipelines.localizers.ground import (
     GROUND_AGREE,
     agreement,
     edged_ground,
+    frame_ground,
     ground,
     grown_ground,
     in_front,
@@ -473,8 +474,14 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
                     field = ahead
     elif kind == "ground":        # read twice: where the two differ, its edge is unsure
         region, second = ground(small, land), grown_ground(small, land)
+        filling = frame_ground(small) if sky is None and sure <= WEAK else None
+        if filling is not None:     # no sky and no skyline: the ground fills the frame
+            (region, second), land = filling, np.ones_like(land)
+            how += "; the ground fills the frame, read from its bottom and its top"
         agree = agreement(region, second)
-        edged = edged_ground(region, second, land) if agree < GROUND_AGREE else None
+        sure = SURE if filling is not None and agree >= GROUND_AGREE else sure
+        edged = edged_ground(region, second, land) if agree < GROUND_AGREE and \
+            filling is None else None
         if edged is not None:   # both stopped short of a straight far edge: all in front
             region, second, agree = edged, None, 1.0
             how += "; the ground is all in front of its straight far edge"
