@@ -50,6 +50,7 @@ from pipelines.localizers.phrases import Phrase, select_candidates
 from pipelines.localizers.refine import upsample_region
 from pipelines.localizers.segment import colour_mask, hsv, largest_parts
 from pipelines.localizers.sky import find_sky, sky_likelihood
+from pipelines.localizers.water_sky import blue_share, not_water
 from pipelines.perception.detectors import shrink
 
 log = logging.getLogger(__name__)
@@ -261,7 +262,7 @@ def water(small: np.ndarray, land: np.ndarray) -> np.ndarray:
     if not out.any() or float(colours[..., 2][out].mean()) < DARK:
         return np.zeros((h, w), bool)       # a dark, smooth foot of a hill in shadow
     hue, sat = colours[..., 0][out], colours[..., 1][out]
-    bluish = float(((hue >= 170) & (hue <= 260)).mean())
+    bluish = blue_share(small, out)
     grassy = float(((hue >= 60) & (hue <= 160) & (sat >= 0.25)).mean())
     log.debug("water: shore at %.2f, reflection %.2f, bluish %.2f, grassy %.2f", shore / h,
               mirror, bluish, grassy)
@@ -488,6 +489,9 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
             sure = SURE if sky is not None and under_the_land(edged, land) else sure
     elif kind == "water":
         region = water(small, land)
+        if sky is not None and not_water(small, region, sky):   # stone or earth that mirrors
+            region = np.zeros_like(region)
+            how += "; what lay there is neither blue nor of the sky's tint"
         if sky is not None and sure <= WEAK:
             mirror, tint = still_pool(small, region, sky)
             if mirror >= STILL_MIRROR and tint <= SKY_TINT:
