@@ -14,9 +14,10 @@ found on a copy of ``WORK_SIDE`` px:
   when much land of the named colour went with the field: ``FRONT_NAMED``; without a
   colour word, when the field is much of it, ``FRONT_FOOT``: it may be their own foot);
 * **ground** (a meadow, a field, a lawn): the land along the bottom edge that has the
-  bottom rows' colour;
+  bottom rows' colour, read twice (``ground``: all in front of a straight far edge; the
+  whole frame where no sky and no skyline split it);
 * **water** (a lake, the sea): the smooth part of the land along the bottom edge, under
-  a straight shoreline;
+  a straight shoreline, blue or of the sky's tint (``water_sky``);
 * **cloud**: pale regions above the skyline; **snow**: white patches ringed by land, not
   by sky (read on the finer copy ``find_sky`` sees: snow lies in small patches on rock).
 
