@@ -124,9 +124,12 @@ GROWN_SPREAD, GROWN_FLOOR, GROWN_BLUR = 2.5, 2.0, 5
 GROUND_AGREE = 0.85
 
 
-def grown_ground(small: np.ndarray, land: np.ndarray) -> np.ndarray:
+def grown_ground(small: np.ndarray, land: np.ndarray, trim: float | None = None
+                 ) -> np.ndarray:
     """The land connected to the bottom band whose colours lie within ``GROWN_SPREAD`` of
-    the band's (module doc); bool, ``small``'s size."""
+    the band's (module doc); bool, ``small``'s size. With ``trim``, the band's colours
+    farther than that (Lab) from its median are left out of the spread (what stands on
+    the bottom edge: a rabbit's white feet)."""
     h, w = land.shape
     band = bottom_band(land)
     if band.sum() < 4:
@@ -134,6 +137,9 @@ def grown_ground(small: np.ndarray, land: np.ndarray) -> np.ndarray:
     blurred = cv2.GaussianBlur(small, (GROWN_BLUR, GROWN_BLUR), 0)
     lab = cv2.cvtColor(blurred.astype(np.float32) / 255.0, cv2.COLOR_RGB2Lab)
     samples = lab[band]
+    if trim is not None:
+        kept = np.linalg.norm(samples - np.median(samples, axis=0), axis=1) <= trim
+        samples = samples[kept] if kept.sum() >= 4 else samples
     spread = np.cov(samples.T) + np.eye(3) * GROWN_FLOOR ** 2
     offset = lab - np.median(samples, axis=0)
     distance = np.sqrt(np.einsum("hwi,ij,hwj->hw", offset, np.linalg.inv(spread), offset))
@@ -203,8 +209,11 @@ def under_the_land(front: np.ndarray, land: np.ndarray) -> bool:
 
 
 #: the ground fills the frame (grass round a rabbit or a sheep seen from above it, no sky)
-#: when its reading from the bottom band covers this share of the top band too
-FILLS = 0.5
+#: when its reading from the bottom band covers this share of the top band too; read with
+#: the band's colours this far (Lab) from its median left out (a subject standing on the
+#: bottom edge: with a rabbit's white feet in the band its lawn took 800 px of its white
+#: chest at 256 px, and "make the grass greener" changed them)
+FILLS, FRAME_TRIM = 0.5, 20.0
 
 
 def frame_ground(small: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
@@ -214,7 +223,7 @@ def frame_ground(small: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
     band (the evidence: where the two agree, the same ground lies at both edges and all
     round what stands on it). ``None`` when the reading does not reach the top."""
     full = np.ones(small.shape[:2], bool)
-    up = grown_ground(small, full)
+    up = grown_ground(small, full, FRAME_TRIM)
     if float(up[bottom_band(full)[::-1]].mean()) < FILLS:
         return None
-    return up, grown_ground(np.ascontiguousarray(small[::-1]), full)[::-1]
+    return up, grown_ground(np.ascontiguousarray(small[::-1]), full, FRAME_TRIM)[::-1]
