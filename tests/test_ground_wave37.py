@@ -12,7 +12,7 @@ bridge) is still not edited as grass.
 A rabbit on a lawn seen from above has no sky and no skyline: the skyline read from the
 colours of the top and bottom rows cut the lawn in two (IoU 0.23, asked). The lawn read
 from the bottom band over the whole frame reaches the top band, and read from the top band
-it is the same lawn (0.91): it fills the frame and is found. A gorilla's grass, with a bush
+it is the same lawn (0.87): it fills the frame and is found. A gorilla's grass, with a bush
 and a log along the top, does not reach the top and is asked as before."""
 
 from __future__ import annotations
