@@ -14,9 +14,10 @@ found on a copy of ``WORK_SIDE`` px:
   when much land of the named colour went with the field: ``FRONT_NAMED``; without a
   colour word, when the field is much of it, ``FRONT_FOOT``: it may be their own foot);
 * **ground** (a meadow, a field, a lawn): the land along the bottom edge that has the
-  bottom rows' colour;
+  bottom rows' colour, read twice (``ground``: all in front of a straight far edge; the
+  whole frame where no sky and no skyline split it);
 * **water** (a lake, the sea): the smooth part of the land along the bottom edge, under
-  a straight shoreline;
+  a straight shoreline, blue or of the sky's tint (``water_sky``);
 * **cloud**: pale regions above the skyline; **snow**: white patches ringed by land, not
   by sky (read on the finer copy ``find_sky`` sees: snow lies in small patches on rock).
 
@@ -36,11 +37,21 @@ import numpy as np
 
 from pipelines.localizers.answers import WEAK
 from pipelines.localizers.base import Candidate, Localization
-from pipelines.localizers.ground import GROUND_AGREE, agreement, ground, grown_ground, in_front
+from pipelines.localizers.ground import (
+    GROUND_AGREE,
+    agreement,
+    edged_ground,
+    frame_ground,
+    ground,
+    grown_ground,
+    in_front,
+    under_the_land,
+)
 from pipelines.localizers.phrases import Phrase, select_candidates
 from pipelines.localizers.refine import upsample_region
 from pipelines.localizers.segment import colour_mask, hsv, largest_parts
 from pipelines.localizers.sky import find_sky, sky_likelihood
+from pipelines.localizers.water_sky import blue_share, not_water
 from pipelines.perception.detectors import shrink
 
 log = logging.getLogger(__name__)
@@ -252,7 +263,7 @@ def water(small: np.ndarray, land: np.ndarray) -> np.ndarray:
     if not out.any() or float(colours[..., 2][out].mean()) < DARK:
         return np.zeros((h, w), bool)       # a dark, smooth foot of a hill in shadow
     hue, sat = colours[..., 0][out], colours[..., 1][out]
-    bluish = float(((hue >= 170) & (hue <= 260)).mean())
+    bluish = blue_share(small, out)
     grassy = float(((hue >= 60) & (hue <= 160) & (sat >= 0.25)).mean())
     log.debug("water: shore at %.2f, reflection %.2f, bluish %.2f, grassy %.2f", shore / h,
               mirror, bluish, grassy)
@@ -465,9 +476,23 @@ def find_region(rgb: np.ndarray, kind: str, parsed: Phrase, noun: str,
                     field = ahead
     elif kind == "ground":        # read twice: where the two differ, its edge is unsure
         region, second = ground(small, land), grown_ground(small, land)
+        filling = frame_ground(small) if sky is None and sure <= WEAK else None
+        if filling is not None:     # no sky and no skyline: the ground fills the frame
+            (region, second), land = filling, np.ones_like(land)
+            how += "; the ground fills the frame, read from its bottom and its top"
         agree = agreement(region, second)
+        sure = SURE if filling is not None and agree >= GROUND_AGREE else sure
+        edged = edged_ground(region, second, land) if agree < GROUND_AGREE and \
+            filling is None else None
+        if edged is not None:   # both stopped short of a straight far edge: all in front
+            region, second, agree = edged, None, 1.0
+            how += "; the ground is all in front of its straight far edge"
+            sure = SURE if sky is not None and under_the_land(edged, land) else sure
     elif kind == "water":
         region = water(small, land)
+        if sky is not None and not_water(small, region, sky):   # stone or earth that mirrors
+            region = np.zeros_like(region)
+            how += "; what lay there is neither blue nor of the sky's tint"
         if sky is not None and sure <= WEAK:
             mirror, tint = still_pool(small, region, sky)
             if mirror >= STILL_MIRROR and tint <= SKY_TINT:
