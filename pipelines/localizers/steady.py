@@ -21,7 +21,9 @@ darker print of the giraffes' photo the sky seen through the crowns was left out
 "a deeper blue" done on 76 % of the sky) while the photo as shot asked about that fringe.
 A found thing's own question about where it ends (``EXTENT_DOUBT``: a larger box of its
 kind, its outline past its box) holds the same way; a thing the detector found is also
-asked on the mirror image (``DETECTED_COPIES``), where the detector draws other boxes.
+asked on the mirror image (``DETECTED_COPIES``), where the detector draws other boxes;
+that copy's whole localisation is run only where the detector alone, run on the mirror
+image of the frame, draws the thing's boxes otherwise (``mirror_boxes.seen_alike``).
 The right sky that asks on its lighter copy (hazy mountains taken in there) asks about
 another extent, and stays found. Answers to a hint (a click,
 a brush, a box) are the user's and are not asked again.
@@ -43,6 +45,7 @@ import cv2
 import numpy as np
 
 from pipelines.localizers.base import Candidate, Hint, Localization, Localizer
+from pipelines.localizers.mirror_boxes import seen_alike
 from pipelines.localizers.sky_pockets import pale_doubt
 
 log = logging.getLogger(__name__)
@@ -85,8 +88,9 @@ EXTENT_DOUBT = "extent_doubt"
 HOLD_SHARE = 0.7
 #: a detector's boxes are not the same on a mirror image (the owl's larger box is drawn
 #: on one side only): a thing found through the detector is asked on the mirror image too
-#: (one more localisation, about 1 s, for those answers; on the 95 tune answers that
-#: resolve as shot, the mirror image agreed with every one it resolved, by 0.75 or more)
+#: (one more localisation, 1.2-1.7 s of a 12-MP turn; on the 95 tune answers that resolve
+#: as shot, the mirror image agreed with every one it resolved, by 0.75 or more), unless
+#: the detector draws it alike there (``mirror_boxes``: one net pass instead)
 DETECTED_COPIES = (*COPIES, "mirrored")
 
 
@@ -195,7 +199,8 @@ def settle(localizer: Localizer, image: np.ndarray, phrase: str,
         hint: the user's click, brush or box; when it is given nothing is asked again.
         found: the first answer when the caller has it already.
         copies: which copies to ask; by default ``COPIES``, and ``DETECTED_COPIES`` for
-            a thing found through the detector.
+            a thing found through the detector. The mirror image is left out where the
+            detector draws the thing alike on it (``mirror_boxes.seen_alike``).
 
     Returns:
         The first answer, or an ``ambiguous`` one offering both extents when a copy
@@ -210,7 +215,12 @@ def settle(localizer: Localizer, image: np.ndarray, phrase: str,
     if copies is None:
         detected = found.best is not None and "detector" in found.best.evidence
         copies = DETECTED_COPIES if detected else COPIES
+    # the detector draws it alike on the mirror image (``mirror_boxes``): that copy is not
+    # asked. Checked first, while the net still remembers the frame's boxes
+    alike = "mirrored" in copies and seen_alike(image, phrase, found)
     for side in copies:
+        if side == "mirrored" and alike:
+            continue
         other = localizer.locate(*_copy(base, phrase, side), None)
         doubt = _same_doubt(found, other, small, side)
         if doubt is not None:
