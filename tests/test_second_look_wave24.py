@@ -97,15 +97,21 @@ def test_another_animal_neither_model_holds_for_the_named_one_is_refused(loc) ->
 
 
 @pytest.mark.parametrize("case", ["kpa_spiff__dog", "gc_horses__dog", "gc_cat_wool__dog"])
-def test_an_animal_both_models_are_unsure_of_is_asked(loc, case: str) -> None:
-    """A rabbit, a foal and a sheep named "dog": the detector 0.45-0.55 sure, the
+def test_an_animal_both_models_are_unsure_of_is_not_taken(loc, case: str) -> None:
+    """A rabbit, a foal and a cat named "dog": the detector 0.45-0.55 sure, the
     classifier gives dogs 0.28-0.44 and other animals 0.30-0.40. All three were resolved
-    and "make the dog brighter" reported done (wave 28)."""
+    and "make the dog brighter" reported done (wave 28); asked from then on. From wave 37
+    the rabbit and the cat, read so on the tight crop too, are refused; the foal (dogs
+    0.65 on its tight crop) is still asked."""
     img, _ = realset.case_shot(case)
     found = settle(loc, img, "the dog")
-    assert found.status == "ambiguous", found.reason
-    assert "detector is only" in found.reason and "another animal too" in found.reason
-    assert found.masks, "the candidates are offered to click"
+    if case == "gc_horses__dog":
+        assert found.status == "ambiguous", found.reason
+        assert "detector is only" in found.reason and "another animal too" in found.reason
+        assert found.masks, "the candidates are offered to click"
+    else:
+        assert found.status == "unresolved", found.reason
+        assert found.reason.startswith("no dog found") and "close and wide" in found.reason
 
 
 def test_the_animal_that_was_named_still_stands_right(loc) -> None:

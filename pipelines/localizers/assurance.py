@@ -388,6 +388,8 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
         if best.box is not None:
             fill = box_fill(best.mask, best.box)
             if fill < FILLS_BOX:
+                if ev["detector"] < DETECTOR_SURE:      # weak too: second_look.vet may
+                    ev["weak_part"] = round(float(ev["detector"]), 3)   # refuse it
                 return unsure(found, f"the outline I cut fills only {fill:.0%} of the box "
                                f"the detector drew around the {noun}", noun)
             short = stops_short(best.mask, best.box)
@@ -399,6 +401,10 @@ def assure(found: Localization, *, noun: str, names_thing: bool, selectors: bool
         pool = found.candidates if selectors else []
         surest = max([ev["detector"]] + [c.evidence.get("detector", 0.0) for c in pool])
         if surest < DETECTOR_SURE:
+            # the only doubt left when no twin would be asked about below:
+            # second_look.vet may settle it with the classifier
+            if selectors or len(found.masks) != 1 or _twin(best, found.candidates) is None:
+                ev["weak"] = round(float(surest), 3)
             return unsure(found, f"the detector is only {surest:.0%} sure this is "
                            f"'{noun}'", noun)
         lifted = ev.get("frame", ev["detector"])

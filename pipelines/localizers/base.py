@@ -65,6 +65,9 @@ class Evidence(TypedDict, total=False):
     ``kin``, ``kin_other``: how much of ImageNet's classifier's reading of an animal's crop
     falls on the named kind and on other animals (``second_look.vet``); ``subject_guess``: the
     photo's main subject offered for a noun nothing here recognises (``assurance.assure``);
+    ``weak``, ``weak_part``: the detector score of a guess asked about only because it is
+    weak, or because it is weak and its outline fills little of its box (the same;
+    ``second_look.vet`` settles it with the classifier when it can);
     ``runs_on``: how much a sky grows, as a share of itself, when grown on a few pixels by
     its own colour into smooth pixels (``sky_pockets.runs_on``: its edge is no edge).
     """
@@ -90,6 +93,8 @@ class Evidence(TypedDict, total=False):
     kin: float
     kin_other: float
     subject_guess: float
+    weak: float
+    weak_part: float
     runs_on: float
 
 

@@ -217,7 +217,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         thing = any(w not in assurance.GENERIC for w in nouns)
         return second_look.vet(assurance.assure(
             found, noun=noun, names_thing=thing, selectors=selectors,
-            part_of=assurance.part_of(nouns, match), related=tied), rgb, noun, match.label)
+            part_of=assurance.part_of(nouns, match), related=tied), rgb, noun, match.label, parsed)
 
     def _named(self, image: np.ndarray, rgb: np.ndarray, phrase: str, hint: Hint | None,
                parsed: Phrase, match: WordMatch, nouns: list[str], words: set[str]
