@@ -47,7 +47,6 @@ from pipelines.localizers.fusion import inside_share as _inside
 from pipelines.localizers.fusion import similarity
 from pipelines.localizers.perception import NOT_NOUNS, PerceptionLocalizer, _Models
 from pipelines.localizers.phrases import WHOLE, noun_words, parse_phrase, places
-from pipelines.localizers.row import order, rank
 from pipelines.perception.words import FACE, SALIENT, TEXT, match_noun
 
 log = logging.getLogger(__name__)
@@ -233,10 +232,6 @@ def _pick(cands: list[Seen], parsed: Any, changed: np.ndarray) -> list[Seen]:
         return [c for c in cands if c not in left_out]
     if parsed.plural or len(cands) <= 1:
         return cands
-    how = rank(parsed)
-    if how is not None:   # "the second person from the right": counted from that end
-        i, _ = order([s.box for s in cands], how)
-        return [] if i is None else [cands[i]]   # an unclear order picks none
     if parsed.ordinal or parsed.last:
         reading = sorted(cands, key=lambda s: s.box[0] + s.box[2])
         i = len(reading) - 1 if parsed.last else parsed.ordinal - 1
@@ -333,10 +328,7 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
                                              "second route")
         else:
             _second_route(out, changed, target + seen_as, label, phrase)
-            if target or rank(parsed) is None:
-                _qualifiers(out, changed, parsed, cands, target)
-            else:
-                out.undecided["qualifiers"] = f"the order of the {label}s found is unclear"
+            _qualifiers(out, changed, parsed, cands, target)
             # which instance the words pick is sure with one instance and no qualifier, or
             # with several found (one found under "the left one" may be a missed other)
             sure = len(cands) >= 2 or not (parsed.spatial or parsed.size or parsed.ordinal)
