@@ -217,6 +217,16 @@ def case_at(case_id: str, side: int) -> tuple[np.ndarray, np.ndarray | None]:
                                           round(image.shape[0] * k)))
 
 
+def case_printed(case_id: str, how: str | None) -> tuple[np.ndarray, np.ndarray | None, str]:
+    """A case's photo, true mask and phrase as shot (``how`` None) or on another print
+    (``printed``: "flip", "gamma0.8", ...)."""
+    found = case(case_id)
+    image, truth = photo(found.photo), found.truth()
+    if how is None:
+        return image, truth, found.phrase
+    return printed(image, truth, found.phrase, how)
+
+
 def _resized(image: np.ndarray, mask: np.ndarray | None, size: tuple[int, int]
              ) -> tuple[np.ndarray, np.ndarray | None]:
     """The photo at ``size`` (area average) and its mask with it (nearest)."""

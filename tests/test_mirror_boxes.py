@@ -27,17 +27,9 @@ def localizer() -> PerceptionLocalizer:
     return PerceptionLocalizer()
 
 
-def _print(case_id: str, how: str | None) -> tuple[np.ndarray, np.ndarray, str]:
-    case = realset.case(case_id)
-    image, truth = realset.photo(case.photo), case.truth()
-    if how is None:
-        return image, truth, case.phrase
-    return realset.printed(image, truth, case.phrase, how)
-
-
 def test_the_owl_cut_at_its_branch_is_still_asked_from_its_mirror_image(
         localizer: PerceptionLocalizer) -> None:
-    image, truth, phrase = _print("gc_owl__owl", "flip")
+    image, truth, phrase = realset.case_printed("gc_owl__owl", "flip")
     first = localizer.locate(image, phrase)
     assert first.status == "resolved"                           # said found on its own ...
     assert mask_iou(first.union(), truth) < realset.RIGHT_IOU   # ... and it is not right
@@ -50,7 +42,7 @@ def test_the_owl_cut_at_its_branch_is_still_asked_from_its_mirror_image(
 
 def test_a_right_dog_drawn_alike_on_both_sides_resolves_without_the_mirror_copy(
         localizer: PerceptionLocalizer) -> None:
-    image, truth, phrase = _print("kpa_donna_2__dog", None)
+    image, truth, phrase = realset.case_printed("kpa_donna_2__dog", None)
     first = localizer.locate(image, phrase)
     assert first.status == "resolved"
     assert mask_iou(first.union(), truth) >= realset.RIGHT_IOU

@@ -10,14 +10,11 @@ much (0.55) but is nothing like its blue sky: still asked, never found. Schwerin
 
 from __future__ import annotations
 
-import cv2
-import numpy as np
 import pytest
 
 from eval import realset
 from pipelines.localizers.phrases import parse_phrase
 from pipelines.localizers.scene import find_region
-from pipelines.perception.detectors import shrink
 
 #: the long side the photos are read at (the scene reads a 256 px copy of it anyway)
 SIDE = 800
@@ -25,12 +22,7 @@ SIDE = 800
 
 def _water(case_id: str) -> tuple:
     """"the water" found on a small copy of the case's photo, and the truth at that size."""
-    case = realset.case(case_id)
-    image = shrink(np.ascontiguousarray(realset.photo(case.photo)[..., :3]), SIDE)
-    truth = case.truth()
-    if truth is not None:
-        truth = cv2.resize(truth.astype(np.uint8), image.shape[1::-1],
-                           interpolation=cv2.INTER_NEAREST) > 0
+    image, truth = realset.case_at(case_id, SIDE)
     return find_region(image, "water", parse_phrase("the water"), "water"), truth
 
 

@@ -26,14 +26,6 @@ def localizer() -> PerceptionLocalizer:
     return PerceptionLocalizer()
 
 
-def _print(case_id: str, how: str | None) -> tuple[np.ndarray, np.ndarray, str]:
-    case = realset.case(case_id)
-    image, truth = realset.photo(case.photo), case.truth()
-    if how is None:
-        return image, truth, case.phrase
-    return realset.printed(image, truth, case.phrase, how)
-
-
 @pytest.mark.parametrize(("case_id", "how", "copies", "copy"), [
     ("gc_owl__owl", "flip", None, "mirrored copy"),     # the default copies of a detection
     ("jz_kookaburra__bird", "gamma0.8", ("darker",), "darker copy"),
@@ -41,7 +33,7 @@ def _print(case_id: str, how: str | None) -> tuple[np.ndarray, np.ndarray, str]:
 def test_a_copys_question_about_where_the_thing_ends_holds(
         localizer: PerceptionLocalizer, case_id: str, how: str,
         copies: tuple[str, ...] | None, copy: str) -> None:
-    image, truth, phrase = _print(case_id, how)
+    image, truth, phrase = realset.case_printed(case_id, how)
     first = localizer.locate(image, phrase)
     assert first.status == "resolved"                       # said found on its own ...
     assert mask_iou(first.union(), truth) < realset.RIGHT_IOU     # ... and it is not right
