@@ -51,7 +51,7 @@ from pipelines.localizers.phrases import Phrase, select_candidates
 from pipelines.localizers.refine import upsample_region
 from pipelines.localizers.segment import colour_mask, hsv, largest_parts
 from pipelines.localizers.sky import find_sky, sky_likelihood
-from pipelines.localizers.water_sky import blue_share, not_water
+from pipelines.localizers.water_sky import blue_share, not_water, sky_tint
 from pipelines.perception.detectors import shrink
 
 log = logging.getLogger(__name__)
@@ -300,9 +300,7 @@ def still_pool(small: np.ndarray, region: np.ndarray, sky: np.ndarray) -> tuple[
     shore = int(np.median(region.argmax(axis=0)[cols]))
     grey = cv2.GaussianBlur(cv2.cvtColor(small, cv2.COLOR_RGB2GRAY).astype(np.float32),
                             (5, 5), 0)
-    lab = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2Lab)
-    tint = float(np.linalg.norm(lab[region].mean(axis=0)[1:] - lab[sky].mean(axis=0)[1:]))
-    return reflection(grey, shore), tint
+    return reflection(grey, shore), sky_tint(small, region, sky)
 
 
 def clouds(small: np.ndarray, land: np.ndarray, sky: np.ndarray | None) -> np.ndarray:

@@ -204,6 +204,14 @@ def _absent(found: Localization, rgb: np.ndarray, noun: str) -> Localization:
                         "there, or paint it with the brush", candidates=found.candidates)
 
 
+def _not_there(found: Localization, noun: str, detector: float, reads: str) -> Localization:
+    """The refusal of a weak detection the classifier ``reads`` as something else."""
+    return Localization([], "unresolved", f"no {noun} found: the detector is only "
+                        f"{detector:.0%} sure, and a second model that knows 1000 kinds of "
+                        f"thing reads it as {reads}; click it if it is there, or paint it "
+                        "with the brush", candidates=found.candidates)
+
+
 def beyond(parsed: Phrase) -> str | None:
     """Where another of the named kind would make a weak guess the wrong one: "" (anywhere
     else: "the hen"), the side a place word names ("left" for "the hen on the left": left
@@ -265,12 +273,8 @@ def _weak(found: Localization, rgb: np.ndarray, noun: str, label: str,
             others[sorted(same)] = 0.0
             top = int(np.argmax(others))
             detector = float(ev["detector"])
-            return Localization([], "unresolved", f"no {noun} found: the detector is only "
-                                f"{detector:.0%} sure, and a second model that knows 1000 "
-                                f"kinds of thing reads it as {lex.imagenet_name(top)} "
-                                f"({others[top]:.0%}; {noun} {max(shares):.0%}); click it "
-                                "if it is there, or paint it with the brush",
-                                candidates=found.candidates)
+            return _not_there(found, noun, detector, f"{lex.imagenet_name(top)} "
+                              f"({others[top]:.0%}; {noun} {max(shares):.0%})")
     if not (ev.get("weak") or ev.get("kind_guess")) or found.guess != 1 or among is None:
         return found
     tops = [int(np.argmax(p)) for p in probs]
@@ -341,11 +345,8 @@ def vet(found: Localization, rgb: np.ndarray, noun: str, label: str,
               other, name)
     detector = float(best.evidence["detector"])
     if same < SAME_FLOOR and other >= OTHER_SURE and detector < DETECTOR_UNSURE:
-        return Localization([], "unresolved", f"no {noun} found: the detector is only "
-                            f"{detector:.0%} sure, and a second model that knows 1000 kinds "
-                            f"of thing reads it as another animal ({name}; other animals "
-                            f"{other:.0%}, {noun} {same:.0%}); click it if it is there, or "
-                            "paint it with the brush", candidates=found.candidates)
+        return _not_there(found, noun, detector, f"another animal ({name}; other animals "
+                          f"{other:.0%}, {noun} {same:.0%})")
     if same < SAME_FLOOR and other >= OTHER_SURE:
         return unsure(found, f"a second model that knows 1000 kinds of thing reads it as "
                       f"another animal ({name}; other animals {other:.0%}, {noun} "
@@ -355,13 +356,9 @@ def vet(found: Localization, rgb: np.ndarray, noun: str, label: str,
             label != "person":
         close = reading(rgb, best.mask, noun, label, TIGHT)
         if close is not None and close[0] < SAME_WEAK and close[1] >= OTHER_RIVAL:
-            return Localization([], "unresolved", f"no {noun} found: the detector is only "
-                                f"{detector:.0%} sure, and a second model that knows 1000 "
-                                f"kinds of thing reads it as another animal, close and wide "
-                                f"({name}; other animals {other:.0%} and {close[1]:.0%}, "
-                                f"{noun} {same:.0%} and {close[0]:.0%}); click it if it is "
-                                "there, or paint it with the brush",
-                                candidates=found.candidates)
+            return _not_there(found, noun, detector, f"another animal, close and wide "
+                              f"({name}; other animals {other:.0%} and {close[1]:.0%}, "
+                              f"{noun} {same:.0%} and {close[0]:.0%})")
         return unsure(found, f"the detector is only {detector:.0%} sure, and a second model "
                       f"that knows 1000 kinds of thing reads it as another animal too "
                       f"({name}; other animals {other:.0%}, {noun} {same:.0%}): it may not "
