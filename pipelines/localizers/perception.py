@@ -293,8 +293,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         pscale, small = w / prob.shape[1], None     # small: there whenever selectors are
         evidence = sorted((o.evidence for o in evident), reverse=True) + [0.0, 0.0]
         if selectors or evidence[0] < fusion.SURE_OTHER or evidence[1] >= 0.5 * evidence[0]:
-            small = shrink(rgb, SALIENT_SIDE)
-            prob = models.salient.saliency(small)
+            prob = models.salient.saliency(small := shrink(rgb, SALIENT_SIDE))
             fusion.salient_agreement(objects, prob, pscale)
         weak = [o for o in fusion.distinct(fusion.evidenced(objects, match.label))
                 if o.evidence < fusion.SURE_OTHER]
