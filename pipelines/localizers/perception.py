@@ -75,6 +75,7 @@ from pipelines.perception.detectors import (
     TextDetector,
     TextReader,
     shrink,
+    shrunk_size,
 )
 from pipelines.perception.words import FACE, SALIENT, TEXT, WordMatch, match_noun
 
@@ -282,18 +283,17 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         seen = models.objects.detect(frame, fusion.FLOOR)
         for d in seen:
             d.box = tuple(v * scale for v in d.box)
-        small = shrink(rgb, SALIENT_SIDE)
-        pscale = w / small.shape[1]
         objects = fusion.group(seen, match.label)
         selectors = bool(parsed.plural or parsed.ordinal or parsed.last or parsed.size
                          or parsed.spatial)
         evident = fusion.evidenced(objects, match.label)
-        # one sure object, the rest far weaker, no choosing words: the salient map would
-        # not change the answer (it costs a third of the frame pass) and is not computed
-        prob = np.zeros(small.shape[:2], np.float32)
+        # one sure object, the rest far weaker, no choosing words: the salient map would not
+        # change the answer (a third of the frame pass); nor is its copy made, only sized
+        prob = np.zeros(shrunk_size(rgb.shape, SALIENT_SIDE), np.float32)
+        pscale, small = w / prob.shape[1], None     # small: there whenever selectors are
         evidence = sorted((o.evidence for o in evident), reverse=True) + [0.0, 0.0]
         if selectors or evidence[0] < fusion.SURE_OTHER or evidence[1] >= 0.5 * evidence[0]:
-            prob = models.salient.saliency(small)
+            prob = models.salient.saliency(small := shrink(rgb, SALIENT_SIDE))
             fusion.salient_agreement(objects, prob, pscale)
         weak = [o for o in fusion.distinct(fusion.evidenced(objects, match.label))
                 if o.evidence < fusion.SURE_OTHER]

@@ -243,6 +243,19 @@ def _elsewhere(rgb: np.ndarray, mask: np.ndarray, among: str) -> np.ndarray | No
     return rest
 
 
+class _Readings:
+    """The classifier's probabilities of each crop, read on first use and kept."""
+
+    def __init__(self, crops: list[np.ndarray]) -> None:
+        self._crops = crops
+        self._read: list[np.ndarray | None] = [None] * len(crops)
+
+    def __getitem__(self, i: int) -> np.ndarray:
+        if self._read[i] is None:
+            self._read[i] = imagenet.probabilities(self._crops[i])
+        return self._read[i]
+
+
 def _weak(found: Localization, rgb: np.ndarray, noun: str, label: str,
           among: str | None) -> Localization:
     """A question asked because the detector is weak (``weak``, ``weak_part``,
@@ -255,7 +268,9 @@ def _weak(found: Localization, rgb: np.ndarray, noun: str, label: str,
     crops = [_crop(rgb, best.mask, pad) for pad in (PAD, TIGHT)]
     if lex is None or any(c is None for c in crops):
         return found
-    probs = [imagenet.probabilities(c) for c in crops]
+    # each crop is read when a step needs it, and no further once a step has decided:
+    # a weak cup is asked still after one pass when the close crop is no cup (the zoom)
+    probs = _Readings(crops)
     sense = lex.sense(noun.split()[-1])
     same = _kinds(lex, noun, label)
     if sense is not None and sense.category == "animal" and same and label != "person" \
@@ -263,9 +278,14 @@ def _weak(found: Localization, rgb: np.ndarray, noun: str, label: str,
         # every candidate the detector holds for one as much as ``DETECTOR_ABSENT``
         rivals = [c for c in found.candidates if c is not best
                   and c.evidence.get("detector", 0.0) >= DETECTOR_ABSENT]
-        shares = [imagenet.named_share(p, same) for p in probs] + [
-            imagenet.named_share(imagenet.probabilities(c), same) for r in rivals
-            for c in (_crop(rgb, r.mask, pad) for pad in (PAD, TIGHT)) if c is not None]
+        reads = [lambda: probs[1]] + [lambda c=c: imagenet.probabilities(c) for r in rivals
+                                      for c in (_crop(rgb, r.mask, pad) for pad in (PAD, TIGHT))
+                                      if c is not None]
+        shares = [imagenet.named_share(probs[0], same)]
+        for read in reads:      # one crop that reads as the kind keeps the guess: no more
+            if max(shares) >= SAME_FLOOR:
+                break
+            shares.append(imagenet.named_share(read(), same))
         log.debug("second look at a weak %r and %d other(s): its kinds %s", noun,
                   len(rivals), np.round(shares, 3))
         if max(shares) < SAME_FLOOR:
@@ -277,9 +297,9 @@ def _weak(found: Localization, rgb: np.ndarray, noun: str, label: str,
                               f"({others[top]:.0%}; {noun} {max(shares):.0%})")
     if not (ev.get("weak") or ev.get("kind_guess")) or found.guess != 1 or among is None:
         return found
-    tops = [int(np.argmax(p)) for p in probs]
-    if not all(_named(lex, noun, i) for i in tops):
+    if not all(_named(lex, noun, int(np.argmax(probs[i]))) for i in (0, 1)):
         return found
+    tops = [int(np.argmax(probs[i])) for i in (0, 1)]
     if best.box is not None and (box_fill(best.mask, best.box) < FILLS_BOX
                                  or stops_short(best.mask, best.box)):
         return found
@@ -290,7 +310,7 @@ def _weak(found: Localization, rgb: np.ndarray, noun: str, label: str,
     log.debug("second look at the rest of the photo for another %r: %.2f", noun, there)
     if there >= SAME_FLOOR:         # another one may be there, the detector as weak on it
         return found
-    sure = min(float(p[i]) for p, i in zip(probs, tops))
+    sure = min(float(probs[k][i]) for k, i in enumerate(tops))
     log.debug("second look confirms a weak %r: %s", noun, lex.imagenet_name(tops[0]))
     doubt, _, was = found.reason.partition("; is the first one")
     was = was.partition("(it was: ")[2].removesuffix(")") or doubt

@@ -262,11 +262,20 @@ def shrink(image: np.ndarray, max_side: int) -> np.ndarray:
     scale = max_side / max(h, w)
     if scale >= 1:
         return image
-    size = (max(1, round(w * scale)), max(1, round(h * scale)))
+    sh, sw = shrunk_size((h, w), max_side)
     if scale < 0.5:
-        mid = (max(1, size[0] * 2), max(1, size[1] * 2))
-        image = cv2.resize(image, mid, interpolation=cv2.INTER_LINEAR)
-    return cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+        image = cv2.resize(image, (sw * 2, sh * 2), interpolation=cv2.INTER_LINEAR)
+    return cv2.resize(image, (sw, sh), interpolation=cv2.INTER_AREA)
+
+
+def shrunk_size(shape: tuple[int, ...], max_side: int) -> tuple[int, int]:
+    """The (height, width) ``shrink`` gives an image of ``shape`` (its own when it fits),
+    without resizing anything: a caller that may not need the pixels knows their size."""
+    h, w = shape[:2]
+    scale = max_side / max(h, w)
+    if scale >= 1:
+        return h, w
+    return max(1, round(h * scale)), max(1, round(w * scale))
 
 
 # --------------------------------------------------------------------------- faces
