@@ -149,8 +149,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         missing = [k for k, v in store.role_status().items() if not v.available
                    and k not in ("words", "reader", "kinds", "people")]
         if missing:
-            return False, f"perception models missing ({', '.join(missing)}); run " \
-                          "`make install`"
+            return False, f"perception models missing ({', '.join(missing)}); run `make install`"
         return True, ""
 
     def locate(self, image: np.ndarray, phrase: str, hint: Hint | None = None) -> Localization:
@@ -379,7 +378,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             found = Localization([masks[0]], "resolved", f"found the {what}, confidence "
                                  f"{masks[0].score:.2f} ({why})", candidates=masks)
         elif verdict == "choose":
-            found = row.choose(masks, cands, parsed, what, objects, match.label)
+            found = row.choose(masks, cands, parsed, what, objects, match.label,
+                               row.Looks(models.objects, rgb))
             found.candidates = masks if not found.candidates else found.candidates
             if found.status == "resolved":
                 scores = ", ".join(f"{m.score:.2f}" for m in found.masks)
