@@ -60,3 +60,32 @@ def test_a_colour_no_one_wears_stays_a_question(pool) -> None:
     found = PerceptionLocalizer().locate(image, "the man in the blue sweater")
     assert found.status == "ambiguous"
     assert "blue" in found.reason
+
+
+def _two_people(red_detector: float, grey_detector: float):
+    """A photo with a person in a red shirt on the left and one in grey on the right,
+    found as "the man" would be: a question between the two outlines."""
+    from pipelines.localizers.base import Candidate, Localization
+
+    rgb = np.full((200, 300, 3), 200, np.uint8)
+    masks = []
+    for x0, colour, score in ((30, (210, 25, 25), red_detector),
+                              (180, (120, 120, 120), grey_detector)):
+        mask = np.zeros((200, 300), bool)
+        mask[20:190, x0:x0 + 60] = True
+        rgb[20:190, x0:x0 + 60] = (60, 50, 40)          # trousers, hair
+        rgb[50:110, x0:x0 + 60] = colour                # the shirt
+        masks.append(Candidate(mask, score, "person", "test", {"detector": score},
+                               (x0, 20, x0 + 60, 190)))
+    found = Localization(masks, "ambiguous", "two men", candidates=masks)
+    return rgb, (lambda image, phrase: found), masks
+
+
+def test_the_sure_wearer_is_chosen_and_a_weak_one_is_asked_about() -> None:
+    rgb, locate, masks = _two_people(0.8, 0.7)
+    chosen = worn.choose(locate, rgb, "the man", "red", "shirt")
+    assert chosen.status == "resolved" and chosen.masks[0] is masks[0]
+    rgb, locate, masks = _two_people(0.3, 0.9)   # the one in red: a poster, perhaps
+    asked = worn.choose(locate, rgb, "the man", "red", "shirt")
+    assert asked.status == "ambiguous" and "sure" in asked.reason
+    assert asked.masks[0] is masks[0]               # the likeliest wearer offered first

@@ -12,6 +12,8 @@ shirt the torso, trousers the legs, a coat both). The one that wears it is the a
 
 * at least ``WEARS`` of its band is that colour, and every other person's band is under
   ``RIVAL`` times its share (two people in red stay a question);
+* the detector is sure of it itself (``assurance.DETECTOR_SURE``): a weak box in red may
+  be a poster, and a sure man elsewhere would make ``assure`` take it;
 * its outline passes the checks any found thing passes (``assurance.assure``: it fills its
   box, does not stop short of it, is no weak detection), and it was not cut back from a
   neighbour's box (``fusion.check_extent``; evidence ``caught``).
@@ -125,6 +127,9 @@ def choose(locate: Callable[[np.ndarray, str], Localization], rgb: np.ndarray, w
         return ask(f"no {noun} I found wears much {colour} there (at most {best_share:.0%})")
     if rival >= RIVAL * best_share:
         return ask(f"more than one wears {colour} ({best_share:.0%} and {rival:.0%})")
+    if best.evidence.get("detector", 0.0) < assurance.DETECTOR_SURE:   # a poster, a statue
+        return ask(f"the detector is only {best.evidence.get('detector', 0.0):.0%} sure that "
+                   f"the one wearing {colour} is a {noun}")
     if best.evidence.get("caught"):
         return ask(f"the outline of the {noun} wearing {colour} ran into a neighbour's and "
                    "was cut back, so where it ends is a guess")
