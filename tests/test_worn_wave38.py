@@ -89,3 +89,28 @@ def test_the_sure_wearer_is_chosen_and_a_weak_one_is_asked_about() -> None:
     asked = worn.choose(locate, rgb, "the man", "red", "shirt")
     assert asked.status == "ambiguous" and "sure" in asked.reason
     assert asked.masks[0] is masks[0]               # the likeliest wearer offered first
+
+
+def test_the_face_of_someone_told_apart_by_what_they_wear_is_asked_to_confirm() -> None:
+    """The owner found among several by the colour they wear: the face inside the outline
+    is the one offered, as a question (its ellipse's extent is a guess: 0.72 on the tune
+    man in the black sweatshirt)."""
+    from pipelines.localizers import face_of
+    from pipelines.localizers.base import Candidate, Localization
+
+    rgb, locate_people, masks = _two_people(0.8, 0.7)
+    faces = []
+    for x0 in (30, 180):
+        face = np.zeros((200, 300), bool)
+        face[25:45, x0 + 20:x0 + 40] = True
+        faces.append(Candidate(face, 0.9, "face", "test", {"detector": 0.9},
+                               (x0 + 20, 25, x0 + 40, 45)))
+
+    def locate(image: np.ndarray, phrase: str) -> Localization:
+        if phrase == "the faces":
+            return Localization(faces, "resolved", "two faces", candidates=faces)
+        return worn.choose(locate_people, image, "the man", "red", "shirt")
+
+    found = face_of.find(locate, rgb, "the man in the red shirt")
+    assert found.status == "ambiguous" and found.masks == [faces[0]]
+    assert "guess" in found.reason
