@@ -6,6 +6,9 @@ cut-out of a person may stop at the hair). One face there is the answer; none is
 refusal that says so (the owner may be turned away); several, or an owner that is itself
 a question, stay a question with the faces offered. Without this, the faces of everyone
 else were candidates too, and the answer was a question at best (issue 32, wave 27).
+An owner told apart from the others by what they wear (``worn``, wave 38) keeps its face
+a question to confirm: that route resolves owners among several people, where the face
+ellipse's extent was never measured (tune: 0.72 on the man in the black sweatshirt).
 """
 
 from __future__ import annotations
@@ -132,6 +135,10 @@ def find(locate: Callable[[np.ndarray, str], Localization], rgb: np.ndarray,
         return Localization([face], "ambiguous", f"the face of {who} is seen from the side: "
                             "where it ends is only a guess; click it to confirm, or brush "
                             "it", candidates=pool, guess=1)
+    if person.masks[0].evidence.get("worn"):   # told apart by what they wear (``worn``)
+        return Localization([face], "ambiguous", f"the face of {who}: where it ends is "
+                            "only a guess (the face detector's box stops at the brows); "
+                            "click it to confirm, or brush it", candidates=pool, guess=1)
     face.score = round(min(face.score, person.masks[0].score, SURE), 3)
     face.evidence["owner"] = 1.0
     return Localization([face], "resolved", f"the face of {who} (found: "

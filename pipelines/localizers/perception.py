@@ -14,10 +14,10 @@ whole image) and adds what people actually name:
    ``ambiguous`` with what was seen (the turn loop then asks for a brush).
 
 "the background" is everything but the salient subject and the people in it ("the subject").
-Registered as ``perception`` and preferred over ``embedded`` when its files are
-installed; GroundingDINO+SAM (``grounded-sam``) stays first when both weights are here.
-Per role otherwise: with GroundingDINO's weights alone its open-vocabulary boxes replace
-NanoDet's; with SAM's alone SAM turns the boxes into masks instead of U²-Net-p + GrabCut."""
+Registered as ``perception``, preferred over ``embedded`` when its files are installed;
+GroundingDINO+SAM (``grounded-sam``) stays first when both weights are here. Per role
+otherwise: GroundingDINO's weights alone replace NanoDet's boxes with its open-vocabulary
+ones; SAM's alone turn the boxes into masks instead of U²-Net-p + GrabCut."""
 
 from __future__ import annotations
 
@@ -41,6 +41,7 @@ from pipelines.localizers import (
     second_look,
     stand_in,
     support_named,
+    worn,
 )
 from pipelines.localizers import parts as colour_parts
 from pipelines.localizers import text as text_regions
@@ -149,8 +150,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         missing = [k for k, v in store.role_status().items() if not v.available
                    and k not in ("words", "reader", "kinds", "people")]
         if missing:
-            return False, f"perception models missing ({', '.join(missing)}); run " \
-                          "`make install`"
+            return False, f"perception models missing ({', '.join(missing)}); run `make install`"
         return True, ""
 
     def locate(self, image: np.ndarray, phrase: str, hint: Hint | None = None) -> Localization:
@@ -190,15 +190,14 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             return self._figure_ground(rgb, "background" in words)
         if not nouns:
             return super().locate(image, phrase, hint)
-        whose = face_of.owner(parsed.text)
-        if whose:       # "the face of the man in red": the faces, then the man's
+        if whose := face_of.owner(parsed.text):  # "the face of the man in red": the man's
             return face_of.find(self.locate, rgb, whose)
-        related = relations.split(parsed.text)
-        if related:     # "the white flower under the butterfly": the target, then choose
+        if dressed := worn.split(parsed.text):  # "the man in the white sweater": who wears it
+            return worn.choose(self.locate, rgb, *dressed)
+        if related := relations.split(parsed.text):  # "the white flower under the butterfly"
             return relations.choose(self.locate, rgb, self.locate(rgb, related[0]),
                                     *related[1:])
-        owned = colour_parts.possessed(parsed.text)
-        if owned:       # "the dog's tongue": the dog, then the pink part of it
+        if owned := colour_parts.possessed(parsed.text):  # "the dog's tongue": the dog's pink
             return colour_parts.find_part(self.locate, rgb, *owned)
         nouns, tied = assurance.head_nouns(parsed.words, nouns)  # "the bottle held by …"
         noun = " ".join(nouns[-2:]) if len(nouns) > 1 else nouns[0]
@@ -357,6 +356,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
                 cand.evidence = {"detector": obj.scores.get(match.label, 0.0),
                                  "frame": (obj.frame or obj.scores).get(match.label, 0.0),
                                  "outline": cand.evidence.get("outline", 1.0),
+                                 "caught": float(bool(caught)),  # cut back (worn)
                                  "words": float(match.similarity), "salient": obj.salient,
                                  "fused": obj.fused, "larger": 0.0 if parsed.plural
                                  else fusion.larger_reading(obj, objects, match.label),
@@ -378,7 +378,8 @@ class PerceptionLocalizer(EmbeddedLocalizer):
             found = Localization([masks[0]], "resolved", f"found the {what}, confidence "
                                  f"{masks[0].score:.2f} ({why})", candidates=masks)
         elif verdict == "choose":
-            found = row.choose(masks, cands, parsed, what, objects, match.label)
+            found = row.choose(masks, cands, parsed, what, objects, match.label,
+                               row.Looks(models.objects, rgb))
             found.candidates = masks if not found.candidates else found.candidates
             if found.status == "resolved":
                 scores = ", ".join(f"{m.score:.2f}" for m in found.masks)

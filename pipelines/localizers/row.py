@@ -12,7 +12,13 @@ guess, when
 * there is no middle one (an even number) or fewer instances than the count;
 * the detector saw another one there, too weakly to be a candidate (``WEAK_SEEN``): a
   person at the row's end it is unsure of may be the one the user counts from (the
-  aquarium's leftmost woman, 0.31 beside a man at 0.65, was left out of the count);
+  aquarium's leftmost woman, 0.31 beside a man at 0.65, was left out of the count).
+  Such a one is looked at again on a crop where it fills the detector's view
+  (``fusion.look_closer``): one the detector is then sure of (``CONFIRMED``) is counted
+  too (the woman reads 0.54 there, so the man beside her is the second from the left);
+  one it stays unsure of keeps the question, and so does one that is itself the one
+  named (it was never outlined: cut on its own, the leftmost woman's outline followed
+  her box on the mirror image, IoU 0.63);
 * the chosen one's outline is not that instance, whole: it was cut back from a
   neighbour's box (``fusion.check_extent`` caught it), or it covers little of its box.
 
@@ -22,11 +28,15 @@ Phrases without such words (``rank`` is None) keep ``phrases.select_candidates``
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
+
+import numpy as np
 
 from pipelines.localizers import fusion
 from pipelines.localizers.assurance import box_fill
 from pipelines.localizers.base import Candidate, Localization, resolved
 from pipelines.localizers.phrases import Phrase, select_candidates
+from pipelines.perception.detectors import ObjectDetector
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +53,8 @@ MIN_FILL = 0.25
 #: a detection of the class this sure, not one of the candidates nor mostly inside one,
 #: is an instance the count may have missed
 WEAK_SEEN = 0.2
+#: a weak one looked at again this sure is an instance, counted (``assurance``'s sure)
+CONFIRMED = 0.44
 #: a question offers the outlines nearest where the words point: this many, or the count
 #: and two more ("the fourth from the left": the six from that end)
 OFFER = 3
@@ -137,13 +149,43 @@ def _before(box: tuple[float, ...], pick: tuple[float, ...], side: str) -> bool:
     return side == "middle" or (centre < own if side == "left" else centre > own)
 
 
+@dataclass
+class Looks:
+    """What a second look at a weaker detection needs: the detector and the photo."""
+
+    detector: ObjectDetector
+    rgb: np.ndarray
+
+
+def _confirmed(objects: list[fusion.ObjectEvidence], seen: list[fusion.ObjectEvidence],
+               label: str, looks: Looks | None) -> list[fusion.ObjectEvidence]:
+    """``objects`` and the weaker ones of ``seen`` the count may have missed that a closer
+    look (``fusion.look_closer``) makes the detector sure of (``CONFIRMED``)."""
+    if looks is None:
+        return objects
+    left = set(missed(objects, seen, label))
+    weak = [o for o in seen if o.box in left]
+    sure = []
+    for obj in sorted(weak, key=lambda o: -o.scores.get(label, 0.0)):
+        if any(fusion.box_iou(obj.box, s.box) >= 0.3 or fusion.inside_share(obj.box, s.box)
+               >= 0.5 for s in sure):
+            continue
+        fusion.look_closer(looks.detector, looks.rgb, obj)
+        if obj.scores.get(label, 0.0) >= CONFIRMED:
+            log.debug("row: a weak %s at %s confirmed (%.2f)", label, obj.box,
+                      obj.scores[label])
+            sure.append(obj)
+    return objects + sure
+
+
 def choose(masks: list[Candidate], objects: list[fusion.ObjectEvidence], parsed: Phrase,
-           what: str, seen: list[fusion.ObjectEvidence] = (), label: str = ""
-           ) -> Localization:
+           what: str, seen: list[fusion.ObjectEvidence] = (), label: str = "",
+           looks: Looks | None = None) -> Localization:
     """The instance the phrase's row words name among ``objects`` (their outlines are
     ``masks``, those cut; ``seen``: every object the detector saw, ``label`` the class), or
     a question with the outlines to click; words that do not rank a row (``rank``) choose
-    as ``phrases.select_candidates``."""
+    as ``phrases.select_candidates``. With ``looks``, a weaker one where the count runs is
+    looked at again (module doc)."""
     how = rank(parsed)
     if how is None or len(objects) < 2 or not masks:
         return select_candidates(masks, parsed, what)
@@ -159,10 +201,21 @@ def choose(masks: list[Candidate], objects: list[fusion.ObjectEvidence], parsed:
     pick, why = order([o.box for o in objects], how)
     if pick is None:
         return ask(why)
-    obj = objects[pick]
+    obj, added = objects[pick], []
     if any(_before(box, obj.box, side) for box in missed(objects, list(seen), label)):
-        return ask(f"the detector also saw a {what} it is unsure of where I would count")
+        counted = _confirmed(objects, list(seen), label, looks)
+        added = counted[len(objects):]
+        pick, why = order([o.box for o in counted], how) if len(counted) > len(objects) \
+            else (None, "")
+        if pick is None:
+            return ask(why or f"the detector also saw a {what} it is unsure of where I "
+                       "would count")
+        objects, obj = counted, counted[pick]
+        if any(_before(box, obj.box, side) for box in missed(objects, list(seen), label)):
+            return ask(f"the detector also saw a {what} it is unsure of where I would count")
     found = _outline(masks, obj.box)
+    if found is None and any(obj is o for o in added):
+        return ask(f"the {what} {said} was seen only on a closer look, and not outlined")
     if found is None:
         return ask(f"the {what} {said} was not among those I outlined")
     if fusion.CAUGHT in obj.why:
