@@ -35,7 +35,7 @@ def test_the_sky_except_the_clouds_is_asked_not_the_whole_sky() -> None:
 
 
 def test_all_the_cups_except_one_is_still_a_choice_among_them() -> None:
-    from pipelines.localizers.perception import _other_thing
+    from pipelines.localizers.phrases import other_thing as _other_thing
 
     assert not _other_thing(["cups"], ["cup"])
     assert _other_thing(["sky"], ["clouds"])

@@ -34,6 +34,7 @@ from pipelines.localizers import (
     focus,
     fusion,
     main_subject,
+    phrases,
     portion,
     relations,
     row,
@@ -129,13 +130,6 @@ class _Models:
         return cls
 
 
-def _other_thing(nouns: list[str], left_out: list[str]) -> bool:
-    """Whether "except …" names a thing other than the one named ("the sky except the
-    clouds"), not one of its look-alikes ("all the cups except the red cup")."""
-    own = {n.rstrip("s") for n in nouns}
-    return bool(left_out) and not own & {n.rstrip("s") for n in left_out}
-
-
 class PerceptionLocalizer(EmbeddedLocalizer):
     """Objects, people, faces and the salient subject, on the CPU, from registry weights."""
 
@@ -170,7 +164,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
         words = set(parsed.words)
         has_hint = hint is not None and hint.given
         if parsed.exclude is not None and not has_hint and not WHOLE.search(parsed.text) \
-                and _other_thing(nouns, noun_words(parsed.exclude, NOT_NOUNS)):
+                and phrases.other_thing(nouns, noun_words(parsed.exclude, NOT_NOUNS)):
             return portion.less(self.locate, as_rgb(image), parsed.text, parsed.exclude.text)
         pair = None if has_hint else portion.two(parsed.text)
         if pair:        # "the sky and the sea": each, then both

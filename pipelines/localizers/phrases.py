@@ -52,6 +52,13 @@ def noun_words(parsed: Phrase, skip: frozenset[str] | set[str] = frozenset()) ->
     return [w for w in parsed.unknown if (len(w) > 2 or w in SHORT_NOUNS) and w not in skip]
 
 
+def other_thing(nouns: list[str], left_out: list[str]) -> bool:
+    """Whether "except …" names a thing other than the one named ("the sky except the
+    clouds"), not one of its look-alikes ("all the cups except the red cup")."""
+    own = {n.rstrip("s") for n in nouns}
+    return bool(left_out) and not own & {n.rstrip("s") for n in left_out}
+
+
 #: materials said instead of a colour: "the wooden cabinet" has wood's orange hues
 #: ("brown" would take shaded beige fur as well)
 MATERIAL_COLOURS: dict[str, tuple[str, ...]] = {"wooden": ("orange",), "timber": ("orange",)}
