@@ -257,7 +257,8 @@ def find_sky(rgb: np.ndarray) -> Localization:
     bluish = float(blue[sky].mean())
     touches_top = bool(sky[0].any())
     sure = 0.55 + 0.25 * bluish + 0.1 * touches_top + 0.1 * min(1.0, share / 0.2)
-    mask, pockets["through"] = seen_through(rgb, upsample_region(rgb, sky), _bluish, fine_texture)
+    mask, pockets["through"], pockets["below"] = seen_through(rgb, upsample_region(rgb, sky),
+                                                              _bluish, fine_texture)
     where = "along the top" if touches_top else "below something that covers the top"
     evidence = {"colour": round(blue_share, 3), "position": 1.0 if touches_top else 0.6,
                 "size": round(share, 3), "continues": round(min(1.0, goes_on), 3),
