@@ -1,5 +1,5 @@
 """Issue 32, wave 38: the sky seen through a crown below the open sky's reach makes where the
-sky ends a question (``sky_through.pockets_below``, ``sky_pockets.BELOW_ASK``).
+sky ends a question (``sky_through.pockets_through``, ``sky_pockets.BELOW_ASK``).
 
 ``sky_through`` takes the pockets of blue sky through leaves down to the sky's lowest row
 nearby and no lower (lower, a snowy airfield's snow was taken). The pockets deeper in the

@@ -42,7 +42,7 @@ def test_a_sky_doubted_on_another_exposure_is_asked(loc: PerceptionLocalizer,
     """On the darker print the sky through the crowns (giraffes) or behind the tree
     (Schwerin) is left out, IoU 0.63-0.73; said found on main, now asked with the sky
     offered, saying what the other exposure doubted (the giraffes' own answer asks since
-    wave 38, about the sky through the crowns below its reach: ``sky_through.pockets_below``)."""
+    wave 38, about the sky through the crowns below its reach: ``sky_through.pockets_through``)."""
     image, truth = _print(case_id, 1.25)
     found = settle(loc, image, "the sky")
     assert found.status == "ambiguous", found.reason

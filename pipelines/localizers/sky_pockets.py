@@ -98,7 +98,7 @@ POCKETS_ASK = 0.05
 #: beach's grey sea 0.13, snow 0.08, a windmill's sky 0.07)
 CANOPY_ASK = 0.25
 #: the pockets of the sky's colour seen through a canopy below the sky's lowest reach in
-#: their columns (``sky_through.pockets_below``, evidence ``below``), as a share of the sky
+#: their columns (``sky_through.pockets_through``, evidence ``below``), as a share of the sky
 #: found, that make where the sky ends a question: the sky goes on through the crowns under
 #: where it was found (tune: the giraffes' woodland 0.046-0.048 of the sky, IoU 0.775 on a
 #: darker print and said found at the localiser; every sky found right, as shot and on

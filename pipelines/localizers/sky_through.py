@@ -30,7 +30,7 @@ at the photo's own pixels. A *pocket pixel* is
 
 The answer's evidence says what was taken (``through``, a share of the sky found), and
 what was not: the pockets that pass every test but lie *below* the sky's lowest reach in
-their columns (``below``, ``pockets_below``, a share of the frame). Those are not taken (a
+their columns (``below``, a share of the frame). Those are not taken (a
 snowy airfield's blue-lit snow and far hangars lie there too), but where they are much of
 the sky the sky goes on through the crowns below where it was found, and where it ends
 is a question (``sky_pockets.pockets_unsure``, ``BELOW_ASK``).
@@ -91,15 +91,25 @@ def _row_colours(lab: np.ndarray, core: np.ndarray, blue: np.ndarray
     return ref[rows], blue_row[rows]
 
 
+def _framed(candidates: np.ndarray, framed: np.ndarray) -> np.ndarray:
+    """The connected patches of ``candidates`` holding a pixel framed ``THROUGH_FRAME`` or
+    more (``framed``: the share of the window round it that is rim)."""
+    if not candidates.any():
+        return candidates
+    _, labels = cv2.connectedComponents(candidates.astype(np.uint8), connectivity=8)
+    keep = np.unique(labels[candidates & (framed >= THROUGH_FRAME)])
+    return np.isin(labels, keep[keep > 0])
+
+
 def pockets_through(small: np.ndarray, sky: np.ndarray, fine: np.ndarray,
-                    bluish: Callable[[np.ndarray], np.ndarray], below: bool = False
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+                    bluish: Callable[[np.ndarray], np.ndarray]
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """The pocket pixels (module doc) of ``small`` (uint8 RGB, the copy) round ``sky``
     (bool, its size), given its fine texture ``fine``; with the sky's Lab colour per row
-    and whether that row is blue (for ``seen_through``), or None when there is no sky to
-    read them by. ``bluish`` reads the blue pixels of an HSV copy (``sky._bluish``,
-    passed in: sky imports this module). ``below``: those under the sky's lowest reach
-    in their columns instead (``pockets_below``)."""
+    and whether that row is blue (for ``seen_through``), and the pockets that pass the
+    same tests under the sky's lowest reach in their columns (``below``, not taken); or
+    None when there is no sky to read them by. ``bluish`` reads the blue pixels of an HSV
+    copy (``sky._bluish``, passed in: sky imports this module)."""
     h, w = sky.shape
     if np.count_nonzero(sky) < LEAST_SKY:
         return None
@@ -122,26 +132,12 @@ def pockets_through(small: np.ndarray, sky: np.ndarray, fine: np.ndarray,
     grow = 2 * THROUGH_GROW + 1
     canopy = cv2.dilate(canopy.astype(np.uint8), np.ones((grow, grow), np.uint8)) > 0
     under = np.arange(h)[:, None] > low_near[None, :]
-    pockets = (dist > 1.5) & (dist <= reach) & canopy & (far <= THROUGH_DE) & blue & \
-        blue_row[:, None] & (under if below else ~under)
-    if not pockets.any():
-        return pockets, ref, blue_row
+    candidates = (dist > 1.5) & (dist <= reach) & canopy & (far <= THROUGH_DE) & blue & \
+        blue_row[:, None]
     rim = (far > THROUGH_FAR) & ~blue & (lab[..., 0] < ref[:, None, 0])
     framed = cv2.blur(rim.astype(np.float32), (FRAME_WIN, FRAME_WIN))
-    _, labels = cv2.connectedComponents(pockets.astype(np.uint8), connectivity=8)
-    keep = np.unique(labels[pockets & (framed >= THROUGH_FRAME)])
-    pockets = np.isin(labels, keep[keep > 0])
-    return pockets, ref, blue_row
-
-
-def pockets_below(small: np.ndarray, sky: np.ndarray, fine: np.ndarray,
-                  bluish: Callable[[np.ndarray], np.ndarray]) -> float:
-    """The share of the frame of ``small`` (the copy) that the pockets of the sky's colour
-    below the lowest reach of ``sky`` (bool, its size) in their columns fill: blue, in a
-    blue row, inside a canopy, framed and within ``THROUGH_REACH`` of it, as the pockets
-    taken are (``pockets_through``), but lower (module doc)."""
-    found = pockets_through(small, sky, fine, bluish, below=True)
-    return 0.0 if found is None else round(float(found[0].mean()), 4)
+    return (_framed(candidates & ~under, framed), ref, blue_row,
+            _framed(candidates & under, framed))
 
 
 def seen_through(rgb: np.ndarray, mask: np.ndarray,
@@ -153,8 +149,8 @@ def seen_through(rgb: np.ndarray, mask: np.ndarray,
     share of the sky found. The pockets are found on a copy ``THROUGH_SIDE`` px long and
     decided again on ``rgb``'s own pixels (their colour, where the copy's pocket or a
     pixel next to it lies), so that a pocket a few photo pixels wide is not taken with
-    the leaves round it; and the share of the frame the pockets below the sky's reach
-    fill, read round the sky with the pockets taken (``pockets_below``). ``bluish`` and
+    the leaves round it; and the share of the frame of the copy that the pockets below
+    the sky's reach fill (``pockets_through``, not taken). ``bluish`` and
     ``texture`` are ``sky._bluish`` and ``sky.fine_texture`` (passed in: sky imports this
     module)."""
     small = shrink(rgb[..., :3], THROUGH_SIDE)
@@ -162,9 +158,12 @@ def seen_through(rgb: np.ndarray, mask: np.ndarray,
     sky = cv2.resize(mask.astype(np.uint8), (w, h), interpolation=cv2.INTER_AREA) > 0
     fine = texture(rgb, (h, w))
     found = pockets_through(small, sky, fine, bluish)
-    if found is None or np.count_nonzero(found[0]) < THROUGH_LEAST * np.count_nonzero(sky):
-        return mask, 0.0, pockets_below(small, sky, fine, bluish)
-    pockets, ref, blue_row = found
+    if found is None:
+        return mask, 0.0, 0.0
+    pockets, ref, blue_row, under = found
+    below = round(float(under.mean()), 4)
+    if np.count_nonzero(pockets) < THROUGH_LEAST * np.count_nonzero(sky):
+        return mask, 0.0, below
     zone = cv2.dilate(pockets.astype(np.uint8), np.ones((3, 3), np.uint8))
     big_h, big_w = mask.shape
     zone = cv2.resize(zone, (big_w, big_h), interpolation=cv2.INTER_NEAREST) > 0
@@ -177,6 +176,5 @@ def seen_through(rgb: np.ndarray, mask: np.ndarray,
     take = blue & blue_row[row] & (np.linalg.norm(lab - ref[row], axis=1) <= THROUGH_DE)
     out = mask.copy()
     out[ys[take], xs[take]] = True
-    taken = cv2.resize(out.astype(np.uint8), (w, h), interpolation=cv2.INTER_AREA) > 0
     return out, round(float(np.count_nonzero(take)) / float(max(1, np.count_nonzero(mask))), 3), \
-        pockets_below(small, taken, fine, bluish)
+        below
