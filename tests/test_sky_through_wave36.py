@@ -43,7 +43,7 @@ def _canopy(sky_colour: tuple[int, int, int], seed: int = 0
 
 def test_blue_pockets_through_a_canopy_are_taken() -> None:
     image, found, holes = _canopy(SKY)
-    out, share = seen_through(image, found, _bluish, fine_texture)
+    out, share, _ = seen_through(image, found, _bluish, fine_texture)
     near = holes.copy()
     near[:, :180] &= (np.arange(400)[:, None] >= 150)[:, :1].repeat(180, axis=1)
     near[:140] &= (np.arange(600) >= 190)[None, :]       # within the reach (60 px)
@@ -56,7 +56,7 @@ def test_blue_pockets_through_a_canopy_are_taken() -> None:
 def test_pockets_of_a_grey_sky_are_not_taken() -> None:
     """A pale or grey sky matches pale walls, snow and haze by colour: nothing is taken."""
     image, found, _ = _canopy(GREY)
-    out, share = seen_through(image, found, _bluish, fine_texture)
+    out, share, _ = seen_through(image, found, _bluish, fine_texture)
     assert share == 0.0 and (out == found).all()
 
 
@@ -66,14 +66,14 @@ def test_smooth_sky_coloured_stuff_under_the_horizon_is_not_taken() -> None:
     image, found, holes = _canopy(SKY)
     image[300:330] = SKY                       # water right under the sky's lowest row
     image[300:330:4, ::3] = (40, 60, 30)       # between reeds
-    out, _ = seen_through(image, found, _bluish, fine_texture)
+    out, _, _ = seen_through(image, found, _bluish, fine_texture)
     assert not out[300:330].any()
     plain = np.zeros_like(image)
     plain[:] = SKY
     plain[200:] = (90, 80, 60)
     sky = np.zeros(plain.shape[:2], bool)
     sky[:150] = True                           # a sky found short of a smooth, unframed edge
-    out, share = seen_through(plain, sky, _bluish, fine_texture)
+    out, share, _ = seen_through(plain, sky, _bluish, fine_texture)
     assert share == 0.0
 
 

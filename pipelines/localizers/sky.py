@@ -37,7 +37,7 @@ import numpy as np
 from pipelines.localizers.base import Candidate, Localization
 from pipelines.localizers.refine import upsample_region
 from pipelines.localizers.sky_beside import WIRES, beside, wired
-from pipelines.localizers.sky_land import edge_contrast, land_below, objects_out, open_below
+from pipelines.localizers.sky_land import edge_contrast, land_below, necked, objects_out, open_below
 from pipelines.localizers.sky_pockets import RUN_STEPS, framed_pockets, pockets_unsure, runs_on
 from pipelines.localizers.sky_through import seen_through
 from pipelines.perception.detectors import shrink
@@ -187,25 +187,26 @@ def find_sky(rgb: np.ndarray) -> Localization:
     hsv = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2HSV)
     pale = (hsv[..., 1] <= 0.2) & (hsv[..., 2] >= 0.6)   # cloud-coloured
     count, labels, stats = _regions(smooth & colour)
-    best, best_score = 0, 0.0
+    best, best_score, parts = 0, 0.0, {}
     for i in range(1, count):
-        x, y, bw, bh, area = stats[i]
-        if area < MIN_SHARE * h * w:
+        if stats[i][cv2.CC_STAT_AREA] < MIN_SHARE * h * w:
             continue
         region = labels == i
+        if region[-1].mean() >= BOTTOM_RUN:     # a sky joined to sand through a neck?
+            region = parts[i] = necked(region)
         upper = region[: max(1, int(0.6 * h))]
         touches = upper[0].any() or upper[:, 0].any() or upper[:, -1].any()
-        bottom_run = region[-1].mean()
         centre_y = float(np.nonzero(region)[0].mean()) / h
-        if not touches or bottom_run >= BOTTOM_RUN or centre_y > 0.6:
+        if not touches or region[-1].mean() >= BOTTOM_RUN or centre_y > 0.6 or \
+                region.mean() < MIN_SHARE:
             continue
-        score = area / (h * w) * (1.2 - centre_y)
+        score = float(region.mean()) * (1.2 - centre_y)
         if score > best_score:
             best, best_score = i, score
     if not best:
         return Localization([], "unresolved", "no sky: no smooth blue, dusky or pale region "
                             "reaches the frame's edge in its upper part")
-    sky = labels == best
+    sky = parts.get(best, labels == best)
     horizon = _horizon(sky)
     main = sky.copy()
     lab = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2Lab)
@@ -257,7 +258,8 @@ def find_sky(rgb: np.ndarray) -> Localization:
     bluish = float(blue[sky].mean())
     touches_top = bool(sky[0].any())
     sure = 0.55 + 0.25 * bluish + 0.1 * touches_top + 0.1 * min(1.0, share / 0.2)
-    mask, pockets["through"] = seen_through(rgb, upsample_region(rgb, sky), _bluish, fine_texture)
+    mask, pockets["through"], pockets["below"] = seen_through(rgb, upsample_region(rgb, sky),
+                                                              _bluish, fine_texture)
     where = "along the top" if touches_top else "below something that covers the top"
     evidence = {"colour": round(blue_share, 3), "position": 1.0 if touches_top else 0.6,
                 "size": round(share, 3), "continues": round(min(1.0, goes_on), 3),

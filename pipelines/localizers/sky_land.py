@@ -11,6 +11,10 @@ glitter of sun on water under a sky that is itself hardly blown out (``_glare_be
 or it is both textured and darker than the sky as a whole, however slowly its colour turned
 (``_rough_below``). Only pieces at the sky's lower edge are judged: a darker cloud with sky
 under it stays.
+
+And a sky-like region that runs along the frame's bottom edge (a backdrop or a floor, not a
+sky) may be a sky joined to pale sand or snow only through a neck a few pixels wide at the
+frame's edge, where a pyramid's corner or a ridge's foot nearly meets it (``necked``).
 """
 
 from __future__ import annotations
@@ -307,3 +311,24 @@ def open_below(sky: np.ndarray, lab: np.ndarray, horizon: float, cut: int) -> np
     for i in set(np.unique(labels[-1])) - {0}:
         keep[labels == i] = False
     return keep
+
+
+#: a sky-like region running along the bottom edge is cut at necks this many work px wide
+#: or less (an opening): the part holding the frame's top border is judged alone (tune: the
+#: Great Pyramid's clear sky joined to the white sand at the frame's right edge by a neck of
+#: 2-4 px, refused as a floor)
+NECK = 5
+
+
+def necked(region: np.ndarray) -> np.ndarray:
+    """``region`` (bool, the work copy) without what joins it only through necks of up to
+    ``NECK`` px (an opening): the parts that touch the frame's top border, or the whole
+    region when no part does."""
+    kernel = np.ones((NECK, NECK), np.uint8)      # beyond the frame is no region: a neck
+    core = cv2.erode(region.astype(np.uint8), kernel, borderType=cv2.BORDER_CONSTANT,
+                     borderValue=0)                # along its edge is cut too
+    _, labels = cv2.connectedComponents(core)
+    top = np.unique(labels[NECK // 2][labels[NECK // 2] > 0])
+    if top.size == 0:
+        return region
+    return (cv2.dilate(np.isin(labels, top).astype(np.uint8), kernel) > 0) & region

@@ -28,7 +28,12 @@ at the photo's own pixels. A *pocket pixel* is
   blue thing in the sky (a cyan helicopter, its white lettering's edges blending to the
   sky's grey-blue) frames its own blends in blue.
 
-The answer's evidence says what was taken (``through``, a share of the sky found).
+The answer's evidence says what was taken (``through``, a share of the sky found), and
+what was not: the pockets that pass every test but lie *below* the sky's lowest reach in
+their columns (``below``, a share of the frame). Those are not taken (a
+snowy airfield's blue-lit snow and far hangars lie there too), but where they are much of
+the sky the sky goes on through the crowns below where it was found, and where it ends
+is a question (``sky_pockets.pockets_unsure``, ``BELOW_ASK``).
 """
 
 from __future__ import annotations
@@ -86,14 +91,25 @@ def _row_colours(lab: np.ndarray, core: np.ndarray, blue: np.ndarray
     return ref[rows], blue_row[rows]
 
 
+def _framed(candidates: np.ndarray, framed: np.ndarray) -> np.ndarray:
+    """The connected patches of ``candidates`` holding a pixel framed ``THROUGH_FRAME`` or
+    more (``framed``: the share of the window round it that is rim)."""
+    if not candidates.any():
+        return candidates
+    _, labels = cv2.connectedComponents(candidates.astype(np.uint8), connectivity=8)
+    keep = np.unique(labels[candidates & (framed >= THROUGH_FRAME)])
+    return np.isin(labels, keep[keep > 0])
+
+
 def pockets_through(small: np.ndarray, sky: np.ndarray, fine: np.ndarray,
                     bluish: Callable[[np.ndarray], np.ndarray]
-                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """The pocket pixels (module doc) of ``small`` (uint8 RGB, the copy) round ``sky``
     (bool, its size), given its fine texture ``fine``; with the sky's Lab colour per row
-    and whether that row is blue (for ``seen_through``), or None when there is no sky to
-    read them by. ``bluish`` reads the blue pixels of an HSV copy (``sky._bluish``,
-    passed in: sky imports this module)."""
+    and whether that row is blue (for ``seen_through``), and the pockets that pass the
+    same tests under the sky's lowest reach in their columns (``below``, not taken); or
+    None when there is no sky to read them by. ``bluish`` reads the blue pixels of an HSV
+    copy (``sky._bluish``, passed in: sky imports this module)."""
     h, w = sky.shape
     if np.count_nonzero(sky) < LEAST_SKY:
         return None
@@ -115,36 +131,39 @@ def pockets_through(small: np.ndarray, sky: np.ndarray, fine: np.ndarray,
     canopy = cv2.blur(fine, (THROUGH_WIN, THROUGH_WIN)) > THROUGH_FINE * own
     grow = 2 * THROUGH_GROW + 1
     canopy = cv2.dilate(canopy.astype(np.uint8), np.ones((grow, grow), np.uint8)) > 0
-    pockets = (dist > 1.5) & (dist <= reach) & canopy & (far <= THROUGH_DE) & blue & \
-        blue_row[:, None] & (np.arange(h)[:, None] <= low_near[None, :])
-    if not pockets.any():
-        return pockets, ref, blue_row
+    under = np.arange(h)[:, None] > low_near[None, :]
+    candidates = (dist > 1.5) & (dist <= reach) & canopy & (far <= THROUGH_DE) & blue & \
+        blue_row[:, None]
     rim = (far > THROUGH_FAR) & ~blue & (lab[..., 0] < ref[:, None, 0])
     framed = cv2.blur(rim.astype(np.float32), (FRAME_WIN, FRAME_WIN))
-    _, labels = cv2.connectedComponents(pockets.astype(np.uint8), connectivity=8)
-    keep = np.unique(labels[pockets & (framed >= THROUGH_FRAME)])
-    pockets = np.isin(labels, keep[keep > 0])
-    return pockets, ref, blue_row
+    return (_framed(candidates & ~under, framed), ref, blue_row,
+            _framed(candidates & under, framed))
 
 
 def seen_through(rgb: np.ndarray, mask: np.ndarray,
                  bluish: Callable[[np.ndarray], np.ndarray],
                  texture: Callable[[np.ndarray, tuple[int, int]], np.ndarray]
-                 ) -> tuple[np.ndarray, float]:
+                 ) -> tuple[np.ndarray, float, float]:
     """``mask`` (bool, ``rgb``'s size: the sky found) with the pockets of blue sky seen
     through foliage or a lattice round it (module doc) taken, and how many were taken, a
     share of the sky found. The pockets are found on a copy ``THROUGH_SIDE`` px long and
     decided again on ``rgb``'s own pixels (their colour, where the copy's pocket or a
     pixel next to it lies), so that a pocket a few photo pixels wide is not taken with
-    the leaves round it. ``bluish`` and ``texture`` are ``sky._bluish`` and
-    ``sky.fine_texture`` (passed in: sky imports this module)."""
+    the leaves round it; and the share of the frame of the copy that the pockets below
+    the sky's reach fill (``pockets_through``, not taken). ``bluish`` and
+    ``texture`` are ``sky._bluish`` and ``sky.fine_texture`` (passed in: sky imports this
+    module)."""
     small = shrink(rgb[..., :3], THROUGH_SIDE)
     h, w = small.shape[:2]
     sky = cv2.resize(mask.astype(np.uint8), (w, h), interpolation=cv2.INTER_AREA) > 0
-    found = pockets_through(small, sky, texture(rgb, (h, w)), bluish)
-    if found is None or np.count_nonzero(found[0]) < THROUGH_LEAST * np.count_nonzero(sky):
-        return mask, 0.0
-    pockets, ref, blue_row = found
+    fine = texture(rgb, (h, w))
+    found = pockets_through(small, sky, fine, bluish)
+    if found is None:
+        return mask, 0.0, 0.0
+    pockets, ref, blue_row, under = found
+    below = round(float(under.mean()), 4)
+    if np.count_nonzero(pockets) < THROUGH_LEAST * np.count_nonzero(sky):
+        return mask, 0.0, below
     zone = cv2.dilate(pockets.astype(np.uint8), np.ones((3, 3), np.uint8))
     big_h, big_w = mask.shape
     zone = cv2.resize(zone, (big_w, big_h), interpolation=cv2.INTER_NEAREST) > 0
@@ -157,4 +176,5 @@ def seen_through(rgb: np.ndarray, mask: np.ndarray,
     take = blue & blue_row[row] & (np.linalg.norm(lab - ref[row], axis=1) <= THROUGH_DE)
     out = mask.copy()
     out[ys[take], xs[take]] = True
-    return out, round(float(np.count_nonzero(take)) / float(max(1, np.count_nonzero(mask))), 3)
+    return out, round(float(np.count_nonzero(take)) / float(max(1, np.count_nonzero(mask))), 3), \
+        below
