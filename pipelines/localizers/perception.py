@@ -63,7 +63,8 @@ from pipelines.localizers.kin import UNSURE_END, reached_into_kin
 from pipelines.localizers.phrases import WHOLE, Phrase, noun_words, parse_phrase, select_candidates
 from pipelines.localizers.refine import upsample_edge, upsample_region
 from pipelines.localizers.segment import largest_parts, refine_box
-from pipelines.localizers.sky import backdrop_behind, ends_unsure
+from pipelines.localizers.sky import ends_unsure
+from pipelines.localizers.sky_backdrop import backdrop_behind
 from pipelines.localizers.support import cut_evidence, cut_support
 from pipelines.models import ModelUnavailable, get_manager
 from pipelines.perception import people as person_outline
