@@ -35,7 +35,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from agent.brain.seen_boxes import Seen, views_of
+from agent.brain.seen_boxes import Seen, one_instance, views_of
 from agent.brain.seen_boxes import box_mask as _box_mask
 from agent.brain.seen_boxes import dedupe as _dedupe
 from agent.brain.work_copies import work_copy
@@ -47,6 +47,7 @@ from pipelines.localizers.fusion import inside_share as _inside
 from pipelines.localizers.fusion import similarity
 from pipelines.localizers.perception import NOT_NOUNS, PerceptionLocalizer, _Models
 from pipelines.localizers.phrases import WHOLE, noun_words, parse_phrase, places
+from pipelines.localizers.row import order, rank
 from pipelines.perception.words import FACE, SALIENT, TEXT, match_noun
 
 log = logging.getLogger(__name__)
@@ -88,6 +89,10 @@ COVERS = 0.78
 #: of its height), the kookaburra 0.78 of its; the tune split's halves cut across a box's
 #: short side span 0.73 of it or less (the toucan's, its beak held out)
 COVERS_ACROSS = 0.74
+#: the share of a standing person's box height above the change that leaves the head out:
+#: the correct edits of standing people on tune start 0.04 of the box or less below its top,
+#: the localiser's mask of the aquarium's man without his head 0.15
+HEAD_GAP = 0.11
 #: words that name a part of the detected thing ("the dog's tongue", "the wheel of the
 #: car"): the change then spans only that part of it
 PART_WORDS = re.compile(r"\w's\b|\bof (?:the|a|an|his|her|its|their)\b")
@@ -232,6 +237,10 @@ def _pick(cands: list[Seen], parsed: Any, changed: np.ndarray) -> list[Seen]:
         return [c for c in cands if c not in left_out]
     if parsed.plural or len(cands) <= 1:
         return cands
+    how = rank(parsed)
+    if how is not None:   # "the second person from the right": counted from that end
+        i, _ = order([s.box for s in cands], how)
+        return [] if i is None else [cands[i]]   # an unclear order picks none
     if parsed.ordinal or parsed.last:
         reading = sorted(cands, key=lambda s: s.box[0] + s.box[2])
         i = len(reading) - 1 if parsed.last else parsed.ordinal - 1
@@ -328,7 +337,10 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
                                              "second route")
         else:
             _second_route(out, changed, target + seen_as, label, phrase)
-            _qualifiers(out, changed, parsed, cands, target)
+            if target or rank(parsed) is None:
+                _qualifiers(out, changed, parsed, cands, target)
+            else:
+                out.undecided["qualifiers"] = f"the order of the {label}s found is unclear"
             # which instance the words pick is sure with one instance and no qualifier, or
             # with several found (one found under "the left one" may be a missed other)
             sure = len(cands) >= 2 or not (parsed.spatial or parsed.size or parsed.ordinal)
@@ -338,7 +350,7 @@ def independent_checks(before: np.ndarray, after: np.ndarray, action: Any,
                 # changed: "darker" barely moves a man's black coat, "brighter" his white
                 # sweater, and the change alone spans 0.66-0.77 of the person found again
                 aimed = changed if masked is None else changed | masked
-                _covers(out, aimed, target[0], label, phrase)
+                _covers(out, aimed, target[0], label, phrase, seen_as)
     else:
         out.undecided["second_route"] = f"no detector knows what {phrase!r} names"
     moves = str(getattr(action, "operation", "") or "") in MOVING_OPS
@@ -409,16 +421,20 @@ def _second_route(out: Independent, changed: np.ndarray, target: list[Seen], lab
 
 
 def _covers(out: Independent, changed: np.ndarray, target: Seen, label: str,
-            phrase: str) -> None:
+            phrase: str, views: list[Seen] | None = None) -> None:
     """The thing must be in what changed: the change spans most of the length of the one
     instance found again and most of its breadth (``COVERS``, ``COVERS_ACROSS``): a half
-    mask, a mask of its head only, fail."""
+    mask, a mask of its head only, fail. The thing reaches as far as any view of it saw it
+    (``views``): the zoomed crop around a half's change sees the half of a man inside it
+    (0.83 of that box changed) where the frame sees all of him."""
     if target.score < COVERS_MIN:
         return
     ys, xs = np.nonzero(changed)
     x0, x1 = np.percentile(xs, (0.5, 99.5))
     y0, y1 = np.percentile(ys, (0.5, 99.5))
-    bx0, by0, bx1, by1 = target.box
+    boxes = [target.box] + [v.box for v in views or [] if one_instance(v, target)]
+    bx0, by0 = min(b[0] for b in boxes), min(b[1] for b in boxes)
+    bx1, by1 = max(b[2] for b in boxes), max(b[3] for b in boxes)
     span_x = max(0.0, min(x1, bx1) - max(x0, bx0)) / max(1.0, bx1 - bx0)
     span_y = max(0.0, min(y1, by1) - max(y0, by0)) / max(1.0, by1 - by0)
     span = min(span_x, span_y)
@@ -426,13 +442,23 @@ def _covers(out: Independent, changed: np.ndarray, target: Seen, label: str,
     out.measures["change_spans_target"] = round(float(span), 3)
     out.measures["change_spans_along"] = round(float(along), 3)
     out.measures["change_spans_across"] = round(float(across), 3)
-    ok = bool(along >= COVERS and across >= COVERS_ACROSS)
+    # a standing person's box starts at the top of the head: nothing held out widens it
+    # there, so the change must reach it (the localiser's mask of a man without his head,
+    # 0.83 of him, spanned 0.83 of his height)
+    head = max(0.0, float(y0 - by0)) / max(1.0, by1 - by0)
+    standing = label == "person" and by1 - by0 > bx1 - bx0
+    if standing:
+        out.measures["change_gap_head"] = round(head, 3)
+    ok = bool(along >= COVERS and across >= COVERS_ACROSS and
+              not (standing and head > HEAD_GAP))
     out.checks["covers"] = ok
     if ok:
         out.keep.append(f"the whole {label} changed, not a part of it")
     else:
         out.fix.append(f"only part of '{phrase}' changed: the change spans {span:.0%} of "
-                       f"the {label} found again in the photo")
+                       f"the {label} found again in the photo" + (
+                           f", and stops {head:.0%} of its height below the head's top"
+                           if standing and head > HEAD_GAP else ""))
 
 
 def _qualifiers(out: Independent, changed: np.ndarray, parsed: Any, cands: list[Seen],
