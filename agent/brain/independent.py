@@ -424,15 +424,18 @@ def _covers(out: Independent, changed: np.ndarray, target: Seen, label: str,
             phrase: str, views: list[Seen] | None = None) -> None:
     """The thing must be in what changed: the change spans most of the length of the one
     instance found again and most of its breadth (``COVERS``, ``COVERS_ACROSS``): a half
-    mask, a mask of its head only, fail. The thing reaches as far as any view of it saw it
-    (``views``): the zoomed crop around a half's change sees the half of a man inside it
-    (0.83 of that box changed) where the frame sees all of him."""
+    mask, a mask of its head only, fail. A person reaches as far as any view of them saw
+    them (``views``): the zoomed crop around a half's change sees the half of a man inside
+    it (0.83 of that box changed) where the frame sees all of him. Only a person: another
+    view of a cup (scikit-image's coffee) takes its saucer, and a correct recolour of the
+    cup spanned 0.77 of the two boxes together."""
     if target.score < COVERS_MIN:
         return
     ys, xs = np.nonzero(changed)
     x0, x1 = np.percentile(xs, (0.5, 99.5))
     y0, y1 = np.percentile(ys, (0.5, 99.5))
-    boxes = [target.box] + [v.box for v in views or [] if one_instance(v, target)]
+    boxes = [target.box] + [v.box for v in views or []
+                            if label == "person" and one_instance(v, target)]
     bx0, by0 = min(b[0] for b in boxes), min(b[1] for b in boxes)
     bx1, by1 = max(b[2] for b in boxes), max(b[3] for b in boxes)
     span_x = max(0.0, min(x1, bx1) - max(x0, bx0)) / max(1.0, bx1 - bx0)
