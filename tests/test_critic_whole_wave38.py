@@ -1,11 +1,12 @@
-"""The critic's covers check reads the thing as far as any view saw it (issue 32; wave 38).
+"""The critic's covers check reads a person as far as any view saw them (issue 32; wave 38).
 
 The covers check asks that the change span most of the one instance the detector finds
 again. The zoomed crop the second route looks at is cut around what changed: around the
 upper half of the pool's man in the white sweater it sees a person box of that half
 alone, surer than the frame's box of the whole man, and the half spanned 0.83 of it and
-passed. The thing now reaches as far as any view of it saw it (the frame's box too): the
-half spans 0.49 of the man and fails; his correct edit still spans 0.97 of him.
+passed. A person now reaches as far as any view of them saw them (the frame's box too):
+the half spans 0.49 of the man and fails; his correct edit still spans 0.97 of him. (Only
+a person: another view of scikit-image's coffee cup takes its saucer.)
 
 Photo: the labelled real set (``eval/data/realphotos``, tune split) at
 ``critic_real_pairs.SIDE``; the edits are the bench's (``bench/critic_real.py``).
