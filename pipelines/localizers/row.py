@@ -138,9 +138,13 @@ def missed(objects: list[fusion.ObjectEvidence], seen: list[fusion.ObjectEvidenc
            label: str) -> list[tuple[float, ...]]:
     """Boxes of ``seen`` the detector gives ``label`` at ``WEAK_SEEN`` or more that are none
     of ``objects`` (nor mostly inside one): instances left out of the count."""
-    return [o.box for o in seen if o.scores.get(label, 0.0) >= WEAK_SEEN and all(
-        fusion.box_iou(o.box, c.box) < 0.3 and fusion.inside_share(o.box, c.box) < 0.5
-        for c in objects)]
+    return [o.box for o in seen if o.scores.get(label, 0.0) >= WEAK_SEEN and not any(
+        _one(o.box, c.box) for c in objects)]
+
+
+def _one(box: tuple[float, ...], other: tuple[float, ...]) -> bool:
+    """Whether ``box`` is the instance of ``other`` (overlapping it, or mostly inside it)."""
+    return fusion.box_iou(box, other) >= 0.3 or fusion.inside_share(box, other) >= 0.5
 
 
 def _before(box: tuple[float, ...], pick: tuple[float, ...], side: str) -> bool:
@@ -167,8 +171,7 @@ def _confirmed(objects: list[fusion.ObjectEvidence], seen: list[fusion.ObjectEvi
     weak = [o for o in seen if o.box in left]
     sure = []
     for obj in sorted(weak, key=lambda o: -o.scores.get(label, 0.0)):
-        if any(fusion.box_iou(obj.box, s.box) >= 0.3 or fusion.inside_share(obj.box, s.box)
-               >= 0.5 for s in sure):
+        if any(_one(obj.box, s.box) for s in sure):
             continue
         fusion.look_closer(looks.detector, looks.rgb, obj)
         if obj.scores.get(label, 0.0) >= CONFIRMED:
