@@ -35,7 +35,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from agent.brain.seen_boxes import Seen, one_instance, views_of
+from agent.brain.seen_boxes import Seen, views_of
 from agent.brain.seen_boxes import box_mask as _box_mask
 from agent.brain.seen_boxes import dedupe as _dedupe
 from agent.brain.work_copies import work_copy
@@ -425,17 +425,17 @@ def _covers(out: Independent, changed: np.ndarray, target: Seen, label: str,
     """The thing must be in what changed: the change spans most of the length of the one
     instance found again and most of its breadth (``COVERS``, ``COVERS_ACROSS``): a half
     mask, a mask of its head only, fail. A person reaches as far as any view of them saw
-    them (``views``): the zoomed crop around a half's change sees the half of a man inside
-    it (0.83 of that box changed) where the frame sees all of him. Only a person: another
-    view of a cup (scikit-image's coffee) takes its saucer, and a correct recolour of the
-    cup spanned 0.77 of the two boxes together."""
+    them (``views``: other views' boxes of the one picked, ``views_of``): the zoomed crop
+    around a half's change sees the half of a man inside it (0.83 of that box changed)
+    where the frame sees all of him. Only a person: another view of a cup (scikit-image's
+    coffee) takes its saucer, and a correct recolour of the cup spanned 0.77 of the two
+    boxes together."""
     if target.score < COVERS_MIN:
         return
     ys, xs = np.nonzero(changed)
     x0, x1 = np.percentile(xs, (0.5, 99.5))
     y0, y1 = np.percentile(ys, (0.5, 99.5))
-    boxes = [target.box] + [v.box for v in views or []
-                            if label == "person" and one_instance(v, target)]
+    boxes = [target.box] + ([v.box for v in views or []] if label == "person" else [])
     bx0, by0 = min(b[0] for b in boxes), min(b[1] for b in boxes)
     bx1, by1 = max(b[2] for b in boxes), max(b[3] for b in boxes)
     span_x = max(0.0, min(x1, bx1) - max(x0, bx0)) / max(1.0, bx1 - bx0)
