@@ -107,14 +107,23 @@ COVERED = 3
 TIGHT = 0.0
 
 
-def _crop(rgb: np.ndarray, mask: np.ndarray, pad: float = PAD) -> np.ndarray | None:
+def _padded(mask: np.ndarray, pad: float) -> tuple[slice, slice] | None:
+    """The rows and columns of ``mask``'s box grown by ``pad`` of its size each way,
+    within the photo; None for an empty mask."""
     box = mask_box(mask)
     if box is None:
         return None
     x0, y0, x1, y1 = box
     dy, dx = round(pad * (y1 - y0)), round(pad * (x1 - x0))
-    h, w = rgb.shape[:2]
-    crop = rgb[max(0, y0 - dy):min(h, y1 + dy), max(0, x0 - dx):min(w, x1 + dx), :3]
+    h, w = mask.shape[:2]
+    return slice(max(0, y0 - dy), min(h, y1 + dy)), slice(max(0, x0 - dx), min(w, x1 + dx))
+
+
+def _crop(rgb: np.ndarray, mask: np.ndarray, pad: float = PAD) -> np.ndarray | None:
+    where = _padded(mask, pad)
+    if where is None:
+        return None
+    crop = rgb[where[0], where[1], :3]
     return crop if min(crop.shape[:2]) >= 8 else None
 
 
@@ -232,14 +241,12 @@ def _elsewhere(rgb: np.ndarray, mask: np.ndarray, among: str) -> np.ndarray | No
     if box is None:
         return None
     x0, y0, x1, y1 = box
-    h, w = rgb.shape[:2]
     strips = {"left": rgb[:, :x0], "right": rgb[:, x1:], "top": rgb[:y0], "bottom": rgb[y1:]}
     if among:
         strip = strips[among][..., :3]
         return strip if min(strip.shape[:2]) >= 8 else None
-    dy, dx = round(PAD * (y1 - y0)), round(PAD * (x1 - x0))
     rest = np.ascontiguousarray(rgb[..., :3]).copy()
-    rest[max(0, y0 - dy):min(h, y1 + dy), max(0, x0 - dx):min(w, x1 + dx)] = 127
+    rest[_padded(mask, PAD)] = 127
     return rest
 
 
