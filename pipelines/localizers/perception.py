@@ -65,6 +65,7 @@ from pipelines.localizers.refine import upsample_edge, upsample_region
 from pipelines.localizers.segment import largest_parts, refine_box
 from pipelines.localizers.sky import ends_unsure
 from pipelines.localizers.sky_backdrop import backdrop_behind
+from pipelines.localizers.sky_grey import grey_settled
 from pipelines.localizers.support import cut_evidence, cut_support
 from pipelines.models import ModelUnavailable, get_manager
 from pipelines.perception import people as person_outline
@@ -255,7 +256,7 @@ class PerceptionLocalizer(EmbeddedLocalizer):
     def _sky(self, rgb: np.ndarray) -> Localization:
         """``scene.any_sky``, then a portrait's backdrop is told from a sky (``backdrop_behind``):
         the people are looked for only when a sky was found."""
-        found = ends_unsure(scene.any_sky(rgb))    # blue, pale, dusk or a storm's grey
+        found = ends_unsure(grey_settled(rgb, scene.any_sky(rgb)))   # blue, pale, dusk, grey
         if found.status != "resolved":
             return found
         frame = shrink(rgb, FRAME_SIDE)
