@@ -19,7 +19,11 @@ leave a trace a gamma keeps, at the cut under the region:
   5th to 95th percentile, ``RISES`` of the height or more). A wall meets a floor, and a sea
   meets the sky, along a straight line: those stay questions.
 
-Both hold: the guess is answered (``resolved``), its reason says why; else the question
+Before they are read, the region gives up what ``sky_land.land_below`` finds at its lower
+edge, as ``find_sky``'s sky does: a piece darker than the sky right above it (a far ridge
+in mist that the colour skyline took for sky), so what is answered is cut where the step is.
+
+All hold: the guess is answered (``resolved``), its reason says why; else the question
 stands as ``grey_sky`` asked it.
 """
 
@@ -28,8 +32,9 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from pipelines.localizers.base import Localization
-from pipelines.localizers.sky import WORK_SIDE, sky_likelihood
+from pipelines.localizers.base import Candidate, Localization
+from pipelines.localizers.sky import WORK_SIDE, fine_texture, sky_likelihood
+from pipelines.localizers.sky_land import land_below
 from pipelines.perception.detectors import shrink
 
 #: the side of the copy the step is read on, and where either side of the cut (px on it)
@@ -74,6 +79,20 @@ def cut_profile(rgb: np.ndarray, mask: np.ndarray) -> tuple[float, float]:
     return float((steps >= STEP_L).mean()), spread
 
 
+def without_land(rgb: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``mask`` (bool, ``rgb``'s size) less the land ``sky_land.land_below`` finds at its
+    lower edge on the work copy (the pieces it gives up, brought to ``mask``'s size)."""
+    small = shrink(rgb[..., :3], WORK_SIDE)
+    h, w = small.shape[:2]
+    sky = cv2.resize(mask.astype(np.uint8), (w, h), interpolation=cv2.INTER_NEAREST) > 0
+    lab = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2Lab)
+    land = sky & ~land_below(sky, small, lab, fine_texture(rgb, (h, w)))
+    if not land.any():
+        return mask
+    land = cv2.resize(land.astype(np.uint8), mask.shape[::-1], interpolation=cv2.INTER_NEAREST)
+    return mask & ~(land > 0)
+
+
 def smooth_share(rgb: np.ndarray, mask: np.ndarray) -> float:
     """The share of ``mask`` (bool, ``rgb``'s size) smooth on the work copy."""
     small = shrink(rgb[..., :3], WORK_SIDE)
@@ -90,7 +109,7 @@ def grey_settled(rgb: np.ndarray, found: Localization) -> Localization:
             found.candidates[0].source != GREY_SOURCE:
         return found
     cand = found.candidates[0]
-    mask = np.asarray(cand.mask, bool)
+    mask = without_land(rgb, np.asarray(cand.mask, bool))
     along, spread = cut_profile(rgb, mask)
     smooth = smooth_share(rgb, mask)
     cand.evidence.update({"edge_along": round(along, 3), "rises": round(spread, 3),
@@ -98,6 +117,7 @@ def grey_settled(rgb: np.ndarray, found: Localization) -> Localization:
     if along < EDGE_ALONG or spread < RISES or smooth < SMOOTH_ALL:
         return found
     said = found.reason.split("; is the first one")[0]
+    cand = Candidate(mask, cand.score, cand.label, cand.source, cand.evidence)
     return Localization([cand], "resolved", f"{said}; the land under it is darker than the "
                         f"sky right above it along {along:.0%} of the cut, and the cut rises "
                         f"and falls over {spread:.0%} of the height: a skyline")
