@@ -71,10 +71,10 @@ def cut_profile(rgb: np.ndarray, mask: np.ndarray) -> tuple[float, float]:
     if cols.size == 0:
         return 0.0, 0.0
     steps = np.empty(cols.size, np.float32)
-    for k, (x, y) in enumerate(zip(cols, lowest)):
+    for i, (x, y) in enumerate(zip(cols, lowest)):
         above = light[max(0, y - far):max(1, y - near + 1), x]
         below = light[y + near:y + far + 1, x]
-        steps[k] = float(np.median(above) - np.median(below))
+        steps[i] = float(np.median(above) - np.median(below))
     spread = float(np.percentile(lowest, 95) - np.percentile(lowest, 5)) / h
     return float((steps >= STEP_L).mean()), spread
 
