@@ -32,7 +32,16 @@ from pipelines.editors.objects import grow_object_mask, growth_limit, moved_mask
 from pipelines.editors.operations import get_operation, operations_with
 from pipelines.editors.registry import pick_editor
 from pipelines.images import downscale
-from pipelines.layers import Layer, compose, decompose, default_feather, feather_for, mask_bbox
+from pipelines.layers import (
+    Layer,
+    compose,
+    decompose,
+    default_feather,
+    feather_for,
+    mask_bbox,
+    spread_beyond,
+)
+from pipelines.operations.errors import EditError
 from pipelines.wholeframe import edit_whole_frame
 
 #: Operations whose result at a pixel depends only on that pixel (and statistics of the
@@ -186,17 +195,29 @@ def run(layer: Layer, request: EditRequest, editor: Editor, *, feather: int | No
         layer: from ``cut`` (or ``decompose``).
         request: what to do.
         editor: who does it.
-        feather: the feather width; default ``default_feather(layer)``.
+        feather: the feather width; default ``default_feather(layer)`` (the target's own,
+            ``feather_for`` its mask). Never more than that outside the mask: a wider one
+            fades the edit in from inside the mask instead (at most that width again).
         fast: allow the look-up-table / gain-map strategies on whole frames.
         frame_size: the full frame's ``(width, height)``, for operations measured in
             fractions of the frame (``transform``).
 
     Returns:
         The ``Execution``.
+
+    Raises:
+        EditError: the composed patch changed a pixel farther than its feather from the
+            target (``check_reach``): never reported done.
     """
-    band = default_feather(layer) if feather is None else int(feather)
+    own = default_feather(layer)
+    band = own if feather is None else int(feather)
+    # the Layer invariant names the target's own feather: a wider one asked for (a retry
+    # after a seam) softens the edge inside the target instead, never beyond that
+    # feather, and by at most as much again (a fade twice as wide: a small target's
+    # edge is not left barely edited)
+    band, inner = min(band, own), min(own, max(0, band - own))
     if request.operation in MOVING_OPS:
-        return _run_move(layer, request, editor, band, frame_size)
+        return check_reach(_run_move(layer, request, editor, band, frame_size, inner))
     whole = bool(layer.mask.all())
     if whole and fast and _fast_kind(request.operation, layer.patch) is not None:
         return Execution(layer, _fast_edit(layer.patch, request, editor), band)
@@ -204,7 +225,21 @@ def run(layer: Layer, request: EditRequest, editor: Editor, *, feather: int | No
         edited = edit_whole_frame(layer.patch, editor, request)
     else:
         edited = editor.edit(layer.patch, layer.mask, request, margin=band)
-    return Execution(layer, _compose_patch(layer, edited, band), band)
+    return check_reach(Execution(layer, _compose_patch(layer, edited, band, inner), band))
+
+
+def check_reach(done: Execution) -> Execution:
+    """``done`` when nothing it changed lies farther than its feather from where it may
+    change (``Execution.changed_area``); else an ``EditError``, so the step fails instead
+    of being reported done with pixels changed beyond the target (issue 32)."""
+    area = done.changed_area
+    if area.all():
+        return done
+    spread = spread_beyond(done.layer.patch, done.patch, area, done.feather)
+    if spread:
+        raise EditError(f"the edit changed {spread} px farther than its feather "
+                        f"({done.feather} px) from the target; nothing was applied")
+    return done
 
 
 def execute(image: np.ndarray, action: Action | EditRequest, mask: np.ndarray | None = None,
@@ -241,7 +276,7 @@ def execute(image: np.ndarray, action: Action | EditRequest, mask: np.ndarray | 
 
 
 def _run_move(layer: Layer, request: EditRequest, editor: Editor, band: int,
-              frame_size: tuple[int, int] | None) -> Execution:
+              frame_size: tuple[int, int] | None, inner: int = 0) -> Execution:
     """A moving edit: the editor gets the target's mask and the frame geometry; the result
     is composed over where the target was and where it lands."""
     if frame_size is None:
@@ -251,10 +286,11 @@ def _run_move(layer: Layer, request: EditRequest, editor: Editor, band: int,
     params = get_operation(request.operation).validate(request.params)
     region = layer.mask | moved_mask(layer.mask, params["scale"], request.shift_px(params))
     area = Layer(layer.bbox, layer.patch, region)
-    return Execution(layer, _compose_patch(area, edited, band), band, region)
+    return Execution(layer, _compose_patch(area, edited, band, inner), band, region)
 
 
-def _compose_patch(layer: Layer, edited: np.ndarray, feather: int) -> np.ndarray:
+def _compose_patch(layer: Layer, edited: np.ndarray, feather: int, inner: int = 0
+                   ) -> np.ndarray:
     """Compose an edited patch back into the layer's own pixels (native resolution).
 
     A whole-frame edit at the frame's size is taken as is: there is no edge to feather
@@ -264,7 +300,7 @@ def _compose_patch(layer: Layer, edited: np.ndarray, feather: int) -> np.ndarray
     if edited.shape == layer.patch.shape and layer.mask.all():
         return edited
     local = Layer((0, 0, width, height), layer.patch, layer.mask)
-    return compose(layer.patch, local, edited, feather=feather)
+    return compose(layer.patch, local, edited, feather=feather, inner=inner)
 
 
 # --------------------------------------------------------------------------- fast paths

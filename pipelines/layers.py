@@ -167,20 +167,26 @@ def default_feather(layer: Layer) -> int:
 _CHAMFER_SAFETY = 0.98
 
 
-def feather_alpha(mask: np.ndarray, feather: int) -> np.ndarray:
+def feather_alpha(mask: np.ndarray, feather: int, inner: int = 0) -> np.ndarray:
     """Soft alpha (``uint8`` 0..255) that is 255 on ``mask`` and exactly 0 farther than
     ``feather`` pixels (Euclidean) from it: a Gaussian falloff of the distance to the
     mask (the normalised Gaussian CDF, from 255 at the mask's edge to 0 at ``feather``).
+    With ``inner`` the fade starts that many pixels inside the mask instead (255 only
+    deeper than ``inner``): a wider, softer edge that still ends at ``feather`` outside.
 
     Args:
         mask: ``bool`` (H, W) mask.
-        feather: feather width in pixels; 0 or less gives the hard mask.
+        feather: feather width in pixels outside the mask; 0 or less gives the hard mask
+            (faded inside when ``inner`` > 0).
+        inner: how far inside the mask the fade begins (0: at its edge).
 
     Returns:
         ``uint8`` (H, W) alpha.
     """
     feather = int(feather)
     mask_u8 = np.ascontiguousarray(mask, dtype=bool).view(np.uint8)
+    if int(inner) > 0 and mask_u8.any():
+        return _two_sided_alpha(mask_u8, max(0, feather), int(inner))
     if feather <= 0 or not mask_u8.any():
         return mask_u8 * np.uint8(255)
     outside = mask_u8 ^ np.uint8(1)  # zero on the mask: distances are to it
@@ -206,12 +212,46 @@ def _falloff_table(feather: int) -> np.ndarray:
     return table
 
 
+def _two_sided_alpha(mask_u8: np.ndarray, feather: int, inner: int) -> np.ndarray:
+    """``feather_alpha`` with a fade from ``inner`` px inside the mask to ``feather`` px
+    outside it (the same Gaussian CDF over the whole span); exactly 0 wherever the
+    chamfer distance outside reaches ``_CHAMFER_SAFETY · feather`` (so farther than
+    ``feather`` Euclidean), exactly 255 deeper than ``inner``."""
+    outside = cv2.distanceTransform(mask_u8 ^ np.uint8(1), cv2.DIST_L2, 5)
+    depth = cv2.distanceTransform(mask_u8, cv2.DIST_L2, 5)   # 1 on the mask's edge pixels
+    reach = feather * _CHAMFER_SAFETY
+    # the signed distance to the mask's border, which runs between pixel centres: -0.5
+    # on the mask's edge pixels, +0.5 on the pixels just outside
+    signed = outside - depth + np.where(mask_u8 != 0, np.float32(0.5), np.float32(-0.5))
+    t = (signed + np.float32(inner)) / np.float32(inner + reach)
+    sigma = 0.25
+    lo, hi = _phi(-0.5 / sigma), _phi(0.5 / sigma)
+    z = (0.5 - np.clip(t, 0.0, 1.0)) / (sigma * math.sqrt(2.0))
+    phi = 0.5 * (1.0 + _erf(z))
+    alpha = np.rint(255.0 * (phi - lo) / (hi - lo))
+    alpha = np.clip(alpha, 0, 255).astype(np.uint8)
+    alpha[(mask_u8 == 0) & (outside >= reach)] = 0
+    alpha[(mask_u8 != 0) & (depth > inner)] = 255
+    return alpha
+
+
+def _erf(z: np.ndarray) -> np.ndarray:
+    """Vectorised erf (Abramowitz-Stegun 7.1.26, |error| < 1.5e-7: far below a level)."""
+    sign = np.sign(z)
+    a = np.abs(z).astype(np.float32)
+    t = 1.0 / (1.0 + 0.3275911 * a)
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027
+                                                                       + t * 1.061405429))))
+    return sign * (1.0 - poly * np.exp(-a * a))
+
+
 def _phi(x: float) -> float:
     return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
 
 
 def compose(image: np.ndarray, layer: Layer, patch: np.ndarray, *,
-            feather: int | None = None, out: np.ndarray | None = None) -> np.ndarray:
+            feather: int | None = None, out: np.ndarray | None = None, inner: int = 0
+            ) -> np.ndarray:
     """Paste an edited ``patch`` back into ``image`` through the layer's feathered mask.
 
     Args:
@@ -223,6 +263,8 @@ def compose(image: np.ndarray, layer: Layer, patch: np.ndarray, *,
             result keeps ``image``'s channels.
         feather: feather width in pixels; ``None`` picks ``default_feather(layer)``.
         out: write into this array (may be ``image`` itself for an in-place compose).
+        inner: fade the edit in from this many pixels inside the mask (a softer edge that
+            still ends ``feather`` outside it: ``feather_alpha``).
 
     Returns:
         The composed image. Every pixel farther than ``feather`` from the mask equals the
@@ -252,7 +294,7 @@ def compose(image: np.ndarray, layer: Layer, patch: np.ndarray, *,
         shrink = patch.shape[0] > layer.height
         interp = cv2.INTER_AREA if shrink else cv2.INTER_CUBIC
         patch = cv2.resize(patch, (layer.width, layer.height), interpolation=interp)
-    alpha = feather_alpha(layer.mask[cy0:cy1, cx0:cx1], feather)
+    alpha = feather_alpha(layer.mask[cy0:cy1, cx0:cx1], feather, inner)
     x0, y0 = layer.bbox[0] + cx0, layer.bbox[1] + cy0
     region = out[y0:y0 + (cy1 - cy0), x0:x0 + (cx1 - cx0)]
     _blend_into(region, patch[cy0:cy1, cx0:cx1], alpha)
@@ -279,6 +321,33 @@ def _blend_into(region: np.ndarray, new: np.ndarray, alpha: np.ndarray) -> None:
         result = cv2.blendLinear(new[rows], view, weight, rest, dst=view)
         if not np.shares_memory(result, view):  # OpenCV could not write into the view
             view[...] = result
+
+
+def spread_beyond(before: np.ndarray, after: np.ndarray, mask: np.ndarray,
+                  feather: int) -> int:
+    """How many pixels of ``after`` differ from ``before`` (any channel, any amount)
+    farther than ``feather`` pixels from ``mask`` (bool, their size): the Layer invariant
+    says none may. Chamfer distances never exceed the true ones, so a pixel counted here
+    is truly that far. The distances are measured only in the box of the changed pixels
+    outside the mask, grown by ``feather + 1`` (every mask pixel nearer than that to one of
+    them lies in it)."""
+    diff = cv2.absdiff(before, after)
+    if diff.ndim == 3:   # a saturated sum of the channels: non-zero where any moved
+        diff = cv2.transform(diff, np.ones((1, diff.shape[2]), np.float32))
+    mask_u8 = np.ascontiguousarray(mask, dtype=bool).view(np.uint8)
+    moved = (diff > 0) & (mask_u8 == 0)
+    box = mask_bbox(moved)
+    if box is None:
+        return 0
+    grow = max(0, int(feather)) + 1
+    height, width = moved.shape
+    x0, y0 = max(0, box[0] - grow), max(0, box[1] - grow)
+    x1, y1 = min(width, box[2] + grow), min(height, box[3] + grow)
+    near = np.ascontiguousarray(mask_u8[y0:y1, x0:x1])
+    if not near.any():
+        return int(np.count_nonzero(moved))
+    distance = cv2.distanceTransform(near ^ np.uint8(1), cv2.DIST_L2, 5)
+    return int(np.count_nonzero(moved[y0:y1, x0:x1] & (distance > max(0, int(feather)))))
 
 
 def compose_many(image: np.ndarray, edits: Sequence[tuple[Layer, np.ndarray]], *,
