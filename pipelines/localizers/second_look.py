@@ -329,9 +329,13 @@ def _weak(found: Localization, rgb: np.ndarray, noun: str, label: str,
                               f"({others[top]:.0%}; {noun} {max(shares):.0%})")
     if not (ev.get("weak") or ev.get("kind_guess")) or found.guess != 1 or among is None:
         return found
-    tops = [int(np.argmax(probs[i])) for i in (0, 1)]
+    # not a person: ImageNet knows people only by what they do (a groom, a diver); the
+    # close crop is read only when the padded one's reading leaves the question open
+    top = int(np.argmax(probs[0]))
+    if not _named(lex, noun, top) and (label == "person" or top not in same):
+        return found
+    tops = [top, int(np.argmax(probs[1]))]
     named = all(_named(lex, noun, t) for t in tops)
-    # not a person: ImageNet knows people only by what they do (a groom, a diver)
     if not named and (label == "person" or
                       not _kind_and_extent(rgb, best.mask, same, probs, tops)):
         return found
