@@ -217,6 +217,9 @@ def _two_sided_alpha(mask_u8: np.ndarray, feather: int, inner: int) -> np.ndarra
     outside it (the same Gaussian CDF over the whole span); exactly 0 wherever the
     chamfer distance outside reaches ``_CHAMFER_SAFETY · feather`` (so farther than
     ``feather`` Euclidean), exactly 255 deeper than ``inner``."""
+    # the erf pipelines.embeddings uses; imported here: only a retry's wider edge needs it
+    from scipy.special import erf
+
     outside = cv2.distanceTransform(mask_u8 ^ np.uint8(1), cv2.DIST_L2, 5)
     depth = cv2.distanceTransform(mask_u8, cv2.DIST_L2, 5)   # 1 on the mask's edge pixels
     reach = feather * _CHAMFER_SAFETY
@@ -227,22 +230,12 @@ def _two_sided_alpha(mask_u8: np.ndarray, feather: int, inner: int) -> np.ndarra
     sigma = 0.25
     lo, hi = _phi(-0.5 / sigma), _phi(0.5 / sigma)
     z = (0.5 - np.clip(t, 0.0, 1.0)) / (sigma * math.sqrt(2.0))
-    phi = 0.5 * (1.0 + _erf(z))
+    phi = 0.5 * (1.0 + erf(z))
     alpha = np.rint(255.0 * (phi - lo) / (hi - lo))
     alpha = np.clip(alpha, 0, 255).astype(np.uint8)
     alpha[(mask_u8 == 0) & (outside >= reach)] = 0
     alpha[(mask_u8 != 0) & (depth > inner)] = 255
     return alpha
-
-
-def _erf(z: np.ndarray) -> np.ndarray:
-    """Vectorised erf (Abramowitz-Stegun 7.1.26, |error| < 1.5e-7: far below a level)."""
-    sign = np.sign(z)
-    a = np.abs(z).astype(np.float32)
-    t = 1.0 / (1.0 + 0.3275911 * a)
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027
-                                                                       + t * 1.061405429))))
-    return sign * (1.0 - poly * np.exp(-a * a))
 
 
 def _phi(x: float) -> float:
