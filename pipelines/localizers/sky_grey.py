@@ -79,10 +79,10 @@ def cut_profile(rgb: np.ndarray, mask: np.ndarray) -> tuple[float, float]:
     return float((steps >= STEP_L).mean()), spread
 
 
-def without_land(rgb: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def without_land(rgb: np.ndarray, small: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """``mask`` (bool, ``rgb``'s size) less the land ``sky_land.land_below`` finds at its
-    lower edge on the work copy (the pieces it gives up, brought to ``mask``'s size)."""
-    small = shrink(rgb[..., :3], WORK_SIDE)
+    lower edge on the work copy ``small`` (the pieces it gives up, brought to ``mask``'s
+    size)."""
     h, w = small.shape[:2]
     sky = cv2.resize(mask.astype(np.uint8), (w, h), interpolation=cv2.INTER_NEAREST) > 0
     lab = cv2.cvtColor(small.astype(np.float32) / 255.0, cv2.COLOR_RGB2Lab)
@@ -93,9 +93,8 @@ def without_land(rgb: np.ndarray, mask: np.ndarray) -> np.ndarray:
     return mask & ~(land > 0)
 
 
-def smooth_share(rgb: np.ndarray, mask: np.ndarray) -> float:
-    """The share of ``mask`` (bool, ``rgb``'s size) smooth on the work copy."""
-    small = shrink(rgb[..., :3], WORK_SIDE)
+def smooth_share(small: np.ndarray, mask: np.ndarray) -> float:
+    """The share of ``mask`` (bool, the photo's size) smooth on the work copy ``small``."""
     smooth = sky_likelihood(small)[0]
     region = cv2.resize(mask.astype(np.uint8), smooth.shape[::-1],
                         interpolation=cv2.INTER_NEAREST) > 0
@@ -109,9 +108,10 @@ def grey_settled(rgb: np.ndarray, found: Localization) -> Localization:
             found.candidates[0].source != GREY_SOURCE:
         return found
     cand = found.candidates[0]
-    mask = without_land(rgb, np.asarray(cand.mask, bool))
+    small = shrink(rgb[..., :3], WORK_SIDE)     # the work copy both readings use
+    mask = without_land(rgb, small, np.asarray(cand.mask, bool))
     along, spread = cut_profile(rgb, mask)
-    smooth = smooth_share(rgb, mask)
+    smooth = smooth_share(small, mask)
     cand.evidence.update({"edge_along": round(along, 3), "rises": round(spread, 3),
                           "smooth_all": round(smooth, 3)})
     if along < EDGE_ALONG or spread < RISES or smooth < SMOOTH_ALL:
