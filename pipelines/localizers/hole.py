@@ -42,8 +42,7 @@ def left_over(rgb: np.ndarray, mask: np.ndarray, kinds: frozenset[int]) -> float
     x0, y0, x1, y1 = box
     h, w = mask.shape[:2]
     d = round(AROUND * max(y1 - y0, x1 - x0))     # a narrow outline's sides as far
-    dy = dx = d
-    rows, cols = slice(max(0, y0 - dy), min(h, y1 + dy)), slice(max(0, x0 - dx), min(w, x1 + dx))
+    rows, cols = slice(max(0, y0 - d), min(h, y1 + d)), slice(max(0, x0 - d), min(w, x1 + d))
     crop = np.ascontiguousarray(rgb[rows, cols, :3]).copy()
     if min(crop.shape[:2]) < 8:
         return None
